@@ -1,0 +1,219 @@
+"""The FASTA/FASTQ chunk parser: one Numba pass over raw bytes.
+
+``parse_chunk`` turns a buffer of whole or partial records into
+struct-of-arrays outputs. It stops at the last complete record (unless
+``final``), at ``max_records``, or at the first error, and reports how far it
+got so the caller can carry the remainder into the next chunk. It never
+allocates: the caller passes output arrays sized by the buffer length, which
+bounds every output (a record cannot hold more bases or name bytes than the
+buffer holds bytes).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+# Error codes returned by parse_chunk (see ERROR_TEXT in gseek.seqio).
+OK = 0
+E_RECORD_START = 1  # line does not start with '>' / '@'
+E_SEQ_CHAR = 2  # byte not allowed in a sequence line
+E_QUAL_LENGTH = 3  # quality length != sequence length
+E_NO_PLUS = 4  # FASTQ record ends before its '+' line
+E_TRUNCATED = 5  # FASTQ record ends inside its quality
+E_QUAL_CHAR = 6  # quality byte outside '!'..'~'
+E_EMPTY_NAME = 7  # header line with no name
+
+_NL = 10
+_CR = 13
+_SPACE = 32
+_TAB = 9
+_GT = 62  # '>'
+_AT = 64  # '@'
+_PLUS = 43  # '+'
+_INVALID = 255
+_SKIP = 254
+
+
+@numba.njit(cache=True, nogil=True)
+def _line_end(buf, p, n):
+    """Index of the next '\\n' at or after p, or n."""
+    while p < n and buf[p] != _NL:
+        p += 1
+    return p
+
+
+@numba.njit(cache=True, nogil=True)
+def parse_chunk(
+    buf,
+    n,
+    final,
+    is_fastq,
+    table,
+    max_records,
+    max_bases,
+    codes,
+    quals,
+    case_mask,
+    seq_off,
+    names,
+    name_off,
+    descs,
+    desc_off,
+    rec_line,
+):
+    """Parse records from ``buf[:n]``.
+
+    Returns ``(records, consumed, lines, bases, lower_seen, error, err_line,
+    err_a, err_b)``; ``lines`` and ``err_line`` count newlines from the start
+    of the buffer (0-based), the caller adds the buffer's first line number.
+    """
+    head = _AT if is_fastq else _GT
+    r = 0
+    nb = 0
+    nn = 0
+    nd = 0
+    p = 0
+    ln = 0
+    consumed = 0
+    consumed_ln = 0
+    lower_seen = 0
+    seq_off[0] = 0
+    name_off[0] = 0
+    desc_off[0] = 0
+    while True:
+        # blank lines between records
+        while p < n and (buf[p] == _NL or buf[p] == _CR):
+            if buf[p] == _NL:
+                ln += 1
+            p += 1
+        if p >= n:
+            if final:
+                consumed = p
+                consumed_ln = ln
+            break
+        if r >= max_records or nb >= max_bases:
+            consumed = p
+            consumed_ln = ln
+            break
+        start_line = ln
+        if buf[p] != head:
+            return r, consumed, consumed_ln, nb, lower_seen, E_RECORD_START, ln, buf[p], 0
+        e = _line_end(buf, p, n)
+        if e >= n and not final:
+            break
+        # header: name up to the first blank, description after it
+        h = p + 1
+        he = e
+        if he > h and buf[he - 1] == _CR:
+            he -= 1
+        q = h
+        while q < he and buf[q] != _SPACE and buf[q] != _TAB:
+            names[nn] = buf[q]
+            nn += 1
+            q += 1
+        if q == h:
+            return r, consumed, consumed_ln, nb, lower_seen, E_EMPTY_NAME, ln, 0, 0
+        while q < he and (buf[q] == _SPACE or buf[q] == _TAB):
+            q += 1
+        while q < he:
+            descs[nd] = buf[q]
+            nd += 1
+            q += 1
+        ln += 1
+        p = e + 1
+        # sequence lines
+        s0 = nb
+        incomplete = False
+        while True:
+            if p >= n:
+                if not final:
+                    incomplete = True
+                break
+            c = buf[p]
+            if c == head and not is_fastq:
+                break
+            if c == _PLUS and is_fastq:
+                break
+            e = _line_end(buf, p, n)
+            if e >= n and not final:
+                incomplete = True
+                break
+            for i in range(p, e):
+                b = buf[i]
+                v = table[b]
+                if v >= _SKIP:
+                    if v == _SKIP:
+                        continue
+                    return r, consumed, consumed_ln, nb, lower_seen, E_SEQ_CHAR, ln, b, i - p
+                codes[nb] = v
+                if b >= 97 and b <= 122:
+                    case_mask[nb] = 1
+                    lower_seen = 1
+                nb += 1
+            ln += 1
+            p = e + 1
+        if incomplete:
+            break
+        slen = nb - s0
+        if is_fastq:
+            if p >= n:
+                return r, consumed, consumed_ln, nb, lower_seen, E_NO_PLUS, ln, 0, 0
+            e = _line_end(buf, p, n)
+            if e >= n and not final:
+                break
+            ln += 1
+            p = e + 1
+            ql = 0
+            while ql < slen:
+                if p >= n:
+                    if not final:
+                        incomplete = True
+                        break
+                    return r, consumed, consumed_ln, nb, lower_seen, E_TRUNCATED, ln, ql, slen
+                e = _line_end(buf, p, n)
+                if e >= n and not final:
+                    incomplete = True
+                    break
+                qe = e
+                if qe > p and buf[qe - 1] == _CR:
+                    qe -= 1
+                if qe == p:
+                    return r, consumed, consumed_ln, nb, lower_seen, E_QUAL_LENGTH, ln, ql, slen
+                for i in range(p, qe):
+                    b = buf[i]
+                    if b < 33 or b > 126:
+                        return r, consumed, consumed_ln, nb, lower_seen, E_QUAL_CHAR, ln, b, i - p
+                    if ql < slen:
+                        quals[s0 + ql] = b
+                    ql += 1
+                if ql > slen:
+                    return r, consumed, consumed_ln, nb, lower_seen, E_QUAL_LENGTH, ln, ql, slen
+                ln += 1
+                p = e + 1
+            if incomplete:
+                break
+        r += 1
+        seq_off[r] = nb
+        name_off[r] = nn
+        desc_off[r] = nd
+        rec_line[r - 1] = start_line
+        consumed = p
+        consumed_ln = ln
+    return r, consumed, consumed_ln, seq_off[r], lower_seen, OK, 0, 0, 0
+
+
+def empty_outputs(n: int, max_records: int, fastq: bool):
+    """Allocate parse_chunk's output arrays for a buffer of ``n`` bytes."""
+    records = max(1, max_records) + 1
+    return (
+        np.empty(n, dtype=np.uint8),  # codes
+        np.empty(n if fastq else 0, dtype=np.uint8),  # quals
+        np.zeros(n, dtype=np.uint8),  # case_mask (calloc: pages touched only if written)
+        np.empty(records, dtype=np.int64),  # seq_off
+        np.empty(n, dtype=np.uint8),  # names
+        np.empty(records, dtype=np.int64),  # name_off
+        np.empty(n, dtype=np.uint8),  # descs
+        np.empty(records, dtype=np.int64),  # desc_off
+        np.empty(records, dtype=np.int64),  # rec_line
+    )

@@ -1,0 +1,190 @@
+"""Compute backends: CPU (Numba) and GPU (CuPy), chosen when an object is built.
+
+Stages are written once against a :class:`Backend`: they allocate with
+``backend.xp`` and run kernels with ``backend.launch(family, name, n, *args)``.
+On the CPU, ``launch`` calls the family's Numba twin of that name; on the GPU
+it launches the CUDA kernel of the same name from the family's ``.cu`` file,
+compiled once per process. Both take the same arguments in the same order and
+produce identical results.
+
+Nothing here touches CUDA at import time; CuPy is imported only when a GPU
+backend is requested (``device="gpu"`` or ``"auto"``).
+
+>>> b = get_backend("cpu", threads=1)
+>>> b.name, b.threads
+('cpu', 1)
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from .errors import BackendError
+
+__all__ = ["Backend", "CpuBackend", "GpuBackend", "get_backend", "gpu_available"]
+
+DEVICES = ("auto", "cpu", "gpu")
+
+
+class Backend:
+    """Where kernels run. Subclasses: :class:`CpuBackend`, :class:`GpuBackend`."""
+
+    name: str = "?"
+    xp: ModuleType = np
+
+    def asarray(self, array: Any, dtype: Any = None) -> Any:
+        """Return ``array`` on this backend's device (no copy if already there)."""
+        return self.xp.asarray(array, dtype=dtype)
+
+    def to_host(self, array: Any) -> np.ndarray:
+        """Return ``array`` as a numpy array on the host."""
+        return np.asarray(array)
+
+    def launch(self, family: ModuleType, kernel: str, n_items: int, *args: Any) -> None:
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        """Wait for queued device work (no-op on the CPU)."""
+
+    def describe(self) -> str:
+        """One line for logs, SAM ``@PG`` and BLAST headers."""
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.describe()}>"
+
+
+class CpuBackend(Backend):
+    """Numba twins on the host CPU, ``threads`` worker threads (default: all cores)."""
+
+    name = "cpu"
+    xp = np
+
+    def __init__(self, threads: int | None = None) -> None:
+        import numba
+
+        limit = numba.config.NUMBA_NUM_THREADS
+        if threads is None or threads == 0:
+            threads = limit
+        if threads < 0:
+            raise BackendError(f"threads must be >= 0, not {threads}")
+        self.threads = min(int(threads), limit)
+
+    def launch(self, family: ModuleType, kernel: str, n_items: int, *args: Any) -> None:
+        import numba
+
+        numba.set_num_threads(self.threads)
+        getattr(family, kernel)(*args)
+
+    def describe(self) -> str:
+        return f"cpu (numba, {self.threads} threads)"
+
+
+class GpuBackend(Backend):
+    """CuPy kernels on one CUDA device.
+
+    Arguments:
+        device_id: CUDA device ordinal.
+        block_size: threads per block (a ``-D BLOCK`` constant of every kernel).
+        max_blocks: cap on blocks per launch; kernels loop grid-stride over
+            the rest. Tests shrink both so tiny inputs cross block boundaries.
+    """
+
+    name = "gpu"
+
+    def __init__(self, device_id: int = 0, *, block_size: int = 256, max_blocks: int = 65535) -> None:
+        try:
+            import cupy
+        except ImportError as exc:  # pragma: no cover - depends on the machine
+            raise BackendError(f"GPU backend needs CuPy, which failed to import: {exc}") from None
+        try:
+            count = cupy.cuda.runtime.getDeviceCount()
+        except cupy.cuda.runtime.CUDARuntimeError as exc:  # pragma: no cover
+            raise BackendError(f"no CUDA device: {exc}") from None
+        if not 0 <= device_id < count:
+            raise BackendError(f"CUDA device {device_id} not found ({count} device(s))")
+        if block_size < 32 or block_size > 1024 or block_size % 32:
+            raise BackendError(f"block_size must be a multiple of 32 in 32..1024, not {block_size}")
+        self.cupy = cupy
+        self.xp = cupy
+        self.device_id = int(device_id)
+        self.device = cupy.cuda.Device(self.device_id)
+        self.block_size = int(block_size)
+        self.max_blocks = int(max_blocks)
+        props = cupy.cuda.runtime.getDeviceProperties(self.device_id)
+        self.device_name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        self.compute_capability = self.device.compute_capability
+
+    def asarray(self, array: Any, dtype: Any = None) -> Any:
+        with self.device:
+            return self.cupy.asarray(array, dtype=dtype)
+
+    def to_host(self, array: Any) -> np.ndarray:
+        if isinstance(array, np.ndarray):
+            return array
+        with self.device:
+            return self.cupy.asnumpy(array)
+
+    def module(self, family: ModuleType):
+        from gseek.kernels import _cuda
+
+        constants = dict(getattr(family, "CONSTANTS", {}))
+        constants["BLOCK"] = self.block_size
+        return _cuda.load_module(family.CUDA_SOURCE, self.device_id, tuple(sorted(constants.items())))
+
+    def launch(self, family: ModuleType, kernel: str, n_items: int, *args: Any) -> None:
+        if n_items <= 0:
+            return
+        blocks = min(self.max_blocks, -(-int(n_items) // self.block_size))
+        with self.device:
+            fn = self.module(family).get_function(kernel)
+            fn((blocks,), (self.block_size,), args)
+
+    def synchronize(self) -> None:
+        with self.device:
+            self.cupy.cuda.get_current_stream().synchronize()
+
+    def describe(self) -> str:
+        return f"gpu:{self.device_id} ({self.device_name}, sm_{self.compute_capability})"
+
+
+def gpu_available() -> bool:
+    """True when CuPy imports and finds at least one CUDA device."""
+    if os.environ.get("GSEEK_DISABLE_GPU"):
+        return False
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def get_backend(device: str = "auto", threads: int | None = None, **gpu_options: Any) -> Backend:
+    """Build the backend for ``device``: ``auto``, ``cpu``, ``gpu`` or ``gpu:N``.
+
+    ``auto`` picks the GPU when CuPy finds one, else the CPU. ``threads`` sets
+    the CPU worker threads (default: all cores).
+    """
+    if isinstance(device, Backend):
+        return device
+    dev = str(device).lower()
+    if dev == "cpu":
+        return CpuBackend(threads)
+    if dev == "auto":
+        return GpuBackend(0, **gpu_options) if gpu_available() else CpuBackend(threads)
+    if dev == "gpu" or dev.startswith("gpu:"):
+        ordinal = 0
+        if ":" in dev:
+            try:
+                ordinal = int(dev.split(":", 1)[1])
+            except ValueError:
+                raise BackendError(f"bad device {device!r}: expected gpu:N") from None
+        if os.environ.get("GSEEK_DISABLE_GPU"):
+            raise BackendError("GPU requested but GSEEK_DISABLE_GPU is set")
+        return GpuBackend(ordinal, **gpu_options)
+    raise BackendError(f"unknown device {device!r} (expected auto, cpu, gpu or gpu:N)")
