@@ -34,3 +34,4 @@ __all__ = [
     "write_fasta",
     "write_fastq",
 ]
+

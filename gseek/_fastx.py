@@ -170,7 +170,8 @@ def parse_chunk(
                     if not final:
                         incomplete = True
                         break
-                    return r, consumed, consumed_ln, nb, lower_seen, E_TRUNCATED, ln, ql, slen
+                    # report the last quality line, or where the quality should start
+                    return r, consumed, consumed_ln, nb, lower_seen, E_TRUNCATED, ln - (ql > 0), ql, slen
                 e = _line_end(buf, p, n)
                 if e >= n and not final:
                     incomplete = True
@@ -180,6 +181,10 @@ def parse_chunk(
                     qe -= 1
                 if qe == p:
                     return r, consumed, consumed_ln, nb, lower_seen, E_QUAL_LENGTH, ln, ql, slen
+                if ql > 0 and ql + (qe - p) > slen:
+                    # a continuation line would overflow: the previous line was short
+                    # (typically the next record's '@' header read as quality)
+                    return r, consumed, consumed_ln, nb, lower_seen, E_QUAL_LENGTH, ln - 1, ql, slen
                 for i in range(p, qe):
                     b = buf[i]
                     if b < 33 or b > 126:

@@ -195,11 +195,16 @@ def _open_binary(path: str) -> BinaryIO:
     return fh
 
 
-def _runs(mask: np.ndarray) -> np.ndarray:
-    """Half-open [start, end) runs of non-zero entries of a 0/1 uint8 array."""
-    edges = np.diff(mask.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
-    starts = np.flatnonzero(edges == 1)
-    ends = np.flatnonzero(edges == -1)
+def _runs(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Half-open [start, end) runs of non-zero entries of a 0/1 uint8 array,
+    split at record boundaries so a run never spans two records."""
+    on = mask.astype(bool)
+    boundary = np.zeros(on.size + 1, dtype=bool)
+    boundary[offsets] = True
+    before = np.concatenate([[False], on[:-1]]) & ~boundary[:-1]
+    after = np.concatenate([on[1:], [False]]) & ~boundary[1:]
+    starts = np.flatnonzero(on & ~before)
+    ends = np.flatnonzero(on & ~after) + 1
     return np.stack([starts, ends], axis=1).astype(np.int64)
 
 
@@ -306,7 +311,7 @@ class FastxReader:
             self._raise(err, line + err_line, a, b)
         if r == 0:
             return None, consumed, lines
-        soft = _runs(case_mask[:nb]) if lower else np.empty((0, 2), dtype=np.int64)
+        soft = _runs(case_mask[:nb], seq_off[: r + 1]) if lower else np.empty((0, 2), dtype=np.int64)
         batch = SequenceBatch(
             path=self.path,
             format=self.format,  # type: ignore[arg-type]

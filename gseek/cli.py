@@ -1,0 +1,254 @@
+"""The ``gseek`` command line: thin click commands over the Python API.
+
+Commands parse options and call the API; errors print one line
+(``gseek: error: ...``) and exit non-zero, with the traceback only under
+``--debug``. Options that belong to every command (``--device``, ``-p``,
+``--quiet``, ``--debug``) are accepted before or after the command name.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import GseekError
+
+DEVICE_CHOICE = click.Choice(["auto", "cpu", "gpu"], case_sensitive=False)
+
+
+class NotYetAvailable(GseekError):
+    """A command whose engine is planned but not built yet."""
+
+
+class _State:
+    device: str = "auto"
+    threads: int = 0
+    quiet: bool = False
+    debug: bool = False
+
+
+STATE = _State()
+
+
+def _common(func):
+    """Options every command takes; given after the command they override the group's."""
+
+    def set_opt(name):
+        def callback(ctx, param, value):
+            if value is not None and value is not False:
+                setattr(STATE, name, value)
+            return value
+
+        return callback
+
+    func = click.option("--device", type=DEVICE_CHOICE, default=None, expose_value=False,
+                        callback=set_opt("device"), help="Where kernels run: auto (GPU if found), cpu, gpu.")(func)
+    func = click.option("-p", "--threads", type=click.IntRange(min=0), default=None, expose_value=False,
+                        callback=set_opt("threads"), help="CPU threads (0 = all cores).")(func)
+    func = click.option("--quiet", is_flag=True, default=None, expose_value=False,
+                        callback=set_opt("quiet"), help="No progress or summary on stderr.")(func)
+    func = click.option("--debug", is_flag=True, default=None, expose_value=False,
+                        callback=set_opt("debug"), help="Show tracebacks on errors.")(func)
+    return func
+
+
+def _backend():
+    from .backend import get_backend
+
+    return get_backend(STATE.device, threads=STATE.threads)
+
+
+def _say(message: str) -> None:
+    if not STATE.quiet:
+        click.echo(message, err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "--version", prog_name="gseek")
+@_common
+def cli() -> None:
+    """gseek: GPU sequence search -- FM-index read mapping, BLASTN-style search and
+    batched NW/SW alignment, with an identical CPU backend."""
+
+
+# --------------------------------------------------------------------- index
+
+
+@cli.command()
+@click.argument("reference", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "prefix", metavar="PREFIX", help="Index prefix [REFERENCE without .fa].")
+@click.option("--sa-sample", type=click.IntRange(min=1), default=None, show_default=True,
+              help="Keep every N-th suffix-array entry for locate.")
+@click.option("--wgram", type=click.IntRange(1, 15), default=12, show_default=True,
+              help="w of the w-gram table that jumps the first w steps of backward search.")
+@_common
+def index(reference, prefix, sa_sample, wgram) -> None:
+    """Build the FM-index (BWT with interleaved Occ, sampled SA) and w-gram table of REFERENCE."""
+    raise NotYetAvailable("gseek index: the FM-index build is not available yet (issue 3)")
+
+
+# --------------------------------------------------------------------- search
+
+
+@cli.command()
+@click.option("-x", "--index", "index_prefix", metavar="INDEX", help="Index prefix built by `gseek index`.")
+@click.option("-q", "--query", "queries", metavar="FILE", multiple=True,
+              help="Reads (FASTA/FASTQ, gzip ok) or BLAST queries; repeatable.")
+@click.option("--task", type=click.Choice(["map", "megablast", "blastn"]), default="map", show_default=True,
+              help="map: complete k-mismatch read mapping; megablast/blastn: seed-and-extend search.")
+@click.option("-v", "--mismatches", type=click.IntRange(0, 8), default=2, show_default=True,
+              help="map: report placements with at most this many mismatches (N counts as one).")
+@click.option("-k", "max_alignments", type=click.IntRange(min=1), default=None,
+              help="map: report up to N alignments per read.")
+@click.option("-a", "--all", "report_all", is_flag=True, help="map: report every placement.")
+@click.option("--max-hits", type=click.IntRange(min=1), default=None, help="map: cap for --all.")
+@click.option("--norc", is_flag=True, help="Do not align the reverse-complement strand.")
+@click.option("--nofw", is_flag=True, help="Do not align the forward strand.")
+@click.option("--no-unal", is_flag=True, help="map: drop unmapped reads from the SAM output.")
+@click.option("--evalue", type=float, default=10.0, show_default=True, help="BLAST: E-value cutoff.")
+@click.option("--outfmt", default=None, help="BLAST: 6 or 7 [with columns], or sam.")
+@click.option("-o", "--output", metavar="FILE", help="Output (SAM; BAM if it ends in .bam) [stdout].")
+@_common
+def search(index_prefix, queries, task, mismatches, max_alignments, report_all, max_hits, norc, nofw,
+           no_unal, evalue, outfmt, output) -> None:
+    """Map reads (--task map, SOAP3-style complete k-mismatch) or search queries
+    (--task megablast|blastn, G-BLASTN-style) against an index."""
+    issue = 5 if task == "map" else "the BLAST-style search"
+    raise NotYetAvailable(f"gseek search --task {task}: not available yet (issue {issue})")
+
+
+# --------------------------------------------------------------------- align
+
+
+@cli.command()
+@click.option("-i", "--input", "seqs", metavar="FASTA", help="Sequences for --all-vs-all.")
+@click.option("--all-vs-all", is_flag=True, help="Align every pair i < j of --input.")
+@click.option("-q", "--query", metavar="FASTA", help="Query sequences.")
+@click.option("-t", "--target", metavar="FASTA", help="Target sequences (all queries vs all targets).")
+@click.option("--pairs", metavar="TSV", help="Only these (query, target) name pairs.")
+@click.option("--mode", type=click.Choice(["global", "local", "semiglobal"]), default="global",
+              show_default=True)
+@click.option("--match", type=int, default=2, show_default=True)
+@click.option("--mismatch", type=int, default=-3, show_default=True)
+@click.option("--gap-open", type=int, default=5, show_default=True, help="Cost of opening a gap (>= 0).")
+@click.option("--gap-extend", type=int, default=2, show_default=True, help="Cost of each gap base (>= 0).")
+@click.option("--matrix", metavar="NAME", help="Substitution matrix from Biopython (e.g. BLOSUM62).")
+@click.option("--min-score", type=int, default=None, help="Trace back only pairs scoring at least this.")
+@click.option("--min-identity", type=float, default=None, help="Trace back only pairs at least this identical.")
+@click.option("--traceback/--score-only", default=False, help="Report CIGAR and extents.")
+@click.option("-o", "--output", metavar="TSV", help="Output table [stdout].")
+@_common
+def align(**options) -> None:
+    """Batched NW/SW/semiglobal alignment with optional (lazy) trace-back."""
+    raise NotYetAvailable("gseek align: batched DP is not available yet (issue 4)")
+
+
+# --------------------------------------------------------------------- pipeline
+
+
+@cli.command()
+@click.option("--queries", "query_list", metavar="LIST", required=False,
+              help="Text file: one query file per line, optional second column = output name.")
+@click.option("-x", "--index", "index_prefix", metavar="INDEX")
+@click.option("--task", type=click.Choice(["map", "megablast", "blastn"]), default="map", show_default=True)
+@click.option("--outdir", metavar="DIR", help="Output folder (with summary.tsv).")
+@click.option("--gpus", metavar="0,1,...", help="GPUs to use, one prelim worker each.")
+@click.option("--resume", is_flag=True, help="Skip files whose outputs are complete.")
+@_common
+def pipeline(**options) -> None:
+    """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
+    raise NotYetAvailable("gseek pipeline: not available yet (issue 6)")
+
+
+# --------------------------------------------------------------------- stats
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--protein", is_flag=True, help="Read protein sequences instead of DNA.")
+@_common
+def stats(files, protein) -> None:
+    """Summarise FASTA/FASTQ FILES (records, residues, lengths, N, soft-masked)."""
+    from .seqio import FastxReader
+
+    click.echo("file\tformat\trecords\tresidues\tmin_len\tmean_len\tmax_len\tN\tsoft_masked")
+    for path in files:
+        reader = FastxReader(path, alphabet="protein" if protein else "dna")
+        records = residues = n_count = masked = 0
+        lo, hi = None, 0
+        for batch in reader:
+            lengths = batch.lengths
+            records += len(batch)
+            residues += batch.total_length
+            if len(batch):
+                lo = int(lengths.min()) if lo is None else min(lo, int(lengths.min()))
+                hi = max(hi, int(lengths.max()))
+            if not protein:
+                n_count += int((batch.codes == 4).sum())
+            masked += int((batch.soft_mask[:, 1] - batch.soft_mask[:, 0]).sum())
+        mean = residues / records if records else 0.0
+        click.echo(f"{path}\t{reader.format or '-'}\t{records}\t{residues}\t{lo or 0}\t{mean:.1f}\t{hi}"
+                   f"\t{n_count}\t{masked}")
+
+
+# --------------------------------------------------------------------- demo
+
+
+@cli.command()
+@click.option("-o", "--outdir", default="gseek-demo", show_default=True, help="Where to write the demo SAM.")
+@_common
+def demo(outdir) -> None:
+    """Run gseek on the embedded lambda phage genome and reads; write SAM to OUTDIR."""
+    from .demo import run_demo
+
+    started = time.perf_counter()
+    summary = run_demo(_backend(), Path(outdir), command=_command_line())
+    for line in summary:
+        click.echo(line)
+    _say(f"[gseek] demo finished in {time.perf_counter() - started:.2f} s")
+
+
+def _command_line() -> str:
+    return " ".join(shlex.quote(a) for a in ["gseek", *sys.argv[1:]])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the CLI, print errors as one line, return the exit code."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    STATE.__dict__.update(device="auto", threads=0, quiet=False, debug="--debug" in args)
+    try:
+        cli.main(args=args, prog_name="gseek", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.Abort:
+        click.echo("gseek: interrupted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (GseekError, OSError, ValueError, MemoryError) as exc:
+        if STATE.debug:
+            raise
+        click.echo(f"gseek: error: {_one_line(exc)}", err=True)
+        return 1
+    except KeyboardInterrupt:
+        click.echo("gseek: interrupted", err=True)
+        return 130
+    return 0
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    return " ".join(text.split())
+
+
+def run() -> None:
+    """Console-script entry point (``gseek``)."""
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Shared fixtures: every kernel test runs on each backend.
+
+The ``backend`` fixture yields a CPU backend with 1 and 2 threads and, when a
+CUDA device and CuPy are present, GPU backends with the default launch
+geometry and a tiny one (32 threads, 2 blocks) so small inputs cross block
+and grid-stride boundaries. GPU cases carry the ``gpu`` mark and are skipped
+cleanly without a device; ``pytest -m gpu`` runs only them.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from gseek.backend import CpuBackend, GpuBackend, gpu_available
+
+_GPU = None
+
+
+def _gpu_ok() -> bool:
+    global _GPU
+    if _GPU is None:
+        _GPU = gpu_available()
+    return _GPU
+
+
+def pytest_collection_modifyitems(config, items):
+    if _gpu_ok():
+        return
+    skip = pytest.mark.skip(reason="no CUDA device / CuPy")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+BACKENDS = [
+    pytest.param("cpu-1", id="cpu-1"),
+    pytest.param("cpu-2", id="cpu-2"),
+    pytest.param("gpu", id="gpu", marks=pytest.mark.gpu),
+    pytest.param("gpu-tiny", id="gpu-tiny", marks=pytest.mark.gpu),
+]
+
+
+def make_backend(kind: str):
+    if kind == "cpu-1":
+        return CpuBackend(threads=1)
+    if kind == "cpu-2":
+        return CpuBackend(threads=2)
+    if kind == "gpu":
+        return GpuBackend(0)
+    if kind == "gpu-tiny":
+        return GpuBackend(0, block_size=32, max_blocks=2)
+    raise ValueError(kind)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    return make_backend(request.param)
+
+
+@pytest.fixture(autouse=True)
+def no_thread_leak():
+    """Every test ends with the threads it started with."""
+    before = set(threading.enumerate())
+    yield
+    leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
+    assert not leaked, f"threads leaked: {leaked}"

@@ -1,0 +1,78 @@
+"""Backend selection: chosen when built, never at import; clear errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from gseek import BackendError, CpuBackend, get_backend
+from gseek.backend import gpu_available
+
+
+def test_cpu_backend_reports_itself():
+    backend = get_backend("cpu", threads=1)
+    assert isinstance(backend, CpuBackend)
+    assert backend.describe() == "cpu (numba, 1 threads)"
+
+
+def test_auto_without_gpu_is_cpu(monkeypatch):
+    monkeypatch.setenv("GSEEK_DISABLE_GPU", "1")
+    assert get_backend("auto").name == "cpu"
+    with pytest.raises(BackendError, match="GSEEK_DISABLE_GPU"):
+        get_backend("gpu")
+
+
+@pytest.mark.parametrize("device", ["tpu", "gpu:x", ""])
+def test_unknown_devices_are_rejected(device):
+    with pytest.raises(BackendError, match="device"):
+        get_backend(device)
+
+
+def test_negative_threads_are_rejected():
+    with pytest.raises(BackendError, match="threads"):
+        CpuBackend(-1)
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the no-GPU path")
+def test_gpu_request_without_gpu_is_a_clear_error():
+    with pytest.raises(BackendError):
+        get_backend("gpu")
+
+
+def test_import_touches_neither_cuda_nor_cupy():
+    code = "import sys, gseek, gseek.encode, gseek.cli; print('cupy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+@pytest.mark.gpu
+def test_gpu_backend_reports_device_and_arch():
+    backend = get_backend("gpu")
+    assert backend.name == "gpu"
+    assert backend.describe().startswith("gpu:0 (") and "sm_" in backend.describe()
+
+
+@pytest.mark.gpu
+def test_kernel_compile_error_names_file_and_line():
+    from gseek.errors import KernelCompileError
+    from gseek.kernels import _cuda
+
+    bad = 'extern "C" __global__ void k(int* x) {\n  x[0] = undefined_name;\n}\n'
+    with pytest.raises(KernelCompileError, match=r"kernels/bad.cu:2: .*error.*undefined_name"):
+        _cuda.compile_source("bad.cu", bad, ())
+
+
+@pytest.mark.gpu
+def test_constants_reach_nvrtc_as_defines():
+    import cupy
+    import numpy as np
+
+    from gseek.kernels import _cuda
+
+    code = 'extern "C" __global__ void k(int* x) { x[0] = ANSWER * BLOCK; }\n'
+    module = _cuda.compile_source("const.cu", code, (("ANSWER", 6), ("BLOCK", 7)))
+    out = cupy.zeros(1, dtype=np.int32)
+    module.get_function("k")((1,), (1,), (out,))
+    assert int(out[0]) == 42

@@ -1,0 +1,127 @@
+"""The command line: help, version, options, and one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from gseek import __version__
+from gseek.cli import main
+
+COMMANDS = ["index", "search", "align", "pipeline", "stats", "demo"]
+
+
+def run(args, capsys):
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_version(capsys):
+    code, out, _ = run(["--version"], capsys)
+    assert code == 0 and out.strip() == f"gseek, version {__version__}"
+
+
+def test_top_level_help_lists_every_command(capsys):
+    code, out, _ = run(["--help"], capsys)
+    assert code == 0
+    for command in COMMANDS:
+        assert f"  {command} " in out
+    for option in ("--device", "--threads", "--quiet", "--debug"):
+        assert option in out
+
+
+@pytest.mark.parametrize(
+    "command, options",
+    [
+        ("index", ["--sa-sample", "--wgram", "--output", "--device", "--threads"]),
+        ("search", ["--index", "--query", "--task", "--mismatches", "--all", "--max-hits", "--norc", "--nofw",
+                    "--no-unal", "--evalue", "--outfmt", "--output"]),
+        ("align", ["--all-vs-all", "--query", "--target", "--pairs", "--mode", "--match", "--mismatch",
+                   "--gap-open", "--gap-extend", "--matrix", "--min-score", "--min-identity", "--traceback"]),
+        ("pipeline", ["--queries", "--index", "--task", "--outdir", "--gpus", "--resume"]),
+        ("stats", ["--protein"]),
+        ("demo", ["--outdir"]),
+    ],
+)
+def test_each_command_documents_its_options(capsys, command, options):
+    code, out, _ = run([command, "--help"], capsys)
+    assert code == 0
+    for option in options:
+        assert option in out, option
+
+
+@pytest.mark.parametrize("command, issue", [(["index", "ref.fa"], "issue 3"), (["search", "-q", "r.fq"], "issue 5"),
+                                            (["align", "-i", "x.fa"], "issue 4"), (["pipeline"], "issue 6")])
+def test_planned_commands_say_so_in_one_line(capsys, command, issue):
+    code, out, err = run(command, capsys)
+    assert code == 1
+    assert err.count("\n") == 1 and err.startswith("gseek: error: ") and issue in err
+
+
+def test_bad_option_value_is_a_usage_error(capsys):
+    code, _, err = run(["search", "--mismatches", "9"], capsys)
+    assert code == 2 and "--mismatches" in err
+
+
+def test_unknown_device_is_rejected(capsys):
+    code, _, err = run(["--device", "tpu", "stats", "x.fa"], capsys)
+    assert code == 2 and "tpu" in err
+
+
+def test_stats_on_fasta_and_fastq(tmp_path, capsys):
+    fa = tmp_path / "a.fa"
+    fa.write_text(">a\nACGTNacgt\n>b\nAC\n")
+    fq = tmp_path / "r.fq"
+    fq.write_text("@r\nACGT\n+\nIIII\n")
+    code, out, _ = run(["stats", str(fa), str(fq)], capsys)
+    assert code == 0
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert rows[0][:3] == ["file", "format", "records"]
+    assert rows[1][1:] == ["fasta", "2", "11", "2", "5.5", "9", "1", "4"]
+    assert rows[2][1:] == ["fastq", "1", "4", "4", "4.0", "4", "0", "0"]
+
+
+def test_malformed_fastq_gives_one_line_with_file_and_line(tmp_path, capsys):
+    fq = tmp_path / "bad.fq"
+    fq.write_text("@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\nIII\n")
+    code, out, err = run(["stats", str(fq)], capsys)
+    assert code == 1
+    assert err == f"gseek: error: {fq}:8: truncated record: quality length 3 != sequence length 4\n"
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    fq = tmp_path / "bad.fq"
+    fq.write_text("@r1\nACGT\n+\nIII\n")
+    proc = subprocess.run([sys.executable, "-m", "gseek", "--debug", "stats", str(fq)], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "Traceback" in proc.stderr and "FastxError" in proc.stderr
+
+
+def test_missing_file_is_one_line(tmp_path, capsys):
+    code, _, err = run(["stats", str(tmp_path / "none.fq")], capsys)
+    assert code == 1 and err.strip() == f"gseek: error: {tmp_path / 'none.fq'}: cannot open: No such file or directory"
+
+
+def test_options_after_the_command(tmp_path, capsys):
+    fa = tmp_path / "a.fa"
+    fa.write_text(">a\nAC\n")
+    code, out, err = run(["stats", "--device", "cpu", "-p", "1", "--quiet", str(fa)], capsys)
+    assert code == 0 and err == ""
+
+
+def test_demo_writes_sam(tmp_path, capsys):
+    pysam = pytest.importorskip("pysam")
+    code, out, err = run(["--device", "cpu", "demo", "-o", str(tmp_path / "demo")], capsys)
+    assert code == 0, err
+    assert "backend           cpu" in out
+    sam = tmp_path / "demo" / "lambda_reads.sam"
+    with pysam.AlignmentFile(str(sam)) as fh:
+        header = fh.header.to_dict()
+        records = list(fh)
+    assert header["SQ"] == [{"SN": "gi|9626243|ref|NC_001416.1|", "LN": 48502}]
+    assert header["PG"][0]["ID"] == "gseek" and "demo" in header["PG"][0]["CL"]
+    assert len(records) == 2000 and all(r.is_unmapped for r in records)
+    pysam.quickcheck(str(sam))  # samtools quickcheck through pysam; raises on a bad file
