@@ -30,6 +30,7 @@ class _State:
     threads: int = 0
     quiet: bool = False
     debug: bool = False
+    argv: tuple[str, ...] = ()
 
 
 STATE = _State()
@@ -214,13 +215,14 @@ def demo(outdir) -> None:
 
 
 def _command_line() -> str:
-    return " ".join(shlex.quote(a) for a in ["gseek", *sys.argv[1:]])
+    """The command as the user typed it, for SAM @PG CL and BLAST headers."""
+    return " ".join(shlex.quote(a) for a in ["gseek", *STATE.argv])
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, print errors as one line, return the exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
-    STATE.__dict__.update(device="auto", threads=0, quiet=False, debug="--debug" in args)
+    STATE.__dict__.update(device="auto", threads=0, quiet=False, debug="--debug" in args, argv=tuple(args))
     try:
         cli.main(args=args, prog_name="gseek", standalone_mode=False)
     except click.exceptions.Exit as exc:
