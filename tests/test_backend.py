@@ -41,9 +41,10 @@ def test_gpu_request_without_gpu_is_a_clear_error():
         get_backend("gpu")
 
 
-def test_import_touches_neither_cuda_nor_cupy():
+def test_import_touches_neither_cuda_nor_cupy(tmp_path):
     code = "import sys, gseek, gseek.encode, gseek.cli; print('cupy' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    # cwd=tmp_path: import the installed package, not a source folder that happens to be the cwd
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path).stdout
     assert out.strip() == "False"
 
 

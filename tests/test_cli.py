@@ -95,7 +95,8 @@ def test_malformed_fastq_gives_one_line_with_file_and_line(tmp_path, capsys):
 def test_debug_shows_the_traceback(tmp_path):
     fq = tmp_path / "bad.fq"
     fq.write_text("@r1\nACGT\n+\nIII\n")
-    proc = subprocess.run([sys.executable, "-m", "gseek", "--debug", "stats", str(fq)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "gseek", "--debug", "stats", str(fq)], capture_output=True, text=True,
+                          cwd=tmp_path)
     assert proc.returncode != 0
     assert "Traceback" in proc.stderr and "FastxError" in proc.stderr
 

@@ -369,8 +369,9 @@ def test_cli_help_lists_options(capsys, command, options):
         assert option in out, option
 
 
-def test_python_dash_m_help():
-    done = subprocess.run([sys.executable, "-m", "gseek.datasets", "--help"], capture_output=True, text=True)
+def test_python_dash_m_help(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "gseek.datasets", "--help"], capture_output=True, text=True,
+                          cwd=tmp_path)
     assert done.returncode == 0
     for command in ("reads", "blast-queries", "dp-families", "recipe"):
         assert command in done.stdout
