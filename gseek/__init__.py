@@ -13,7 +13,7 @@ batched Needleman-Wunsch / Smith-Waterman DP with trace-back, on CuPy kernels
 __version__ = "0.1.0"
 
 from .backend import Backend, CpuBackend, GpuBackend, get_backend
-from .errors import BackendError, FastxError, GseekError, KernelCompileError, OptionError
+from .errors import BackendError, FastxError, GseekError, IndexFormatError, KernelCompileError, OptionError
 from .seqio import FastxReader, SequenceBatch, iter_fastx, read_fastx, write_fasta, write_fastq
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "BackendError",
     "KernelCompileError",
     "OptionError",
+    "IndexFormatError",
     "FastxReader",
     "SequenceBatch",
     "iter_fastx",

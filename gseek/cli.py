@@ -82,15 +82,33 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("reference", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "prefix", metavar="PREFIX", help="Index prefix [REFERENCE without .fa].")
-@click.option("--sa-sample", type=click.IntRange(min=1), default=None, show_default=True,
-              help="Keep every N-th suffix-array entry for locate.")
-@click.option("--wgram", type=click.IntRange(1, 15), default=12, show_default=True,
-              help="w of the w-gram table that jumps the first w steps of backward search.")
+@click.option("-o", "--output", "prefix", metavar="PREFIX",
+              help="Write the index to PREFIX.gseek/ [REFERENCE without .fa/.fasta/.fna/.gz].")
+@click.option("--sa-sample", type=click.IntRange(min=1), default=16, show_default=True,
+              help="Keep the SA at text positions that are multiples of N (locate walks < N steps).")
+@click.option("--wgram", type=click.IntRange(0, 15), default=12, show_default=True,
+              help="w of the w-gram table that jumps the first w steps of backward search (0: none).")
 @_common
 def index(reference, prefix, sa_sample, wgram) -> None:
     """Build the FM-index (BWT with interleaved Occ, sampled SA) and w-gram table of REFERENCE."""
-    raise NotYetAvailable("gseek index: the FM-index build is not available yet (issue 3)")
+    from .index import Index
+
+    started = time.perf_counter()
+    out = _index_path(reference, prefix)
+    idx = Index.build(reference, sa_sample=sa_sample, wgram=wgram, threads=STATE.threads,
+                      progress=not STATE.quiet and sys.stderr.isatty(), device="cpu")
+    idx.save(out)
+    _say(idx.summary())
+    _say(f"[gseek] index {out} written in {time.perf_counter() - started:.2f} s")
+
+
+def _index_path(reference: str, prefix: str | None) -> Path:
+    """PREFIX.gseek, PREFIX defaulting to REFERENCE without its FASTA suffixes."""
+    if prefix is None:
+        prefix = str(reference)
+        for suffix in (".gz", ".fa", ".fasta", ".fna", ".fas"):
+            prefix = prefix.removesuffix(suffix)
+    return Path(prefix if prefix.endswith(".gseek") else prefix + ".gseek")
 
 
 # --------------------------------------------------------------------- search

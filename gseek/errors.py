@@ -7,12 +7,15 @@ print it as one line.
 
 from __future__ import annotations
 
+import os
+
 __all__ = [
     "GseekError",
     "FastxError",
     "BackendError",
     "KernelCompileError",
     "OptionError",
+    "IndexFormatError",
 ]
 
 
@@ -45,3 +48,14 @@ class KernelCompileError(GseekError, RuntimeError):
 
 class OptionError(GseekError, ValueError):
     """An invalid option or combination of options."""
+
+
+class IndexFormatError(GseekError, ValueError):
+    """An index directory that cannot be used: missing, truncated or corrupted
+    part, wrong format version, unreadable header. The message reads
+    ``path: what is wrong``."""
+
+    def __init__(self, path: str | os.PathLike, message: str) -> None:
+        self.path = os.fspath(path)
+        self.rule = message
+        super().__init__(f"{self.path}: {message}")

@@ -11,4 +11,6 @@ Families:
 
 * :mod:`gseek.kernels.seqpack` -- 2-bit packing with an N mask, reverse
   complement, w-gram codes.
+* :mod:`gseek.kernels.fmindex` -- FM-index Occ, backward search, interval
+  extension, sampled-SA locate (count -> prefix-sum -> fill).
 """

@@ -53,7 +53,7 @@ def test_each_command_documents_its_options(capsys, command, options):
         assert option in out, option
 
 
-@pytest.mark.parametrize("command, issue", [(["index", "ref.fa"], "issue 3"), (["search", "-q", "r.fq"], "issue 5"),
+@pytest.mark.parametrize("command, issue", [(["search", "-q", "r.fq"], "issue 5"),
                                             (["align", "-i", "x.fa"], "issue 4"), (["pipeline"], "issue 6")])
 def test_planned_commands_say_so_in_one_line(capsys, command, issue):
     code, out, err = run(command, capsys)
@@ -118,6 +118,11 @@ def test_demo_writes_sam(tmp_path, capsys):
     code, out, err = run(["--device", "cpu", "demo", "-o", str(tmp_path / "demo")], capsys)
     assert code == 0, err
     assert "backend           cpu" in out
+    from gseek.datasets import lambda_truth
+
+    rows = [line.split("\t") for line in lambda_truth().read_text().splitlines()[1:]]
+    exact = sum(1 for row in rows if row[4] == "0")
+    assert f"exact matches     {exact:,} reads occur exactly in lambda" in out
     sam = tmp_path / "demo" / "lambda_reads.sam"
     with pysam.AlignmentFile(str(sam)) as fh:
         header = fh.header.to_dict()
@@ -127,3 +132,39 @@ def test_demo_writes_sam(tmp_path, capsys):
     assert header["PG"][0]["CL"] == f"gseek --device cpu demo -o {tmp_path / 'demo'}"
     assert len(records) == 2000 and all(r.is_unmapped for r in records)
     pysam.quickcheck(str(sam))  # samtools quickcheck through pysam; raises on a bad file
+
+
+def test_index_builds_a_loadable_index(tmp_path, capsys):
+    from gseek.index import Index
+
+    ref = tmp_path / "ref.fa"
+    ref.write_text(">chr1 one\nACGTACGTNNACGTTTGA\n>chr2\nTTACGTA\n")
+    code, out, err = run(["index", str(ref), "--sa-sample", "4", "--wgram", "3"], capsys)
+    assert code == 0, err
+    assert "contigs 2" in err and "bytes/base" in err and "ref.gseek written" in err
+    idx = Index.load(tmp_path / "ref.gseek", device="cpu")
+    assert list(idx.contigs.names) == ["chr1", "chr2"]
+    assert idx.sa_sample == 4 and idx.wgram == 3
+    assert idx.count(["ACGT", "TTTGA", "GTNN"]).tolist() == [4, 1, 0]
+
+
+def test_index_output_prefix_and_no_wgram(tmp_path, capsys):
+    from gseek.index import Index
+
+    ref = tmp_path / "ref.fasta.gz"
+    import gzip
+
+    ref.write_bytes(gzip.compress(b">c\nACGTTGCA\n"))
+    code, _, err = run(["--quiet", "index", str(ref), "-o", str(tmp_path / "out" / "x"), "--wgram", "0"], capsys)
+    assert code == 0 and err == ""
+    idx = Index.load(tmp_path / "out" / "x.gseek", device="cpu")
+    assert idx.wgram == 0
+    assert idx.count("TTGC").tolist() == [1]
+
+
+def test_index_of_bad_fasta_is_one_line(tmp_path, capsys):
+    ref = tmp_path / "bad.fa"
+    ref.write_text(">a\nACGT\n>a\nACGT\n")
+    code, _, err = run(["index", str(ref)], capsys)
+    assert code == 1 and err.count("\n") == 1 and "bad.fa" in err and "duplicate" in err
+    assert not (tmp_path / "bad.gseek").exists()

@@ -1,0 +1,317 @@
+"""The :class:`Index` object: build, save, load, count, locate.
+
+>>> import os, tempfile
+>>> fasta = os.path.join(tempfile.mkdtemp(), "ref.fa")
+>>> _ = open(fasta, "w").write(">chr1\\nACGTACGTNNACGT\\n>chr2\\nTTACGTA\\n")
+>>> idx = Index.build(fasta, sa_sample=4, wgram=3, device="cpu")
+>>> idx
+<Index ref.fa: 2 contigs, 21 bases (2 ambiguous), sa_sample=4, wgram=3, 32-bit, cpu (numba, ... threads)>
+>>> idx.count(["ACGT", "GTAC", "TNA", "CGTT"]).tolist()
+[4, 1, 0, 0]
+>>> hits = idx.locate(["ACGT", "TTA"])
+>>> hits.pattern.tolist(), hits.contig.tolist(), hits.position.tolist()
+([0, 0, 0, 0, 1], [0, 0, 0, 1, 1], [0, 4, 10, 2, 0])
+>>> [idx.contigs.names[c] for c in hits.contig[:2]]
+['chr1', 'chr1']
+>>> saved = idx.save(os.path.join(tempfile.mkdtemp(), "ref.gseek"))
+>>> again = Index.load(saved, device="cpu", parts=["fm", "wgram"])
+>>> again.count("CGTA").tolist()
+[2]
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from gseek.backend import Backend, get_backend
+from gseek.errors import OptionError
+from gseek.kernels import fmindex as kernels
+from gseek.seqio import SequenceBatch, read_fastx
+
+from . import build as _build
+from . import format as _format
+from . import search as _search
+
+__all__ = ["Index", "ContigTable", "Occurrences", "PART_GROUPS"]
+
+#: Parts loadable on their own (``Index.load(parts=...)``) and the arrays of each.
+#: ``contigs`` (contig table + segment table) is always loaded.
+PART_GROUPS: dict[str, tuple[str, ...]] = {
+    "contigs": (
+        "contig_offsets",
+        "contig_names",
+        "contig_name_offsets",
+        "seg_text_start",
+        "seg_ref_start",
+        "seg_contig",
+    ),
+    "fm": ("occ", "dollar_rows"),
+    "sa": ("sa_mark", "sa_samples"),
+    "wgram": ("wgram",),
+    "text": ("text", "amb_runs"),
+}
+
+
+class Occurrences(NamedTuple):
+    """Exact matches as struct-of-arrays, sorted by pattern, contig, position.
+
+    ``pattern`` (int64) indexes the query patterns, ``contig`` (int32) the
+    index's contigs, ``position`` (int64) is the 0-based start in the contig.
+    """
+
+    pattern: np.ndarray
+    contig: np.ndarray
+    position: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """Number of occurrences (``len()`` is 3, as for any 3-tuple)."""
+        return int(self.pattern.size)
+
+
+@dataclass(frozen=True, eq=False)
+class ContigTable:
+    """Names, lengths and offsets (in the concatenated text) of the contigs."""
+
+    names: tuple[str, ...]
+    offsets: np.ndarray
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def index(self, name: str) -> int:
+        """Contig number of ``name`` (``KeyError`` if absent)."""
+        if "_ids" not in self.__dict__:
+            object.__setattr__(self, "_ids", {n: i for i, n in enumerate(self.names)})
+        return self.__dict__["_ids"][name]
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> ContigTable:
+        text = np.asarray(arrays["contig_names"]).tobytes().decode("latin-1")
+        o = np.asarray(arrays["contig_name_offsets"]).tolist()
+        names = tuple(text[o[i] : o[i + 1]] for i in range(len(o) - 1))
+        return cls(names, np.asarray(arrays["contig_offsets"]))
+
+
+class Index:
+    """FM-index of a DNA reference: BWT with interleaved Occ blocks, sampled
+    SA, w-gram table, contig table and the 2-bit forward text.
+
+    Build with :meth:`build`, keep with :meth:`save`, open with :meth:`load`.
+    Searches run on the backend chosen when the object is made (``device``)
+    and return numpy arrays. ``docs/index-format.md`` describes every part.
+    """
+
+    def __init__(self, arrays: dict[str, np.ndarray], header: dict, backend: Backend, path: Path | None = None) -> None:
+        for array in arrays.values():
+            if array.flags.writeable:
+                array.flags.writeable = False
+        self._arrays = arrays
+        self.header = header
+        self.backend = backend
+        self.path = path
+        self.contigs = ContigTable.from_arrays(arrays)
+        self._device: _search.FmArrays | None = None
+
+    # ------------------------------------------------------------------ making
+
+    @classmethod
+    def build(
+        cls,
+        fasta: str | os.PathLike | SequenceBatch,
+        *,
+        sa_sample: int = _build.DEFAULT_SA_SAMPLE,
+        wgram: int = _build.DEFAULT_WGRAM,
+        pos64: bool | None = None,
+        threads: int | None = None,
+        progress: bool = False,
+        device: str | Backend = "auto",
+    ) -> Index:
+        """Build the index of a FASTA (or FASTQ) file or a DNA batch.
+
+        Arguments:
+            fasta: path (plain or gzip) or a :class:`~gseek.SequenceBatch`.
+            sa_sample: keep SA values that are multiples of this (locate walks
+                at most ``sa_sample - 1`` LF steps).
+            wgram: w-gram table length 1..15, 0 for none (the table has 4**w
+                entries of two positions: 128 MiB at w = 12).
+            pos64: force 64-bit positions (default: only for texts >= 2^32).
+            threads: CPU threads for the build and the CPU backend.
+            progress: show a progress bar.
+            device: backend for searches (``auto``, ``cpu``, ``gpu`` or a Backend).
+        """
+        if isinstance(fasta, SequenceBatch):
+            batch, source = fasta, fasta.path
+        else:
+            batch, source = read_fastx(fasta), os.fspath(fasta)
+        if batch.alphabet != "dna":
+            raise OptionError("an index is built from DNA records")
+        arrays, meta = _build.build_arrays(
+            batch, sa_sample=sa_sample, wgram=wgram, pos64=pos64, threads=threads, progress=progress
+        )
+        wide = meta["pos64"]
+        header = {
+            "source": source,
+            "parameters": {
+                "sa_sample": int(sa_sample),
+                "wgram": int(wgram),
+                "pos64": wide,
+                "occ_interval": kernels.OCC_INTERVAL_64 if wide else kernels.OCC_INTERVAL_32,
+                "mark_rows": kernels.MARK_ROWS_64 if wide else kernels.MARK_ROWS_32,
+            },
+            "C": meta["C"],
+            "stats": {k: meta[k] for k in ("contigs", "bases", "ambiguous", "segments", "text_length")},
+        }
+        return cls(arrays, header, get_backend(device, threads))
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the index as directory ``path`` (replacing an older index there).
+
+        Written under a temporary name and renamed when whole. Only a fully
+        loaded index can be saved.
+        """
+        wanted = [n for g in PART_GROUPS.values() for n in g if n != "wgram" or self.wgram]
+        missing = [n for n in wanted if n not in self._arrays]
+        if missing:
+            raise OptionError(f"cannot save an index loaded without part(s) {', '.join(missing)}")
+        written_by_save = ("format", "format_version", "gseek_version", "parts")
+        header = {k: v for k, v in self.header.items() if k not in written_by_save}
+        self.path = _format.write_index(path, header, self._arrays)
+        return self.path
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike,
+        device: str | Backend = "auto",
+        *,
+        parts: list[str] | tuple[str, ...] | None = None,
+        verify: bool = True,
+        threads: int | None = None,
+    ) -> Index:
+        """Open a saved index, memory-mapped.
+
+        Arguments:
+            path: the index directory (or ``X`` for ``X.gseek``).
+            device: backend for searches; on a GPU the parts are uploaded once,
+                at the first search.
+            parts: groups to load, from ``fm``, ``sa``, ``wgram``, ``text``
+                (the contig table is always loaded); default all.
+            verify: check every part's SHA-256 (reads each byte once, about
+                1 s per GB); sizes, dtypes and shapes are checked always.
+            threads: CPU threads of the CPU backend.
+
+        Raises :class:`~gseek.index.IndexFormatError` for a missing,
+        truncated or corrupted part or a wrong format version.
+        """
+        root = _format.resolve(path)
+        header = _format.read_header(root)
+        if parts is None:
+            groups = [g for g, names in PART_GROUPS.items() if all(n in header["parts"] for n in names)]
+        else:
+            groups = ["contigs", *parts]
+            unknown = sorted(set(groups) - set(PART_GROUPS))
+            if unknown:
+                raise OptionError(f"unknown index part(s) {', '.join(unknown)}; choose from {', '.join(PART_GROUPS)}")
+        names = [n for g in dict.fromkeys(groups) for n in PART_GROUPS[g]]
+        header, arrays = _format.read_index(root, names, verify=verify)
+        return cls(arrays, header, get_backend(device, threads), path=root)
+
+    # ------------------------------------------------------------------ facts
+
+    @property
+    def parameters(self) -> dict:
+        return dict(self.header["parameters"])
+
+    @property
+    def sa_sample(self) -> int:
+        return int(self.header["parameters"]["sa_sample"])
+
+    @property
+    def wgram(self) -> int:
+        return int(self.header["parameters"]["wgram"])
+
+    @property
+    def pos64(self) -> bool:
+        return bool(self.header["parameters"]["pos64"])
+
+    @property
+    def C(self) -> np.ndarray:
+        """C array: rows whose suffix starts below A, C, G, T, and the text length."""
+        return np.array(self.header["C"], dtype=np.int64)
+
+    @property
+    def stats(self) -> dict:
+        return dict(self.header["stats"])
+
+    @property
+    def nbytes(self) -> dict[str, int]:
+        """Bytes of every loaded part (host copy or memory map)."""
+        return {name: int(array.nbytes) for name, array in self._arrays.items()}
+
+    @property
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The loaded parts (read-only numpy arrays or memory maps), by name."""
+        return dict(self._arrays)
+
+    def __repr__(self) -> str:
+        s = self.header["stats"]
+        where = Path(self.header.get("source") or "?").name
+        return (
+            f"<Index {where}: {s['contigs']} contigs, {s['bases']} bases ({s['ambiguous']} ambiguous), "
+            f"sa_sample={self.sa_sample}, wgram={self.wgram}, {'64' if self.pos64 else '32'}-bit, "
+            f"{self.backend.describe()}>"
+        )
+
+    def summary(self) -> str:
+        """Several lines for the CLI: contigs, bases, size by part, bytes per base."""
+        s = self.header["stats"]
+        lines = [
+            f"contigs {s['contigs']:,}  bases {s['bases']:,}  ambiguous {s['ambiguous']:,}  "
+            f"segments {s['segments']:,}  text {s['text_length']:,}",
+        ]
+        total = 0
+        for group, names in PART_GROUPS.items():
+            size = sum(self._arrays[n].nbytes for n in names if n in self._arrays)
+            total += size
+            lines.append(f"  {group:<8} {size / 2**20:10.2f} MiB  {size / max(s['bases'], 1):6.3f} bytes/base")
+        lines.append(f"  {'total':<8} {total / 2**20:10.2f} MiB  {total / max(s['bases'], 1):6.3f} bytes/base")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ search
+
+    def device_arrays(self) -> _search.FmArrays:
+        """The parts on the backend's device (uploaded once, then reused)."""
+        if self._device is None:
+            self._device = _search.FmArrays.upload(self.backend, self._arrays, self.header["C"], self.pos64)
+        return self._device
+
+    def intervals(self, patterns: Any) -> tuple[np.ndarray, np.ndarray]:
+        """SA interval ``[lo, hi)`` of every pattern (``[0, 0)`` when it has no match)."""
+        codes, offsets = _search.pattern_arrays(patterns)
+        lo, hi = _search.backward_search(self.backend, self.device_arrays(), codes, offsets)
+        return self.backend.to_host(lo), self.backend.to_host(hi)
+
+    def count(self, patterns: Any) -> np.ndarray:
+        """Exact occurrences of every pattern (int64). A pattern holding an N,
+        or empty, counts 0; no match spans two contigs or touches an N."""
+        lo, hi = self.intervals(patterns)
+        return hi - lo
+
+    def locate(self, patterns: Any) -> Occurrences:
+        """Every exact occurrence, sorted by pattern index, contig, position."""
+        b, fm = self.backend, self.device_arrays()
+        codes, offsets = _search.pattern_arrays(patterns)
+        lo, hi = _search.backward_search(b, fm, codes, offsets)
+        pattern, text_pos = _search.locate_rows(b, fm, lo, hi)
+        contig, position = _search.text_to_contig(b, fm, text_pos)
+        return Occurrences(b.to_host(pattern), b.to_host(contig), b.to_host(position))
