@@ -22,7 +22,7 @@ line naming the file.
 >>> read_index(path, ["contig_offsets"])
 Traceback (most recent call last):
 ...
-gseek.index.format.IndexFormatError: .../demo.gseek/contig_offsets.npy: corrupted part (SHA-256 differs from the header)
+gseek.errors.IndexFormatError: .../demo.gseek/contig_offsets.npy: corrupted part (SHA-256 differs from the header)
 """
 
 from __future__ import annotations
