@@ -135,24 +135,29 @@ def parse_chunk(
                 break
             if c == _PLUS and is_fastq:
                 break
-            e = _line_end(buf, p, n)
-            if e >= n and not final:
-                incomplete = True
-                break
-            for i in range(p, e):
+            # one pass: convert until the newline
+            i = p
+            while i < n:
                 b = buf[i]
+                if b == _NL:
+                    break
                 v = table[b]
                 if v >= _SKIP:
                     if v == _SKIP:
+                        i += 1
                         continue
                     return r, consumed, consumed_ln, nb, lower_seen, E_SEQ_CHAR, ln, b, i - p
                 codes[nb] = v
-                if b >= 97 and b <= 122:
+                if b >= 97:  # valid bytes >= 'a' are lowercase letters
                     case_mask[nb] = 1
                     lower_seen = 1
                 nb += 1
+                i += 1
+            if i >= n and not final:
+                incomplete = True
+                break
             ln += 1
-            p = e + 1
+            p = i + 1
         if incomplete:
             break
         slen = nb - s0
@@ -172,30 +177,32 @@ def parse_chunk(
                         break
                     # report the last quality line, or where the quality should start
                     return r, consumed, consumed_ln, nb, lower_seen, E_TRUNCATED, ln - (ql > 0), ql, slen
-                e = _line_end(buf, p, n)
-                if e >= n and not final:
+                q0 = ql
+                i = p
+                while i < n:
+                    b = buf[i]
+                    if b == _NL:
+                        break
+                    if b != _CR:
+                        if b < 33 or b > 126:
+                            return r, consumed, consumed_ln, nb, lower_seen, E_QUAL_CHAR, ln, b, i - p
+                        if ql < slen:
+                            quals[s0 + ql] = b
+                        ql += 1
+                    i += 1
+                if i >= n and not final:
                     incomplete = True
                     break
-                qe = e
-                if qe > p and buf[qe - 1] == _CR:
-                    qe -= 1
-                if qe == p:
+                if ql == q0:
                     return r, consumed, consumed_ln, nb, lower_seen, E_QUAL_LENGTH, ln, ql, slen
-                if ql > 0 and ql + (qe - p) > slen:
-                    # a continuation line would overflow: the previous line was short
-                    # (typically the next record's '@' header read as quality)
-                    return r, consumed, consumed_ln, nb, lower_seen, E_QUAL_LENGTH, ln - 1, ql, slen
-                for i in range(p, qe):
-                    b = buf[i]
-                    if b < 33 or b > 126:
-                        return r, consumed, consumed_ln, nb, lower_seen, E_QUAL_CHAR, ln, b, i - p
-                    if ql < slen:
-                        quals[s0 + ql] = b
-                    ql += 1
                 if ql > slen:
+                    if q0 > 0:
+                        # a continuation line overflowed: the previous line was short
+                        # (typically the next record's '@' header read as quality)
+                        return r, consumed, consumed_ln, nb, lower_seen, E_QUAL_LENGTH, ln - 1, q0, slen
                     return r, consumed, consumed_ln, nb, lower_seen, E_QUAL_LENGTH, ln, ql, slen
                 ln += 1
-                p = e + 1
+                p = i + 1
             if incomplete:
                 break
         r += 1
@@ -209,8 +216,13 @@ def parse_chunk(
 
 
 def empty_outputs(n: int, max_records: int, fastq: bool):
-    """Allocate parse_chunk's output arrays for a buffer of ``n`` bytes."""
-    records = max(1, max_records) + 1
+    """Allocate parse_chunk's output arrays for a buffer of ``n`` bytes.
+
+    A record takes at least 2 bytes (``>a`` at the end of a file), so
+    ``n // 2 + 1`` records is an upper bound; ``np.empty`` only reserves
+    address space, so the bound costs nothing until pages are written.
+    """
+    records = max(1, min(max_records, n // 2 + 1)) + 1
     return (
         np.empty(n, dtype=np.uint8),  # codes
         np.empty(n if fastq else 0, dtype=np.uint8),  # quals

@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmarks of gseek and its peers; one function per benchmark.
+
+    python benchmarks/run.py io [--reads N] [--length L] [--repeat R]
+
+Each benchmark is a function ``bench_<name>(args) -> Report`` registered in
+``BENCHMARKS`` with its options. The runner adds where and what ran (date, host,
+CPU, cores, GPU, git commit, the exact command), writes the whole record as
+JSON under ``benchmarks/out/`` and prints a Markdown table for RESULTS.md.
+Peers run side by side with gseek in the same run, on the same host.
+
+Not imported by the test suite, and no timing lives in unit tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import harness
+from harness import OUT_DIR, Timing, markdown_table, ratio, run_worker
+
+# ------------------------------------------------------------------ registry
+
+
+@dataclass
+class Report:
+    """What a benchmark hands back: the table, its notes and the raw figures."""
+
+    title: str
+    data: dict
+    table: str
+    notes: list[str] = field(default_factory=list)
+    results: list[dict] = field(default_factory=list)
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Benchmark:
+    run: Callable[[argparse.Namespace], Report]
+    help: str
+    add_options: Callable[[argparse.ArgumentParser], None]
+
+
+BENCHMARKS: dict[str, Benchmark] = {}
+#: Functions run inside a fresh interpreter by ``run.py _worker SPEC``.
+WORKERS: dict[str, Callable[[dict], dict]] = {}
+
+
+def benchmark(name: str, help: str, add_options: Callable[[argparse.ArgumentParser], None]):
+    def register(fn: Callable[[argparse.Namespace], Report]):
+        BENCHMARKS[name] = Benchmark(fn, help, add_options)
+        return fn
+
+    return register
+
+
+# ------------------------------------------------------------------------ io
+
+
+def _text_handle(path: str):
+    """A text handle on ``path``, through gzip when it starts with 1f 8b."""
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rt", encoding="ascii")
+    return open(path, encoding="ascii")
+
+
+def parse_gseek(path: str) -> tuple[int, int, int]:
+    import gseek.seqio
+
+    reads = bases = quals = 0
+    for batch in gseek.seqio.FastxReader(path):
+        reads += len(batch)
+        bases += batch.codes.size
+        quals += batch.quals.size
+    return reads, bases, quals
+
+
+def parse_pysam(path: str) -> tuple[int, int, int]:
+    import pysam
+
+    reads = bases = quals = 0
+    with pysam.FastxFile(path) as fh:
+        for rec in fh:
+            reads += 1
+            bases += len(rec.sequence)
+            quals += len(rec.quality)
+    return reads, bases, quals
+
+
+def parse_biopython(path: str) -> tuple[int, int, int]:
+    from Bio import SeqIO
+
+    reads = bases = quals = 0
+    with _text_handle(path) as fh:
+        for rec in SeqIO.parse(fh, "fastq"):
+            reads += 1
+            bases += len(str(rec.seq))
+            quals += len(rec.letter_annotations["phred_quality"])
+    return reads, bases, quals
+
+
+def parse_fastq_general(path: str) -> tuple[int, int, int]:
+    from Bio.SeqIO.QualityIO import FastqGeneralIterator
+
+    reads = bases = quals = 0
+    with _text_handle(path) as fh:
+        for _title, seq, qual in FastqGeneralIterator(fh):
+            reads += 1
+            bases += len(seq)
+            quals += len(qual)
+    return reads, bases, quals
+
+
+#: name -> (parse function, module imported before timing, label for tables)
+IO_PARSERS: dict[str, tuple[Callable[[str], tuple[int, int, int]], str, str]] = {
+    "gseek": (parse_gseek, "gseek.seqio", "gseek FastxReader"),
+    "pysam": (parse_pysam, "pysam", "pysam.FastxFile"),
+    "biopython": (parse_biopython, "Bio.SeqIO", "Bio.SeqIO.parse"),
+    "fastq-general": (parse_fastq_general, "Bio.SeqIO.QualityIO", "Bio FastqGeneralIterator"),
+}
+IO_BASELINE = "pysam"
+
+
+def io_worker(spec: dict) -> dict:
+    """Time one parser on one file in this (fresh) process.
+
+    ``spec``: parser, path, repeat, warmup (a tiny file parsed once first, so
+    Numba's compile and the libraries' first-call costs are excluded), cold
+    (time the very first pass instead, import included separately).
+    """
+    parse, module, _ = IO_PARSERS[spec["parser"]]
+    t0 = time.perf_counter()
+    __import__(module)
+    import_s = time.perf_counter() - t0
+    if spec.get("cold"):
+        times, counts = harness.time_repeats(lambda: parse(spec["path"]), 1)
+    else:
+        if spec.get("warmup"):
+            parse(spec["warmup"])
+        times, counts = harness.time_repeats(lambda: parse(spec["path"]), spec["repeat"])
+    reads, bases, quals = counts  # type: ignore[misc]
+    return {
+        "times": times,
+        "import_s": import_s,
+        "reads": reads,
+        "bases": bases,
+        "quals": quals,
+        "vmhwm_mib": harness.peak_rss_self_mib(),
+    }
+
+
+WORKERS["io"] = io_worker
+
+
+def _io_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reads", type=int, default=1_000_000, help="reads in the FASTQ (default 1,000,000)")
+    p.add_argument("--length", type=int, default=100, help="read length in bp (default 100)")
+    p.add_argument("--repeat", type=int, default=3, help="timed runs per parser and file (default 3)")
+    p.add_argument("--seed", type=int, default=42, help="seed of the synthetic reads (default 42)")
+    p.add_argument(
+        "--parsers",
+        default=",".join(IO_PARSERS),
+        help=f"comma-separated subset of {','.join(IO_PARSERS)} (default all)",
+    )
+    p.add_argument("--no-gz", action="store_true", help="skip the gzip-compressed input")
+    p.add_argument("--no-cold", action="store_true", help="skip gseek's cold first-run timings")
+
+
+def _read_through(path: str) -> None:
+    """Read a file once so every parser finds it in the page cache."""
+    with open(path, "rb") as fh:
+        while fh.read(1 << 24):
+            pass
+
+
+@benchmark("io", "parse FASTQ (plain and .gz) into memory: gseek vs pysam vs Biopython", _io_options)
+def bench_io(args: argparse.Namespace) -> Report:
+    import datagen
+
+    parsers = [p.strip() for p in args.parsers.split(",") if p.strip()]
+    unknown = sorted(set(parsers) - set(IO_PARSERS))
+    if unknown:
+        raise SystemExit(f"run.py io: unknown parser(s) {', '.join(unknown)}; choose from {', '.join(IO_PARSERS)}")
+    if args.repeat < 1:
+        raise SystemExit("run.py io: --repeat must be at least 1")
+    data = datagen.synthetic_fastq(args.reads, args.length, args.seed)
+    tiny = datagen.synthetic_fastq(1000, args.length, args.seed + 1)
+    inputs = [("fastq", data["path"])] + ([] if args.no_gz else [("fastq.gz", data["gz_path"])])
+    for _, path in inputs:
+        _read_through(path)
+
+    # Numba's on-disk cache: a persistent one for warm runs, a fresh one for the cold compile.
+    cache_dir = OUT_DIR / "numba-cache"
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+
+    results: list[dict] = []
+    timings: dict[tuple[str, str], Timing] = {}
+    for kind, path in inputs:
+        for name in parsers:
+            spec = {"task": "io", "parser": name, "path": path, "repeat": args.repeat, "warmup": tiny["path"]}
+            print(f"  io: {name} on {Path(path).name} x{args.repeat} ...", file=sys.stderr, flush=True)
+            answer, proc = run_worker(spec, env=env)
+            t = Timing(answer["times"], peak_rss_mib=proc.peak_rss_mib)
+            timings[(name, kind)] = t
+            results.append(
+                {"parser": name, "input": kind, "path": path, **t.as_dict(), **answer,
+                 "rss_floor_mib": proc.rss_floor_mib, "cpu_s": proc.cpu_s}
+            )
+
+    # every parser must have seen the same records
+    expected = (data["reads"], data["bases"], data["bases"])
+    for r in results:
+        got = (r["reads"], r["bases"], r["quals"])
+        if got != expected:
+            raise SystemExit(
+                f"run.py io: {r['parser']} on {r['input']} counted reads/bases/qualities {got}, "
+                f"expected {expected}"
+            )
+
+    cold: dict[str, dict] = {}
+    if "gseek" in parsers and not args.no_cold:
+        with tempfile.TemporaryDirectory(prefix="numba-cold-") as fresh:
+            spec = {"task": "io", "parser": "gseek", "path": data["path"], "cold": True}
+            print("  io: gseek cold (empty Numba cache) ...", file=sys.stderr, flush=True)
+            answer, proc = run_worker(spec, env=dict(os.environ, NUMBA_CACHE_DIR=fresh))
+            cold["compile"] = {**answer, "process_s": proc.seconds, "peak_rss_mib": proc.peak_rss_mib}
+        print("  io: gseek cold (Numba cache on disk) ...", file=sys.stderr, flush=True)
+        answer, proc = run_worker(spec, env=env)
+        cold["cached"] = {**answer, "process_s": proc.seconds, "peak_rss_mib": proc.peak_rss_mib}
+        for c in cold.values():
+            if (c["reads"], c["bases"], c["quals"]) != expected:
+                raise SystemExit(f"run.py io: gseek cold run counted {(c['reads'], c['bases'], c['quals'])}")
+
+    size_mb = data["bytes"] / 1e6
+    rows = []
+    for kind, _ in inputs:
+        base = timings.get((IO_BASELINE, kind))
+        for name in parsers:
+            t = timings[(name, kind)]
+            rows.append(
+                [
+                    IO_PARSERS[name][2],
+                    kind,
+                    f"{t.median:.2f}",
+                    f"{t.best:.2f}",
+                    f"{data['reads'] / t.median / 1e6:.2f}",
+                    f"{size_mb / t.median:.0f}",
+                    f"{t.peak_rss_mib:.0f}",
+                    ratio(base.median, t.median) if base else "-",
+                ]
+            )
+    table = markdown_table(
+        ["parser", "input", "median s", "best s", "M reads/s", "MB/s", "peak RSS MiB", f"vs {IO_BASELINE}"],
+        rows,
+        align="llrrrrrr",
+    )
+    notes = [
+        f"median and best of {args.repeat} runs, each parser in its own fresh Python process, after one "
+        f"warm-up pass over a 1,000-read file (Numba compile excluded); files read once beforehand "
+        f"(page cache warm)",
+        f"MB/s = uncompressed FASTQ bytes ({size_mb:.0f} MB) / median seconds, also for .gz input; "
+        f"'vs {IO_BASELINE}' = {IO_BASELINE}'s median / this median (>1 is faster)",
+        "peak RSS is the worker process's own (reaped with os.wait4 by a small launcher), "
+        "interpreter and imports included",
+        "each parser touches every read's sequence and quality: gseek sums batch.codes.size "
+        "(struct-of-arrays batches), pysam len(rec.sequence/quality), Bio.SeqIO str(rec.seq) and "
+        "letter_annotations['phred_quality'], FastqGeneralIterator the (title, seq, qual) strings",
+        f"all parsers counted {data['reads']:,} reads and {data['bases']:,} bases and qualities",
+    ]
+    if cold:
+        c, k = cold["compile"], cold["cached"]
+        warm = timings[("gseek", "fastq")].median
+        notes.append(
+            f"gseek cold first run on the plain file (new process, no warm-up): {c['times'][0]:.2f} s with an "
+            f"empty Numba cache (compile ~{c['times'][0] - warm:.1f} s), {k['times'][0]:.2f} s with the "
+            f"cache on disk; `import gseek.seqio` {k['import_s']:.2f} s"
+        )
+    return Report(
+        title="Sequence I/O",
+        data=data,
+        table=table,
+        notes=notes,
+        results=results,
+        extra={"cold": cold, "tiny_warmup": tiny["path"], "parsers": parsers},
+    )
+
+
+# -------------------------------------------------------------------- runner
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["_worker"]:
+        spec = json.loads(argv[1])
+        print(json.dumps(WORKERS[spec["task"]](spec)), flush=True)
+        return 0
+
+    parser = argparse.ArgumentParser(
+        prog="run.py", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--out", type=Path, default=OUT_DIR, help="folder for the JSON records (default benchmarks/out)")
+    sub = parser.add_subparsers(dest="bench", required=True, metavar="BENCHMARK")
+    for name, b in BENCHMARKS.items():
+        b.add_options(sub.add_parser(name, help=b.help, description=b.help))
+    args = parser.parse_args(argv)
+
+    started = harness.now_utc()
+    busy_before = harness.idle_check(2.0)
+    where = harness.machine()
+    commit = harness.git_commit()
+    command = "python " + shlex.join([os.path.relpath(sys.argv[0]) if sys.argv[0] else "run.py", *argv])
+    print(f"# {args.bench}: {command}", file=sys.stderr)
+    print(f"# {started.isoformat()} on {where['host']}: {where['cpu']}, {where['cores']} cores, "
+          f"GPU {where['device']}, commit {commit}", file=sys.stderr, flush=True)
+    if busy_before > 0.1:
+        print(f"# warning: other processes keep {busy_before:.0%} of the CPUs busy; timings will be skewed",
+              file=sys.stderr, flush=True)
+
+    load = harness.HostLoad()
+    t0 = time.perf_counter()
+    report = BENCHMARKS[args.bench].run(args)
+    elapsed = time.perf_counter() - t0
+    other_cpu = load.other_fraction()
+    report.notes.append(
+        f"other processes on the host used {other_cpu:.0%} of its CPU time during the run "
+        f"({busy_before:.0%} in the 2 s before it)"
+    )
+    if other_cpu > 0.1:
+        print(f"# warning: other processes used {other_cpu:.0%} of the CPUs during the run; "
+              "timings are skewed", file=sys.stderr, flush=True)
+
+    record = {
+        "benchmark": args.bench,
+        "date": started.isoformat(),
+        **where,
+        "commit": commit,
+        "command": command,
+        "cwd": os.getcwd(),
+        "versions": harness.versions(["gseek", "numpy", "numba", "pysam", "Bio", "cupy"]),
+        "data": report.data,
+        "results": report.results,
+        "notes": report.notes,
+        "table": report.table,
+        "elapsed_s": elapsed,
+        "loadavg_end": list(os.getloadavg()),
+        "other_cpu_before": busy_before,
+        "other_cpu_during": other_cpu,
+        **report.extra,
+    }
+    path = harness.write_record(args.bench, record, args.out)
+
+    v = record["versions"]
+    data = report.data
+    print()
+    print(f"### {report.title}")
+    print()
+    print(
+        f"{started.date().isoformat()} · {where['cpu']}, {where['cores']} cores · GPU: {where['device']} · "
+        f"commit `{commit}` · Python {where['python']}, "
+        + ", ".join(f"{k} {val}" for k, val in v.items())
+    )
+    print()
+    print(f"Data: {data.get('kind', '')} {data.get('reads', 0):,} × {data.get('length', '?')} bp, "
+          f"{harness.human_bytes(data.get('bytes', 0))} plain / {harness.human_bytes(data.get('gz_bytes', 0))} gzip "
+          f"(`{Path(data.get('path', '')).name}`, sha256 {data.get('sha256', '')[:12]}; {data.get('generator', '')})")
+    print()
+    print(f"Command: `{command}`")
+    print()
+    print(report.table)
+    print()
+    for note in report.notes:
+        print(f"- {note}")
+    print()
+    print(f"Record: `{os.path.relpath(path, harness.REPO)}`")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
