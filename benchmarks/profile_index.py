@@ -62,7 +62,9 @@ def main() -> int:
 
     rows = []
     t_val, _ = host(lambda: pattern_arrays((codes, offsets)))
-    rows.append(("validate patterns (host)", t_val))
+    rows.append(("validate patterns on host", t_val))
+    t_dev, _ = host(lambda: pattern_arrays((codes, offsets), idx.backend))
+    rows.append(("upload + validate on device", t_dev))
     t_up, (d_codes, d_off) = host(lambda: (cupy.asarray(codes), cupy.asarray(offsets)))
     rows.append((f"upload {codes.nbytes + offsets.nbytes:,} B", t_up))
     backward_search(idx.backend, fm, d_codes, d_off)  # warm

@@ -297,21 +297,23 @@ class Index:
 
     def intervals(self, patterns: Any) -> tuple[np.ndarray, np.ndarray]:
         """SA interval ``[lo, hi)`` of every pattern (``[0, 0)`` when it has no match)."""
-        codes, offsets = _search.pattern_arrays(patterns)
-        lo, hi = _search.backward_search(self.backend, self.device_arrays(), codes, offsets)
+        lo, hi = self._intervals(patterns)
         return self.backend.to_host(lo), self.backend.to_host(hi)
+
+    def _intervals(self, patterns: Any) -> tuple[Any, Any]:
+        codes, offsets = _search.pattern_arrays(patterns, self.backend)
+        return _search.backward_search(self.backend, self.device_arrays(), codes, offsets)
 
     def count(self, patterns: Any) -> np.ndarray:
         """Exact occurrences of every pattern (int64). A pattern holding an N,
         or empty, counts 0; no match spans two contigs or touches an N."""
-        lo, hi = self.intervals(patterns)
-        return hi - lo
+        lo, hi = self._intervals(patterns)
+        return self.backend.to_host(hi - lo)
 
     def locate(self, patterns: Any) -> Occurrences:
         """Every exact occurrence, sorted by pattern index, contig, position."""
         b, fm = self.backend, self.device_arrays()
-        codes, offsets = _search.pattern_arrays(patterns)
-        lo, hi = _search.backward_search(b, fm, codes, offsets)
+        lo, hi = self._intervals(patterns)
         pattern, text_pos = _search.locate_rows(b, fm, lo, hi)
         contig, position = _search.text_to_contig(b, fm, text_pos)
         return Occurrences(b.to_host(pattern), b.to_host(contig), b.to_host(position))

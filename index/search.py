@@ -104,26 +104,29 @@ class FmArrays:
             raise OptionError(f"{why} needs index part(s) {', '.join(missing)}, which were not loaded")
 
 
-def pattern_arrays(patterns: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Patterns as ``(codes uint8, offsets int64)`` on the host.
+def pattern_arrays(patterns: Any, backend: Backend | None = None) -> tuple[Any, Any]:
+    """Patterns as ``(codes uint8, offsets int64)``, on ``backend``'s device if given.
 
     Accepts a :class:`~gseek.SequenceBatch` (DNA), one string, a list of
     strings (``ACGTN``, IUPAC letters as N, either case) or ``(codes,
-    offsets)``.
+    offsets)``. Array input is checked where it lives (on the GPU after one
+    upload, not by passes over host memory).
     """
+    xp = np if backend is None else backend.xp
+    put = (lambda a, dtype: np.ascontiguousarray(a, dtype=dtype)) if backend is None else backend.asarray
     if isinstance(patterns, SequenceBatch):
         if patterns.alphabet != "dna":
             raise OptionError("patterns must be DNA")
-        return patterns.codes, patterns.offsets
+        return put(patterns.codes, np.uint8), put(patterns.offsets, np.int64)
     if isinstance(patterns, (str, bytes)):
         patterns = [patterns]
     if isinstance(patterns, tuple) and len(patterns) == 2 and not isinstance(patterns[0], (str, bytes)):
-        codes = np.ascontiguousarray(patterns[0], dtype=np.uint8)
-        offsets = np.ascontiguousarray(patterns[1], dtype=np.int64)
-        bad = offsets.ndim != 1 or offsets.size < 1 or offsets[0] != 0 or offsets[-1] != codes.size
-        if bad or (np.diff(offsets) < 0).any():
+        codes = put(patterns[0], np.uint8)
+        offsets = put(patterns[1], np.int64)
+        bad = offsets.ndim != 1 or offsets.size < 1 or int(offsets[0]) != 0 or int(offsets[-1]) != codes.size
+        if bad or bool((xp.diff(offsets) < 0).any()):
             raise OptionError("pattern offsets must start at 0, never decrease, and end at len(codes)")
-        if codes.size and codes.max() > 4:
+        if codes.size and int(codes.max()) > 4:
             raise OptionError("pattern codes must be 0..4 (A, C, G, T, N)")
         return codes, offsets
     texts = [p.decode("ascii") if isinstance(p, bytes) else str(p) for p in patterns]
@@ -138,7 +141,7 @@ def pattern_arrays(patterns: Any) -> tuple[np.ndarray, np.ndarray]:
             except ValueError as exc:
                 raise OptionError(f"pattern {i}: {exc}") from None
         raise
-    return codes, offsets
+    return put(codes, np.uint8), put(offsets, np.int64)
 
 
 def backward_search(backend: Backend, fm: FmArrays, codes: Any, offsets: Any) -> tuple[Any, Any]:
