@@ -198,9 +198,14 @@ def _open_binary(path: str) -> BinaryIO:
     return open(path, "rb")
 
 
-def _runs(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Half-open [start, end) runs of non-zero entries of a 0/1 uint8 array,
-    split at record boundaries so a run never spans two records."""
+def mask_runs(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Half-open ``[start, end)`` runs of true/non-zero entries of ``mask``, as an
+    ``(k, 2)`` int64 array, split at the record ``offsets`` so that a run never
+    spans two records.
+
+    >>> mask_runs(np.array([0, 1, 1, 1, 0, 1], dtype=np.uint8), np.array([0, 2, 6])).tolist()
+    [[1, 2], [2, 4], [5, 6]]
+    """
     on = mask.astype(bool)
     boundary = np.zeros(on.size + 1, dtype=bool)
     boundary[offsets] = True
@@ -314,7 +319,7 @@ class FastxReader:
             self._raise(err, line + err_line, a, b)
         if r == 0:
             return None, consumed, lines
-        soft = _runs(case_mask[:nb], seq_off[: r + 1]) if lower else np.empty((0, 2), dtype=np.int64)
+        soft = mask_runs(case_mask[:nb], seq_off[: r + 1]) if lower else np.empty((0, 2), dtype=np.int64)
         batch = SequenceBatch(
             path=self.path,
             format=self.format,  # type: ignore[arg-type]

@@ -36,7 +36,7 @@ from gseek.backend import CpuBackend
 from gseek.encode import pack_2bit
 from gseek.errors import FastxError, OptionError
 from gseek.kernels import fmindex as kernels
-from gseek.seqio import SequenceBatch
+from gseek.seqio import SequenceBatch, mask_runs
 
 from .search import FmArrays, extend_intervals
 
@@ -90,32 +90,21 @@ def check_records(batch: SequenceBatch) -> None:
         raise FastxError(batch.path, None, "no A/C/G/T base in any record (only N/ambiguous)")
 
 
-def _runs_of(flags: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Half-open runs [start, end) of True in ``flags``, split at record offsets."""
-    cut = np.zeros(flags.size + 1, dtype=bool)
-    cut[offsets] = True
-    prev = np.concatenate([[False], flags[:-1]]) & ~cut[:-1]
-    nxt = np.concatenate([flags[1:], [False]]) & ~cut[1:]
-    starts = np.flatnonzero(flags & ~prev)
-    ends = np.flatnonzero(flags & ~nxt) + 1
-    return starts.astype(np.int64), ends.astype(np.int64)
-
-
 def segments(codes: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Maximal runs of bases (codes 0..3) inside each record.
 
     Returns ``(ref_start, length, contig)``: start in concatenated record
     coordinates, length, and record index of every segment, in text order.
     """
-    starts, ends = _runs_of(codes < 4, offsets)
+    runs = mask_runs(codes < 4, offsets)
+    starts, ends = runs[:, 0].copy(), runs[:, 1].copy()
     contig = (np.searchsorted(offsets, starts, side="right") - 1).astype(np.int32)
     return starts, ends - starts, contig
 
 
 def ambiguous_runs(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Runs ``[start, end)`` of ambiguous bases (code 4), split at record offsets."""
-    starts, ends = _runs_of(codes > 3, offsets)
-    return np.stack([starts, ends], axis=1).reshape(-1, 2)
+    return mask_runs(codes > 3, offsets)
 
 
 @numba.njit(parallel=True, cache=True)

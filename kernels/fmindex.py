@@ -30,6 +30,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from gseek.kernels.seqpack import _record_of  # shared Numba helper: record holding position i
+
 CUDA_SOURCE = "fmindex.cu"
 
 #: uint32 words per Occ / mark block (64 bytes: one aligned fetch).
@@ -78,20 +80,6 @@ def _match(word, c):
     """Low bit of every 2-bit slot of ``word`` that holds base ``c``."""
     x = np.int64(word) ^ (np.int64(c) * 0x55555555)
     return ~(x | (x >> 1)) & 0x55555555
-
-
-@numba.njit(cache=True, inline="always")
-def _record_of(offsets, n_records, i):
-    """Largest r with offsets[r] <= i (offsets has n_records + 1 entries)."""
-    lo = 0
-    hi = n_records
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if offsets[mid] <= i:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 @numba.njit(cache=True, inline="always")
