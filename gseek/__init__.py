@@ -34,5 +34,17 @@ __all__ = [
     "read_fastx",
     "write_fasta",
     "write_fastq",
+    "Mapper",
+    "MappingResult",
+    "map_reads",
 ]
+
+
+def __getattr__(name: str):
+    """Lazy exports: ``import gseek`` does not load the index and kernels."""
+    if name in ("Mapper", "MappingResult", "map_reads"):
+        from . import mapper
+
+        return getattr(mapper, name)
+    raise AttributeError(f"module 'gseek' has no attribute {name!r}")
 

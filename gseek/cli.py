@@ -123,22 +123,41 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 @click.option("-v", "--mismatches", type=click.IntRange(0, 8), default=2, show_default=True,
               help="map: report placements with at most this many mismatches (N counts as one).")
 @click.option("-k", "max_alignments", type=click.IntRange(min=1), default=None,
-              help="map: report up to N alignments per read.")
+              help="map: report up to N alignments per read, best strata first.")
 @click.option("-a", "--all", "report_all", is_flag=True, help="map: report every placement.")
-@click.option("--max-hits", type=click.IntRange(min=1), default=None, help="map: cap for --all.")
+@click.option("--max-hits", type=click.IntRange(min=1), default=None, help="map: cap for --all (tag ZH:i).")
 @click.option("--norc", is_flag=True, help="Do not align the reverse-complement strand.")
 @click.option("--nofw", is_flag=True, help="Do not align the forward strand.")
 @click.option("--no-unal", is_flag=True, help="map: drop unmapped reads from the SAM output.")
+@click.option("--xa-limit", type=click.IntRange(min=0), default=3, show_default=True,
+              help="map: list other best/second-best placements in XA when there are at most N.")
+@click.option("--cigar-eq", is_flag=True, help="map: CIGAR with =/X runs instead of M.")
 @click.option("--evalue", type=float, default=10.0, show_default=True, help="BLAST: E-value cutoff.")
 @click.option("--outfmt", default=None, help="BLAST: 6 or 7 [with columns], or sam.")
 @click.option("-o", "--output", metavar="FILE", help="Output (SAM; BAM if it ends in .bam) [stdout].")
 @_common
 def search(index_prefix, queries, task, mismatches, max_alignments, report_all, max_hits, norc, nofw,
-           no_unal, evalue, outfmt, output) -> None:
+           no_unal, xa_limit, cigar_eq, evalue, outfmt, output) -> None:
     """Map reads (--task map, SOAP3-style complete k-mismatch) or search queries
     (--task megablast|blastn, G-BLASTN-style) against an index."""
-    issue = 5 if task == "map" else "the BLAST-style search"
-    raise NotYetAvailable(f"gseek search --task {task}: not available yet (issue {issue})")
+    if task != "map":
+        raise NotYetAvailable(f"gseek search --task {task}: not available yet (the BLAST-style search)")
+    if not index_prefix:
+        raise click.UsageError("--task map needs -x INDEX")
+    if not queries:
+        raise click.UsageError("--task map needs -q FILE")
+    if max_hits is not None and not report_all:
+        raise click.UsageError("--max-hits caps --all; give --all too")
+    from .mapper import map_reads
+
+    started = time.perf_counter()
+    counts = map_reads(index_prefix, list(queries), output or "-", mismatches=mismatches,
+                       max_alignments=max_alignments, report_all=report_all, max_hits=max_hits, norc=norc,
+                       nofw=nofw, xa_limit=xa_limit, no_unal=no_unal, cigar_eq=cigar_eq,
+                       device=_backend(), command=_command_line())
+    _say(f"[gseek] {counts['reads']:,} reads, {counts['mapped']:,} mapped, {counts['unmapped']:,} unmapped "
+         f"({counts['too_long']:,} too long), {counts['records']:,} records in "
+         f"{time.perf_counter() - started:.2f} s")
 
 
 # --------------------------------------------------------------------- align
@@ -149,9 +168,11 @@ def search(index_prefix, queries, task, mismatches, max_alignments, report_all, 
 @click.option("--all-vs-all", is_flag=True, help="Align every pair i < j of --input.")
 @click.option("-q", "--query", metavar="FASTA", help="Query sequences.")
 @click.option("-t", "--target", metavar="FASTA", help="Target sequences (all queries vs all targets).")
-@click.option("--pairs", metavar="TSV", help="Only these (query, target) name pairs.")
+@click.option("--pairs", metavar="TSV", help="Only these 'query<TAB>target' name pairs.")
 @click.option("--mode", type=click.Choice(["global", "local", "semiglobal"]), default="global",
               show_default=True)
+@click.option("--free-ends", default="query_start,query_end,target_start,target_end", show_default=True,
+              help="semiglobal: free overhangs (comma-separated).")
 @click.option("--match", type=int, default=2, show_default=True)
 @click.option("--mismatch", type=int, default=-3, show_default=True)
 @click.option("--gap-open", type=int, default=5, show_default=True, help="Cost of opening a gap (>= 0).")
@@ -160,11 +181,37 @@ def search(index_prefix, queries, task, mismatches, max_alignments, report_all, 
 @click.option("--min-score", type=int, default=None, help="Trace back only pairs scoring at least this.")
 @click.option("--min-identity", type=float, default=None, help="Trace back only pairs at least this identical.")
 @click.option("--traceback/--score-only", default=False, help="Report CIGAR and extents.")
+@click.option("--cigar-m", is_flag=True, help="Write M instead of =/X in CIGARs.")
+@click.option("--outfmt", default=None, help="'6' or '6 COLUMNS...' (BLAST-style tabular) [gseek TSV].")
 @click.option("-o", "--output", metavar="TSV", help="Output table [stdout].")
 @_common
-def align(**options) -> None:
+def align(seqs, all_vs_all, query, target, pairs, mode, free_ends, match, mismatch, gap_open, gap_extend, matrix,
+          min_score, min_identity, traceback, cigar_m, outfmt, output) -> None:
     """Batched NW/SW/semiglobal alignment with optional (lazy) trace-back."""
-    raise NotYetAvailable("gseek align: batched DP is not available yet (issue 4)")
+    from .align import AlignmentWriter, PairAligner
+    from .errors import OptionError
+    from .seqio import read_fastx
+
+    options = dict(mode=mode, match=match, mismatch=mismatch, gap_open=gap_open, gap_extend=gap_extend,
+                   matrix=matrix, min_score=min_score, min_identity=min_identity, traceback=traceback,
+                   cigar_m=cigar_m, outfmt=outfmt, device=_backend())
+    if mode == "semiglobal":
+        options["free_ends"] = tuple(x for x in free_ends.split(",") if x)
+    aligner = PairAligner(**options)
+    alphabet = "protein" if matrix else "dna"
+    if all_vs_all:
+        if not seqs or query or target:
+            raise OptionError("--all-vs-all takes -i FASTA (and no -q/-t)")
+        chunks = aligner.iter_all_vs_all(read_fastx(seqs, alphabet=alphabet))
+    else:
+        if not (query and target) or seqs:
+            raise OptionError("give -q FASTA -t FASTA (optionally --pairs TSV), or -i FASTA --all-vs-all")
+        q, t = read_fastx(query, alphabet=alphabet), read_fastx(target, alphabet=alphabet)
+        chunks = aligner.iter_pair_list(q, t, pairs) if pairs else aligner.iter_query_vs_database(q, t)
+    with AlignmentWriter(output, aligner.columns) as writer:
+        for chunk in chunks:
+            writer.write(chunk)
+    _say(f"[gseek] align: {writer.rows:,} alignments on {aligner.backend.describe()}")
 
 
 # --------------------------------------------------------------------- pipeline

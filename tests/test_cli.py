@@ -38,9 +38,10 @@ def test_top_level_help_lists_every_command(capsys):
     [
         ("index", ["--sa-sample", "--wgram", "--output", "--device", "--threads"]),
         ("search", ["--index", "--query", "--task", "--mismatches", "--all", "--max-hits", "--norc", "--nofw",
-                    "--no-unal", "--evalue", "--outfmt", "--output"]),
-        ("align", ["--all-vs-all", "--query", "--target", "--pairs", "--mode", "--match", "--mismatch",
-                   "--gap-open", "--gap-extend", "--matrix", "--min-score", "--min-identity", "--traceback"]),
+                    "--no-unal", "--xa-limit", "--cigar-eq", "--evalue", "--outfmt", "--output"]),
+        ("align", ["--all-vs-all", "--query", "--target", "--pairs", "--mode", "--free-ends", "--match",
+                   "--mismatch", "--gap-open", "--gap-extend", "--matrix", "--min-score", "--min-identity",
+                   "--traceback", "--cigar-m", "--outfmt", "--output"]),
         ("pipeline", ["--queries", "--index", "--task", "--outdir", "--gpus", "--resume"]),
         ("stats", ["--protein"]),
         ("demo", ["--outdir"]),
@@ -53,8 +54,8 @@ def test_each_command_documents_its_options(capsys, command, options):
         assert option in out, option
 
 
-@pytest.mark.parametrize("command, issue", [(["search", "-q", "r.fq"], "issue 5"),
-                                            (["align", "-i", "x.fa"], "issue 4"), (["pipeline"], "issue 6")])
+@pytest.mark.parametrize("command, issue", [(["search", "--task", "blastn", "-q", "r.fq"], "BLAST-style"),
+                                            (["pipeline"], "issue 6")])
 def test_planned_commands_say_so_in_one_line(capsys, command, issue):
     code, out, err = run(command, capsys)
     assert code == 1
@@ -62,7 +63,7 @@ def test_planned_commands_say_so_in_one_line(capsys, command, issue):
 
 
 def test_bad_option_value_is_a_usage_error(capsys):
-    code, _, err = run(["search", "--mismatches", "9"], capsys)
+    code, _, err = run(["search", "-x", "i", "-q", "r.fq", "--mismatches", "9"], capsys)
     assert code == 2 and "--mismatches" in err
 
 
@@ -113,25 +114,27 @@ def test_options_after_the_command(tmp_path, capsys):
     assert code == 0 and err == ""
 
 
-def test_demo_writes_sam(tmp_path, capsys):
-    pysam = pytest.importorskip("pysam")
+def test_demo_maps_the_lambda_reads(tmp_path, capsys):
+    import pysam
+
+    from gseek.datasets import lambda_truth, read_truth
+
     code, out, err = run(["--device", "cpu", "demo", "-o", str(tmp_path / "demo")], capsys)
     assert code == 0, err
     assert "backend           cpu" in out
-    from gseek.datasets import lambda_truth
-
-    rows = [line.split("\t") for line in lambda_truth().read_text().splitlines()[1:]]
-    exact = sum(1 for row in rows if row[4] == "0")
-    assert f"exact matches     {exact:,} reads occur exactly in lambda" in out
+    placed = sum(1 for t in read_truth(lambda_truth()) if t.contig is not None)
+    assert f"truth             {placed:,} of {placed:,} simulated reads reported at their true origin" in out
     sam = tmp_path / "demo" / "lambda_reads.sam"
+    pysam.quickcheck(str(sam))  # samtools quickcheck through pysam; raises on a bad file
     with pysam.AlignmentFile(str(sam)) as fh:
         header = fh.header.to_dict()
         records = list(fh)
     assert header["SQ"] == [{"SN": "gi|9626243|ref|NC_001416.1|", "LN": 48502}]
     assert header["PG"][0]["ID"] == "gseek"
     assert header["PG"][0]["CL"] == f"gseek --device cpu demo -o {tmp_path / 'demo'}"
-    assert len(records) == 2000 and all(r.is_unmapped for r in records)
-    pysam.quickcheck(str(sam))  # samtools quickcheck through pysam; raises on a bad file
+    assert len(records) == 2000
+    assert sum(not r.is_unmapped for r in records) == placed
+    assert all(r.get_tag("NM") <= 3 for r in records if not r.is_unmapped)
 
 
 def test_index_builds_a_loadable_index(tmp_path, capsys):
@@ -168,3 +171,225 @@ def test_index_of_bad_fasta_is_one_line(tmp_path, capsys):
     code, _, err = run(["index", str(ref)], capsys)
     assert code == 1 and err.count("\n") == 1 and "bad.fa" in err and "duplicate" in err
     assert not (tmp_path / "bad.gseek").exists()
+
+
+# ------------------------------------------------------------------ search --task map
+
+REPEAT = "CCGATTAGCATGCAATCGTA"  # 20 bp, once in each contig
+REF = (f">chr1 first\nGATTACAGATTACATTTTCCCCGGGGAAAACGTACGTTGCAGGTCCATTGACCA{REPEAT}GGAT\n"
+       f">chr2\nTTGACCAGGATCCATAGCAAC{REPEAT}TT\n")
+
+
+@pytest.fixture
+def mapped(tmp_path, capsys):
+    """An index of two contigs and a FASTQ of reads with known placements."""
+    ref = tmp_path / "ref.fa"
+    ref.write_text(REF)
+    assert main(["--quiet", "index", str(ref), "--wgram", "4", "--sa-sample", "4"]) == 0
+    reads = tmp_path / "r.fq"
+    reads.write_text(
+        "@exact\nACATTTTCCCCGGGGAAAAC\n+\nIIIIIIIIIIIIIIIIIIII\n"  # chr1:11, forward, 0 mismatches
+        "@two_mm\nACATTTTCCACGGGGAAAGC\n+\nIIIIIIIIIIIIIIIIIIII\n"  # chr1:11, 2 mismatches
+        "@reverse\nGTTGCTATGGATCCTGGTCA\n+\nABCDEFGHIJKLMNOPQRST\n"  # chr2:1, reverse strand
+        "@repeat\nTTGACCAGG\n+\nIIIIIIIII\n"  # too short: 9 bp
+    )
+    capsys.readouterr()
+    return tmp_path
+
+
+def _sam(capsys, args):
+    code, out, err = run(args, capsys)
+    assert code == 0, err
+    return [line.split("\t") for line in out.splitlines() if not line.startswith("@")], out
+
+
+def test_search_maps_to_stdout_by_default(mapped, capsys):
+    (mapped / "r.fq").write_text("".join((mapped / "r.fq").read_text().splitlines(True)[:12]))
+    rows, out = _sam(capsys, ["--quiet", "search", "-x", str(mapped / "ref"), "-q", str(mapped / "r.fq"),
+                              "-v", "0", "--device", "cpu", "-p", "1"])
+    assert "@SQ\tSN:chr1\tLN:78" in out and "@SQ\tSN:chr2\tLN:43" in out and "@PG" in out
+    by_name = {r[0]: r for r in rows}
+    assert by_name["exact"][1:4] == ["0", "chr1", "12"] and "NM:i:0" in by_name["exact"]
+    assert by_name["two_mm"][1] == "4"  # 2 mismatches > -v 0: unmapped
+    assert by_name["reverse"][1:4] == ["16", "chr2", "2"]
+    assert by_name["reverse"][9] == "GTTGCTATGGATCCTGGTCA"[::-1].translate(str.maketrans("ACGT", "TGCA"))
+    assert by_name["reverse"][10] == "ABCDEFGHIJKLMNOPQRST"[::-1]
+
+
+def _three_reads(mapped):
+    (mapped / "r.fq").write_text("".join((mapped / "r.fq").read_text().splitlines(True)[:12]))
+    return ["--quiet", "search", "-x", str(mapped / "ref"), "-q", str(mapped / "r.fq")]
+
+
+def test_search_mismatches_option(mapped, capsys):
+    rows, _ = _sam(capsys, _three_reads(mapped) + ["-v", "3"])
+    two = next(r for r in rows if r[0] == "two_mm")
+    assert two[1:4] == ["0", "chr1", "12"] and "NM:i:2" in two and "MD:Z:9C8A1" in two
+
+
+def test_search_norc_and_nofw(mapped, capsys):
+    rows, _ = _sam(capsys, _three_reads(mapped) + ["--norc"])
+    assert next(r for r in rows if r[0] == "reverse")[1] == "4"
+    rows, _ = _sam(capsys, _three_reads(mapped) + ["--nofw", "-v", "0"])
+    assert next(r for r in rows if r[0] == "exact")[1] == "4"
+    assert next(r for r in rows if r[0] == "reverse")[1] == "16"
+
+
+def test_search_no_unal_and_cigar_eq(mapped, capsys):
+    rows, _ = _sam(capsys, _three_reads(mapped) + ["-v", "0", "--no-unal", "--cigar-eq"])
+    assert sorted(r[0] for r in rows) == ["exact", "reverse"]
+    assert next(r for r in rows if r[0] == "exact")[5] == "20="
+
+
+def test_search_too_short_read_is_one_line_with_file_and_line(mapped, capsys):
+    reads = mapped / "short.fq"
+    reads.write_text(f"@rep\n{REPEAT}\n+\n{'I' * 20}\n@tiny\nTTGACCA\n+\nIIIIIII\n")
+    code, _, err = run(["search", "-x", str(mapped / "ref"), "-q", str(reads)], capsys)
+    assert code == 1 and err.count("\n") == 1 and "short.fq:5" in err and "at least" in err
+
+
+def test_search_all_k_and_max_hits(mapped, capsys):
+    reads = mapped / "rep.fq"
+    reads.write_text(f"@rep\n{REPEAT}\n+\n{'I' * 20}\n")
+    base = ["--quiet", "search", "-x", str(mapped / "ref"), "-q", str(reads), "-v", "0"]
+    rows, _ = _sam(capsys, base + ["--all"])
+    assert sorted((r[2], r[3]) for r in rows) == [("chr1", "55"), ("chr2", "22")]
+    rows, _ = _sam(capsys, base + ["-k", "1"])
+    assert len(rows) == 1
+    rows, _ = _sam(capsys, base + ["--all", "--max-hits", "1"])
+    assert len(rows) == 1 and "ZH:i:2" in rows[0]
+    rows, _ = _sam(capsys, base)  # best: one record, two best placements, low MAPQ
+    assert len(rows) == 1 and "X0:i:2" in rows[0] and int(rows[0][4]) < 10
+
+
+def test_search_xa_limit(mapped, capsys):
+    reads = mapped / "rep.fq"
+    reads.write_text(f"@rep\n{REPEAT}\n+\n{'I' * 20}\n")
+    base = ["--quiet", "search", "-x", str(mapped / "ref"), "-q", str(reads), "-v", "0"]
+    rows, _ = _sam(capsys, base)
+    xa = [t for t in rows[0] if t.startswith("XA:Z:")]
+    assert len(xa) == 1 and xa[0].count(";") == 1  # the other copy
+    rows, _ = _sam(capsys, base + ["--xa-limit", "0"])
+    assert not any(t.startswith("XA:Z:") for t in rows[0])
+
+
+def test_search_bam_output(mapped, capsys):
+    import pysam
+
+    out = mapped / "out.bam"
+    code, _, err = run(_three_reads(mapped) + ["-o", str(out)], capsys)
+    assert code == 0, err
+    pysam.quickcheck(str(out))
+    with pysam.AlignmentFile(str(out)) as fh:
+        assert sorted(r.query_name for r in fh) == ["exact", "reverse", "two_mm"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--max-hits", "2"], "--max-hits caps --all"),
+    (["-x", None], "needs -x INDEX"),
+])
+def test_search_usage_errors(mapped, capsys, args, message):
+    base = _three_reads(mapped)
+    if args == ["-x", None]:
+        base = ["search", "-q", str(mapped / "r.fq")]
+        args = []
+    code, _, err = run(base + args, capsys)
+    assert code == 2 and message in err
+
+
+def test_search_missing_index_is_one_line(tmp_path, capsys):
+    reads = tmp_path / "r.fq"
+    reads.write_text("@r\nACGTACGTACGTACGTACGT\n+\nIIIIIIIIIIIIIIIIIIII\n")
+    code, _, err = run(["search", "-x", str(tmp_path / "nope"), "-q", str(reads)], capsys)
+    assert code == 1 and err.count("\n") == 1 and "nope" in err
+
+
+# ------------------------------------------------------------------ align
+
+SEQS = ">a\nACGTACGTTAGC\n>b\nACGTACTTAGC\n>c\nTTTTGGGGCCCC\n"
+
+
+@pytest.fixture
+def fasta(tmp_path):
+    path = tmp_path / "s.fa"
+    path.write_text(SEQS)
+    return path
+
+
+def _tsv(capsys, args):
+    code, out, err = run(args, capsys)
+    assert code == 0, err
+    return [line.split("\t") for line in out.splitlines()]
+
+
+def test_align_all_vs_all_with_traceback(fasta, capsys):
+    rows = _tsv(capsys, ["--quiet", "align", "-i", str(fasta), "--all-vs-all", "--traceback"])
+    header, body = rows[0], rows[1:]
+    assert "score" in header and "cigar" in header
+    assert header[0] == "#qname"
+    assert [(r[0], r[1]) for r in body] == [("a", "b"), ("a", "c"), ("b", "c")]
+    ab = body[0]
+    assert ab[header.index("cigar")] == "6=1I5=" and int(ab[header.index("score")]) == 11 * 2 - 5 - 2
+
+
+def test_align_score_only_has_no_cigar(fasta, capsys):
+    rows = _tsv(capsys, ["--quiet", "align", "-i", str(fasta), "--all-vs-all"])
+    assert "cigar" not in rows[0] and len(rows) == 4
+
+
+def test_align_pairs_and_outfmt6_to_file(fasta, tmp_path, capsys):
+    pairs = tmp_path / "p.tsv"
+    pairs.write_text("# query\ttarget\na\tb\nc\ta\n")
+    out = tmp_path / "o.tsv"
+    code, _, err = run(["--quiet", "align", "-q", str(fasta), "-t", str(fasta), "--pairs", str(pairs),
+                        "--outfmt", "6", "--traceback", "-o", str(out)], capsys)
+    assert code == 0, err
+    rows = [line.split("\t") for line in out.read_text().splitlines()]
+    # BLAST's first ten columns, then the raw score (docs/alignment.md: no E-value for pairwise DP)
+    assert [r[:2] for r in rows] == [["a", "b"], ["c", "a"]]
+    assert rows[0] == ["a", "b", "91.667", "12", "0", "1", "1", "12", "1", "11", "15"]
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("a\tnope\n")
+    code, _, err = run(["align", "-q", str(fasta), "-t", str(fasta), "--pairs", str(bad)], capsys)
+    assert code == 1 and f"{bad}:1: no sequence named 'nope'" in err
+
+
+def test_align_min_identity_keeps_passing_pairs(fasta, capsys):
+    rows = _tsv(capsys, ["--quiet", "align", "-i", str(fasta), "--all-vs-all", "--traceback",
+                         "--min-identity", "0.9"])
+    assert [(r[0], r[1]) for r in rows[1:]] == [("a", "b")]
+
+
+def test_align_min_score(fasta, capsys):
+    rows = _tsv(capsys, ["--quiet", "align", "-i", str(fasta), "--all-vs-all", "--traceback", "--min-score", "10"])
+    assert [(r[0], r[1]) for r in rows[1:]] == [("a", "b")]
+
+
+def test_align_local_semiglobal_and_cigar_m(fasta, capsys):
+    local = _tsv(capsys, ["--quiet", "align", "-i", str(fasta), "--all-vs-all", "--mode", "local", "--traceback"])
+    semi = _tsv(capsys, ["--quiet", "align", "-i", str(fasta), "--all-vs-all", "--mode", "semiglobal",
+                         "--free-ends", "target_start,target_end", "--traceback", "--cigar-m"])
+    assert local[0] == semi[0]
+    assert all(set(r[semi[0].index("cigar")]) <= set("0123456789MID") for r in semi[1:])
+
+
+def test_align_scoring_options(fasta, capsys):
+    plain = _tsv(capsys, ["--quiet", "align", "-i", str(fasta), "--all-vs-all"])
+    other = _tsv(capsys, ["--quiet", "align", "-i", str(fasta), "--all-vs-all", "--match", "1", "--mismatch", "-1",
+                          "--gap-open", "0", "--gap-extend", "1"])
+    assert plain[1][plain[0].index("score")] != other[1][other[0].index("score")]
+
+
+def test_align_protein_matrix_and_unknown_matrix(tmp_path, capsys):
+    prot = tmp_path / "p.fa"
+    prot.write_text(">p\nMKVLA\n>q\nMKVIA\n")
+    rows = _tsv(capsys, ["--quiet", "align", "-i", str(prot), "--all-vs-all", "--matrix", "BLOSUM62",
+                         "--gap-open", "11", "--gap-extend", "1"])
+    assert int(rows[1][rows[0].index("score")]) == 5 + 5 + 4 + 2 + 4  # BLOSUM62: M/M K/K V/V L/I A/A
+    code, _, err = run(["align", "-i", str(prot), "--all-vs-all", "--matrix", "BLOSUM99"], capsys)
+    assert code == 1 and err.count("\n") == 1 and "BLOSUM99" in err
+
+
+def test_align_needs_inputs(fasta, capsys):
+    code, _, err = run(["align", "-i", str(fasta)], capsys)
+    assert code == 1 and "give -q FASTA -t FASTA" in err

@@ -1,0 +1,977 @@
+"""Batched pairwise alignment: global (NW), local (SW), semiglobal; Gotoh gaps.
+
+One configured :class:`PairAligner` per job, struct-of-arrays results whose
+rows print as tab-separated lines. Scoring conventions, tie-breaking and the
+output columns are in ``docs/alignment.md``; in short: a gap of length k costs
+``gap_open + k * gap_extend`` (BLAST+), coordinates are 0-based half-open,
+rows index the query and the CIGAR is the query's (``I`` consumes the query,
+``D`` the target).
+
+>>> aligner = PairAligner(mode="global", device="cpu", threads=1)
+>>> aligner
+PairAligner(device='cpu')
+>>> aligner.align("ACGTACGT", "ACGACGT").score
+7
+>>> hit = PairAligner(mode="local", traceback=True, device="cpu").align("TTTACGTACGTTT", "GGACGTCCGTGG")
+>>> print(hit)
+q0	t0	11	3	11	2	10	13	12	0.8750	7	1	0	0	4=1X3=
+>>> hit.cigar, hit.identity
+('4=1X3=', 0.875)
+
+The stages (:func:`score_pairs`, :func:`traceback_pairs`, :func:`xdrop_ungapped`)
+take a backend and arrays and run the ``dp`` kernel family (CUDA on the GPU,
+its Numba twin on the CPU) with identical results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gseek.kernels import dp
+
+from .backend import Backend, get_backend
+from .errors import OptionError
+from .seqio import SequenceBatch, open_output
+
+__all__ = [
+    "Scoring",
+    "PairAligner",
+    "AlignmentResults",
+    "Alignment",
+    "AlignmentWriter",
+    "score_pairs",
+    "traceback_pairs",
+    "xdrop_ungapped",
+    "xdrop_gapped",
+    "identity_score_bound",
+    "MODES",
+    "SCORING_PRESETS",
+]
+
+MODES = ("global", "local", "semiglobal")
+FREE_END_NAMES = ("query_start", "query_end", "target_start", "target_end")
+_FREE_FLAGS = dict(zip(FREE_END_NAMES, (dp.FREE_QS, dp.FREE_QE, dp.FREE_TS, dp.FREE_TE)))
+_CIGAR_LETTERS = {dp.OP_I: "I", dp.OP_D: "D", dp.OP_EQ: "=", dp.OP_X: "X"}
+_DNA_LETTERS = "ACGTN"
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """Substitution scores and gap costs.
+
+    DNA (no ``matrix``): ``match`` / ``mismatch`` scores over A C G T; every
+    ambiguous base (N and the IUPAC letters, read as N) scores ``n_score``
+    against anything, itself included (default: ``mismatch``), and is never a
+    match (``X`` in the CIGAR). ``matrix`` names a Biopython substitution
+    matrix (``Bio.Align.substitution_matrices.load``), e.g. ``"BLOSUM62"``.
+    Gap costs are non-negative: a gap of length k scores
+    ``-(gap_open + k * gap_extend)``; ``gap_open=0`` is a linear gap.
+
+    >>> Scoring().gap_cost(3)
+    11
+    >>> Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1).score("W", "W")
+    11
+    """
+
+    match: int = 2
+    mismatch: int = -3
+    gap_open: int = 5
+    gap_extend: int = 2
+    matrix: str | None = None
+    n_score: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("match", "mismatch", "gap_open", "gap_extend"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise OptionError(f"{name} must be an integer, not {value!r}")
+        if self.n_score is not None and not isinstance(self.n_score, (int, np.integer)):
+            raise OptionError(f"n_score must be an integer, not {self.n_score!r}")
+        if self.gap_open < 0 or self.gap_extend < 0:
+            raise OptionError(
+                f"gap costs must be >= 0 (gap_open={self.gap_open}, gap_extend={self.gap_extend}); "
+                "a gap of length k scores -(gap_open + k*gap_extend)")
+        if self.gap_open + self.gap_extend == 0:
+            raise OptionError("gap_open + gap_extend must be > 0 (free gaps make every alignment tie)")
+        if self.matrix is None and self.match <= 0:
+            raise OptionError(f"match must be > 0, not {self.match}")
+        self._build()
+
+    def _build(self) -> None:
+        if self.matrix is None:
+            alphabet = _DNA_LETTERS
+            n_score = self.mismatch if self.n_score is None else self.n_score
+            table = np.full((5, 5), self.mismatch, dtype=np.int32)
+            np.fill_diagonal(table, self.match)
+            table[4, :] = table[:, 4] = n_score
+            no_match = 4
+            lookup = np.full(256, 255, dtype=np.uint8)
+            for code, letter in enumerate("ACGT"):
+                lookup[ord(letter)] = lookup[ord(letter.lower())] = code
+            lookup[ord("U")] = lookup[ord("u")] = 3
+            for letter in "RYSWKMBDHVN":
+                lookup[ord(letter)] = lookup[ord(letter.lower())] = 4
+        else:
+            from Bio.Align import substitution_matrices
+
+            try:
+                matrix = substitution_matrices.load(self.matrix)
+            except (FileNotFoundError, ValueError, OSError):
+                names = ", ".join(substitution_matrices.load())
+                raise OptionError(f"unknown substitution matrix {self.matrix!r} (Biopython has: {names})") from None
+            values = np.asarray(matrix, dtype=np.float64)
+            if not np.array_equal(values, np.round(values)):
+                raise OptionError(f"matrix {self.matrix} has non-integer scores; gseek needs integer scores")
+            alphabet = str(matrix.alphabet)
+            table = values.astype(np.int32)
+            no_match = -1
+            lookup = np.full(256, 255, dtype=np.uint8)
+            for code, letter in enumerate(alphabet):
+                lookup[ord(letter)] = code
+                if letter.isalpha():
+                    lookup[ord(letter.lower())] = code
+        object.__setattr__(self, "alphabet", alphabet)
+        object.__setattr__(self, "table", np.ascontiguousarray(table))
+        object.__setattr__(self, "no_match_code", no_match)
+        object.__setattr__(self, "lookup", lookup)
+
+    @property
+    def is_dna(self) -> bool:
+        return self.matrix is None
+
+    def gap_cost(self, length: int) -> int:
+        """Cost of one gap of ``length`` columns."""
+        return self.gap_open + length * self.gap_extend if length > 0 else 0
+
+    def score(self, a: str, b: str) -> int:
+        """Score of residue ``a`` against residue ``b``."""
+        return int(self.table[self.encode(a)[0], self.encode(b)[0]])
+
+    def encode(self, seq: str | bytes, where: str = "sequence") -> np.ndarray:
+        """Codes of ``seq`` in this scoring's alphabet; unknown residues raise."""
+        raw = np.frombuffer(seq.encode("latin-1") if isinstance(seq, str) else bytes(seq), dtype=np.uint8)
+        codes = self.lookup[raw]
+        if (codes == 255).any():
+            pos = int(np.argmax(codes == 255))
+            raise OptionError(f"{where}: residue {chr(raw[pos])!r} at position {pos + 1} is not in the "
+                              f"alphabet of {self._what()} ({self.alphabet})")
+        return codes
+
+    def _what(self) -> str:
+        return f"matrix {self.matrix}" if self.matrix else "DNA scoring"
+
+    def equal_residues(self, a: int, b: int) -> bool:
+        return a == b and a != self.no_match_code
+
+
+#: Named scoring schemes; overrides apply on top.
+SCORING_PRESETS: dict[str, dict[str, Any]] = {
+    "dna": {},  # match 2, mismatch -3, gap 5 + 2k: blastn's defaults
+    "megablast": {"match": 1, "mismatch": -2, "gap_open": 2, "gap_extend": 1},
+    "edit": {"match": 1, "mismatch": -1, "gap_open": 0, "gap_extend": 1},
+    "blosum62": {"matrix": "BLOSUM62", "gap_open": 11, "gap_extend": 1},
+    "blosum50": {"matrix": "BLOSUM50", "gap_open": 10, "gap_extend": 2},
+}
+
+
+# --------------------------------------------------------------------------- stages
+
+
+def _flags(mode: str, free_ends: tuple[str, ...]) -> int:
+    if mode == "local":
+        return dp.LOCAL
+    if mode == "semiglobal":
+        return sum(_FREE_FLAGS[name] for name in free_ends)
+    return 0
+
+
+def _sort_slots(q_len: np.ndarray, t_len: np.ndarray, strip: int) -> np.ndarray:
+    """Slot order: longest work first, so a warp holds pairs of equal shape."""
+    strips = -(-q_len // strip)
+    return np.lexsort((-t_len, -strips)).astype(np.int64)
+
+
+def _group_offsets(sizes: np.ndarray) -> tuple[np.ndarray, int]:
+    """Start of each group of LANES slots in an interleaved buffer whose slot k
+    needs ``sizes[k]`` words: group g is ``LANES * max(sizes of g)`` words."""
+    lanes = dp.LANES
+    n_groups = -(-sizes.size // lanes)
+    padded = np.zeros(n_groups * lanes, dtype=np.int64)
+    padded[: sizes.size] = sizes
+    per_group = padded.reshape(n_groups, lanes).max(axis=1) * lanes
+    offsets = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(per_group, out=offsets[1:])
+    return offsets, int(offsets[-1])
+
+
+def _i32(x: Any) -> np.int32:
+    return np.int32(x)
+
+
+def score_pairs(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
+                t_len: np.ndarray, scoring: Scoring, flags: int) -> dict[str, np.ndarray]:
+    """Score every pair ``(codes[q_off:q_off+q_len], codes[t_off:t_off+t_len])``.
+
+    Returns host arrays ``score``, ``q_end``, ``t_end`` (the end cell) and
+    ``rerun`` (True where 16-bit strip scores overflowed and the pair was
+    re-scored with 32 bits).
+    """
+    return _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, traceback=False)
+
+
+def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, traceback, walk_args=None):
+    xp = backend.xp
+    q_off, q_len = np.asarray(q_off, np.int64), np.asarray(q_len, np.int32)
+    t_off, t_len = np.asarray(t_off, np.int64), np.asarray(t_len, np.int32)
+    n = q_len.size
+    out = {k: np.zeros(n, np.int32) for k in ("score", "q_end", "t_end")}
+    out["rerun"] = np.zeros(n, bool)
+    if n == 0:
+        return out
+    strip = dp.TB_STRIP if traceback else dp.SCORE_STRIP
+    order = _sort_slots(q_len.astype(np.int64), t_len.astype(np.int64), strip)
+    table = backend.asarray(scoring.table.ravel())
+    alpha = _i32(scoring.table.shape[0])
+    codes = backend.asarray(codes, dtype=np.uint8)
+    pending = order
+    for width in (16, 32):
+        k = pending.size
+        sq_off, sq_len = q_off[pending], q_len[pending]
+        st_off, st_len = t_off[pending], t_len[pending]
+        words = 1 if width == 16 else 2
+        grp_off, work_size = _group_offsets(words * (st_len.astype(np.int64) + 1))
+        dev = [backend.asarray(a) for a in (sq_off, sq_len, st_off, st_len)]
+        work = xp.empty(max(work_size, 1), dtype=np.int32)
+        res = [xp.empty(k, dtype=np.int32) for _ in range(3)] + [xp.empty(k, dtype=np.uint8)]
+        args = [codes, *dev, np.int64(k), table, alpha, _i32(scoring.gap_open), _i32(scoring.gap_extend),
+                _i32(flags), backend.asarray(grp_off), work]
+        if traceback:
+            tb_sizes = (-(-sq_len.astype(np.int64) // dp.TB_STRIP)) * st_len
+            tb_off, tb_size = _group_offsets(tb_sizes)
+            tb = xp.empty(max(tb_size, 1), dtype=np.uint32)
+            backend.launch(dp, f"dp_fill{width}", k, *args, backend.asarray(tb_off), tb, *res)
+        else:
+            backend.launch(dp, f"dp_score{width}", k, *args, *res)
+        score, q_end, t_end, overflow = (backend.to_host(r) for r in res)
+        done = overflow == 0 if width == 16 else np.ones(k, bool)
+        idx = pending[done]
+        out["score"][idx], out["q_end"][idx], out["t_end"][idx] = score[done], q_end[done], t_end[done]
+        if width == 32:
+            out["rerun"][idx] = True
+        if traceback:
+            _walk(backend, codes, scoring, flags, dev, k, tb_off, tb, q_end, t_end, sq_len, st_len,
+                  pending, done, walk_args)
+        pending = pending[~done]
+        if pending.size == 0:
+            break
+    return out
+
+
+def _walk(backend, codes, scoring, flags, dev, k, tb_off, tb, q_end, t_end, sq_len, st_len, pending, done,
+          walk_args):
+    xp = backend.xp
+    cig_off = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(sq_len.astype(np.int64) + st_len, out=cig_off[1:])
+    cigar = xp.empty(max(int(cig_off[-1]), 1), dtype=np.uint32)
+    res = [xp.empty(k, dtype=np.int32) for _ in range(7)]
+    backend.launch(dp, "dp_walk", k, codes, *dev, np.int64(k), _i32(flags), _i32(scoring.no_match_code),
+                   backend.asarray(tb_off), tb, backend.asarray(q_end), backend.asarray(t_end),
+                   backend.asarray(cig_off), cigar, *res)
+    n_cigar, q_start, t_start, matches, mismatches, gap_cols, gap_opens = (backend.to_host(r) for r in res)
+    cigar = backend.to_host(cigar)
+    for name, arr in (("q_start", q_start), ("t_start", t_start), ("matches", matches),
+                      ("mismatches", mismatches), ("gap_cols", gap_cols), ("gap_opens", gap_opens)):
+        walk_args[name][pending[done]] = arr[done]
+    for slot in np.flatnonzero(done):
+        lo = cig_off[slot]
+        walk_args["cigar"][pending[slot]] = cigar[lo : lo + n_cigar[slot]].copy()
+
+
+def traceback_pairs(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
+                    t_len: np.ndarray, scoring: Scoring, flags: int,
+                    max_bytes: int = 256 << 20) -> dict[str, Any]:
+    """Align every pair with trace-back, in batches whose 4-bit trace-back
+    matrices fit ``max_bytes``.
+
+    Returns host arrays ``score``, ``q_start``, ``q_end``, ``t_start``,
+    ``t_end``, ``matches``, ``mismatches``, ``gap_cols``, ``gap_opens``,
+    ``rerun`` and ``cigar`` (a list of uint32 arrays of BAM-encoded runs).
+    """
+    q_len, t_len = np.asarray(q_len, np.int64), np.asarray(t_len, np.int64)
+    n = q_len.size
+    out: dict[str, Any] = {k: np.zeros(n, np.int32) for k in
+                           ("q_start", "t_start", "matches", "mismatches", "gap_cols", "gap_opens")}
+    out["cigar"] = [None] * n
+    for k in ("score", "q_end", "t_end"):
+        out[k] = np.zeros(n, np.int32)
+    out["rerun"] = np.zeros(n, bool)
+    cost = 4 * (-(-q_len // dp.TB_STRIP)) * t_len + 64
+    start = 0
+    while start < n:
+        stop = start + 1
+        total = cost[start]
+        while stop < n and total + cost[stop] <= max_bytes:
+            total += cost[stop]
+            stop += 1
+        sl = slice(start, stop)
+        sub = {k: (np.zeros(stop - start, np.int32) if k != "cigar" else [None] * (stop - start))
+               for k in ("q_start", "t_start", "matches", "mismatches", "gap_cols", "gap_opens", "cigar")}
+        res = _run_dp(backend, codes, q_off[sl], q_len[sl], t_off[sl], t_len[sl], scoring, flags,
+                      traceback=True, walk_args=sub)
+        for key, value in res.items():
+            out[key][sl] = value
+        for key, value in sub.items():
+            out[key][sl] = value
+        start = stop
+    return out
+
+
+def xdrop_ungapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
+                   t_len: np.ndarray, q_pos: np.ndarray, t_pos: np.ndarray, scoring: Scoring,
+                   xdrop: int) -> dict[str, np.ndarray]:
+    """BLAST's ungapped X-drop extension of seeds ``(q_pos, t_pos)`` both ways.
+
+    Returns ``score``, ``q_start``, ``q_end`` (the target extent is the same
+    diagonal: ``t_start = q_start + t_pos - q_pos``).
+
+    >>> from gseek import get_backend
+    >>> s = Scoring(match=1, mismatch=-3)
+    >>> codes = np.concatenate([s.encode("GGGACGTACGTCCC"), s.encode("TTTACGTACGTAAA")])
+    >>> r = xdrop_ungapped(get_backend("cpu"), codes, [0], [14], [14], [14], [5], [5], s, 5)
+    >>> int(r["score"][0]), int(r["q_start"][0]), int(r["q_end"][0])
+    (8, 3, 11)
+    """
+    n = len(q_len)
+    res = [backend.xp.empty(n, dtype=np.int32) for _ in range(3)]
+    if n:
+        args = [backend.asarray(np.asarray(a, dtype=d)) for a, d in
+                ((q_off, np.int64), (q_len, np.int32), (t_off, np.int64), (t_len, np.int32),
+                 (q_pos, np.int32), (t_pos, np.int32))]
+        backend.launch(dp, "xdrop_ungapped", n, backend.asarray(codes, dtype=np.uint8), *args, np.int64(n),
+                       backend.asarray(scoring.table.ravel()), _i32(scoring.table.shape[0]), _i32(xdrop), *res)
+    score, q_start, q_end = (backend.to_host(r) for r in res)
+    return {"score": score, "q_start": q_start, "q_end": q_end}
+
+
+def xdrop_gapped(*args: Any, **kwargs: Any) -> None:
+    """Gapped X-drop extension from a seed (planned; see docs/alignment.md)."""
+    raise NotImplementedError("gapped X-drop extension is not built yet (issue 4, next step)")
+
+
+def identity_score_bound(min_identity: float, q_len: np.ndarray, t_len: np.ndarray, mode: str,
+                         scoring: Scoring) -> np.ndarray:
+    """Lowest score an alignment of identity >= ``min_identity`` can have, per pair.
+
+    Identity is matches / alignment columns. With M matches, at most
+    M (1 - F) / F other columns, each scoring at least ``worst`` (the lowest
+    substitution score or one column of a fresh gap, ``-(gap_open +
+    gap_extend)``), so score >= M * c with c = match_min + (1 - F) / F * worst,
+    minimised over the possible M (global: M >= F * max(m, n)). Pairs scoring
+    below it cannot pass, so lazy trace-back skips them.
+
+    >>> identity_score_bound(0.97, np.array([100]), np.array([100]), "global", Scoring()).tolist()
+    [173]
+    """
+    F = float(min_identity)
+    q_len, t_len = np.asarray(q_len, np.int64), np.asarray(t_len, np.int64)
+    if F <= 0:
+        return np.full(q_len.size, np.iinfo(np.int64).min // 4, dtype=np.int64)
+    table = scoring.table
+    codes = [c for c in range(table.shape[0]) if c != scoring.no_match_code]
+    match_min = int(min(table[c, c] for c in codes))
+    worst = min(int(table.min()), -(scoring.gap_open + scoring.gap_extend))
+    c = match_min + (1.0 - F) / F * worst
+    m_max = np.minimum(q_len, t_len)
+    m_min = np.ceil(F * np.maximum(q_len, t_len) - 1e-9).astype(np.int64) if mode == "global" else np.ones_like(m_max)
+    bound = np.where(c >= 0, c * m_min, c * m_max)
+    bound = np.floor(bound + 1e-9).astype(np.int64)
+    impossible = m_min > m_max
+    bound[impossible] = np.iinfo(np.int64).max // 4
+    return bound
+
+
+# --------------------------------------------------------------------------- results
+
+
+_TSV_COLUMNS = ("qname", "tname", "score", "qstart", "qend", "tstart", "tend", "qlen", "tlen", "identity",
+                "matches", "mismatches", "gapopens", "gaps", "cigar")
+_SCORE_COLUMNS = ("qname", "tname", "score", "qend", "tend", "qlen", "tlen")
+#: ``outfmt 6`` without column names: BLAST's first ten columns, then the raw score.
+OUTFMT6_DEFAULT = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart",
+                   "send", "score")
+OUTFMT6_KEYWORDS = ("qseqid", "sseqid", "pident", "nident", "length", "mismatch", "gapopen", "gaps", "qstart",
+                    "qend", "sstart", "send", "qlen", "slen", "score", "cigar")
+
+
+def parse_outfmt(outfmt: str | None, traceback: bool) -> tuple[str, ...]:
+    """Columns for ``outfmt``: None (gseek TSV), ``"6"`` or ``"6 col col ..."``.
+
+    >>> parse_outfmt("6 qseqid sseqid score", True)
+    ('qseqid', 'sseqid', 'score')
+    """
+    if outfmt is None or str(outfmt).strip() in ("", "tsv"):
+        return _TSV_COLUMNS if traceback else _SCORE_COLUMNS
+    words = str(outfmt).split()
+    if words[0] != "6":
+        raise OptionError(f"outfmt must be 'tsv', '6' or '6 COLUMNS...', not {outfmt!r}")
+    columns = tuple(words[1:]) or OUTFMT6_DEFAULT
+    for col in columns:
+        if col not in OUTFMT6_KEYWORDS:
+            raise OptionError(f"unknown outfmt 6 column {col!r} (known: {' '.join(OUTFMT6_KEYWORDS)})")
+    return columns
+
+
+#: outfmt 6 columns that need the trace-back (asking for them turns it on).
+NEEDS_TRACEBACK = {"pident", "nident", "length", "mismatch", "gapopen", "gaps", "qstart", "sstart", "cigar"}
+
+
+@dataclass(frozen=True, eq=False)
+class AlignmentResults:
+    """Alignments of many pairs as struct-of-arrays; ``results[i]`` is a row view.
+
+    ``query``/``target`` index ``query_names``/``target_names``; coordinates
+    are 0-based half-open. Trace-back fields are None for score-only results.
+    """
+
+    query_names: Sequence[str]
+    target_names: Sequence[str]
+    query: np.ndarray
+    target: np.ndarray
+    score: np.ndarray
+    q_end: np.ndarray
+    t_end: np.ndarray
+    q_len: np.ndarray
+    t_len: np.ndarray
+    q_start: np.ndarray | None = None
+    t_start: np.ndarray | None = None
+    matches: np.ndarray | None = None
+    mismatches: np.ndarray | None = None
+    gap_cols: np.ndarray | None = None
+    gap_opens: np.ndarray | None = None
+    cigars: list[str] | None = None
+    columns: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return int(self.score.size)
+
+    def __getitem__(self, i: int) -> Alignment:
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        return Alignment(self, i % len(self) if len(self) else i)
+
+    def __iter__(self) -> Iterator[Alignment]:
+        return (Alignment(self, i) for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        kind = "trace-back" if self.traceback else "score-only"
+        return f"<AlignmentResults {len(self)} pairs, {kind}>"
+
+    @property
+    def traceback(self) -> bool:
+        return self.cigars is not None
+
+    @property
+    def identity(self) -> np.ndarray:
+        """matches / alignment columns (0 for an empty alignment)."""
+        length = self.alignment_length
+        return np.where(length > 0, self.matches / np.maximum(length, 1), 0.0)
+
+    @property
+    def alignment_length(self) -> np.ndarray:
+        return self.matches + self.mismatches + self.gap_cols
+
+    def header(self) -> str:
+        return "\t".join(self.columns)
+
+    def lines(self) -> Iterator[str]:
+        for i in range(len(self)):
+            yield str(Alignment(self, i))
+
+    def take(self, keep: np.ndarray) -> AlignmentResults:
+        """The rows where ``keep`` (bool mask or indices)."""
+        idx = np.flatnonzero(keep) if np.asarray(keep).dtype == bool else np.asarray(keep)
+        fields = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                value = value[idx]
+            elif f.name == "cigars" and value is not None:
+                value = [value[i] for i in idx]
+            fields[f.name] = value
+        return AlignmentResults(**fields)
+
+
+class Alignment:
+    """One row of :class:`AlignmentResults`; ``str()`` is its output line."""
+
+    __slots__ = ("_r", "_i")
+
+    def __init__(self, results: AlignmentResults, i: int) -> None:
+        self._r, self._i = results, i
+
+    def _get(self, name):
+        value = getattr(self._r, name)
+        return None if value is None else value[self._i]
+
+    query_name = property(lambda self: self._r.query_names[int(self._r.query[self._i])])
+    target_name = property(lambda self: self._r.target_names[int(self._r.target[self._i])])
+    score = property(lambda self: int(self._r.score[self._i]))
+    q_start = property(lambda self: None if self._r.q_start is None else int(self._r.q_start[self._i]))
+    q_end = property(lambda self: int(self._r.q_end[self._i]))
+    t_start = property(lambda self: None if self._r.t_start is None else int(self._r.t_start[self._i]))
+    t_end = property(lambda self: int(self._r.t_end[self._i]))
+    cigar = property(lambda self: self._get("cigars"))
+
+    @property
+    def identity(self) -> float | None:
+        if self._r.matches is None:
+            return None
+        length = self.length
+        return int(self._r.matches[self._i]) / length if length else 0.0
+
+    @property
+    def length(self) -> int:
+        r, i = self._r, self._i
+        return int(r.matches[i] + r.mismatches[i] + r.gap_cols[i])
+
+    def value(self, column: str) -> str:
+        """Text of one output column."""
+        r, i = self._r, self._i
+        if column in ("qname", "qseqid"):
+            return self.query_name
+        if column in ("tname", "sseqid"):
+            return self.target_name
+        if column == "score":
+            return str(self.score)
+        one_based = "qseqid" in r.columns or "sseqid" in r.columns
+        if column == "qstart":
+            return str(self.q_start + 1 if one_based and self.length else self.q_start)
+        if column == "qend":
+            return str(self.q_end)
+        if column == "tstart":
+            return str(self.t_start)
+        if column == "sstart":
+            return str(self.t_start + 1 if self.length else self.t_start)
+        if column in ("tend", "send"):
+            return str(self.t_end)
+        if column in ("qlen",):
+            return str(int(r.q_len[i]))
+        if column in ("tlen", "slen"):
+            return str(int(r.t_len[i]))
+        if column == "identity":
+            return f"{self.identity:.4f}"
+        if column == "pident":
+            return f"{100.0 * self.identity:.3f}"
+        if column in ("matches", "nident"):
+            return str(int(r.matches[i]))
+        if column in ("mismatches", "mismatch"):
+            return str(int(r.mismatches[i]))
+        if column in ("gapopens", "gapopen"):
+            return str(int(r.gap_opens[i]))
+        if column == "gaps":
+            return str(int(r.gap_cols[i]))
+        if column == "length":
+            return str(self.length)
+        if column == "cigar":
+            return self.cigar or "*"
+        raise OptionError(f"unknown column {column!r}")
+
+    def __str__(self) -> str:
+        return "\t".join(self.value(c) for c in self._r.columns)
+
+    def __repr__(self) -> str:
+        return f"<Alignment {self.query_name} vs {self.target_name} score={self.score}>"
+
+
+def _cigar_text(runs: np.ndarray, merge_m: bool) -> str:
+    parts = []
+    for run in runs.tolist():
+        op = _CIGAR_LETTERS[run & 15]
+        if merge_m and op in "=X":
+            op = "M"
+        length = run >> 4
+        if parts and parts[-1][1] == op:
+            parts[-1] = (parts[-1][0] + length, op)
+        else:
+            parts.append((length, op))
+    return "".join(f"{n}{op}" for n, op in parts)
+
+
+# --------------------------------------------------------------------------- the aligner
+
+
+class _Set:
+    """Sequences of one side, encoded: codes, offsets, lengths, names."""
+
+    def __init__(self, codes, offsets, names):
+        self.codes, self.offsets, self.names = codes, offsets, names
+        self.lengths = np.diff(offsets).astype(np.int32)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def _encode_set(seqs: Any, scoring: Scoring, prefix: str) -> _Set:
+    if isinstance(seqs, (str, bytes)):
+        seqs = [seqs]
+    if isinstance(seqs, SequenceBatch):
+        names = seqs.name_list()
+        if seqs.alphabet == "dna":
+            if scoring.is_dna:
+                codes = seqs.codes.astype(np.uint8, copy=False)
+            else:
+                text = np.frombuffer(_DNA_LETTERS.encode(), np.uint8)[seqs.codes]
+                codes = _lookup(scoring, text, seqs.offsets, names)
+        else:
+            codes = _lookup(scoring, seqs.codes, seqs.offsets, names)
+        offsets = np.asarray(seqs.offsets, np.int64)
+    else:
+        if isinstance(seqs, dict):
+            names, texts = list(seqs), list(seqs.values())
+        else:
+            texts = list(seqs)
+            names = [f"{prefix}{i}" for i in range(len(texts))]
+        raw = [t.encode("latin-1") if isinstance(t, str) else bytes(t) for t in texts]
+        offsets = np.zeros(len(raw) + 1, np.int64)
+        np.cumsum([len(r) for r in raw], out=offsets[1:])
+        codes = _lookup(scoring, np.frombuffer(b"".join(raw), np.uint8), offsets, names)
+    lengths = np.diff(offsets)
+    if lengths.size and (lengths == 0).any():
+        raise OptionError(f"sequence {names[int(np.argmax(lengths == 0))]!r} is empty")
+    return _Set(np.ascontiguousarray(codes), offsets, names)
+
+
+def read_pair_list(path: str | os.PathLike, query_names: list[str],
+                   target_names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(query index, target index) of each ``query<TAB>target`` line of ``path``.
+
+    Blank lines and ``#`` comments are skipped; an unknown name or a short
+    line raises :class:`~gseek.errors.OptionError` naming ``path:line``.
+    """
+    q_at = {n: i for i, n in enumerate(query_names)}
+    t_at = {n: i for i, n in enumerate(target_names)}
+    qi, ti = [], []
+    with open(path) as fh:
+        for line_no, line in enumerate(fh, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            fields = line.split()
+            if len(fields) < 2:
+                raise OptionError(f"{path}:{line_no}: expected 'query<TAB>target'")
+            if fields[0] not in q_at or fields[1] not in t_at:
+                missing = fields[0] if fields[0] not in q_at else fields[1]
+                raise OptionError(f"{path}:{line_no}: no sequence named {missing!r}")
+            qi.append(q_at[fields[0]])
+            ti.append(t_at[fields[1]])
+    return np.array(qi, np.int64), np.array(ti, np.int64)
+
+
+def _lookup(scoring: Scoring, raw: np.ndarray, offsets: np.ndarray, names: list[str]) -> np.ndarray:
+    codes = scoring.lookup[raw]
+    bad = codes == 255
+    if bad.any():
+        pos = int(np.argmax(bad))
+        rec = int(np.searchsorted(offsets, pos, side="right") - 1)
+        raise OptionError(f"sequence {names[rec]!r}: residue {chr(raw[pos])!r} at position {pos - offsets[rec] + 1} "
+                          f"is not in the alphabet of {scoring._what()} ({scoring.alphabet})")
+    return codes
+
+
+_DEFAULTS: dict[str, Any] = {
+    "mode": "global", "scoring": "dna", "traceback": False, "device": "auto", "threads": None,
+    "free_ends": FREE_END_NAMES, "min_score": None, "min_identity": None, "cigar_m": False,
+    "outfmt": None, "batch_pairs": 1 << 16, "traceback_memory": 256 << 20,
+}
+_SCORING_FIELDS = ("match", "mismatch", "gap_open", "gap_extend", "matrix", "n_score")
+
+
+class PairAligner:
+    """Batched NW / SW / semiglobal aligner; one configured object per job.
+
+    Arguments (unknown names raise :class:`OptionError`):
+        mode: ``global``, ``local`` or ``semiglobal``.
+        scoring: a preset name (:data:`SCORING_PRESETS`: dna, megablast, edit,
+            blosum62, blosum50) or a :class:`Scoring`; ``match``, ``mismatch``,
+            ``gap_open``, ``gap_extend``, ``matrix``, ``n_score`` override it.
+        traceback: also report start cells, CIGAR, identity, gaps.
+        free_ends: semiglobal only: which overhangs are free, any of
+            ``query_start``, ``query_end``, ``target_start``, ``target_end``
+            (default all four, parasail's ``sg``).
+        min_score, min_identity: lazy trace-back (LazyRScan): score every
+            pair, trace back only pairs that can pass, keep pairs that pass.
+        cigar_m: write ``M`` instead of ``=``/``X``.
+        outfmt: None (gseek TSV), ``"6"`` or ``"6 COLUMNS..."``; columns
+            that need the trace-back (pident, cigar, qstart, ...) turn it on.
+        device, threads: the backend (``auto``, ``cpu``, ``gpu``), chosen now.
+        batch_pairs, traceback_memory: pairs per scoring batch; bytes of
+            trace-back matrices per batch.
+
+    >>> a = PairAligner(mode="semiglobal", free_ends=("target_start", "target_end"), device="cpu")
+    >>> a.align("ACGT", "TTACGTTT").score
+    8
+    >>> PairAligner(colour="red")
+    Traceback (most recent call last):
+    ...
+    gseek.errors.OptionError: unknown PairAligner option 'colour' (known: ...)
+    """
+
+    def __init__(self, **options: Any) -> None:
+        known = set(_DEFAULTS) | set(_SCORING_FIELDS)
+        for name in options:
+            if name not in known:
+                raise OptionError(f"unknown PairAligner option {name!r} (known: {', '.join(sorted(known))})")
+        self._given = dict(options)
+        opts = {**_DEFAULTS, **{k: v for k, v in options.items() if k in _DEFAULTS}}
+        if opts["mode"] not in MODES:
+            raise OptionError(f"mode must be one of {', '.join(MODES)}, not {opts['mode']!r}")
+        self.mode: str = opts["mode"]
+        base = opts["scoring"]
+        overrides = {k: options[k] for k in _SCORING_FIELDS if k in options}
+        if isinstance(base, Scoring):
+            fields = dataclasses.asdict(base)
+        elif isinstance(base, str) and base.lower() in SCORING_PRESETS:
+            fields = {**dataclasses.asdict(Scoring()), **SCORING_PRESETS[base.lower()]}
+        else:
+            raise OptionError(f"scoring must be a Scoring or one of {', '.join(SCORING_PRESETS)}, not {base!r}")
+        self.scoring = Scoring(**{**fields, **overrides})
+        free = opts["free_ends"]
+        free = (free,) if isinstance(free, str) else tuple(free)
+        for name in free:
+            if name not in FREE_END_NAMES:
+                raise OptionError(f"free_ends: {name!r} is not one of {', '.join(FREE_END_NAMES)}")
+        if "free_ends" in options and self.mode != "semiglobal":
+            raise OptionError("free_ends applies to mode='semiglobal' only")
+        self.free_ends = free
+        self.flags = _flags(self.mode, free)
+        self.min_score = opts["min_score"]
+        self.min_identity = opts["min_identity"]
+        if self.min_identity is not None and not 0.0 <= float(self.min_identity) <= 1.0:
+            raise OptionError(f"min_identity is a fraction in [0, 1] (e.g. 0.97), not {self.min_identity}")
+        self.lazy = self.min_score is not None or self.min_identity is not None
+        self.traceback = bool(opts["traceback"]) or self.min_identity is not None
+        self.cigar_m = bool(opts["cigar_m"])
+        columns = parse_outfmt(opts["outfmt"], True)
+        if opts["outfmt"] is not None and NEEDS_TRACEBACK & set(columns):
+            self.traceback = True
+        self.columns = parse_outfmt(opts["outfmt"], self.traceback)
+        self.batch_pairs = int(opts["batch_pairs"])
+        self.traceback_memory = int(opts["traceback_memory"])
+        if self.batch_pairs < 1 or self.traceback_memory < 1:
+            raise OptionError("batch_pairs and traceback_memory must be >= 1")
+        self.backend: Backend = get_backend(opts["device"], threads=opts["threads"])
+
+    def __repr__(self) -> str:
+        shown = {k: v for k, v in self._given.items()
+                 if k != "threads" and (k not in _DEFAULTS or v != _DEFAULTS[k])}
+        if "device" in shown:
+            shown["device"] = self.backend.name
+        return "PairAligner(" + ", ".join(f"{k}={v!r}" for k, v in shown.items()) + ")"
+
+    # -- front doors
+
+    def align(self, query: str, target: str) -> Alignment:
+        """Align one pair; the row view of a one-pair result.
+
+        >>> PairAligner(device="cpu", traceback=True).align("ACGT", "AGT").cigar
+        '1=1I2='
+        """
+        results = self._run(_encode_set([query], self.scoring, "q"), _encode_set([target], self.scoring, "t"),
+                            np.zeros(1, np.int64), np.zeros(1, np.int64), lazy=False)
+        return results[0]
+
+    def align_pairs(self, queries: Any, targets: Any) -> AlignmentResults:
+        """Align ``queries[i]`` with ``targets[i]`` for every i."""
+        q = _encode_set(queries, self.scoring, "q")
+        t = _encode_set(targets, self.scoring, "t")
+        if len(q) != len(t):
+            raise OptionError(f"align_pairs needs as many queries as targets ({len(q)} != {len(t)})")
+        idx = np.arange(len(q), dtype=np.int64)
+        return self._concat(q, t, self.iter_pairs(q, t, idx, idx))
+
+    def all_vs_all(self, seqs: Any) -> AlignmentResults:
+        """Align every pair ``i < j`` of ``seqs`` (query i, target j)."""
+        s = _encode_set(seqs, self.scoring, "s")
+        return self._concat(s, s, self.iter_all_vs_all(s))
+
+    def query_vs_database(self, queries: Any, database: Any) -> AlignmentResults:
+        """Align every query with every database sequence."""
+        q = _encode_set(queries, self.scoring, "q")
+        t = _encode_set(database, self.scoring, "t")
+        return self._concat(q, t, self.iter_query_vs_database(q, t))
+
+    # -- streaming
+
+    def iter_all_vs_all(self, seqs: Any) -> Iterator[AlignmentResults]:
+        """Stream :meth:`all_vs_all` in chunks of at most ``batch_pairs`` pairs."""
+        s = self._encoded(seqs, "s")
+        n = len(s)
+        total = n * (n - 1) // 2
+        for start in range(0, total, self.batch_pairs):
+            k = np.arange(start, min(total, start + self.batch_pairs), dtype=np.int64)
+            i, j = _triangle(k, n)
+            yield from self.iter_pairs(s, s, i, j)
+
+    def iter_query_vs_database(self, queries: Any, database: Any) -> Iterator[AlignmentResults]:
+        """Stream :meth:`query_vs_database` in chunks."""
+        q, t = self._encoded(queries, "q"), self._encoded(database, "t")
+        total = len(q) * len(t)
+        for start in range(0, total, self.batch_pairs):
+            k = np.arange(start, min(total, start + self.batch_pairs), dtype=np.int64)
+            yield from self.iter_pairs(q, t, k // len(t), k % len(t))
+
+    def iter_pair_list(self, queries: Any, targets: Any, path: str | os.PathLike) -> Iterator[AlignmentResults]:
+        """Stream the pairs named in ``path`` (``query<TAB>target`` lines) in chunks."""
+        q, t = self._encoded(queries, "q"), self._encoded(targets, "t")
+        qi, ti = read_pair_list(path, q.names, t.names)
+        yield from self.iter_pairs(q, t, qi, ti)
+
+    def iter_pairs(self, queries: Any, targets: Any, query_index: np.ndarray,
+                   target_index: np.ndarray) -> Iterator[AlignmentResults]:
+        """Stream the pairs ``(queries[query_index[k]], targets[target_index[k]])`` in chunks."""
+        q, t = self._encoded(queries, "q"), self._encoded(targets, "t")
+        qi = np.asarray(query_index, dtype=np.int64)
+        ti = np.asarray(target_index, dtype=np.int64)
+        for start in range(0, qi.size, self.batch_pairs):
+            sl = slice(start, start + self.batch_pairs)
+            yield self._run(q, t, qi[sl], ti[sl], lazy=self.lazy)
+
+    def _encoded(self, seqs: Any, prefix: str) -> _Set:
+        return seqs if isinstance(seqs, _Set) else _encode_set(seqs, self.scoring, prefix)
+
+    def _concat(self, q: _Set, t: _Set, parts: Iterable[AlignmentResults]) -> AlignmentResults:
+        parts = list(parts)
+        if not parts:
+            empty = np.zeros(0, np.int32)
+            return self._results(q, t, np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                 {"score": empty, "q_end": empty, "t_end": empty}, None)
+        if len(parts) == 1:
+            return parts[0]
+        fields = {}
+        for f in dataclasses.fields(AlignmentResults):
+            values = [getattr(p, f.name) for p in parts]
+            if isinstance(values[0], np.ndarray):
+                fields[f.name] = np.concatenate(values)
+            elif f.name == "cigars" and values[0] is not None:
+                fields[f.name] = [c for v in values for c in v]
+            else:
+                fields[f.name] = values[0]
+        return AlignmentResults(**fields)
+
+    def _run(self, q: _Set, t: _Set, qi: np.ndarray, ti: np.ndarray, lazy: bool) -> AlignmentResults:
+        backend = self.backend
+        codes, t_shift = _joined(q, t)
+        q_off, q_len = q.offsets[qi], q.lengths[qi]
+        t_off, t_len = t.offsets[ti] + t_shift, t.lengths[ti]
+        if not self.traceback and not lazy:
+            res = score_pairs(backend, codes, q_off, q_len, t_off, t_len, self.scoring, self.flags)
+            return self._results(q, t, qi, ti, res, None)
+        if lazy:
+            res = score_pairs(backend, codes, q_off, q_len, t_off, t_len, self.scoring, self.flags)
+            keep = np.ones(qi.size, bool)
+            if self.min_score is not None:
+                keep &= res["score"] >= self.min_score
+            if self.min_identity is not None:
+                keep &= res["score"] >= identity_score_bound(self.min_identity, q_len, t_len, self.mode,
+                                                             self.scoring)
+            if not self.traceback:
+                return self._results(q, t, qi, ti, res, None).take(keep)
+            qi, ti, q_off, q_len, t_off, t_len = (a[keep] for a in (qi, ti, q_off, q_len, t_off, t_len))
+        res = traceback_pairs(backend, codes, q_off, q_len, t_off, t_len, self.scoring, self.flags,
+                              self.traceback_memory)
+        results = self._results(q, t, qi, ti, res, res)
+        if self.min_identity is not None:
+            results = results.take(results.identity >= float(self.min_identity) - 1e-12)
+        return results
+
+    def _results(self, q, t, qi, ti, res, tb) -> AlignmentResults:
+        extra: dict[str, Any] = {}
+        if tb is not None:
+            extra = {k: tb[k] for k in ("q_start", "t_start", "matches", "mismatches", "gap_cols", "gap_opens")}
+            extra["cigars"] = [_cigar_text(c, self.cigar_m) for c in tb["cigar"]]
+        return AlignmentResults(
+            query_names=q.names, target_names=t.names, query=qi, target=ti, score=res["score"],
+            q_end=res["q_end"], t_end=res["t_end"], q_len=q.lengths[qi], t_len=t.lengths[ti],
+            columns=self.columns, **extra)
+
+
+def _joined(q: _Set, t: _Set) -> tuple[np.ndarray, int]:
+    """One residue array holding both sides (one upload per call)."""
+    if q is t:
+        return q.codes, 0
+    return np.concatenate([q.codes, t.codes]), int(q.codes.size)
+
+
+def _triangle(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j) with i < j of the k-th pair in row-major order of the upper triangle."""
+    # Row i starts at i*n - i*(i+1)/2; solve for i with floating point, then fix.
+    kf = k.astype(np.float64)
+    i = np.floor(((2 * n - 1) - np.sqrt((2 * n - 1) ** 2 - 8 * kf)) / 2).astype(np.int64)
+    row_start = i * n - i * (i + 1) // 2
+    over = row_start > k
+    i[over] -= 1
+    row_start = i * n - i * (i + 1) // 2
+    nxt = (i + 1) * n - (i + 1) * (i + 2) // 2
+    under = k >= nxt
+    i[under] += 1
+    row_start = i * n - i * (i + 1) // 2
+    j = k - row_start + i + 1
+    return i, j
+
+
+# --------------------------------------------------------------------------- writer
+
+
+class AlignmentWriter:
+    """Stream results to a file, written under a temporary name and renamed
+    when complete (``-`` or None: stdout).
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "out.tsv")
+    >>> a = PairAligner(device="cpu")
+    >>> with AlignmentWriter(path, a.columns) as w:
+    ...     w.write(a.align_pairs(["ACGT"], ["ACGA"]))
+    >>> print(open(path).read(), end="")
+    #qname	tname	score	qend	tend	qlen	tlen
+    q0	t0	3	4	4	4	4
+    """
+
+    def __init__(self, path: str | os.PathLike | None, columns: Sequence[str], header: bool = True) -> None:
+        self.path = None if path in (None, "-") else path
+        self.columns = tuple(columns)
+        self.header = header and self.columns[0] != "qseqid"
+        self.rows = 0
+
+    def __enter__(self) -> AlignmentWriter:
+        import sys
+
+        if self.path is None:
+            self._ctx = None
+            self._fh = sys.stdout
+        else:
+            self._ctx = open_output(self.path, "w")
+            self._fh = self._ctx.__enter__()
+        if self.header:
+            self._fh.write("#" + "\t".join(self.columns) + "\n")
+        return self
+
+    def write(self, results: AlignmentResults) -> None:
+        lines = list(results.lines())
+        if lines:
+            self._fh.write("\n".join(lines) + "\n")
+        self.rows += len(lines)
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self._ctx is not None:
+            self._ctx.__exit__(exc_type, exc, tb)
+        else:
+            self._fh.flush()

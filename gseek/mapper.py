@@ -1,0 +1,718 @@
+"""Complete k-mismatch read mapping (SOAP3's job): :class:`Mapper` and :func:`map_reads`.
+
+Every placement of a read with at most ``k`` mismatches, on both strands, is
+found and none is invented; an N in the read or the reference is a
+mismatch; no placement spans two contigs. The stages, each one code path for
+both backends (``docs/architecture.md``, read mapping):
+
+1. **pieces** -- each strand of each read is cut into ``s`` pieces with
+   mismatch budgets ``e_i`` summing to ``k - s + 1`` (pigeonhole: a
+   placement with at most ``k`` mismatches has a piece with at most ``e_i``).
+   ``s = k + 1`` (all budgets 0: exact pieces) when the pieces are at least
+   ``min_piece`` long; shorter reads or larger ``k`` get fewer, longer pieces
+   with budgets (the *approximate* mode).
+2. **search** -- exact pieces: FM-index backward search with the w-gram jump
+   (``fmindex.backward_search``); pieces with a budget: backtracking search
+   (``kmismatch.dfs_count`` / ``dfs_fill``, count -> prefix sum -> fill).
+3. **locate** -- every row of every interval through the sampled SA
+   (``fmindex.locate_fill``) and the segment table (``text_to_contig``).
+4. **verify** -- Hamming distance on the 2-bit reference with the N masks
+   (``kmismatch.verify``); the *first finder* rule keeps each placement once
+   without a sort. In approximate mode, windows holding a reference N (which
+   the FM-index cannot walk through) come from explicit candidates next to
+   the N runs.
+5. **select** (host, vectorised) -- best stratum, counts of best and
+   second-best placements, a deterministic choice among ties, ``-k`` /
+   ``--all``, MAPQ. ``docs/sam.md`` documents the output.
+
+>>> import os, tempfile
+>>> from gseek.index import Index
+>>> fasta = os.path.join(tempfile.mkdtemp(), "ref.fa")
+>>> _ = open(fasta, "w").write(">chr1\\nGATTACAGATTACATTTTCCCCGGGGAAAACGTACGTTGCA\\n")
+>>> idx = Index.build(fasta, wgram=4, sa_sample=4, device="cpu")
+>>> mapper = Mapper(idx, mismatches=1)
+>>> mapper
+Mapper(mismatches=1, device='cpu')
+>>> res = mapper.map(["ACATTTTCCCCGGTGA", "TGCAACGTACGTTTTC"])
+>>> res.contig.tolist(), res.pos.tolist(), res.strand.tolist(), res.mismatches.tolist()
+([0, 0], [11, 25], [1, -1], [1, 0])
+>>> res.n_best.tolist(), res.mapq.tolist()
+([1, 1], [60, 60])
+>>> print(res.hit_text(0))
+read0	chr1	11	+	1
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gseek.index import Index
+from gseek.index import search as fm_search
+from gseek.kernels import fmindex, kmismatch
+
+from .backend import Backend, get_backend
+from .encode import pack_2bit, reverse_complement
+from .errors import FastxError, OptionError
+from .seqio import FastxReader, SequenceBatch
+
+__all__ = [
+    "Mapper",
+    "MappingResult",
+    "map_reads",
+    "MAX_MISMATCHES",
+    "MIN_READ_LENGTH",
+    "MAX_READ_LENGTH",
+    "MAPQ_MAX",
+    "MISMATCH_PHRED",
+    "STATUS_TOO_LONG",
+]
+
+#: Largest ``k`` (``--mismatches``).
+MAX_MISMATCHES = kmismatch.MAX_MISMATCHES
+#: Shorter reads are refused (an error naming the file, line and read).
+MIN_READ_LENGTH = 16
+#: Longer reads are reported unmapped with ``YF:Z:TOO_LONG`` (not dropped).
+MAX_READ_LENGTH = 1000
+#: MAPQ of a unique best placement with no second-best one within ``k``.
+MAPQ_MAX = 60
+#: Phred weight of one extra mismatch in the MAPQ model (``docs/sam.md``).
+MISMATCH_PHRED = 20
+#: Shortest piece searched exactly, whatever the reference size.
+MIN_PIECE_FLOOR = 10
+#: Read status: mapped or not by search (0), longer than MAX_READ_LENGTH (1).
+STATUS_SEARCHED, STATUS_TOO_LONG = 0, 1
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, eq=False)
+class MappingResult:
+    """Placements of one batch of reads, struct-of-arrays (0-based coordinates).
+
+    Reported hits, grouped by read in input order, primary first: ``read``
+    (int64), ``contig`` (int32), ``pos`` (0-based leftmost base, int64),
+    ``strand`` (+1 / -1, int8), ``mismatches`` (int16) and ``secondary``
+    (bool); ``hit_offsets[i]:hit_offsets[i+1]`` are read ``i``'s hits.
+
+    Per read: ``best`` and ``second`` (mismatches of the best and second-best
+    strata, -1 when absent), ``n_best`` / ``n_second`` (placements in them:
+    SAM X0 / X1), ``n_found`` (all placements within ``k``), ``mapq`` and
+    ``status`` (:data:`STATUS_TOO_LONG` for reads not searched).
+
+    ``alt_*``: alternative placements for the XA tag of the primary record
+    (best-stratum mode only), grouped by read through ``alt_offsets``.
+    """
+
+    names: tuple[str, ...]
+    contig_names: tuple[str, ...]
+    read: np.ndarray
+    contig: np.ndarray
+    pos: np.ndarray
+    strand: np.ndarray
+    mismatches: np.ndarray
+    secondary: np.ndarray
+    hit_offsets: np.ndarray
+    best: np.ndarray
+    second: np.ndarray
+    n_best: np.ndarray
+    n_second: np.ndarray
+    n_found: np.ndarray
+    mapq: np.ndarray
+    status: np.ndarray
+    alt_offsets: np.ndarray
+    alt_contig: np.ndarray
+    alt_pos: np.ndarray
+    alt_strand: np.ndarray
+    alt_mismatches: np.ndarray
+    capped: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def __len__(self) -> int:
+        """Number of reported hits."""
+        return int(self.read.size)
+
+    @property
+    def n_reads(self) -> int:
+        return int(self.best.size)
+
+    def __repr__(self) -> str:
+        mapped = int((self.best >= 0).sum())
+        return f"MappingResult(reads={self.n_reads}, mapped={mapped}, hits={len(self)})"
+
+    def hit_text(self, j: int) -> str:
+        """Hit ``j`` as ``name  contig  pos  strand  mismatches`` (0-based pos, tab-separated)."""
+        return (f"{self.names[self.read[j]]}\t{self.contig_names[self.contig[j]]}\t{int(self.pos[j])}\t"
+                f"{'+' if self.strand[j] > 0 else '-'}\t{int(self.mismatches[j])}")
+
+    def placements(self) -> set[tuple[int, int, int, int, int]]:
+        """Reported hits as a set of ``(read, contig, pos, strand, mismatches)``."""
+        return set(zip(self.read.tolist(), self.contig.tolist(), self.pos.tolist(), self.strand.tolist(),
+                       self.mismatches.tolist()))
+
+
+# --------------------------------------------------------------------------- the mapper
+
+
+class Mapper:
+    """Complete k-mismatch read mapper over an :class:`~gseek.index.Index`.
+
+    Arguments:
+        index: an index holding the ``fm``, ``sa`` and ``text`` parts
+            (``wgram`` speeds up exact pieces).
+        mismatches: ``k``, 0..8; an N in the read or the reference counts as one.
+        max_alignments: report up to this many placements per read, best
+            strata first (``-k N``).
+        report_all: report every placement (``--all``), up to ``max_hits``.
+        max_hits: cap on the placements reported per read with ``report_all``;
+            a capped read carries ``ZH:i`` (its total) in SAM.
+        norc, nofw: skip the reverse-complement / forward strand.
+        xa_limit: best-stratum mode: list the other best and second-best
+            placements in XA when there are at most this many.
+        min_piece: shortest piece searched exactly (default from the reference
+            size: ``max(10, ceil(log4(bases)))``, one random hit per piece).
+        device: backend for the search (default: the index's).
+
+    Default reporting is the best stratum: one primary record per read, the
+    tie among equally good placements broken by a hash of the read name
+    (deterministic, independent of batches and threads; ``docs/sam.md``).
+    """
+
+    _defaults = dict(max_alignments=None, report_all=False, max_hits=None, norc=False, nofw=False, xa_limit=3,
+                     min_piece=None)
+
+    def __init__(
+        self,
+        index: Index,
+        mismatches: int = 2,
+        *,
+        max_alignments: int | None = None,
+        report_all: bool = False,
+        max_hits: int | None = None,
+        norc: bool = False,
+        nofw: bool = False,
+        xa_limit: int = 3,
+        min_piece: int | None = None,
+        device: str | Backend | None = None,
+    ) -> None:
+        if isinstance(mismatches, bool) or not isinstance(mismatches, (int, np.integer)):
+            raise OptionError(f"mismatches must be an integer 0..{MAX_MISMATCHES}, not {mismatches!r}")
+        if not 0 <= mismatches <= MAX_MISMATCHES:
+            raise OptionError(f"mismatches must be 0..{MAX_MISMATCHES}, not {mismatches}")
+        if max_alignments is not None and int(max_alignments) < 1:
+            raise OptionError(f"max_alignments (-k) must be >= 1, not {max_alignments}")
+        if max_alignments is not None and report_all:
+            raise OptionError("choose one of -k N and --all")
+        if max_hits is not None and int(max_hits) < 1:
+            raise OptionError(f"max_hits must be >= 1, not {max_hits}")
+        if max_hits is not None and not report_all:
+            raise OptionError("max_hits caps --all; give report_all=True")
+        if norc and nofw:
+            raise OptionError("norc and nofw together leave no strand to map")
+        if int(xa_limit) < 0:
+            raise OptionError(f"xa_limit must be >= 0, not {xa_limit}")
+        missing = [p for p in ("occ", "dollar_rows", "sa_mark", "sa_samples", "text", "amb_runs")
+                   if p not in index.arrays]
+        if missing:
+            where = index.path or index.header.get("source", "index")
+            raise OptionError(f"{where}: mapping needs index parts fm, sa and text; missing {', '.join(missing)}")
+        bases = int(index.stats["bases"])
+        auto_piece = max(MIN_PIECE_FLOOR, math.ceil(math.log(max(bases, 4), 4)))
+        if min_piece is not None and not 1 <= int(min_piece) <= kmismatch.MAX_DFS_DEPTH // 2:
+            raise OptionError(f"min_piece must be 1..{kmismatch.MAX_DFS_DEPTH // 2}, not {min_piece}")
+        self.index = index
+        self.k = int(mismatches)
+        self.max_alignments = None if max_alignments is None else int(max_alignments)
+        self.report_all = bool(report_all)
+        self.max_hits = None if max_hits is None else int(max_hits)
+        self.norc = bool(norc)
+        self.nofw = bool(nofw)
+        self.xa_limit = int(xa_limit)
+        self.min_piece = int(min_piece) if min_piece is not None else auto_piece
+        self._min_piece_given = min_piece
+        self.backend = index.backend if device is None else get_backend(device)
+        self._setup_reference()
+
+    def __repr__(self) -> str:
+        extra = [f"{k}={getattr(self, '_min_piece_given' if k == 'min_piece' else k)!r}"
+                 for k, v in self._defaults.items()
+                 if getattr(self, "_min_piece_given" if k == "min_piece" else k) != v]
+        return f"Mapper(mismatches={self.k}, {', '.join(extra + [f'device={self.backend.name!r}'])})"
+
+    # ------------------------------------------------------------------ reference arrays
+
+    def _setup_reference(self) -> None:
+        b, idx = self.backend, self.index
+        if b is idx.backend:
+            self.fm = idx.device_arrays()
+        else:
+            self.fm = fm_search.FmArrays.upload(b, idx.arrays, idx.header["C"], idx.pos64)
+        text = np.asarray(idx.arrays["text"])
+        runs = np.asarray(idx.arrays["amb_runs"], dtype=np.int64).reshape(-1, 2)
+        self.contig_offsets_host = np.asarray(idx.contigs.offsets, dtype=np.int64)
+        self.amb_runs = runs
+        self.n_text_words = int(text.size)
+        self.has_amb = int(runs.shape[0] > 0)
+        self.text_host = text
+        self.ref_nmask_host = amb_mask(runs, text.size) if self.has_amb else np.zeros(1, dtype=np.uint32)
+        self.text = b.asarray(text)
+        self.ref_nmask = b.asarray(self.ref_nmask_host)
+        self.contig_offsets = b.asarray(self.contig_offsets_host)
+
+    # ------------------------------------------------------------------ pieces
+
+    def piece_plan(self, length: int) -> tuple[list[int], list[int]]:
+        """Piece starts (in the read, plus the end) and budgets for a read of ``length``.
+
+        >>> from gseek.index import Index
+        >>> import os, tempfile
+        >>> fa = os.path.join(tempfile.mkdtemp(), "r.fa"); _ = open(fa, "w").write(">a\\nACGTTGCA\\n")
+        >>> m = Mapper(Index.build(fa, wgram=2, device="cpu"), 3, min_piece=12)
+        >>> m.piece_plan(100)
+        ([0, 25, 50, 75, 100], [0, 0, 0, 0])
+        >>> m.piece_plan(30)
+        ([0, 15, 30], [1, 1])
+        """
+        lengths = np.array([length], dtype=np.int64)
+        count, = _piece_counts(lengths, self.k, self.min_piece).tolist()
+        starts = [(i * length) // count for i in range(count)] + [length]
+        budget_total = self.k - count + 1
+        budgets = [budget_total // count + (1 if i < budget_total % count else 0) for i in range(count)]
+        return starts, budgets
+
+    # ------------------------------------------------------------------ map
+
+    def map(self, reads: SequenceBatch | list[str]) -> MappingResult:
+        """Map a batch of reads (a DNA :class:`~gseek.SequenceBatch` or a list of strings).
+
+        Reads shorter than :data:`MIN_READ_LENGTH` raise :class:`~gseek.FastxError`
+        naming the file and line; reads longer than :data:`MAX_READ_LENGTH` are
+        reported unmapped (``status`` :data:`STATUS_TOO_LONG`).
+        """
+        batch = _as_batch(reads)
+        lengths = batch.lengths
+        short = np.flatnonzero(lengths < MIN_READ_LENGTH)
+        if short.size:
+            i = int(short[0])
+            raise FastxError(batch.path, int(batch.lines[i]),
+                             f"read {batch.name(i)!r} is {int(lengths[i])} bp; mapping needs at least "
+                             f"{MIN_READ_LENGTH} bp")
+        status = np.where(lengths > MAX_READ_LENGTH, STATUS_TOO_LONG, STATUS_SEARCHED).astype(np.int8)
+        searched = np.flatnonzero(status == STATUS_SEARCHED)
+        found = self._search(batch, searched)
+        return self._select(batch, status, *found)
+
+    def _search(self, batch: SequenceBatch, searched: np.ndarray):
+        """All placements (read, strand, contig, pos, mismatches) of the searched reads."""
+        b, xp, k = self.backend, self.backend.xp, self.k
+        lengths_all = batch.lengths
+        if searched.size == len(batch):
+            codes_h, offsets_h = batch.codes, batch.offsets
+        else:
+            keep_len = lengths_all[searched]
+            offsets_h = np.zeros(searched.size + 1, dtype=np.int64)
+            np.cumsum(keep_len, out=offsets_h[1:])
+            src = np.repeat(batch.offsets[searched] - offsets_h[:-1], keep_len) + np.arange(int(offsets_h[-1]))
+            codes_h = batch.codes[src]
+        n = int(searched.size)
+        empty = tuple(np.zeros(0, dtype=t) for t in (np.int64, np.int8, np.int32, np.int64, np.int16))
+        if n == 0:
+            return empty
+        lengths = np.diff(offsets_h)
+        codes = b.asarray(codes_h, dtype=np.uint8)
+        offsets = b.asarray(offsets_h, dtype=np.int64)
+
+        # strand reads: forward copies, then reverse complements
+        parts, strands = [], []
+        if not self.nofw:
+            parts.append(codes)
+            strands.append(1)
+        if not self.norc:
+            parts.append(reverse_complement(b, codes, offsets))
+            strands.append(-1)
+        n_sr = n * len(parts)
+        sr_codes = xp.concatenate(parts) if len(parts) > 1 else parts[0]
+        sr_len_h = np.tile(lengths, len(parts))
+        sr_off_h = np.zeros(n_sr + 1, dtype=np.int64)
+        np.cumsum(sr_len_h, out=sr_off_h[1:])
+        sr_read_h = np.tile(searched, len(parts))
+        sr_strand_h = np.repeat(np.array(strands, dtype=np.int8), n)
+
+        # pieces
+        count_h = _piece_counts(sr_len_h, k, self.min_piece)
+        sr_first_h = np.zeros(n_sr + 1, dtype=np.int64)
+        np.cumsum(count_h, out=sr_first_h[1:])
+        n_pieces = int(sr_first_h[-1])
+        piece_sr_h = np.repeat(np.arange(n_sr, dtype=np.int64), count_h)
+        i_in = np.arange(n_pieces, dtype=np.int64) - sr_first_h[piece_sr_h]
+        cnt = count_h[piece_sr_h]
+        piece_off_h = np.empty(n_pieces + 1, dtype=np.int64)
+        piece_off_h[:-1] = sr_off_h[piece_sr_h] + (i_in * sr_len_h[piece_sr_h]) // cnt
+        piece_off_h[-1] = sr_off_h[-1]
+        total_budget = k - cnt + 1
+        budget_h = total_budget // cnt + (i_in < total_budget % cnt)
+        approx_h = (k - count_h + 1 > 0).astype(np.uint8)
+        if (budget_h > 0).any():
+            longest = int(np.diff(piece_off_h)[budget_h > 0].max())
+            assert longest <= kmismatch.MAX_DFS_DEPTH, longest
+        piece_off = b.asarray(piece_off_h)
+        budget = b.asarray(budget_h.astype(np.int64))
+
+        # search: exact pieces by backward search (w-gram jump), others by backtracking
+        lo, hi = fm_search.backward_search(b, self.fm, sr_codes, piece_off)
+        exact = b.asarray(budget_h == 0)
+        lo = xp.where(exact, lo, 0)
+        hi = xp.where(exact, hi, 0)
+        iv_piece = xp.arange(n_pieces, dtype=np.int64)
+        keep = xp.flatnonzero(hi > lo)
+        iv_lo, iv_hi, iv_piece = lo[keep], hi[keep], iv_piece[keep]
+        search_h = np.flatnonzero(budget_h > 0).astype(np.int64)
+        if search_h.size:
+            dl, dh, dp = self._dfs(sr_codes, piece_off, budget, b.asarray(search_h))
+            iv_lo, iv_hi, iv_piece = (xp.concatenate([x, y]) for x, y in ((iv_lo, dl), (iv_hi, dh),
+                                                                          (iv_piece, dp)))
+
+        # locate every row of every interval
+        n_iv = int(iv_lo.size)
+        starts = xp.zeros(n_iv + 1, dtype=np.int64)
+        if n_iv:
+            xp.cumsum(iv_hi - iv_lo, out=starts[1:])
+        total = int(starts[-1])
+        which = xp.empty(total, dtype=np.int64)
+        text_pos = xp.empty(total, dtype=np.int64)
+        f = self.fm
+        b.launch(fmindex, "locate_fill", total,
+                 f.occ, f.dollar_rows, f.C, f.sa_mark, f.sa_samples, np.int64(f.wide),
+                 iv_lo, starts, np.int64(n_iv), np.int64(total), which, text_pos)  # fmt: skip
+        cand_contig, cand_pos = fm_search.text_to_contig(b, f, text_pos)
+        cand_piece = iv_piece[which]
+        piece_sr = b.asarray(piece_sr_h)
+        cand_sr = piece_sr[cand_piece]
+
+        # explicit candidates next to reference N (approximate mode only)
+        if self.has_amb and approx_h.any():
+            e_sr, e_contig, e_pos = self._edge_candidates(sr_len_h, approx_h)
+            cand_sr = xp.concatenate([cand_sr, b.asarray(e_sr)])
+            cand_piece = xp.concatenate([cand_piece, xp.full(e_sr.size, -1, dtype=np.int64)])
+            cand_contig = xp.concatenate([cand_contig, b.asarray(e_contig)])
+            cand_pos = xp.concatenate([cand_pos, b.asarray(e_pos)])
+
+        # verify
+        words_h = (sr_len_h + 15) // 16
+        word_off_h = np.zeros(n_sr + 1, dtype=np.int64)
+        np.cumsum(words_h, out=word_off_h[1:])
+        dest = (b.asarray(np.repeat(word_off_h[:-1] * 16 - sr_off_h[:-1], sr_len_h))
+                + xp.arange(int(sr_off_h[-1]), dtype=np.int64))
+        padded = xp.zeros(int(word_off_h[-1]) * 16, dtype=np.uint8)
+        padded[dest] = sr_codes
+        read_words, read_nmask = pack_2bit(b, padded)
+        n_cand = int(cand_sr.size)
+        out_start = xp.empty(n_cand, dtype=np.int64)
+        out_mm = xp.empty(n_cand, dtype=np.int32)
+        b.launch(kmismatch, "verify", n_cand,
+                 self.text, self.ref_nmask, np.int64(self.has_amb), np.int64(self.n_text_words),
+                 self.contig_offsets, read_words, read_nmask, b.asarray(word_off_h), b.asarray(sr_len_h),
+                 b.asarray(sr_first_h), b.asarray(approx_h), piece_off, budget, np.int64(k),
+                 cand_sr, cand_piece, cand_contig.astype(np.int32), cand_pos, np.int64(n_cand),
+                 out_start, out_mm)  # fmt: skip
+        ok = xp.flatnonzero(out_mm >= 0)
+        sr = b.to_host(cand_sr[ok])
+        return (sr_read_h[sr], sr_strand_h[sr], b.to_host(cand_contig[ok]).astype(np.int32),
+                b.to_host(out_start[ok]), b.to_host(out_mm[ok]).astype(np.int16))
+
+    def _dfs(self, codes, piece_off, budget, search):
+        b, xp, f = self.backend, self.backend.xp, self.fm
+        m = int(search.size)
+        counts = xp.empty(m, dtype=np.int64)
+        b.launch(kmismatch, "dfs_count", m, f.occ, f.dollar_rows, f.C, np.int64(f.wide), codes, piece_off,
+                 budget, search, np.int64(m), counts)
+        starts = xp.zeros(m + 1, dtype=np.int64)
+        xp.cumsum(counts, out=starts[1:])
+        total = int(starts[-1])
+        lo = xp.empty(total, dtype=np.int64)
+        hi = xp.empty(total, dtype=np.int64)
+        piece = xp.empty(total, dtype=np.int64)
+        b.launch(kmismatch, "dfs_fill", m, f.occ, f.dollar_rows, f.C, np.int64(f.wide), codes, piece_off,
+                 budget, search, np.int64(m), starts, lo, hi, piece)
+        return lo, hi, piece
+
+    def _edge_candidates(self, sr_len: np.ndarray, approx: np.ndarray):
+        """(strand read, contig, pos) of every window next to a reference N run
+        that may hold at most k of its N, for every strand read in approximate mode."""
+        out_sr, out_contig, out_pos = [], [], []
+        co = self.contig_offsets_host
+        a, e = self.amb_runs[:, 0], self.amb_runs[:, 1]
+        contig = np.searchsorted(co, a, side="right") - 1
+        cs, ce = co[contig], co[contig + 1]
+        sel = np.flatnonzero(approx)
+        for length in np.unique(sr_len[sel]).tolist():
+            short = (e - a) <= self.k
+            lo1 = a - length + 1
+            hi1 = np.where(short, e - 1, a - length + self.k)
+            lo2 = np.where(short, 0, e - self.k)
+            hi2 = np.where(short, -1, e - 1)
+            ranges = [(np.maximum(lo1, cs), np.minimum(hi1, ce - length)),
+                      (np.maximum(lo2, cs), np.minimum(hi2, ce - length))]
+            pos = []
+            for lo, hi in ranges:
+                size = np.maximum(hi - lo + 1, 0)
+                pos.append(np.repeat(lo - np.cumsum(size) + size, size) + np.arange(int(size.sum())))
+            g = np.unique(np.concatenate(pos))
+            if g.size == 0:
+                continue
+            reads = sel[sr_len[sel] == length]
+            c = (np.searchsorted(co, g, side="right") - 1).astype(np.int32)
+            out_sr.append(np.repeat(reads, g.size))
+            out_contig.append(np.tile(c, reads.size))
+            out_pos.append(np.tile(g - co[c], reads.size))
+        if not out_sr:
+            return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64)
+        return np.concatenate(out_sr), np.concatenate(out_contig), np.concatenate(out_pos)
+
+    # ------------------------------------------------------------------ select
+
+    def _select(self, batch, status, read, strand, contig, pos, mm) -> MappingResult:
+        n = len(batch)
+        names = tuple(batch.name_list())
+        order = np.lexsort((strand, pos, contig, mm, read))
+        read, strand, contig, pos, mm = read[order], strand[order], contig[order], pos[order], mm[order]
+        h = read.size
+        n_found = np.bincount(read, minlength=n).astype(np.int64)
+        first = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(n_found, out=first[1:])
+        # strata: runs of equal (read, mismatches)
+        run_start = np.ones(h, dtype=bool)
+        if h:
+            run_start[1:] = (read[1:] != read[:-1]) | (mm[1:] != mm[:-1])
+        rs = np.flatnonzero(run_start)
+        run_len = np.diff(np.append(rs, h))
+        run_read = read[rs]
+        run_rank = np.arange(rs.size) - np.searchsorted(run_read, run_read)  # stratum number in the read
+        best = np.full(n, -1, dtype=np.int16)
+        second = np.full(n, -1, dtype=np.int16)
+        n_best = np.zeros(n, dtype=np.int64)
+        n_second = np.zeros(n, dtype=np.int64)
+        s0, s1 = run_rank == 0, run_rank == 1
+        best[run_read[s0]] = mm[rs[s0]]
+        n_best[run_read[s0]] = run_len[s0]
+        second[run_read[s1]] = mm[rs[s1]]
+        n_second[run_read[s1]] = run_len[s1]
+        mapq = mapq_scale(best, second, n_best, n_second)
+
+        # tie choice: rotate the best stratum so that entry hash(name) % n_best comes first
+        within = np.arange(h) - first[read]
+        rot = (name_hashes(batch) % np.maximum(n_best, 1).astype(np.uint64)).astype(np.int64)
+        in_best = within < n_best[read]
+        rank = np.where(in_best, (within - rot[read]) % np.maximum(n_best[read], 1), within)
+        order = np.lexsort((rank, read))
+        read, strand, contig, pos, mm, rank = (x[order] for x in (read, strand, contig, pos, mm, rank))
+
+        if self.report_all:
+            limit = n_found if self.max_hits is None else np.minimum(n_found, self.max_hits)
+        elif self.max_alignments is not None:
+            limit = np.minimum(n_found, self.max_alignments)
+        else:
+            limit = np.minimum(n_found, 1)
+        capped = limit < n_found if self.report_all else np.zeros(n, dtype=bool)
+        reported = rank < limit[read]
+        hit_offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(limit, out=hit_offsets[1:])
+
+        # XA: the other best and second-best placements, best-stratum mode only
+        if self.report_all or self.max_alignments is not None:
+            alt = np.zeros(h, dtype=bool)
+        else:
+            others = n_best + n_second - 1
+            alt = (rank >= 1) & (rank < (n_best + n_second)[read]) & (others[read] <= self.xa_limit)
+        alt_offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(read[alt], minlength=n), out=alt_offsets[1:])
+
+        return MappingResult(
+            names=names,
+            contig_names=tuple(self.index.contigs.names),
+            read=read[reported],
+            contig=contig[reported],
+            pos=pos[reported],
+            strand=strand[reported],
+            mismatches=mm[reported],
+            secondary=rank[reported] > 0,
+            hit_offsets=hit_offsets,
+            best=best,
+            second=second,
+            n_best=n_best,
+            n_second=n_second,
+            n_found=n_found,
+            mapq=mapq,
+            status=status,
+            alt_offsets=alt_offsets,
+            alt_contig=contig[alt],
+            alt_pos=pos[alt],
+            alt_strand=strand[alt],
+            alt_mismatches=mm[alt],
+            capped=capped,
+        )
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _piece_counts(lengths: np.ndarray, k: int, min_piece: int) -> np.ndarray:
+    """Pieces per read: ``k + 1`` when they are at least ``min_piece`` long, else
+    as many pieces of at least ``min_piece`` as fit (at least one)."""
+    return np.clip(lengths // min_piece, 1, k + 1).astype(np.int64)
+
+
+def amb_mask(runs: np.ndarray, n_words: int) -> np.ndarray:
+    """Packed N mask (2 bits a base, ``pack_2bit`` layout) of the runs ``[start, end)``.
+
+    >>> [hex(w) for w in amb_mask(np.array([[1, 3], [17, 18]]), 2)]
+    ['0x3c000000', '0x30000000']
+    """
+    mask = np.zeros(n_words, dtype=np.uint32)
+    full = np.uint32(0xFFFFFFFF)
+    for a, e in np.asarray(runs, dtype=np.int64).reshape(-1, 2).tolist():
+        wa, wb = a >> 4, (e - 1) >> 4
+        for w in {wa, wb}:
+            lo, hi = max(a, w * 16) - w * 16, min(e, w * 16 + 16) - w * 16
+            bits = ((0xFFFFFFFF >> (2 * lo)) & ((0xFFFFFFFF << (2 * (16 - hi))) & 0xFFFFFFFF))
+            mask[w] |= np.uint32(bits)
+        if wb > wa + 1:
+            mask[wa + 1 : wb] = full
+    return mask
+
+
+def mapq_scale(best: np.ndarray, second: np.ndarray, n_best: np.ndarray, n_second: np.ndarray) -> np.ndarray:
+    """MAPQ per read: ``-10 log10(1 - 1/S)``, ``S = X0 + X1 * 10^(-2 d)``, capped at 60.
+
+    ``d`` is the gap between the second-best and best strata (each extra
+    mismatch costs :data:`MISMATCH_PHRED`); unmapped reads get 0. Unique
+    with nothing else within k: 60; two equally good placements: 3.
+
+    >>> mapq_scale(np.array([0, 0, 1, 0, -1]), np.array([-1, -1, 2, 3, -1]),
+    ...            np.array([1, 2, 1, 1, 0]), np.array([0, 0, 1, 1, 0])).tolist()
+    [60, 3, 20, 60, 0]
+    """
+    gap = np.where(second >= 0, second - best, 0).astype(np.float64)
+    s = n_best + np.where(second >= 0, n_second * 10.0 ** (-MISMATCH_PHRED * gap / 10), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_wrong = 1.0 - 1.0 / np.maximum(s, 1.0)
+        q = np.where(p_wrong > 0, -10.0 * np.log10(np.maximum(p_wrong, 1e-300)), MAPQ_MAX)
+    q = np.floor(np.minimum(q, MAPQ_MAX) + 0.5).astype(np.int64)
+    return np.where(best >= 0, q, 0).astype(np.uint8)
+
+
+def name_hashes(batch: SequenceBatch) -> np.ndarray:
+    """64-bit hash of every read name (polynomial over the bytes, then splitmix64).
+
+    >>> int(name_hashes(_as_batch(["ACGT"] * 2))[0]) != int(name_hashes(_as_batch(["ACGT"] * 2))[1])
+    True
+    """
+    n = len(batch)
+    out = np.zeros(n, dtype=np.uint64)
+    if n == 0 or batch.names.size == 0:
+        return out
+    name_len = np.diff(batch.name_offsets)
+    within = np.arange(batch.names.size) - np.repeat(batch.name_offsets[:-1], name_len)
+    with np.errstate(over="ignore"):
+        powers = np.cumprod(np.full(int(name_len.max()), 0x100000001B3, dtype=np.uint64))
+        terms = batch.names.astype(np.uint64) * powers[within]
+        nonempty = name_len > 0
+        out[nonempty] = np.add.reduceat(terms, batch.name_offsets[:-1][nonempty])
+        out += name_len.astype(np.uint64)
+        out ^= out >> np.uint64(30)
+        out *= np.uint64(0xBF58476D1CE4E5B9)
+        out ^= out >> np.uint64(27)
+        out *= np.uint64(0x94D049BB133111EB)
+        out ^= out >> np.uint64(31)
+    return out
+
+
+def _as_batch(reads: SequenceBatch | list[str]) -> SequenceBatch:
+    if isinstance(reads, SequenceBatch):
+        if reads.alphabet != "dna":
+            raise OptionError("reads must be DNA")
+        return reads
+    if isinstance(reads, str):
+        reads = [reads]
+    codes, offsets = fm_search.pattern_arrays(list(reads))
+    names = [f"read{i}" for i in range(len(reads))]
+    name_bytes = np.frombuffer("".join(names).encode(), dtype=np.uint8).copy()
+    name_offsets = np.zeros(len(names) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in names], out=name_offsets[1:])
+    return SequenceBatch(
+        path="<reads>", format="fasta", alphabet="dna", codes=codes, offsets=offsets, quals=None,
+        names=name_bytes, name_offsets=name_offsets, descriptions=np.zeros(0, np.uint8),
+        description_offsets=np.zeros(len(names) + 1, np.int64), soft_mask=np.zeros((0, 2), np.int64),
+        lines=np.arange(1, 2 * len(names), 2, dtype=np.int64), first_record=0,
+    )
+
+
+# --------------------------------------------------------------------------- streaming
+
+
+def map_reads(
+    index: Index | str | os.PathLike,
+    reads: str | os.PathLike | list[str | os.PathLike],
+    output: str | os.PathLike,
+    *,
+    mismatches: int = 2,
+    command: str = "gseek",
+    threads: int | None = None,
+    no_unal: bool = False,
+    cigar_eq: bool = False,
+    device: str | Backend | None = None,
+    chunk_bytes: int | None = None,
+    **mapper_options: Any,
+) -> dict[str, int]:
+    """Map FASTA/FASTQ file(s) (gzip ok) and write SAM, or BAM for ``*.bam``, ``-`` for stdout.
+
+    Several read files go to one output, in order. The output is written
+    under a temporary name and renamed when complete.
+    Returns counts: ``reads``, ``mapped``, ``unmapped``, ``too_long``, ``records``.
+
+    Arguments beyond the :class:`Mapper` options: ``command`` (SAM ``@PG CL``),
+    ``no_unal`` (drop unmapped reads), ``cigar_eq`` (CIGAR with ``=``/``X``),
+    ``chunk_bytes`` (input per batch), ``threads`` (CPU threads when
+    ``index`` is a path to load).
+    """
+    from .sam import SamWriter, format_mapping, sam_header
+
+    if not isinstance(index, Index):
+        index = Index.load(index, device=device or "auto", threads=threads,
+                           parts=["fm", "sa", "wgram", "text"] if _has_wgram(index) else ["fm", "sa", "text"])
+        device = None
+    mapper = Mapper(index, mismatches, device=device, **mapper_options)
+    names, lengths = index.contigs.names, index.contigs.lengths
+    header = sam_header(names, lengths, command=command, backend=mapper.backend.describe())
+    counts = dict(reads=0, mapped=0, unmapped=0, too_long=0, records=0)
+    options = {} if chunk_bytes is None else {"chunk_bytes": int(chunk_bytes)}
+    files = [reads] if isinstance(reads, (str, os.PathLike)) else list(reads)
+    if not files:
+        raise OptionError("no read file given")
+    with SamWriter(output, header) as sam:
+        for batch in (b for path in files for b in FastxReader(path, **options)):
+            result = mapper.map(batch)
+            text, records = format_mapping(result, batch, mapper, no_unal=no_unal, cigar_eq=cigar_eq)
+            sam.write_text(text, records)
+            mapped = int((result.best >= 0).sum())
+            counts["reads"] += len(batch)
+            counts["mapped"] += mapped
+            counts["unmapped"] += len(batch) - mapped
+            counts["too_long"] += int((result.status == STATUS_TOO_LONG).sum())
+        if counts["reads"] == 0:
+            raise FastxError(", ".join(map(os.fspath, files)), None, "no FASTA/FASTQ records (empty file)")
+        counts["records"] = sam.records
+    return counts
+
+
+def _has_wgram(path: str | os.PathLike) -> bool:
+    from gseek.index import format as index_format
+
+    try:
+        return "wgram" in index_format.read_header(index_format.resolve(path))["parts"]
+    except Exception:
+        return True  # let Index.load report the problem

@@ -1,0 +1,451 @@
+"""Pairwise DP (gseek.align, kernels/dp.*): reference, Biopython, parasail, both backends."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import reference_dp as ref
+from gseek.align import (
+    PairAligner,
+    Scoring,
+    AlignmentWriter,
+    identity_score_bound,
+    score_pairs,
+    traceback_pairs,
+    xdrop_ungapped,
+    _flags,
+)
+from gseek.errors import OptionError
+from gseek.kernels import _cuda, dp
+
+PROTEIN = "ARNDCQEGHILKMFPSTWYV"
+FREE = ("query_start", "query_end", "target_start", "target_end")
+
+SCHEMES = [
+    dict(match=2, mismatch=-3, gap_open=5, gap_extend=2),
+    dict(match=1, mismatch=-1, gap_open=0, gap_extend=1),
+    dict(match=5, mismatch=-4, gap_open=10, gap_extend=1),
+    dict(matrix="BLOSUM62", gap_open=11, gap_extend=1),
+    dict(matrix="PAM250", gap_open=3, gap_extend=3),
+]
+
+
+def _seq(rng: random.Random, n: int, letters: str) -> str:
+    return "".join(rng.choice(letters) for _ in range(n))
+
+
+def _pairs(seed: int, letters: str, count: int = 40, max_len: int = 40) -> tuple[list[str], list[str]]:
+    """Random pairs: lengths 1, very unequal lengths, identical, related and unrelated."""
+    rng = random.Random(seed)
+    qs, ts = [], []
+    for k in range(count):
+        kind = k % 5
+        m = 1 if kind == 0 else rng.randint(1, max_len)
+        q = _seq(rng, m, letters)
+        if kind == 1:
+            t = q
+        elif kind == 2:
+            t = _seq(rng, rng.randint(1, 3), letters)
+        elif kind == 3:
+            t = list(q[rng.randint(0, m - 1):] + _seq(rng, rng.randint(0, 6), letters))
+            for x in range(len(t)):
+                if rng.random() < 0.15:
+                    t[x] = rng.choice(letters)
+            t = "".join(t)
+        else:
+            t = _seq(rng, rng.randint(1, max_len), letters)
+        if rng.random() < 0.5:
+            q, t = t, q
+        qs.append(q)
+        ts.append(t)
+    return qs, ts
+
+
+def _free_ends_cases():
+    return [FREE, ("query_start", "query_end"), ("target_start", "target_end"), ("query_start", "target_end"),
+            ("query_end",), ("target_start",)]
+
+
+MODE_CASES = [("global", FREE), ("local", FREE)] + [("semiglobal", f) for f in _free_ends_cases()]
+
+
+def _reference(scoring: Scoring, mode, free, q, t):
+    qc, tc = list(scoring.encode(q)), list(scoring.encode(t))
+    flags = tuple(name in free for name in FREE)
+    return ref.align(qc, tc, scoring.table.tolist(), scoring.gap_open, scoring.gap_extend, mode, flags,
+                     scoring.no_match_code)
+
+
+# --------------------------------------------------------------------------- reference and backends
+
+
+@pytest.mark.parametrize("scheme", range(len(SCHEMES)))
+@pytest.mark.parametrize("mode, free", MODE_CASES[:3] + [MODE_CASES[3], MODE_CASES[5]])
+def test_backend_equals_reference(backend, scheme, mode, free):
+    opts = SCHEMES[scheme]
+    letters = PROTEIN if "matrix" in opts else "ACGTN" if scheme == 0 else "ACGT"
+    qs, ts = _pairs(scheme * 7 + len(free), letters, count=30)
+    kwargs = {"free_ends": free} if mode == "semiglobal" else {}
+    aligner = PairAligner(mode=mode, traceback=True, device=backend, **opts, **kwargs)
+    results = aligner.align_pairs(qs, ts)
+    scores = PairAligner(mode=mode, device=backend, **opts, **kwargs).align_pairs(qs, ts)
+    for k, (q, t) in enumerate(zip(qs, ts)):
+        r = _reference(aligner.scoring, mode, free, q, t)
+        got = results[k]
+        assert (got.score, got.q_start, got.q_end, got.t_start, got.t_end, got.cigar) == (
+            r.score, r.q_start, r.q_end, r.t_start, r.t_end, r.cigar), (q, t)
+        assert (scores[k].score, scores[k].q_end, scores[k].t_end) == (r.score, r.q_end, r.t_end)
+
+
+def test_every_cigar_rescores_and_spans_its_extents():
+    for mode, free in MODE_CASES:
+        for opts in SCHEMES:
+            letters = PROTEIN if "matrix" in opts else "ACGTN"
+            qs, ts = _pairs(len(free) + opts["gap_open"], letters, count=25)
+            kwargs = {"free_ends": free} if mode == "semiglobal" else {}
+            aligner = PairAligner(mode=mode, traceback=True, device="cpu", **opts, **kwargs)
+            res = aligner.align_pairs(qs, ts)
+            sc = aligner.scoring
+            for k, hit in enumerate(res):
+                ops = "".join(op * int(n) for n, op in _runs(hit.cigar))
+                score, q_end, t_end = ref.rescore(ops, list(sc.encode(qs[k])), list(sc.encode(ts[k])), hit.q_start,
+                                                  hit.t_start, sc.table.tolist(), sc.gap_open, sc.gap_extend)
+                assert (score, q_end, t_end) == (hit.score, hit.q_end, hit.t_end)
+                assert res.matches[k] == ops.count("=") and res.mismatches[k] == ops.count("X")
+                assert res.gap_cols[k] == ops.count("I") + ops.count("D")
+                if mode == "global":
+                    assert (hit.q_start, hit.q_end, hit.t_start, hit.t_end) == (0, len(qs[k]), 0, len(ts[k]))
+
+
+def _runs(cigar: str):
+    import re
+
+    return re.findall(r"(\d+)([=XIDM])", cigar)
+
+
+# --------------------------------------------------------------------------- peers
+
+
+def _biopython(mode, free, opts):
+    from Bio.Align import PairwiseAligner, substitution_matrices
+
+    a = PairwiseAligner(mode="local" if mode == "local" else "global")
+    if "matrix" in opts:
+        a.substitution_matrix = substitution_matrices.load(opts["matrix"])
+    else:
+        a.match_score, a.mismatch_score = opts["match"], opts["mismatch"]
+    # Biopython: the first gap column scores open_gap_score; gseek: gap_open + gap_extend.
+    a.open_gap_score = -(opts["gap_open"] + opts["gap_extend"])
+    a.extend_gap_score = -opts["gap_extend"]
+    if mode == "semiglobal":
+        # Biopython's score(target, query): an insertion is a query residue
+        # against a gap (gseek's I), a deletion a target residue (D).
+        for name, attr in (("query_start", "left_insertion"), ("query_end", "right_insertion"),
+                           ("target_start", "left_deletion"), ("target_end", "right_deletion")):
+            if name in free:
+                setattr(a, f"open_{attr}_score", 0)
+                setattr(a, f"extend_{attr}_score", 0)
+    return a
+
+
+@pytest.mark.parametrize("mode, free", MODE_CASES)
+def test_scores_equal_biopython(mode, free):
+    for s, opts in enumerate(SCHEMES):
+        letters = PROTEIN if "matrix" in opts else "ACGT"
+        qs, ts = _pairs(100 + s, letters, count=25)
+        kwargs = {"free_ends": free} if mode == "semiglobal" else {}
+        got = PairAligner(mode=mode, device="cpu", **opts, **kwargs).align_pairs(qs, ts).score
+        bio = _biopython(mode, free, opts)
+        expected = [int(bio.score(t, q)) for q, t in zip(qs, ts)]
+        assert got.tolist() == expected, opts
+
+
+PARASAIL_ENDS = {FREE: "sg", ("query_start", "query_end"): "sg_qb_qe", ("target_start", "target_end"): "sg_db_de",
+                 ("query_start", "target_end"): "sg_qb_de", ("query_end",): "sg_qe", ("target_start",): "sg_db"}
+
+
+def _boundary_ends(sc: Scoring, free, m: int, n: int) -> list[int]:
+    """H of the end-cell candidates parasail leaves out: (0, n) and (m, 0)."""
+    out = []
+    if "query_end" in free:
+        out.append(0 if "target_start" in free else -(sc.gap_open + n * sc.gap_extend))
+    if "target_end" in free:
+        out.append(0 if "query_start" in free else -(sc.gap_open + m * sc.gap_extend))
+    return out
+
+
+@pytest.mark.parametrize("mode, free", MODE_CASES)
+def test_scores_equal_parasail(mode, free):
+    """parasail's ``open`` includes the first extension: parasail open = gap_open + gap_extend.
+
+    parasail's semiglobal end is the best cell of the last row/column with
+    i, j >= 1; gseek also counts the boundary cells (0, n) and (m, 0), so
+    gseek = max(parasail, those cells).
+    """
+    parasail = pytest.importorskip("parasail")
+    name = {"global": "nw", "local": "sw"}.get(mode) or PARASAIL_ENDS[free]
+    if name == "sg_qb_qe":  # parasail has no such function; sg_qx is query begin+end free
+        name = "sg_qx"
+    if name == "sg_db_de":
+        name = "sg_dx"
+    func = getattr(parasail, f"{name}_scan_32")
+    for s, opts in enumerate(SCHEMES):
+        letters = PROTEIN if "matrix" in opts else "ACGT"
+        qs, ts = _pairs(200 + s, letters, count=25)
+        kwargs = {"free_ends": free} if mode == "semiglobal" else {}
+        aligner = PairAligner(mode=mode, device="cpu", **opts, **kwargs)
+        got = aligner.align_pairs(qs, ts).score
+        if "matrix" in opts:
+            matrix = getattr(parasail, opts["matrix"].lower())
+        else:
+            matrix = parasail.matrix_create("ACGT", opts["match"], opts["mismatch"])
+        for k, (q, t) in enumerate(zip(qs, ts)):
+            p = func(q, t, opts["gap_open"] + opts["gap_extend"], opts["gap_extend"], matrix).score
+            if mode == "semiglobal":
+                p = max([p, *_boundary_ends(aligner.scoring, free, len(q), len(t))])
+            assert got[k] == p, (opts, q, t)
+
+
+# --------------------------------------------------------------------------- overflow
+
+
+def test_16bit_overflow_reruns_with_32_bits(backend):
+    rng = random.Random(5)
+    long_a = _seq(rng, 2500, "ACGT")
+    unrelated = _seq(rng, 2400, "ACGT")
+    qs = [long_a, long_a, "ACGT" * 10]
+    ts = [long_a, unrelated, "ACGT" * 10]
+    aligner = PairAligner(mode="global", match=20, mismatch=-30, gap_open=50, gap_extend=20, device=backend,
+                          traceback=True)
+    sc = aligner.scoring
+    codes = np.concatenate([sc.encode(s) for s in qs + ts])
+    lens = np.array([len(s) for s in qs + ts])
+    offs = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    res = score_pairs(aligner.backend, codes, offs[:3], lens[:3], offs[3:], lens[3:], sc, 0)
+    assert res["rerun"].tolist() == [True, True, False]
+    assert res["score"][0] == 50000
+    results = aligner.align_pairs(qs, ts)
+    assert results.score[0] == 50000 and results[0].cigar == "2500="
+    bio = _biopython("global", FREE, dict(match=20, mismatch=-30, gap_open=50, gap_extend=20))
+    assert results.score[1] == int(bio.score(unrelated, long_a))
+    tb = traceback_pairs(aligner.backend, codes, offs[:3], lens[:3], offs[3:], lens[3:], sc, 0)
+    assert tb["rerun"].tolist() == [True, True, False]
+
+
+# --------------------------------------------------------------------------- shapes, lazy, output
+
+
+def test_batch_shapes_agree(backend):
+    rng = random.Random(11)
+    seqs = [_seq(rng, rng.randint(5, 60), "ACGT") for _ in range(9)]
+    aligner = PairAligner(mode="local", traceback=True, device=backend, batch_pairs=7)
+    avs = aligner.all_vs_all(seqs)
+    assert len(avs) == 36
+    pairs = [(i, j) for i in range(9) for j in range(i + 1, 9)]
+    assert list(zip(avs.query.tolist(), avs.target.tolist())) == pairs
+    one_by_one = aligner.align_pairs([seqs[i] for i, _ in pairs], [seqs[j] for _, j in pairs])
+    assert avs.score.tolist() == one_by_one.score.tolist()
+    assert avs.cigars == one_by_one.cigars
+    qvd = aligner.query_vs_database(seqs[:3], seqs[3:])
+    assert len(qvd) == 18 and qvd.score[7] == aligner.align(seqs[1], seqs[4]).score
+
+
+def test_lazy_traceback_keeps_exactly_the_passing_pairs():
+    from gseek.datasets.simulate import dp_families
+
+    fam = dp_families(3, 4, 150, seed=2, max_divergence=0.1)
+    seqs = {name: seq for name, seq in fam.records}
+    full = PairAligner(mode="global", traceback=True, device="cpu").all_vs_all(seqs)
+    for min_identity in (0.0, 0.9, 0.95):
+        lazy = PairAligner(mode="global", min_identity=min_identity, device="cpu").all_vs_all(seqs)
+        keep = full.identity >= min_identity
+        assert lazy.score.tolist() == full.score[keep].tolist()
+        assert lazy.cigars == [c for c, k in zip(full.cigars, keep) if k]
+    by_score = PairAligner(mode="global", min_score=200, device="cpu").all_vs_all(seqs)
+    assert by_score.score.tolist() == full.score[full.score >= 200].tolist()
+
+
+def test_identity_bound_is_a_lower_bound():
+    rng = random.Random(3)
+    for mode in ("global", "local", "semiglobal"):
+        for opts in SCHEMES[:3]:
+            qs, ts = _pairs(rng.randint(0, 99), "ACGTN", count=30)
+            res = PairAligner(mode=mode, traceback=True, device="cpu", **opts).align_pairs(qs, ts)
+            for f in (0.5, 0.8, 0.97, 1.0):
+                bound = identity_score_bound(f, res.q_len, res.t_len, mode, Scoring(**opts))
+                passing = res.identity >= f
+                assert (res.score[passing] >= bound[passing]).all()
+
+
+def test_rows_print_as_tsv_and_outfmt6(tmp_path):
+    aligner = PairAligner(mode="local", traceback=True, device="cpu", outfmt="6")
+    res = aligner.align_pairs({"q": "TTTACGTACGTTT"}, {"s": "GGACGTCCGTGG"})
+    assert str(res[0]) == "q\ts\t87.500\t8\t1\t0\t4\t11\t3\t10\t11"
+    m = PairAligner(mode="local", traceback=True, device="cpu", cigar_m=True).align("TTTACGTACGTTT", "GGACGTCCGTGG")
+    assert m.cigar == "8M"
+    out = tmp_path / "out.tsv"
+    with AlignmentWriter(out, aligner.columns) as w:
+        w.write(res)
+        w.write(res)
+    assert out.read_text().splitlines() == [str(res[0])] * 2
+    assert [p.name for p in tmp_path.iterdir()] == ["out.tsv"]
+
+
+def test_writer_leaves_nothing_on_error(tmp_path):
+    out = tmp_path / "out.tsv"
+    with pytest.raises(RuntimeError):
+        with AlignmentWriter(out, ("qname",)) as w:
+            raise RuntimeError("boom")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_n_scores_as_documented():
+    a = PairAligner(traceback=True, device="cpu")
+    hit = a.align("ACNT", "ACNT")
+    assert (hit.score, hit.cigar) == (3, "2=1X1=")
+    assert PairAligner(n_score=0, device="cpu").align("ACNT", "ACGT").score == 6
+
+
+# --------------------------------------------------------------------------- X-drop
+
+
+def test_xdrop_ungapped_equals_reference(backend):
+    rng = random.Random(8)
+    sc = Scoring(match=1, mismatch=-3)
+    qs = [_seq(rng, rng.randint(5, 80), "ACGT") for _ in range(40)]
+    ts = [q[: rng.randint(3, len(q))] if k % 2 else _seq(rng, rng.randint(5, 80), "ACGT") for k, q in enumerate(qs)]
+    codes = np.concatenate([sc.encode(s) for s in qs + ts])
+    lens = np.array([len(s) for s in qs + ts])
+    offs = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    qp = np.array([rng.randint(0, min(len(q), len(t)) - 1) for q, t in zip(qs, ts)])
+    got = xdrop_ungapped(backend, codes, offs[:40], lens[:40], offs[40:], lens[40:], qp, qp, sc, 10)
+    for k in range(40):
+        expect = ref.xdrop_ungapped(list(sc.encode(qs[k])), list(sc.encode(ts[k])), qp[k], qp[k],
+                                    sc.table.tolist(), 10)
+        assert (got["score"][k], got["q_start"][k], got["q_end"][k]) == expect
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: PairAligner(device="cpu").align("", "ACGT"), "is empty"),
+        (lambda: PairAligner(device="cpu").align("ACGJ", "ACGT"), "residue 'J' at position 4"),
+        (lambda: PairAligner(matrix="BLOSUM62", device="cpu").align("ACDJ", "ACD"), "matrix BLOSUM62"),
+        (lambda: PairAligner(matrix="BLOSUM99", device="cpu"), "unknown substitution matrix 'BLOSUM99'"),
+        (lambda: PairAligner(gap_open=-5, device="cpu"), "gap costs must be >= 0"),
+        (lambda: PairAligner(mode="fancy", device="cpu"), "mode must be one of"),
+        (lambda: PairAligner(colour="red"), "unknown PairAligner option 'colour'"),
+        (lambda: PairAligner(free_ends=("query_start",), device="cpu"), "applies to mode=.semiglobal. only"),
+        (lambda: PairAligner(min_identity=97, device="cpu"), "fraction"),
+        (lambda: PairAligner(outfmt="6 qseqid bogus", device="cpu"), "unknown outfmt 6 column"),
+        (lambda: PairAligner(matrix="GONNET1992", device="cpu"), "non-integer"),
+    ],
+)
+def test_bad_input_is_one_clear_line(make, message):
+    with pytest.raises(OptionError, match=message) as info:
+        make()
+    assert "\n" not in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_repr_shows_non_defaults():
+    assert repr(PairAligner(mode="local", gap_open=3, device="cpu")) == \
+        "PairAligner(mode='local', gap_open=3, device='cpu')"
+
+
+# --------------------------------------------------------------------------- the CUDA source, on the host
+
+_HOST_SHIM = """
+struct gseek_dim3 { unsigned x; };
+static const gseek_dim3 blockIdx{0}, threadIdx{0}, blockDim{1}, gridDim{1};
+#define __global__
+#define __device__
+#define __shared__ static
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+static inline void __syncthreads() {}
+"""
+
+
+class _HostCuda:
+    """A backend that runs kernels/dp.cu compiled for the host CPU (one thread)."""
+
+    name = "host-cuda"
+    xp = np
+
+    def __init__(self, library: str) -> None:
+        import ctypes
+
+        self.ctypes = ctypes
+        self.library = ctypes.CDLL(library)
+
+    def asarray(self, array, dtype=None):
+        return np.ascontiguousarray(array, dtype=dtype)
+
+    def to_host(self, array):
+        return np.asarray(array)
+
+    def launch(self, family, kernel, n_items, *args):
+        c = self.ctypes
+        conv = []
+        for a in args:
+            if isinstance(a, np.ndarray):
+                assert a.flags.c_contiguous
+                conv.append(c.c_void_p(a.ctypes.data))
+            elif isinstance(a, np.int64):
+                conv.append(c.c_int64(int(a)))
+            else:
+                assert isinstance(a, np.int32), (kernel, type(a))
+                conv.append(c.c_int32(int(a)))
+        getattr(self.library, kernel)(*conv)
+
+
+@pytest.fixture(scope="module")
+def host_cuda(tmp_path_factory):
+    cxx = shutil.which("g++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.skip("no C++ compiler to build kernels/dp.cu for the host")
+    where = tmp_path_factory.mktemp("hostdp")
+    (where / "shim.h").write_text(_HOST_SHIM)
+    (where / "dp.cu").write_text(_cuda.source(dp.CUDA_SOURCE))
+    defines = [f"-D{k}={v}" for k, v in {**dp.CONSTANTS, "BLOCK": 256}.items()]
+    library = where / "libdp.so"
+    subprocess.run([cxx, "-O1", "-std=c++17", "-shared", "-fPIC", *defines, "-include", str(where / "shim.h"),
+                    "-x", "c++", str(where / "dp.cu"), "-o", str(library)], check=True)
+    return _HostCuda(str(library))
+
+
+@pytest.mark.parametrize("mode, free", MODE_CASES)
+def test_cuda_source_equals_the_numba_twin_on_the_host(host_cuda, mode, free):
+    rng = random.Random(len(free) + len(mode))
+    qs, ts = _pairs(rng.randint(0, 999), "ACGTN", count=70, max_len=45)
+    qs += [_seq(rng, 2100, "ACGT")]
+    ts += [qs[-1][:2000]]
+    sc = Scoring(match=20, mismatch=-30, gap_open=50, gap_extend=20) if mode == "global" else Scoring()
+    codes = np.concatenate([sc.encode(s) for s in qs + ts])
+    lens = np.array([len(s) for s in qs + ts])
+    offs = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    n = len(qs)
+    args = (codes, offs[:n], lens[:n], offs[n:], lens[n:], sc, _flags(mode, free))
+    cpu = PairAligner(device="cpu").backend
+    a, b = score_pairs(host_cuda, *args), score_pairs(cpu, *args)
+    for key in a:
+        assert np.array_equal(a[key], b[key]), key
+    a, b = traceback_pairs(host_cuda, *args), traceback_pairs(cpu, *args)
+    for key in a:
+        if key == "cigar":
+            assert all(np.array_equal(x, y) for x, y in zip(a[key], b[key]))
+        else:
+            assert np.array_equal(a[key], b[key]), key
+    qp = np.array([min(len(q), len(t)) // 2 for q, t in zip(qs, ts)])
+    x = xdrop_ungapped(host_cuda, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, qp, sc, 7)
+    y = xdrop_ungapped(cpu, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, qp, sc, 7)
+    assert all(np.array_equal(x[k], y[k]) for k in x)
