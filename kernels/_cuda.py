@@ -19,9 +19,27 @@ from gseek.errors import KernelCompileError
 _ERROR_LINE = re.compile(r"^(?P<file>[^\s(]+\.cu)\((?P<line>\d+)\): (?P<msg>(?:catastrophic )?error.*)$", re.M)
 
 
-def source(filename: str) -> str:
-    """Text of a kernel family's ``.cu`` file shipped in ``gseek.kernels``."""
-    return importlib.resources.files("gseek.kernels").joinpath(filename).read_text()
+_INCLUDE = re.compile(r'^#include "(?P<name>[\w.]+)".*$', re.M)
+
+
+def source(filename: str, _seen: frozenset[str] = frozenset()) -> str:
+    """Text of a kernel family's ``.cu`` file shipped in ``gseek.kernels``, with
+    its local ``#include "x.cuh"`` headers expanded in place.
+
+    Expanding here (rather than passing an include path to NVRTC) keeps every
+    byte of a family in the text CuPy hashes for its cache, and ``#line``
+    directives keep compile errors pointing at the right file and line.
+    """
+    text = importlib.resources.files("gseek.kernels").joinpath(filename).read_text()
+
+    def expand(match: re.Match) -> str:
+        name = match["name"]
+        if name in _seen:
+            return ""  # already included
+        line = text.count("\n", 0, match.start()) + 2
+        return f'#line 1 "kernels/{name}"\n{source(name, _seen | {name})}\n#line {line} "kernels/{filename}"'
+
+    return _INCLUDE.sub(expand, text)
 
 
 def compile_source(filename: str, code: str, options: tuple[tuple[str, int], ...], device_id: int = 0):

@@ -9,6 +9,7 @@ import shutil
 
 import numpy as np
 import pytest
+from host_cuda import build as host_cuda_build
 import reference
 
 from gseek.errors import FastxError, OptionError
@@ -418,73 +419,11 @@ def test_bad_options_are_refused(tmp_path, option, message):
 
 # --------------------------------------------------------------------------- the CUDA twin, on the host
 
-# Just enough of CUDA for kernels/fmindex.cu to compile as host C++ and run as
-# a grid of one thread (every kernel is a grid-stride loop, so one thread
-# covers every element). Checks the .cu file's logic without a GPU; the gpu
-# tests check it on a device.
-_HOST_SHIM = """
-struct gseek_dim3 { unsigned x; };
-static const gseek_dim3 blockIdx{0}, threadIdx{0}, blockDim{1}, gridDim{1};
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(n)
-template <class T> static inline T __ldg(const T* p) { return *p; }
-static inline int __popc(unsigned x) { return __builtin_popcount(x); }
-"""
-
-
-class _HostCuda:
-    """A backend that runs the CUDA kernels compiled for the host CPU."""
-
-    name = "host-cuda"
-    xp = np
-
-    def __init__(self, library: str) -> None:
-        import ctypes
-
-        self.ctypes = ctypes
-        self.library = ctypes.CDLL(library)
-
-    def asarray(self, array, dtype=None):
-        return np.asarray(array, dtype=dtype)
-
-    def to_host(self, array):
-        return np.asarray(array)
-
-    def launch(self, family, kernel, n_items, *args):
-        c = self.ctypes
-        conv = []
-        for a in args:
-            if isinstance(a, np.ndarray):
-                assert a.flags.c_contiguous
-                conv.append(c.c_void_p(a.ctypes.data))
-            else:
-                assert isinstance(a, np.int64), (kernel, type(a))
-                conv.append(c.c_int64(int(a)))
-        getattr(self.library, kernel)(*conv)
-
-    def describe(self):
-        return "host-compiled kernels/fmindex.cu"
-
-
 @pytest.fixture(scope="module")
 def host_cuda(tmp_path_factory):
-    import subprocess
+    from gseek.kernels import fmindex
 
-    from gseek.kernels import _cuda, fmindex
-
-    cxx = shutil.which("g++") or shutil.which("clang++")
-    if cxx is None:
-        pytest.skip("no C++ compiler to build kernels/fmindex.cu for the host")
-    where = tmp_path_factory.mktemp("hostcuda")
-    (where / "shim.h").write_text(_HOST_SHIM)
-    (where / "fmindex.cu").write_text(_cuda.source(fmindex.CUDA_SOURCE))
-    defines = [f"-D{k}={v}" for k, v in {**fmindex.CONSTANTS, "BLOCK": 256}.items()]
-    library = where / "libfmindex.so"
-    command = [cxx, "-O1", "-std=c++17", "-shared", "-fPIC", *defines, "-include", str(where / "shim.h")]
-    subprocess.run([*command, "-x", "c++", str(where / "fmindex.cu"), "-o", str(library)], check=True)
-    return _HostCuda(str(library))
+    return host_cuda_build(tmp_path_factory.mktemp("hostcuda"), [fmindex])
 
 
 @pytest.mark.parametrize("case", ["n_runs", "n_runs-s1-w0-pos64", "one_long-pos64", "many_short"])

@@ -4,19 +4,21 @@ bowtie 1, simulated truth, bad input, and the CUDA twin compiled for the host.""
 
 from __future__ import annotations
 
+import re
+
 import csv
 import json
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pysam
 import pytest
+from host_cuda import build as host_cuda_build
 from reference import reverse_complement
 from reference_map import all_placements, best_counts, md_string, piece_occurrences
 
-from gseek.backend import Backend, CpuBackend
+from gseek.backend import CpuBackend
 from gseek.errors import FastxError, IndexFormatError, OptionError
 from gseek.index import Index
 from gseek.index import search as stages
@@ -391,71 +393,12 @@ def test_bad_input_gives_one_clear_error(genome, tmp_path):
 
 # --------------------------------------------------------------------------- the CUDA twin, on the host
 
-_HOST_SHIM = """
-struct gseek_dim3 { unsigned x; };
-static const gseek_dim3 blockIdx{0}, threadIdx{0}, blockDim{1}, gridDim{1};
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(n)
-template <class T> static inline T __ldg(const T* p) { return *p; }
-static inline int __popc(unsigned x) { return __builtin_popcount(x); }
-"""
-
-
-class _HostCuda(Backend):
-    """Runs every kernel family's .cu file compiled for the host (a grid of one thread)."""
-
-    name = "host-cuda"
-    xp = np
-
-    def __init__(self, libraries):
-        import ctypes
-
-        self.ctypes = ctypes
-        self.libraries = {name: ctypes.CDLL(path) for name, path in libraries.items()}
-        self.keep = []
-
-    def launch(self, family, kernel, n_items, *args):
-        c = self.ctypes
-        conv = []
-        for a in args:
-            if isinstance(a, np.ndarray):
-                if not a.flags.c_contiguous:
-                    assert not a.flags.writeable, (kernel, "an output must be contiguous")
-                    a = np.ascontiguousarray(a)
-                    self.keep.append(a)
-                conv.append(c.c_void_p(a.ctypes.data))
-            else:
-                assert isinstance(a, np.int64), (kernel, type(a))
-                conv.append(c.c_int64(int(a)))
-        getattr(self.libraries[family.CUDA_SOURCE], kernel)(*conv)
-
-    def describe(self):
-        return "host-compiled kernels/*.cu"
-
 
 @pytest.fixture(scope="module")
 def host_cuda(tmp_path_factory):
-    import subprocess
-
     from gseek.kernels import fmindex, seqpack
 
-    cxx = shutil.which("g++") or shutil.which("clang++")
-    if cxx is None:
-        pytest.skip("no C++ compiler to build the .cu files for the host")
-    where = tmp_path_factory.mktemp("hostcuda")
-    (where / "shim.h").write_text(_HOST_SHIM)
-    libraries = {}
-    for family in (seqpack, fmindex, kmismatch):
-        src = where / family.CUDA_SOURCE
-        src.write_text(_cuda.source(family.CUDA_SOURCE))
-        defines = [f"-D{k}={v}" for k, v in {**family.CONSTANTS, "BLOCK": 256}.items()]
-        lib = where / f"lib{src.stem}.so"
-        subprocess.run([cxx, "-O1", "-std=c++17", "-shared", "-fPIC", *defines, "-include", str(where / "shim.h"),
-                        "-x", "c++", str(src), "-o", str(lib)], check=True)
-        libraries[family.CUDA_SOURCE] = str(lib)
-    return _HostCuda(libraries)
+    return host_cuda_build(tmp_path_factory.mktemp("hostcuda"), [seqpack, fmindex, kmismatch])
 
 
 @pytest.mark.parametrize("k, min_piece", [(3, None), (5, 12), (8, 30)])
@@ -468,10 +411,10 @@ def test_cuda_source_matches_the_numba_twin_on_the_host(genome, host_cuda, k, mi
         assert np.array_equal(getattr(cpu, name), getattr(host, name)), name
 
 
-def test_the_copied_occ_helpers_match_fmindex_cu():
-    """kmismatch.cu carries a copy of fmindex.cu's Occ helpers (one RawModule per family)."""
-    mine = _cuda.source("kmismatch.cu")
-    copy = mine[mine.index("// Value k of a position array") : mine.index("// ---- end of the copy")]
-    theirs = _cuda.source("fmindex.cu")
-    for block in copy.strip().split("\n\n"):
-        assert block in theirs, block.splitlines()[0]
+def test_fmindex_and_kmismatch_share_one_occ_header():
+    """Both families walk the index with kernels/fm_occ.cuh, expanded by the loader."""
+    header = _cuda.source("fm_occ.cuh")
+    for family in ("fmindex.cu", "kmismatch.cu"):
+        text = _cuda.source(family)
+        assert header in text and not re.search(r'^#include "', text, re.M)
+        assert text.count("i64 occ_count(") == 1
