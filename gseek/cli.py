@@ -8,6 +8,7 @@ Commands parse options and call the API; errors print one line
 
 from __future__ import annotations
 
+import functools
 import shlex
 import sys
 import time
@@ -69,6 +70,40 @@ def _say(message: str) -> None:
         click.echo(message, err=True)
 
 
+MAP_OPTIONS = ("mismatches", "max_alignments", "report_all", "max_hits", "norc", "nofw", "no_unal", "xa_limit",
+               "cigar_eq")
+
+
+def _map_options(func):
+    """The read-mapping options shared by ``search`` and ``pipeline``, collected
+    into one ``map_options`` dict argument and checked together."""
+    options = [
+        click.option("-v", "--mismatches", type=click.IntRange(0, 8), default=2, show_default=True,
+                     help="map: report placements with at most this many mismatches (N counts as one)."),
+        click.option("-k", "max_alignments", type=click.IntRange(min=1), default=None,
+                     help="map: report up to N alignments per read, best strata first."),
+        click.option("-a", "--all", "report_all", is_flag=True, help="map: report every placement."),
+        click.option("--max-hits", type=click.IntRange(min=1), default=None, help="map: cap for --all (tag ZH:i)."),
+        click.option("--norc", is_flag=True, help="Do not align the reverse-complement strand."),
+        click.option("--nofw", is_flag=True, help="Do not align the forward strand."),
+        click.option("--no-unal", is_flag=True, help="map: drop unmapped reads from the SAM output."),
+        click.option("--xa-limit", type=click.IntRange(min=0), default=3, show_default=True,
+                     help="map: list other best/second-best placements in XA when there are at most N."),
+        click.option("--cigar-eq", is_flag=True, help="map: CIGAR with =/X runs instead of M."),
+    ]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs):
+        map_options = {name: kwargs.pop(name) for name in MAP_OPTIONS}
+        if map_options["max_hits"] is not None and not map_options["report_all"]:
+            raise click.UsageError("--max-hits caps --all; give --all too")
+        return func(map_options=map_options, **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", prog_name="gseek")
 @_common
@@ -120,24 +155,12 @@ def _index_path(reference: str, prefix: str | None) -> Path:
               help="Reads (FASTA/FASTQ, gzip ok) or BLAST queries; repeatable.")
 @click.option("--task", type=click.Choice(["map", "megablast", "blastn"]), default="map", show_default=True,
               help="map: complete k-mismatch read mapping; megablast/blastn: seed-and-extend search.")
-@click.option("-v", "--mismatches", type=click.IntRange(0, 8), default=2, show_default=True,
-              help="map: report placements with at most this many mismatches (N counts as one).")
-@click.option("-k", "max_alignments", type=click.IntRange(min=1), default=None,
-              help="map: report up to N alignments per read, best strata first.")
-@click.option("-a", "--all", "report_all", is_flag=True, help="map: report every placement.")
-@click.option("--max-hits", type=click.IntRange(min=1), default=None, help="map: cap for --all (tag ZH:i).")
-@click.option("--norc", is_flag=True, help="Do not align the reverse-complement strand.")
-@click.option("--nofw", is_flag=True, help="Do not align the forward strand.")
-@click.option("--no-unal", is_flag=True, help="map: drop unmapped reads from the SAM output.")
-@click.option("--xa-limit", type=click.IntRange(min=0), default=3, show_default=True,
-              help="map: list other best/second-best placements in XA when there are at most N.")
-@click.option("--cigar-eq", is_flag=True, help="map: CIGAR with =/X runs instead of M.")
+@_map_options
 @click.option("--evalue", type=float, default=10.0, show_default=True, help="BLAST: E-value cutoff.")
 @click.option("--outfmt", default=None, help="BLAST: 6 or 7 [with columns], or sam.")
 @click.option("-o", "--output", metavar="FILE", help="Output (SAM; BAM if it ends in .bam) [stdout].")
 @_common
-def search(index_prefix, queries, task, mismatches, max_alignments, report_all, max_hits, norc, nofw,
-           no_unal, xa_limit, cigar_eq, evalue, outfmt, output) -> None:
+def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> None:
     """Map reads (--task map, SOAP3-style complete k-mismatch) or search queries
     (--task megablast|blastn, G-BLASTN-style) against an index."""
     if task != "map":
@@ -146,15 +169,11 @@ def search(index_prefix, queries, task, mismatches, max_alignments, report_all, 
         raise click.UsageError("--task map needs -x INDEX")
     if not queries:
         raise click.UsageError("--task map needs -q FILE")
-    if max_hits is not None and not report_all:
-        raise click.UsageError("--max-hits caps --all; give --all too")
-    from .mapper import map_reads
+    from .pipeline import map_files
 
     started = time.perf_counter()
-    counts = map_reads(index_prefix, list(queries), output or "-", mismatches=mismatches,
-                       max_alignments=max_alignments, report_all=report_all, max_hits=max_hits, norc=norc,
-                       nofw=nofw, xa_limit=xa_limit, no_unal=no_unal, cigar_eq=cigar_eq,
-                       device=_backend(), command=_command_line())
+    counts = map_files(index_prefix, list(queries), output or "-", device=_backend(), command=_command_line(),
+                       **map_options)
     _say(f"[gseek] {counts['reads']:,} reads, {counts['mapped']:,} mapped, {counts['unmapped']:,} unmapped "
          f"({counts['too_long']:,} too long), {counts['records']:,} records in "
          f"{time.perf_counter() - started:.2f} s")
@@ -217,18 +236,50 @@ def align(seqs, all_vs_all, query, target, pairs, mode, free_ends, match, mismat
 # --------------------------------------------------------------------- pipeline
 
 
+def _gpu_list(ctx, param, value):
+    """``--gpus 0,1`` as a list of ordinals."""
+    if value is None:
+        return None
+    try:
+        gpus = [int(x) for x in value.split(",") if x.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected GPU ordinals like 0,1, not {value!r}") from None
+    if not gpus or any(g < 0 for g in gpus) or len(set(gpus)) != len(gpus):
+        raise click.BadParameter(f"expected distinct GPU ordinals like 0,1, not {value!r}")
+    return gpus
+
+
 @cli.command()
-@click.option("--queries", "query_list", metavar="LIST", required=False,
+@click.option("--queries", "query_list", metavar="LIST", required=True,
               help="Text file: one query file per line, optional second column = output name.")
-@click.option("-x", "--index", "index_prefix", metavar="INDEX")
+@click.option("-x", "--index", "index_prefix", metavar="INDEX", required=True,
+              help="Index prefix built by `gseek index`.")
 @click.option("--task", type=click.Choice(["map", "megablast", "blastn"]), default="map", show_default=True)
-@click.option("--outdir", metavar="DIR", help="Output folder (with summary.tsv).")
-@click.option("--gpus", metavar="0,1,...", help="GPUs to use, one prelim worker each.")
+@click.option("--outdir", metavar="DIR", required=True, help="Output folder (with summary.tsv).")
+@click.option("--gpus", metavar="0,1,...", callback=_gpu_list, help="GPUs to use, one prelim worker each.")
 @click.option("--resume", is_flag=True, help="Skip files whose outputs are complete.")
+@_map_options
+@click.option("--workers", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Finalize threads (SAM formatting) beside the device workers; 0: everything in one thread.")
+@click.option("--job-mb", type=click.FloatRange(min=0, min_open=True), default=16, show_default=True,
+              help="MiB of query input per job (big files are split, small ones combined).")
 @_common
-def pipeline(**options) -> None:
+def pipeline(query_list, index_prefix, task, outdir, gpus, resume, map_options, workers, job_mb) -> None:
     """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
-    raise NotYetAvailable("gseek pipeline: not available yet (issue 6)")
+    if task != "map":
+        raise NotYetAvailable(f"gseek pipeline --task {task}: not available yet (the BLAST-style search)")
+    if gpus is not None and STATE.device == "cpu":
+        raise click.UsageError("--gpus and --device cpu exclude each other")
+    from .pipeline import run_pipeline
+
+    summary = run_pipeline(query_list, index_prefix, outdir, task, gpus=gpus,
+                           device=_backend() if gpus is None else "auto", threads=STATE.threads, resume=resume,
+                           progress=False if STATE.quiet else None, quiet=STATE.quiet, workers=workers,
+                           job_bytes=max(1, int(job_mb * 2**20)), command=_command_line(), **map_options)
+    _say(f"[gseek] pipeline: {summary.count('ok')} ok, {summary.count('failed')} failed, "
+         f"{summary.count('skipped')} skipped in {summary.seconds:.2f} s; {summary.path}")
+    if summary.exit_status:
+        raise click.exceptions.Exit(summary.exit_status)
 
 
 # --------------------------------------------------------------------- stats
@@ -289,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     STATE.__dict__.update(device="auto", threads=0, quiet=False, debug="--debug" in args, argv=tuple(args))
     try:
-        cli.main(args=args, prog_name="gseek", standalone_mode=False)
+        code = cli.main(args=args, prog_name="gseek", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.Abort:
@@ -306,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("gseek: interrupted", err=True)
         return 130
-    return 0
+    return code if isinstance(code, int) else 0  # a command's ctx.exit(N) (pipeline: a file failed)
 
 
 def _one_line(exc: BaseException) -> str:

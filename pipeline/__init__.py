@@ -1,0 +1,31 @@
+"""The threaded query/job/prelim/result pipeline (``gseek pipeline``, issue 6).
+
+* :mod:`gseek.pipeline.engine` -- :class:`Dispatcher`, the bounded, ordered
+  dispatcher over query files; it knows nothing about mapping.
+* :mod:`gseek.pipeline.tasks` -- :class:`MapTask` (read mapping as stages) and
+  :func:`map_files` (``map_reads`` through the engine: ``gseek search``).
+* :mod:`gseek.pipeline.runner` -- :func:`run_pipeline`: a query list, an
+  output folder, ``summary.tsv``, resume, progress bars.
+
+``docs/pipeline.md`` draws the threads and queues and says how to tune them.
+"""
+
+from .engine import Chunk, Dispatcher, FileResult, Job, Progress, QueryFile, QueueBounds
+from .runner import PipelineSummary, QueryListError, read_query_list, run_pipeline
+from .tasks import MapTask, map_files
+
+__all__ = [
+    "Chunk",
+    "Dispatcher",
+    "FileResult",
+    "Job",
+    "Progress",
+    "QueryFile",
+    "QueueBounds",
+    "MapTask",
+    "map_files",
+    "PipelineSummary",
+    "QueryListError",
+    "read_query_list",
+    "run_pipeline",
+]

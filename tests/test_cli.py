@@ -42,7 +42,9 @@ def test_top_level_help_lists_every_command(capsys):
         ("align", ["--all-vs-all", "--query", "--target", "--pairs", "--mode", "--free-ends", "--match",
                    "--mismatch", "--gap-open", "--gap-extend", "--matrix", "--min-score", "--min-identity",
                    "--traceback", "--cigar-m", "--outfmt", "--output"]),
-        ("pipeline", ["--queries", "--index", "--task", "--outdir", "--gpus", "--resume"]),
+        ("pipeline", ["--queries", "--index", "--task", "--outdir", "--gpus", "--resume", "--mismatches", "--all",
+                      "--max-hits", "--norc", "--nofw", "--no-unal", "--xa-limit", "--cigar-eq", "--workers",
+                      "--job-mb"]),
         ("stats", ["--protein"]),
         ("demo", ["--outdir"]),
     ],
@@ -55,7 +57,8 @@ def test_each_command_documents_its_options(capsys, command, options):
 
 
 @pytest.mark.parametrize("command, issue", [(["search", "--task", "blastn", "-q", "r.fq"], "BLAST-style"),
-                                            (["pipeline"], "issue 6")])
+                                            (["pipeline", "--queries", "l.txt", "-x", "i", "--outdir", "o",
+                                              "--task", "megablast"], "BLAST-style")])
 def test_planned_commands_say_so_in_one_line(capsys, command, issue):
     code, out, err = run(command, capsys)
     assert code == 1

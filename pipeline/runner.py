@@ -1,0 +1,413 @@
+"""``gseek pipeline``: many query files through one engine, a summary, resume.
+
+The query list (``list.txt``) has one query file per line (FASTA/FASTQ,
+gzip ok), optionally a second column naming its output (a file name inside
+the output folder; ``.bam`` gives BAM); columns are separated by a tab, or
+by blanks on a line without a tab. ``#`` starts a comment line; blank lines
+are skipped; relative paths are resolved against the list's folder. The
+default output is the query's name without its FASTA/FASTQ and ``.gz``
+suffixes, plus ``.sam``. Errors in the list name ``list.txt:LINE``.
+
+``DIR/summary.tsv`` has one row per listed file: ``file``, ``status``
+(``ok``, ``failed``, ``skipped``), ``records``, ``hits``, ``seconds``,
+``error``, ``output``. A missing, unreadable or malformed file fails alone.
+
+Resume: an output appears under its final name only when complete (it is
+written under a temporary name and renamed), and each completed output is
+recorded in ``DIR/.gseek-manifest.json`` with the task fingerprint (task,
+options that change records, index header), the size and modification time
+of its inputs, and its own size. ``resume=True`` skips a file when its
+output exists and its manifest entry matches all of these; anything else
+(no output, output of another size, changed input, other options) is redone.
+
+>>> import os, tempfile
+>>> from gseek.datasets import lambda_genome, lambda_reads
+>>> from gseek.index import Index
+>>> d = tempfile.mkdtemp()
+>>> Index.build(lambda_genome(), wgram=8, device="cpu").save(os.path.join(d, "lambda.gseek"))
+PosixPath('.../lambda.gseek')
+>>> _ = open(os.path.join(d, "list.txt"), "w").write(f"# reads\\n{lambda_reads()}\\tlambda.sam\\nmissing.fq\\n")
+>>> summary = run_pipeline(os.path.join(d, "list.txt"), os.path.join(d, "lambda.gseek"), os.path.join(d, "out"),
+...                        device="cpu", progress=False)
+>>> [(os.path.basename(r.query.output), r.status) for r in summary.files], summary.exit_status
+([('lambda.sam', 'ok'), ('missing.sam', 'failed')], 1)
+>>> sorted(os.listdir(os.path.join(d, "out")))
+['.gseek-manifest.json', 'lambda.sam', 'summary.tsv']
+>>> again = run_pipeline(os.path.join(d, "list.txt"), os.path.join(d, "lambda.gseek"), os.path.join(d, "out"),
+...                      device="cpu", progress=False, resume=True)
+>>> [r.status for r in again.files]
+['skipped', 'failed']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gseek.backend import Backend
+from gseek.errors import GseekError, OptionError
+from gseek.index import Index
+from gseek.seqio import open_output
+
+from .engine import FileResult, Progress, QueryFile, QueueBounds
+from .tasks import MapTask
+
+__all__ = ["QueryListError", "PipelineSummary", "read_query_list", "run_pipeline", "TASKS",
+           "SUMMARY_NAME", "MANIFEST_NAME"]
+
+#: Tasks the pipeline runs (megablast/blastn come with the BLAST-style search).
+TASKS = {"map": MapTask}
+SUMMARY_NAME = "summary.tsv"
+MANIFEST_NAME = ".gseek-manifest.json"
+SUMMARY_COLUMNS = ("file", "status", "records", "hits", "seconds", "error", "output")
+_QUERY_SUFFIXES = (".fastq", ".fq", ".fasta", ".fa", ".fna", ".fas")
+
+
+class QueryListError(GseekError, ValueError):
+    """A query list that cannot be used; the message reads ``list.txt:LINE: what is wrong``."""
+
+    def __init__(self, path: str | os.PathLike, line: int | None, message: str) -> None:
+        self.path = os.fspath(path)
+        self.line = line
+        self.rule = message
+        super().__init__(f"{self.path}:{line}: {message}" if line else f"{self.path}: {message}")
+
+
+def default_output(query: str, suffix: str = ".sam") -> str:
+    """Output name of a query file: its name without FASTA/FASTQ and gzip suffixes, plus ``suffix``.
+
+    >>> default_output("runs/s1.R1.fastq.gz"), default_output("reads.fa")
+    ('s1.R1.sam', 'reads.sam')
+    """
+    name = Path(query).name
+    for gz in (".gz", ".bgz"):
+        name = name.removesuffix(gz)
+    for ext in _QUERY_SUFFIXES:
+        if name.lower().endswith(ext):
+            name = name[: -len(ext)]
+            break
+    return name + suffix
+
+
+def read_query_list(list_file: str | os.PathLike, *, suffix: str = ".sam") -> list[tuple[QueryFile, str]]:
+    """Parse a query list: ``(query, output name)`` per entry, paths resolved against the list's folder.
+
+    The :class:`~gseek.pipeline.engine.QueryFile` has the absolute input
+    path and, as ``output``, the bare output name (joined to the output
+    folder by :func:`run_pipeline`).
+    """
+    path = Path(list_file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise QueryListError(path, None, "no such query list") from None
+    except UnicodeDecodeError:
+        raise QueryListError(path, None, "not a text file (expected one query file per line)") from None
+    except OSError as exc:
+        raise QueryListError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    base = path.parent
+    entries: list[tuple[QueryFile, str]] = []
+    seen: dict[str, int] = {}
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        columns = [c.strip() for c in (line.split("\t") if "\t" in line else line.split())]
+        columns = [c for c in columns if c]
+        if len(columns) > 2:
+            raise QueryListError(path, lineno, f"expected 'QUERY [OUTPUT]', found {len(columns)} columns")
+        query = columns[0]
+        output = columns[1] if len(columns) == 2 else default_output(query, suffix)
+        if "/" in output or os.sep in output or output.startswith(".") or output in ("", SUMMARY_NAME):
+            raise QueryListError(path, lineno, f"output {output!r} must be a file name inside the output folder "
+                                               f"(not starting with '.', not {SUMMARY_NAME})")
+        if output in seen:
+            raise QueryListError(path, lineno, f"output {output!r} is also the output of line {seen[output]}")
+        seen[output] = lineno
+        resolved = Path(query).expanduser()
+        if not resolved.is_absolute():
+            resolved = base / resolved
+        entries.append((QueryFile((os.path.abspath(resolved),), output, name=query, line=lineno), output))
+    if not entries:
+        raise QueryListError(path, None, "no query files listed")
+    return entries
+
+
+@dataclass
+class PipelineSummary:
+    """Outcome of :func:`run_pipeline`: one :class:`FileResult` per listed file, in list order,
+    and the engine's ``stats`` (peak jobs and bytes in flight, full-queue counts)."""
+
+    files: list[FileResult]
+    path: Path
+    seconds: float
+    stats: dict = field(default_factory=dict)
+
+    def count(self, status: str) -> int:
+        return sum(r.status == status for r in self.files)
+
+    @property
+    def exit_status(self) -> int:
+        """0 when no file failed, else 1 (the CLI's exit code)."""
+        return 1 if self.count("failed") else 0
+
+    def __repr__(self) -> str:
+        return (f"PipelineSummary(ok={self.count('ok')}, failed={self.count('failed')}, "
+                f"skipped={self.count('skipped')}, seconds={self.seconds:.2f})")
+
+
+# --------------------------------------------------------------------------- resume manifest
+
+
+def _input_stats(query: QueryFile) -> list[list[Any]] | None:
+    try:
+        return [[p, st.st_size, st.st_mtime_ns] for p in query.paths for st in [os.stat(p)]]
+    except OSError:
+        return None
+
+
+class _Manifest:
+    """``DIR/.gseek-manifest.json``: what each complete output was made from."""
+
+    def __init__(self, outdir: Path) -> None:
+        self.path = outdir / MANIFEST_NAME
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            self.outputs = dict(data["outputs"]) if data.get("version") == 1 else {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.outputs = {}
+
+    def entry(self, query: QueryFile, fingerprint: str, output: Path) -> dict:
+        return dict(inputs=_input_stats(query), fingerprint=fingerprint,
+                    size=output.stat().st_size if output.exists() else None)
+
+    def complete(self, query: QueryFile, name: str, fingerprint: str, output: Path) -> dict | None:
+        """The recorded entry when ``output`` is complete and made from the same inputs and options."""
+        old = self.outputs.get(name)
+        if not old or not output.is_file():
+            return None
+        now = self.entry(query, fingerprint, output)
+        same = all(old.get(k) == now[k] for k in ("inputs", "fingerprint", "size")) and now["inputs"] is not None
+        return old if same else None
+
+    def record(self, name: str, entry: dict) -> None:
+        self.outputs[name] = entry
+        with open_output(self.path, "w") as fh:
+            fh.write(json.dumps(dict(version=1, outputs=self.outputs), indent=1, sort_keys=True) + "\n")
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class _Bars(Progress):
+    """Overall (files, records, hits, ETA) and per-file (records) tqdm bars on stderr."""
+
+    def __init__(self, total: int) -> None:
+        from tqdm import tqdm
+
+        self._tqdm = tqdm
+        self.overall = tqdm(total=total, unit="file", desc="gseek pipeline", position=0, file=sys.stderr,
+                            dynamic_ncols=True)
+        self.records = self.hits = 0
+        self.bars: dict[int, Any] = {}
+
+    def start(self, query: QueryFile) -> None:
+        self.bars[id(query)] = self._tqdm(desc=Path(query.name).name[:30], unit=" rec", unit_scale=True,
+                                          position=1, leave=False, file=sys.stderr, dynamic_ncols=True)
+
+    def update(self, query: QueryFile, counts: dict[str, int]) -> None:
+        n, h = int(counts.get("records", 0)), int(counts.get("hits", 0))
+        self.records += n
+        self.hits += h
+        bar = self.bars.get(id(query))
+        if bar is not None:
+            bar.update(n)
+        self.overall.set_postfix(records=f"{self.records:,}", hits=f"{self.hits:,}", refresh=False)
+
+    def finish(self, result: FileResult) -> None:
+        bar = self.bars.pop(id(result.query), None)
+        if bar is not None:
+            bar.close()
+        self.overall.update(1)
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.close()
+        self.overall.close()
+
+
+class _Recorder(Progress):
+    """Writer-side hooks: the manifest on every completed file, then the user's progress."""
+
+    def __init__(self, manifest: _Manifest, names: dict[int, str], paths: dict[int, Path], fingerprint: str,
+                 inner: Progress, log: Any) -> None:
+        self.manifest, self.names, self.paths, self.fingerprint = manifest, names, paths, fingerprint
+        self.inner, self.log = inner, log
+
+    def start(self, query: QueryFile) -> None:
+        self.inner.start(query)
+
+    def update(self, query: QueryFile, counts: dict[str, int]) -> None:
+        self.inner.update(query, counts)
+
+    def finish(self, result: FileResult) -> None:
+        key = id(result.query)
+        if result.status == "ok":
+            entry = self.manifest.entry(result.query, self.fingerprint, self.paths[key])
+            entry.update(records=result.records, hits=result.hits)
+            self.manifest.record(self.names[key], entry)
+        elif result.status == "failed" and self.log is not None:
+            print(f"gseek: {result.query.name}: failed: {_one_line(result.error)}", file=self.log)
+        self.inner.finish(result)
+
+
+# --------------------------------------------------------------------------- run
+
+
+def run_pipeline(
+    list_file: str | os.PathLike,
+    index: Index | str | os.PathLike,
+    outdir: str | os.PathLike,
+    task: str = "map",
+    *,
+    gpus: Sequence[int] | None = None,
+    devices: Sequence[str | Backend] | None = None,
+    device: str | Backend = "auto",
+    threads: int | None = None,
+    resume: bool = False,
+    progress: bool | Progress | None = None,
+    workers: int = 2,
+    job_bytes: int | None = None,
+    bounds: QueueBounds | None = None,
+    max_inflight_bytes: int | None = None,
+    command: str = "gseek pipeline",
+    quiet: bool = False,
+    **task_options: Any,
+) -> PipelineSummary:
+    """Run ``task`` over every query file of ``list_file``; write outputs and ``summary.tsv`` in ``outdir``.
+
+    Arguments:
+        list_file: the query list (see the module docstring).
+        index: an :class:`~gseek.index.Index` or the path of a saved one.
+        outdir: output folder (created); holds the outputs, ``summary.tsv``
+            and the resume manifest.
+        task: ``"map"``.
+        gpus: CUDA device ordinals, one prelim worker (and index copy) each.
+        devices: explicit backends or device names, one prelim worker each
+            (overrides ``gpus`` and ``device``).
+        device, threads: the single device when neither is given (``auto``:
+            the GPU if CuPy finds one, else the CPU), CPU threads.
+        resume: skip files whose outputs are complete (see the module docstring).
+        progress: bars on stderr: None = when stderr is a terminal, True,
+            False, or a :class:`~gseek.pipeline.engine.Progress`.
+        workers, job_bytes, bounds, max_inflight_bytes: engine tuning
+            (:class:`~gseek.pipeline.engine.Dispatcher`; ``docs/pipeline.md``).
+        command: SAM ``@PG CL``.
+        quiet: no line on stderr for a failed file (it is in ``summary.tsv``).
+        **task_options: the task's options (mapping: ``mismatches``,
+            ``max_alignments``, ``report_all``, ``max_hits``, ``norc``, ``nofw``,
+            ``xa_limit``, ``no_unal``, ``cigar_eq``, ``min_piece``).
+
+    Returns a :class:`PipelineSummary`; its ``exit_status`` is 1 when a file
+    failed. Errors in the list raise :class:`QueryListError` before anything
+    runs. An exception that is not about one file (or Ctrl-C) stops the run:
+    ``summary.tsv`` is still written (unfinished files ``failed``,
+    ``interrupted``) and the exception re-raised.
+    """
+    started = time.perf_counter()
+    if task not in TASKS:
+        raise OptionError(f"task {task!r} is not available in the pipeline; choose from {', '.join(TASKS)}")
+    task_cls = TASKS[task]
+    entries = read_query_list(list_file, suffix=task_cls.output_suffix)
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    if devices is None and gpus is not None:
+        gpus = list(gpus)
+        if not gpus:
+            raise OptionError("gpus: give at least one GPU ordinal")
+        devices = [f"gpu:{int(g)}" for g in gpus]
+    worker = task_cls(index, devices=devices, device=device if devices is None else None, threads=threads,
+                      command=command, **task_options)
+    fingerprint = worker.fingerprint()
+    manifest = _Manifest(out)
+
+    results: dict[int, FileResult] = {}
+    todo: list[QueryFile] = []
+    names: dict[int, str] = {}
+    paths: dict[int, Path] = {}
+    for i, (query, name) in enumerate(entries):
+        target = out / name
+        query = QueryFile(query.paths, os.fspath(target), name=query.name, line=query.line)
+        entries[i] = (query, name)
+        old = manifest.complete(query, name, fingerprint, target) if resume else None
+        if old is not None:
+            results[i] = FileResult(query, "skipped", dict(records=old.get("records", 0), hits=old.get("hits", 0)))
+            continue
+        if resume:
+            _remove_stale_temporaries(target)
+        todo.append(query)
+        names[id(query)], paths[id(query)] = name, target
+
+    bars: Progress
+    if isinstance(progress, Progress):
+        bars = progress
+    elif progress or (progress is None and sys.stderr.isatty()):
+        bars = _Bars(len(todo))
+    else:
+        bars = Progress()
+    options: dict[str, Any] = dict(workers=workers, bounds=bounds)
+    if job_bytes is not None:
+        options["job_bytes"] = job_bytes
+    if max_inflight_bytes is not None:
+        options["max_inflight_bytes"] = max_inflight_bytes
+    recorder = _Recorder(manifest, names, paths, fingerprint, bars, None if quiet else sys.stderr)
+    dispatcher = worker.dispatcher(progress=recorder, **options)
+    failure: BaseException | None = None
+    try:
+        dispatcher.run(todo)
+    except BaseException as exc:
+        failure = exc
+        raise
+    finally:
+        if isinstance(bars, _Bars):
+            bars.close()
+        done = {id(r.query): r for r in dispatcher.results}
+        reason = "interrupted" if isinstance(failure, KeyboardInterrupt) else _one_line(failure)
+        for i, (query, _) in enumerate(entries):
+            if i not in results:
+                results[i] = done.get(id(query)) or FileResult(query, "failed", error=RuntimeError(reason))
+        summary = PipelineSummary([results[i] for i in range(len(entries))], out / SUMMARY_NAME,
+                                  time.perf_counter() - started, dict(dispatcher.stats))
+        _write_summary(summary, [name for _, name in entries])
+    return summary
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """Temporary files of an earlier, killed run for this output (``.NAME.tmp-PID``, ``.NAME.sam.tmp-PID``)."""
+    for pattern in (f".{target.name}.tmp-*", f".{target.name}.sam.tmp-*"):
+        for stale in target.parent.glob(pattern):
+            stale.unlink(missing_ok=True)
+
+
+def _one_line(exc: BaseException | None) -> str:
+    if exc is None:
+        return ""
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    return " ".join(text.split())
+
+
+def _write_summary(summary: PipelineSummary, outputs: list[str]) -> None:
+    with open_output(summary.path, "wb") as fh:
+        fh.write(("\t".join(SUMMARY_COLUMNS) + "\n").encode())
+        for r, name in zip(summary.files, outputs):
+            row = (r.query.name, r.status, str(r.records), str(r.hits), f"{r.seconds:.3f}",
+                   _one_line(r.error).replace("\t", " "), name)
+            fh.write(("\t".join(row) + "\n").encode("utf-8", "replace"))

@@ -1,0 +1,295 @@
+"""Search tasks for the pipeline: the stages a :class:`~gseek.pipeline.engine.Dispatcher` runs.
+
+:class:`MapTask` is read mapping: ``read`` streams FASTA/FASTQ batches
+(:class:`~gseek.seqio.FastxReader`), ``prelim`` is :meth:`Mapper.map
+<gseek.mapper.Mapper.map>` on one device (one :class:`~gseek.mapper.Mapper`
+per device, each with its own copy of the index arrays on that device),
+``finalize`` formats SAM text on a CPU thread
+(:func:`gseek.sam.format_mapping`), and ``open_output`` is a
+:class:`~gseek.sam.SamWriter` (temporary name, renamed when complete). The
+output of a file is byte-identical to :func:`gseek.mapper.map_reads` with
+the same options and ``command``, for any batch size, queue bounds, worker
+and device count: mapping and formatting are per read.
+
+:func:`map_files` is :func:`~gseek.mapper.map_reads` through the engine (a
+pipeline of one): the front door of ``gseek search --task map``.
+
+>>> import os, tempfile
+>>> from gseek.datasets import lambda_genome, lambda_reads
+>>> from gseek.index import Index
+>>> idx = Index.build(lambda_genome(), wgram=8, device="cpu")
+>>> out = os.path.join(tempfile.mkdtemp(), "r.sam")
+>>> counts = map_files(idx, lambda_reads(), out, mismatches=2, workers=1)
+>>> counts["reads"] == counts["mapped"] + counts["unmapped"], sorted(counts)
+(True, ['mapped', 'reads', 'records', 'too_long', 'unmapped'])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from gseek.backend import Backend, get_backend
+from gseek.errors import FastxError, OptionError
+from gseek.index import Index
+from gseek.mapper import STATUS_TOO_LONG, Mapper, MappingResult
+from gseek.seqio import FastxReader, SequenceBatch
+
+from .engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueBounds
+
+__all__ = ["MapTask", "map_files", "batch_nbytes"]
+
+# Numba's "workqueue" threading layer must not be entered from two threads at
+# once; "omp" and "tbb" may. Until the layer is known, parallel CPU calls take this lock.
+_NUMBA_LOCK = threading.Lock()
+
+
+def _numba_guard(cpu: bool) -> contextlib.AbstractContextManager:
+    if not cpu:
+        return contextlib.nullcontext()
+    import numba
+
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel function has run yet
+        layer = None
+    return _NUMBA_LOCK if layer in (None, "workqueue") else contextlib.nullcontext()
+
+
+def batch_nbytes(batch: SequenceBatch) -> int:
+    """Bytes held by a batch's arrays (the in-flight memory it costs)."""
+    arrays = (batch.codes, batch.offsets, batch.quals, batch.names, batch.name_offsets, batch.descriptions,
+              batch.description_offsets, batch.lines)
+    return int(sum(a.nbytes for a in arrays if a is not None))
+
+
+class _Partial:
+    """What prelim hands to finalize: the mapper used, the job's batches, their results."""
+
+    __slots__ = ("mapper", "batches", "results")
+
+    def __init__(self, mapper: Mapper, batches: list[SequenceBatch], results: list[MappingResult]) -> None:
+        self.mapper, self.batches, self.results = mapper, batches, results
+
+
+class _SamSink:
+    """One output: a :class:`~gseek.sam.SamWriter` opened on the writer thread."""
+
+    def __init__(self, path: str, header: dict, query: QueryFile) -> None:
+        from gseek.sam import SamWriter
+
+        self.query = query
+        self.writer = SamWriter(path, header)
+        self.reads = 0
+
+    def write(self, data: tuple[str, int, int]) -> None:
+        text, records, reads = data
+        self.writer.write_text(text, records)
+        self.reads += reads
+
+    def commit(self) -> None:
+        if self.reads == 0:  # as map_reads: a query file without records is an error
+            error = FastxError(", ".join(self.query.paths), None, "no FASTA/FASTQ records (empty file)")
+            self.abort()
+            raise error
+        self.writer.__exit__(None, None, None)
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            writer, self.writer = self.writer, None
+            writer.__exit__(RuntimeError, None, None)
+
+
+class MapTask:
+    """Complete k-mismatch read mapping as pipeline stages (SAM/BAM out).
+
+    Arguments:
+        index: an :class:`~gseek.index.Index` or the path of a saved one.
+        mismatches: ``k`` (as :class:`~gseek.mapper.Mapper`).
+        devices: one backend (or device name: ``"gpu:1"``, ``"cpu"``) per
+            prelim worker; each gets its own :class:`~gseek.mapper.Mapper`
+            and its own copy of the index arrays on that device. Default:
+            ``device``, as :func:`~gseek.mapper.map_reads` chooses it.
+        device, threads: as :func:`~gseek.mapper.map_reads`.
+        command: SAM ``@PG CL``.
+        no_unal, cigar_eq: as :func:`~gseek.mapper.map_reads`.
+        **mapper_options: the other :class:`~gseek.mapper.Mapper` options.
+
+    The SAM header names the first device's backend (``@PG DS``).
+    """
+
+    name = "map"
+    output_suffix = ".sam"
+
+    def __init__(
+        self,
+        index: Index | str | os.PathLike,
+        mismatches: int = 2,
+        *,
+        devices: Sequence[str | Backend] | None = None,
+        device: str | Backend | None = None,
+        threads: int | None = None,
+        command: str = "gseek",
+        no_unal: bool = False,
+        cigar_eq: bool = False,
+        **mapper_options: Any,
+    ) -> None:
+        if devices is not None and not devices:
+            raise OptionError("devices: give at least one device")
+        backends = None if devices is None else [get_backend(d, threads) for d in devices]
+        if not isinstance(index, Index):
+            first = backends[0] if backends else (device or "auto")
+            index = Index.load(index, device=first, threads=threads, parts=_parts(index))
+            device = None
+        self.index = index
+        if backends is None:
+            backends = [index.backend if device is None else get_backend(device, threads)]
+        self.mappers = [Mapper(index, mismatches, device=b, **mapper_options) for b in backends]
+        self.no_unal = bool(no_unal)
+        self.cigar_eq = bool(cigar_eq)
+        self.command = command
+        self.options = dict(mismatches=int(mismatches), no_unal=self.no_unal, cigar_eq=self.cigar_eq,
+                            **{k: v for k, v in sorted(mapper_options.items())})
+        from gseek.sam import sam_header
+
+        self.header = sam_header(index.contigs.names, index.contigs.lengths, command=command,
+                                 backend=self.mappers[0].backend.describe())
+
+    def __repr__(self) -> str:
+        return f"MapTask({self.mappers[0]!r}, devices={len(self.mappers)})"
+
+    # ------------------------------------------------------------------ identity (for --resume)
+
+    def fingerprint(self) -> str:
+        """Hash of everything that changes the records: task, options, index.
+
+        Not the command line (``@PG CL``) nor the device (results are
+        identical on every backend).
+        """
+        index_id = json.dumps(self.index.header, sort_keys=True, default=str)
+        text = json.dumps(dict(task=self.name, options=self.options, index=index_id), sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    # ------------------------------------------------------------------ stages
+
+    def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
+        """Batches of the query's files, in order."""
+        for path in query.paths:
+            yield from FastxReader(path, chunk_bytes=chunk_bytes)
+
+    def prelims(self) -> list[Any]:
+        """One prelim callable per device."""
+        return [functools.partial(self._prelim, m) for m in self.mappers]
+
+    def _prelim(self, mapper: Mapper, job: Job) -> _Partial:
+        batches = job.payloads
+        with _numba_guard(mapper.backend.name == "cpu"):
+            if len(batches) > 1 and len({(b.format, b.alphabet) for b in batches}) == 1:
+                whole = mapper.map(_join(batches))  # one launch for the small files of a job
+                results, lo = [], 0
+                for b in batches:
+                    results.append(_slice(whole, lo, lo + len(b)))
+                    lo += len(b)
+            else:
+                results = [mapper.map(b) for b in batches]
+        return _Partial(mapper, batches, results)
+
+    def finalize(self, partial: _Partial) -> list[Chunk]:
+        """SAM text of every batch of a job, with its counts."""
+        from gseek.sam import format_mapping
+
+        chunks = []
+        for batch, result in zip(partial.batches, partial.results):
+            with _numba_guard(True):
+                text, records = format_mapping(result, batch, partial.mapper, no_unal=self.no_unal,
+                                               cigar_eq=self.cigar_eq)
+            mapped = int((result.best >= 0).sum())
+            counts = dict(records=len(batch), hits=len(result), mapped=mapped,
+                          too_long=int((result.status == STATUS_TOO_LONG).sum()), sam_records=records)
+            chunks.append(Chunk((text, records, len(batch)), counts))
+        return chunks
+
+    def open_output(self, query: QueryFile) -> _SamSink:
+        return _SamSink(query.output, self.header, query)
+
+    def dispatcher(self, **options: Any) -> Dispatcher:
+        """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages."""
+        return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
+                          combine=True, file_errors=(FastxError, OSError), **options)
+
+
+def _parts(path: str | os.PathLike) -> list[str]:
+    """Index parts mapping needs (as map_reads loads them)."""
+    from gseek.index import format as index_format
+
+    try:
+        has_wgram = "wgram" in index_format.read_header(index_format.resolve(path))["parts"]
+    except Exception:  # noqa: BLE001 - let Index.load report the problem
+        has_wgram = True
+    return ["fm", "sa", "wgram", "text"] if has_wgram else ["fm", "sa", "text"]
+
+
+def _join(batches: list[SequenceBatch]) -> SequenceBatch:
+    """Batches of one or several files as one batch (for one device launch)."""
+    return SequenceBatch.concat(batches)
+
+
+def _slice(r: MappingResult, lo: int, hi: int) -> MappingResult:
+    """Reads ``lo:hi`` of a result, as if they had been mapped alone."""
+    h0, h1 = int(r.hit_offsets[lo]), int(r.hit_offsets[hi])
+    a0, a1 = int(r.alt_offsets[lo]), int(r.alt_offsets[hi])
+    return MappingResult(
+        names=r.names[lo:hi], contig_names=r.contig_names, read=r.read[h0:h1] - lo, contig=r.contig[h0:h1],
+        pos=r.pos[h0:h1], strand=r.strand[h0:h1], mismatches=r.mismatches[h0:h1], secondary=r.secondary[h0:h1],
+        hit_offsets=r.hit_offsets[lo : hi + 1] - h0, best=r.best[lo:hi], second=r.second[lo:hi],
+        n_best=r.n_best[lo:hi], n_second=r.n_second[lo:hi], n_found=r.n_found[lo:hi], mapq=r.mapq[lo:hi],
+        status=r.status[lo:hi], alt_offsets=r.alt_offsets[lo : hi + 1] - a0, alt_contig=r.alt_contig[a0:a1],
+        alt_pos=r.alt_pos[a0:a1], alt_strand=r.alt_strand[a0:a1], alt_mismatches=r.alt_mismatches[a0:a1],
+        capped=r.capped[lo:hi] if r.capped.size else np.zeros(hi - lo, dtype=bool),
+    )
+
+
+def map_files(
+    index: Index | str | os.PathLike,
+    reads: str | os.PathLike | list[str | os.PathLike],
+    output: str | os.PathLike,
+    *,
+    mismatches: int = 2,
+    command: str = "gseek",
+    threads: int | None = None,
+    no_unal: bool = False,
+    cigar_eq: bool = False,
+    device: str | Backend | None = None,
+    devices: Sequence[str | Backend] | None = None,
+    chunk_bytes: int | None = None,
+    workers: int = 2,
+    bounds: QueueBounds | None = None,
+    **mapper_options: Any,
+) -> dict[str, int]:
+    """:func:`gseek.mapper.map_reads` through the pipeline engine: same arguments, output and counts.
+
+    Several read files go to one output, in order. Bad input raises (as
+    ``map_reads``) instead of being recorded. ``workers`` finalize threads
+    format SAM while the device maps the next batch (0: no threads).
+    """
+    files = [reads] if isinstance(reads, (str, os.PathLike)) else list(reads)
+    if not files:
+        raise OptionError("no read file given")
+    task = MapTask(index, mismatches, devices=devices, device=device, threads=threads, command=command,
+                   no_unal=no_unal, cigar_eq=cigar_eq, **mapper_options)
+    query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
+    dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or DEFAULT_JOB_BYTES, bounds=bounds)
+    result, = dispatcher.run([query])
+    if result.error is not None:
+        raise result.error
+    c = result.counts
+    return dict(reads=c["records"], mapped=c["mapped"], unmapped=c["records"] - c["mapped"],
+                too_long=c["too_long"], records=c["sam_records"])
