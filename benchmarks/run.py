@@ -561,6 +561,102 @@ def bench_map(args: argparse.Namespace) -> Report:
         shutil.rmtree(work, ignore_errors=True)
 
 
+# ------------------------------------------------------------------ pipeline
+
+
+def _pipeline_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("fasta", help="reference FASTA (plain or .gz)")
+    p.add_argument("--files", type=int, default=20, help="query files (default 20)")
+    p.add_argument("--reads", type=int, default=250_000, help="reads per file (default 250k)")
+    p.add_argument("--length", type=int, default=100, help="read length (default 100)")
+    p.add_argument("-v", "--mismatches", type=int, default=3, help="k (default 3)")
+    p.add_argument("--threads", type=int, default=os.cpu_count(), help="CPU threads")
+    p.add_argument("--workers", type=int, default=4, help="pipeline finalize workers (default 4)")
+    p.add_argument("--device", default="auto", help="gseek --device (default auto)")
+
+
+class _GpuSampler:
+    """Samples nvidia-smi's utilization.gpu (share of time a kernel ran) every 100 ms."""
+
+    def __init__(self) -> None:
+        import shutil
+        import subprocess
+
+        self.proc = None
+        if shutil.which("nvidia-smi") and harness.gpu_name() != "none":
+            self.proc = subprocess.Popen(
+                ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits", "-lms", "100"],
+                stdout=subprocess.PIPE, text=True)
+
+    def stop(self) -> list[float]:
+        if self.proc is None:
+            return []
+        self.proc.terminate()
+        out, _ = self.proc.communicate()
+        return [float(x) for x in out.split() if x.replace(".", "").isdigit()]
+
+
+@benchmark("pipeline", "many query files: gseek pipeline vs sequential gseek search runs, GPU busy share",
+           _pipeline_options)
+def bench_pipeline(args: argparse.Namespace) -> Report:
+    import shutil
+
+    from gseek.datasets.simulate import kmismatch_reads
+
+    work = Path(tempfile.mkdtemp(prefix="gseek-pipe-bench-"))
+    try:
+        plain = work / "ref.fa"
+        with _text_handle(args.fasta) as src, open(plain, "w") as dst:
+            shutil.copyfileobj(src, dst)
+        gseek = [sys.executable, "-P", "-m", "gseek", "--quiet"]
+        harness.run_process(gseek + ["index", str(plain), "-o", str(work / "ref")])
+        files = []
+        for i in range(args.files):
+            path = work / f"q{i:02d}.fq"
+            kmismatch_reads(str(plain), args.reads, args.length, args.mismatches, seed=100 + i).write(path)
+            files.append(path)
+        (work / "list.txt").write_text("".join(f"{f.name}\n" for f in files))
+        print(f"  pipeline: {args.files} files x {args.reads:,} reads simulated", file=sys.stderr, flush=True)
+        common = ["--device", args.device, "-p", str(args.threads)]
+
+        t0 = time.perf_counter()
+        seq_cpu = 0.0
+        for f in files:
+            proc = harness.run_process(gseek + common + ["search", "-x", str(work / "ref"), "-q", str(f),
+                                                         "-v", str(args.mismatches), "-o", str(f) + ".seq.sam"])
+            seq_cpu += proc.cpu_s
+        sequential = time.perf_counter() - t0
+
+        sampler = _GpuSampler()
+        proc = harness.run_process(gseek + common + ["pipeline", "--queries", str(work / "list.txt"), "-x",
+                                                     str(work / "ref"), "--outdir", str(work / "out"), "-v",
+                                                     str(args.mismatches), "--workers", str(args.workers)])
+        busy = sampler.stop()
+        same = all((work / "out" / (f.stem + ".sam")).read_bytes().split(b"\n@PG", 1)[1].split(b"\n", 1)[1]
+                   == Path(str(f) + ".seq.sam").read_bytes().split(b"\n@PG", 1)[1].split(b"\n", 1)[1]
+                   for f in files)
+        rows = [["sequential gseek search x" + str(args.files), f"{sequential:.2f}", f"{seq_cpu:.1f}", "-", "1.00x"],
+                [f"gseek pipeline --workers {args.workers}", f"{proc.seconds:.2f}", f"{proc.cpu_s:.1f}",
+                 f"{sum(busy) / len(busy):.0f}%" if busy else "-", ratio(sequential, proc.seconds)]]
+        table = markdown_table(["command", "wall s", "CPU s", "GPU busy (mean util.)", "vs sequential"], rows,
+                               align="lrrrr")
+        notes = [
+            f"{args.files} FASTQ files x {args.reads:,} reads of {args.length} bp (kmismatch_reads, seeds 100..), "
+            f"k={args.mismatches}, against {Path(args.fasta).name}; index built beforehand",
+            "sequential = the sum of one `gseek search` process per file (start-up, index load and compile each "
+            "time, as a user would run them); pipeline = one `gseek pipeline` process",
+            "GPU busy = mean of nvidia-smi utilization.gpu sampled every 100 ms during the pipeline run",
+            f"pipeline outputs identical to the sequential ones (records after @PG): {same}",
+        ]
+        data = {"summary": f"{Path(args.fasta).name}: {args.files} files x {args.reads:,} x {args.length} bp, "
+                           f"k={args.mismatches}"}
+        return Report(title="Pipeline over many query files", data=data, table=table, notes=notes,
+                      results=[{"sequential_s": sequential, "pipeline_s": proc.seconds, "busy": busy,
+                                "identical": same}])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 # -------------------------------------------------------------------- runner
 
 
