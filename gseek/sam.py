@@ -5,8 +5,9 @@ with the exact command line) and records to a temporary name, and renames it
 to the final name when closed without error. A name ending in ``.bam`` gives
 BAM (the SAM text is converted by htslib through pysam when the writer
 closes); ``-`` writes SAM to stdout. Records are formatted as text straight
-from the struct-of-arrays results (:func:`format_mapping`); ``docs/sam.md``
-documents fields, tags and MAPQ.
+from the struct-of-arrays results (:func:`format_mapping`, by the Numba
+formatter in ``gseek._samfmt``); ``docs/sam.md`` documents fields, tags and
+MAPQ.
 
 >>> import os, tempfile
 >>> from gseek.seqio import read_fastx
@@ -29,17 +30,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pysam
 
-from . import __version__
+from . import __version__, _samfmt
 from .alphabet import COMPLEMENT
 from .seqio import SequenceBatch
 
 if TYPE_CHECKING:  # pragma: no cover
     from .mapper import Mapper, MappingResult
 
-__all__ = ["SamWriter", "sam_header", "format_mapping", "format_unmapped", "md_tag", "cigar_eq"]
+__all__ = ["SamWriter", "sam_header", "format_mapping", "format_unmapped"]
 
 _LETTERS = np.frombuffer(b"ACGTN", dtype=np.uint8)
-FLAG_REVERSE, FLAG_UNMAPPED, FLAG_SECONDARY = 16, 4, 256
 
 
 def sam_header(contig_names, contig_lengths, *, command: str, backend: str) -> dict:
@@ -102,94 +102,37 @@ class SamWriter:
 
 # --------------------------------------------------------------------------- records
 
-
-def md_tag(ref: np.ndarray, mismatch_at: np.ndarray, length: int) -> str:
-    """MD:Z value of an ungapped alignment: matched run lengths and the reference
-    base (``ACGTN``) at each mismatch.
-
-    >>> md_tag(np.array([0, 4]), np.array([2, 5]), 8)
-    '2A2N2'
-    """
-    parts, last = [], 0
-    for where, base in zip(mismatch_at.tolist(), ref.tolist()):
-        parts.append(f"{where - last}{'ACGTN'[base]}")
-        last = where + 1
-    parts.append(str(length - last))
-    return "".join(parts)
+_TOO_LONG_TAG = b"\tYF:Z:TOO_LONG"
 
 
-def cigar_eq(mismatch_at: np.ndarray, length: int) -> str:
-    """CIGAR with ``=`` (match) and ``X`` (mismatch) runs of an ungapped alignment.
-
-    >>> cigar_eq(np.array([0, 1, 5]), 8)
-    '2X3=1X2='
-    """
-    parts, last, i = [], 0, 0
-    at = mismatch_at.tolist()
-    while i < len(at):
-        j = i
-        while j + 1 < len(at) and at[j + 1] == at[j] + 1:
-            j += 1
-        if at[i] > last:
-            parts.append(f"{at[i] - last}=")
-        parts.append(f"{j - i + 1}X")
-        last = at[j] + 1
-        i = j + 1
-    if length > last:
-        parts.append(f"{length - last}=")
-    return "".join(parts)
+def _joined(texts) -> tuple[np.ndarray, np.ndarray]:
+    """Strings as latin-1 bytes + offsets (the ``SequenceBatch.names`` layout)."""
+    encoded = [t.encode("latin-1") for t in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
 
 
-def _strand_views(batch: SequenceBatch) -> tuple[str, str, str | None, str | None]:
-    """The batch's sequences and qualities as text, forward and reverse(-complemented)."""
-    codes, offsets = batch.codes, batch.offsets
-    lengths = np.diff(offsets)
-    rev = np.repeat(offsets[:-1] + offsets[1:] - 1, lengths) - np.arange(codes.size)
-    seq = _LETTERS[codes].tobytes().decode("ascii")
-    rc = _LETTERS[COMPLEMENT[codes[rev]]].tobytes().decode("ascii")
-    if batch.quals is None:
-        return seq, rc, None, None
-    return seq, rc, batch.quals.tobytes().decode("ascii"), batch.quals[rev].tobytes().decode("ascii")
+def _reads(batch: SequenceBatch) -> dict:
+    """The read-side arguments of :func:`gseek._samfmt.format_records`."""
+    return dict(names=batch.names, name_off=batch.name_offsets, codes=batch.codes, seq_off=batch.offsets,
+                quals=batch.quals, letters=_LETTERS, complement=COMPLEMENT)
+
+
+def _text(buffer: np.ndarray) -> str:
+    return str(memoryview(buffer), "latin-1")
 
 
 def format_unmapped(batch: SequenceBatch, reads: np.ndarray, tags: dict[int, str] | None = None) -> str:
-    """Flag-4 records of ``reads`` (original orientation); ``tags[i]`` appended to read i's line."""
-    names = batch.name_list()
-    seq, _, qual, _ = _strand_views(batch)
-    o = batch.offsets.tolist()
-    lines = []
-    for i in np.asarray(reads).tolist():
-        a, b = o[i], o[i + 1]
-        q = qual[a:b] if qual is not None else "*"
-        extra = f"\t{tags[i]}" if tags and i in tags else ""
-        lines.append(f"{names[i]}\t4\t*\t0\t0\t*\t*\t0\t0\t{seq[a:b] or '*'}\t{q or '*'}{extra}\n")
-    return "".join(lines)
+    """Flag-4 records of ``reads`` (original orientation); ``tags[i]`` appended to read i's line.
 
-
-def _mismatch_positions(result: MappingResult, batch: SequenceBatch, mapper: Mapper, contig, pos, strand, read):
-    """Per hit: (flat mismatch positions in SAM SEQ orientation, their offsets, reference codes there)."""
-    lengths = batch.lengths[read]
-    hit_off = np.zeros(read.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=hit_off[1:])
-    total = int(hit_off[-1])
-    within = np.arange(total) - np.repeat(hit_off[:-1], lengths)
-    g = np.repeat(mapper.contig_offsets_host[contig] + pos, lengths) + within
-    words = mapper.text_host[g >> 4]
-    shift = (30 - 2 * (g & 15)).astype(np.uint32)
-    ref = ((words >> shift) & 3).astype(np.uint8)
-    if mapper.has_amb:
-        ref[((mapper.ref_nmask_host[g >> 4] >> shift) & 3) != 0] = 4
-    # the read as aligned to the forward reference: reverse complement for strand -1
-    rev = np.repeat(strand < 0, lengths)
-    start = np.repeat(batch.offsets[read], lengths)
-    end = np.repeat(batch.offsets[read + 1], lengths)
-    src = np.where(rev, end - 1 - within, start + within)
-    q = batch.codes[src]
-    q = np.where(rev, COMPLEMENT[q], q)
-    bad = (q != ref) | (q == 4) | (ref == 4)
-    flat = np.flatnonzero(bad)
-    offsets = np.searchsorted(flat, hit_off)
-    return flat - np.repeat(hit_off[:-1], np.diff(offsets)), offsets, ref[flat]
+    SEQ and QUAL are ``*`` for an empty read, QUAL also for FASTA input.
+    """
+    n = len(batch)
+    extra, extra_off = _joined(f"\t{tags[i]}" if i in tags else "" for i in range(n)) if tags else (None, None)
+    text, _ = _samfmt.format_records(np.asarray(reads), **_reads(batch), hit_off=np.zeros(n + 1, np.int64),
+                                     extra=extra, extra_off=extra_off)
+    return _text(text)
 
 
 def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, *, no_unal: bool = False,
@@ -198,64 +141,28 @@ def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, 
 
     Mapped reads: one primary record, then secondary ones (flag 256) for
     ``-k`` / ``--all``; reverse-strand SEQ reverse-complemented and QUAL
-    reversed; NM, MD, X0, X1 and (best mode) XA. Unmapped reads: flag 4,
-    ``YF:Z:TOO_LONG`` for reads over the length limit; none with ``no_unal``.
+    reversed; NM, MD, X0, X1, (best mode) XA and (capped ``--all``) ZH.
+    Unmapped reads: flag 4, ``YF:Z:TOO_LONG`` for reads over the length
+    limit; none with ``no_unal``. The text is built by the Numba formatter
+    (``gseek._samfmt``) on the CPU mapper's threads; it is the same for any
+    thread count.
     """
     from .mapper import STATUS_TOO_LONG
 
-    names = result.names
-    contig_names = result.contig_names
-    seq, rc, qual, rqual = _strand_views(batch)
-    o = batch.offsets.tolist()
-    lengths = batch.lengths.tolist()
-    read, contig, pos, strand = result.read, result.contig, result.pos, result.strand
-    at, at_off, ref_at = _mismatch_positions(result, batch, mapper, contig, pos, strand, read)
-    at_off = at_off.tolist()
-    mm = result.mismatches.tolist()
-    n_best, n_second, mapq = result.n_best.tolist(), result.n_second.tolist(), result.mapq.tolist()
-    best = result.best.tolist()
-    hit_off = result.hit_offsets.tolist()
-    alt_off = result.alt_offsets.tolist()
-    capped = result.capped.tolist() if result.capped.size else [False] * result.n_reads
-    n_found = result.n_found.tolist()
-    status = result.status.tolist()
-    read_l, contig_l, pos_l, strand_l, sec_l = (x.tolist() for x in (read, contig, pos, strand, result.secondary))
-    lines: list[str] = []
-    records = 0
-    for i in range(result.n_reads):
-        a, b = o[i], o[i + 1]
-        L = lengths[i]
-        if hit_off[i] == hit_off[i + 1]:
-            if no_unal:
-                continue
-            extra = "\tYF:Z:TOO_LONG" if status[i] == STATUS_TOO_LONG else ""
-            q = qual[a:b] if qual is not None else "*"
-            lines.append(f"{names[i]}\t4\t*\t0\t0\t*\t*\t0\t0\t{seq[a:b]}\t{q}{extra}\n")
-            records += 1
-            continue
-        xa = ""
-        if alt_off[i + 1] > alt_off[i]:
-            xa = "\tXA:Z:" + "".join(
-                f"{contig_names[c]},{'+' if s > 0 else '-'}{p + 1},{L}M,{m};"
-                for c, p, s, m in zip(result.alt_contig[alt_off[i]:alt_off[i + 1]].tolist(),
-                                      result.alt_pos[alt_off[i]:alt_off[i + 1]].tolist(),
-                                      result.alt_strand[alt_off[i]:alt_off[i + 1]].tolist(),
-                                      result.alt_mismatches[alt_off[i]:alt_off[i + 1]].tolist()))
-        zh = f"\tZH:i:{n_found[i]}" if capped[i] else ""
-        for j in range(hit_off[i], hit_off[i + 1]):
-            rev = strand_l[j] < 0
-            flag = (FLAG_REVERSE if rev else 0) | (FLAG_SECONDARY if sec_l[j] else 0)
-            s = rc[a:b] if rev else seq[a:b]
-            q = "*" if qual is None else (rqual[a:b] if rev else qual[a:b])
-            where = at[at_off[j]:at_off[j + 1]]
-            cigar = _cigar_eq(where, L) if cigar_eq else f"{L}M"
-            md = md_tag(ref_at[at_off[j]:at_off[j + 1]], where, L)
-            quality = mapq[i] if (not sec_l[j] or mm[j] == best[i]) else 0
-            tags = f"NM:i:{mm[j]}\tMD:Z:{md}\tX0:i:{n_best[i]}\tX1:i:{n_second[i]}"
-            lines.append(f"{names[i]}\t{flag}\t{contig_names[contig_l[j]]}\t{pos_l[j] + 1}\t{quality}\t{cigar}"
-                         f"\t*\t0\t0\t{s}\t{q}\t{tags}{xa if not sec_l[j] else ''}{zh}\n")
-            records += 1
-    return "".join(lines), records
-
-
-_cigar_eq = cigar_eq
+    n = result.n_reads
+    too_long = np.asarray(result.status) == STATUS_TOO_LONG
+    extra_off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(too_long * len(_TOO_LONG_TAG), out=extra_off[1:])
+    cnames, cname_off = _joined(result.contig_names)
+    text, records = _samfmt.format_records(
+        np.arange(n), **_reads(batch), hit_off=result.hit_offsets,
+        extra=np.frombuffer(_TOO_LONG_TAG * int(too_long.sum()), dtype=np.uint8), extra_off=extra_off,
+        no_unal=no_unal, contig=result.contig, pos=result.pos, strand=result.strand,
+        mismatches=result.mismatches, secondary=result.secondary, best=result.best, n_best=result.n_best,
+        n_second=result.n_second, n_found=result.n_found, mapq=result.mapq,
+        capped=result.capped if result.capped.size else np.zeros(n, dtype=bool),
+        alt_off=result.alt_offsets, alt_contig=result.alt_contig, alt_pos=result.alt_pos,
+        alt_strand=result.alt_strand, alt_mismatches=result.alt_mismatches, cnames=cnames, cname_off=cname_off,
+        contig_start=mapper.contig_offsets_host, text=mapper.text_host, nmask=mapper.ref_nmask_host,
+        has_amb=mapper.has_amb, cigar_eq=cigar_eq, threads=getattr(mapper.backend, "threads", None))
+    return _text(text), records

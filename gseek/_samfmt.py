@@ -1,0 +1,368 @@
+"""SAM record text from result arrays, in Numba: size every read's lines, then fill one buffer.
+
+Host-side code, not a kernel (there is no ``.cu`` twin): the text of a batch
+is built in two parallel passes over rows (one row = one read's lines: its
+unmapped record, or its primary and secondary records):
+
+1. ``record_sizes`` -- the bytes and the number of records of every row;
+2. an exclusive prefix sum gives each row's start in one ``uint8`` buffer;
+3. ``record_fill`` -- every row writes its bytes at its start.
+
+Both passes run the same routine (``_row``) with ``write`` off and on, so the
+sizes cannot disagree with the text. MD and the ``=``/``X`` CIGAR are computed
+from the packed reference (``pack_2bit`` layout, N mask) while writing, so no
+per-hit mismatch list is built. Each row depends only on its own inputs: the
+text is the same for any thread count. ``gseek.sam`` documents the fields;
+``tests/reference_sam.py`` is the slow reference it must equal byte for byte.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_TAB, _NL, _STAR, _COLON, _COMMA, _SEMI = 9, 10, 42, 58, 44, 59
+_PLUS, _MINUS, _ZERO, _EQ = 43, 45, 48, 61
+_M, _X = 77, 88
+#: SAM FLAG bits written here.
+FLAG_UNMAPPED, FLAG_REVERSE, FLAG_SECONDARY = 4, 16, 256
+
+
+@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _byte(out, p, value, write):
+    if write:
+        out[p] = value
+    return p + 1
+
+
+@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _bytes2(out, p, a, b, write):
+    if write:
+        out[p] = a
+        out[p + 1] = b
+    return p + 2
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _int(out, p, value, write):
+    """Decimal text of ``value`` at ``p``; returns the end."""
+    v = np.int64(value)
+    if v < 0:
+        p = _byte(out, p, _MINUS, write)
+        v = -v
+    n = 1
+    t = v
+    while t >= 10:
+        t //= 10
+        n += 1
+    if write:
+        e = p + n
+        while True:
+            e -= 1
+            out[e] = _ZERO + v % 10
+            v //= 10
+            if e == p:
+                break
+    return p + n
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _copy(out, p, src, a, b, write):
+    """``src[a:b]`` at ``p``."""
+    if write:
+        for t in range(b - a):
+            out[p + t] = src[a + t]
+    return p + (b - a)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _tag_int(out, p, c1, c2, value, write):
+    """``\\tXY:i:value``."""
+    p = _byte(out, p, _TAB, write)
+    p = _bytes2(out, p, c1, c2, write)
+    p = _bytes2(out, p, _COLON, 105, write)  # ':i'
+    p = _byte(out, p, _COLON, write)
+    return _int(out, p, value, write)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _mismatch_mask(codes, complement, a, b, rev, text, nmask, has_amb, g0, t0, n):
+    """Bit ``t - t0`` set where base ``t`` (``t0 <= t < t0 + n <= t0 + 64``) of read
+    ``codes[a:b]``, as aligned to the forward reference at text position ``g0``,
+    is a mismatch: different bases, or an N on either side. Branch-free loops
+    (one per strand) that LLVM vectorises; the callers emit text from the bits."""
+    m = np.uint64(0)
+    if rev:
+        for t in range(t0, t0 + n):
+            g = g0 + t
+            r = (np.int64(text[g >> 4]) >> (30 - 2 * (g & 15))) & 3
+            q = np.int64(complement[codes[b - 1 - t]])
+            m |= np.uint64((q != r) | (q == 4)) << np.uint64(t - t0)
+    else:
+        for t in range(t0, t0 + n):
+            g = g0 + t
+            r = (np.int64(text[g >> 4]) >> (30 - 2 * (g & 15))) & 3
+            q = np.int64(codes[a + t])
+            m |= np.uint64((q != r) | (q == 4)) << np.uint64(t - t0)
+    if has_amb:
+        for t in range(t0, t0 + n):
+            g = g0 + t
+            m |= np.uint64((np.int64(nmask[g >> 4]) >> (30 - 2 * (g & 15))) & 3 != 0) << np.uint64(t - t0)
+    return m
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _ref_base(text, nmask, has_amb, g):
+    """Code (0..3, 4 = N) of text position ``g`` of the packed reference."""
+    shift = 30 - 2 * (g & 15)
+    r = (np.int64(text[g >> 4]) >> shift) & 3
+    if has_amb:
+        if (np.int64(nmask[g >> 4]) >> shift) & 3:
+            r = 4
+    return r
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _cigar_eq(out, p, codes, complement, a, b, rev, text, nmask, has_amb, g0, write):
+    """``=``/``X`` runs of the ungapped alignment of read ``codes[a:b]`` at text position ``g0``."""
+    length = b - a
+    run, run_bad = 0, np.uint64(0)
+    for t0 in range(0, length, 64):
+        n = min(64, length - t0)
+        m = _mismatch_mask(codes, complement, a, b, rev, text, nmask, has_amb, g0, t0, n)
+        for t in range(n):
+            bad = (m >> np.uint64(t)) & np.uint64(1)
+            if run > 0 and bad != run_bad:
+                p = _int(out, p, run, write)
+                p = _byte(out, p, _X if run_bad else _EQ, write)
+                run = 0
+            run_bad = bad
+            run += 1
+    if run > 0:
+        p = _int(out, p, run, write)
+        p = _byte(out, p, _X if run_bad else _EQ, write)
+    return p
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _md(out, p, codes, complement, letters, a, b, rev, text, nmask, has_amb, g0, write):
+    """MD:Z value: matched run lengths and the reference letter at each mismatch."""
+    length = b - a
+    last = 0
+    for t0 in range(0, length, 64):
+        n = min(64, length - t0)
+        m = _mismatch_mask(codes, complement, a, b, rev, text, nmask, has_amb, g0, t0, n)
+        t = t0
+        while m != 0:
+            if m & np.uint64(1):
+                p = _int(out, p, t - last, write)
+                p = _byte(out, p, letters[_ref_base(text, nmask, has_amb, g0 + t)], write)
+                last = t + 1
+            m >>= np.uint64(1)
+            t += 1
+    return _int(out, p, length - last, write)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _seq(out, p, codes, complement, letters, a, b, rev, write):
+    """SEQ: the read, reverse-complemented for the reverse strand; ``*`` when empty."""
+    if a == b:
+        return _byte(out, p, _STAR, write)
+    if write:
+        if rev:
+            for t in range(b - a):
+                out[p + t] = letters[complement[codes[b - 1 - t]]]
+        else:
+            for t in range(b - a):
+                out[p + t] = letters[codes[a + t]]
+    return p + (b - a)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _qual(out, p, quals, has_qual, a, b, rev, write):
+    """QUAL: reversed for the reverse strand; ``*`` for FASTA input or an empty read."""
+    if not has_qual or a == b:
+        return _byte(out, p, _STAR, write)
+    if write:
+        if rev:
+            for t in range(b - a):
+                out[p + t] = quals[b - 1 - t]
+        else:
+            for t in range(b - a):
+                out[p + t] = quals[a + t]
+    return p + (b - a)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _row(i, names, name_off, codes, seq_off, quals, has_qual, letters, complement,
+         hit_off, extra, extra_off, no_unal,
+         contig, pos, strand, mismatches, secondary,
+         best, n_best, n_second, n_found, mapq, capped,
+         alt_off, alt_contig, alt_pos, alt_strand, alt_mismatches,
+         cnames, cname_off, contig_start, text, nmask, has_amb, cigar_eq,
+         out, p, write):
+    """Lines of read ``i`` at ``p``; returns (end, records)."""
+    a, b = seq_off[i], seq_off[i + 1]
+    if hit_off[i] == hit_off[i + 1]:
+        if no_unal:
+            return p, 0
+        p = _copy(out, p, names, name_off[i], name_off[i + 1], write)
+        p = _byte(out, p, _TAB, write)
+        p = _int(out, p, FLAG_UNMAPPED, write)
+        for c in (_TAB, _STAR, _TAB, _ZERO, _TAB, _ZERO, _TAB, _STAR, _TAB, _STAR, _TAB, _ZERO, _TAB, _ZERO,
+                  _TAB):  # "\t*\t0\t0\t*\t*\t0\t0\t"
+            p = _byte(out, p, c, write)
+        p = _seq(out, p, codes, complement, letters, a, b, False, write)
+        p = _byte(out, p, _TAB, write)
+        p = _qual(out, p, quals, has_qual, a, b, False, write)
+        p = _copy(out, p, extra, extra_off[i], extra_off[i + 1], write)
+        p = _byte(out, p, _NL, write)
+        return p, 1
+    length = b - a
+    for j in range(hit_off[i], hit_off[i + 1]):
+        rev = strand[j] < 0
+        sec = secondary[j] != 0
+        g0 = contig_start[contig[j]] + pos[j]
+        p = _copy(out, p, names, name_off[i], name_off[i + 1], write)
+        p = _byte(out, p, _TAB, write)
+        p = _int(out, p, (FLAG_REVERSE if rev else 0) | (FLAG_SECONDARY if sec else 0), write)
+        p = _byte(out, p, _TAB, write)
+        p = _copy(out, p, cnames, cname_off[contig[j]], cname_off[contig[j] + 1], write)
+        p = _byte(out, p, _TAB, write)
+        p = _int(out, p, pos[j] + 1, write)
+        p = _byte(out, p, _TAB, write)
+        p = _int(out, p, mapq[i] if (not sec or mismatches[j] == best[i]) else 0, write)
+        p = _byte(out, p, _TAB, write)
+        if cigar_eq:
+            p = _cigar_eq(out, p, codes, complement, a, b, rev, text, nmask, has_amb, g0, write)
+        else:
+            p = _int(out, p, length, write)
+            p = _byte(out, p, _M, write)
+        for c in (_TAB, _STAR, _TAB, _ZERO, _TAB, _ZERO, _TAB):  # "\t*\t0\t0\t"
+            p = _byte(out, p, c, write)
+        p = _seq(out, p, codes, complement, letters, a, b, rev, write)
+        p = _byte(out, p, _TAB, write)
+        p = _qual(out, p, quals, has_qual, a, b, rev, write)
+        p = _tag_int(out, p, 78, 77, mismatches[j], write)  # NM
+        p = _byte(out, p, _TAB, write)
+        for c in (77, 68, _COLON, 90, _COLON):  # "MD:Z:"
+            p = _byte(out, p, c, write)
+        p = _md(out, p, codes, complement, letters, a, b, rev, text, nmask, has_amb, g0, write)
+        p = _tag_int(out, p, 88, 48, n_best[i], write)  # X0
+        p = _tag_int(out, p, 88, 49, n_second[i], write)  # X1
+        if not sec and alt_off[i + 1] > alt_off[i]:
+            for c in (_TAB, 88, 65, _COLON, 90, _COLON):  # "\tXA:Z:"
+                p = _byte(out, p, c, write)
+            for x in range(alt_off[i], alt_off[i + 1]):
+                c = alt_contig[x]
+                p = _copy(out, p, cnames, cname_off[c], cname_off[c + 1], write)
+                p = _byte(out, p, _COMMA, write)
+                p = _byte(out, p, _PLUS if alt_strand[x] > 0 else _MINUS, write)
+                p = _int(out, p, alt_pos[x] + 1, write)
+                p = _byte(out, p, _COMMA, write)
+                p = _int(out, p, length, write)
+                p = _bytes2(out, p, _M, _COMMA, write)
+                p = _int(out, p, alt_mismatches[x], write)
+                p = _byte(out, p, _SEMI, write)
+        if capped[i]:
+            p = _tag_int(out, p, 90, 72, n_found[i], write)  # ZH
+        p = _byte(out, p, _NL, write)
+    return p, hit_off[i + 1] - hit_off[i]
+
+
+@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+def record_sizes(rows, names, name_off, codes, seq_off, quals, has_qual, letters, complement,
+                 hit_off, extra, extra_off, no_unal,
+                 contig, pos, strand, mismatches, secondary,
+                 best, n_best, n_second, n_found, mapq, capped,
+                 alt_off, alt_contig, alt_pos, alt_strand, alt_mismatches,
+                 cnames, cname_off, contig_start, text, nmask, has_amb, cigar_eq,
+                 sizes, records):
+    """Pass 1: bytes (``sizes``) and records of every row (read ``rows[r]``)."""
+    dummy = np.empty(0, dtype=np.uint8)
+    for r in numba.prange(rows.size):
+        end, n = _row(rows[r], names, name_off, codes, seq_off, quals, has_qual, letters, complement,
+                      hit_off, extra, extra_off, no_unal,
+                      contig, pos, strand, mismatches, secondary,
+                      best, n_best, n_second, n_found, mapq, capped,
+                      alt_off, alt_contig, alt_pos, alt_strand, alt_mismatches,
+                      cnames, cname_off, contig_start, text, nmask, has_amb, cigar_eq,
+                      dummy, 0, False)
+        sizes[r] = end
+        records[r] = n
+
+
+@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+def record_fill(rows, names, name_off, codes, seq_off, quals, has_qual, letters, complement,
+                hit_off, extra, extra_off, no_unal,
+                contig, pos, strand, mismatches, secondary,
+                best, n_best, n_second, n_found, mapq, capped,
+                alt_off, alt_contig, alt_pos, alt_strand, alt_mismatches,
+                cnames, cname_off, contig_start, text, nmask, has_amb, cigar_eq,
+                starts, out):
+    """Pass 2: every row's text at ``starts[r]`` of ``out``; returns the number of
+    rows that did not end at ``starts[r + 1]`` (0: the passes agree)."""
+    wrong = 0
+    for r in numba.prange(rows.size):
+        end, _ = _row(rows[r], names, name_off, codes, seq_off, quals, has_qual, letters, complement,
+             hit_off, extra, extra_off, no_unal,
+             contig, pos, strand, mismatches, secondary,
+             best, n_best, n_second, n_found, mapq, capped,
+             alt_off, alt_contig, alt_pos, alt_strand, alt_mismatches,
+             cnames, cname_off, contig_start, text, nmask, has_amb, cigar_eq,
+             out, starts[r], True)
+        if end != starts[r + 1]:
+            wrong += 1
+    return wrong
+
+
+_E64 = np.zeros(0, dtype=np.int64)
+_EU8 = np.zeros(0, dtype=np.uint8)
+_EU32 = np.zeros(0, dtype=np.uint32)
+
+
+def format_records(rows, *, names, name_off, codes, seq_off, quals, letters, complement, hit_off,
+                   extra=None, extra_off=None, no_unal=False,
+                   contig=_E64, pos=_E64, strand=_E64, mismatches=_E64, secondary=_E64,
+                   best=_E64, n_best=_E64, n_second=_E64, n_found=_E64, mapq=_E64, capped=_E64,
+                   alt_off=None, alt_contig=_E64, alt_pos=_E64, alt_strand=_E64, alt_mismatches=_E64,
+                   cnames=_EU8, cname_off=_E64, contig_start=_E64, text=_EU32, nmask=_EU32, has_amb=False,
+                   cigar_eq=False, threads=None) -> tuple[np.ndarray, int]:
+    """SAM text (``uint8``) of the reads ``rows``, in that order, and the number of records in it.
+
+    Per read ``i``: ``names[name_off[i]:name_off[i+1]]`` (bytes),
+    ``codes``/``quals[seq_off[i]:seq_off[i+1]]`` (``quals`` None for FASTA),
+    hits ``hit_off[i]:hit_off[i+1]`` (none: an unmapped record, skipped with
+    ``no_unal``, ending in ``extra[extra_off[i]:extra_off[i+1]]``), XA
+    entries ``alt_off[i]:alt_off[i+1]``. Per-hit and per-read numbers are
+    int64; the reference is the packed text and N mask with contig starts
+    ``contig_start``. ``threads`` sets Numba's thread count (None: leave it).
+    """
+    n = seq_off.size - 1
+    as64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
+    extra = _EU8 if extra is None else extra
+    extra_off = np.zeros(n + 1, dtype=np.int64) if extra_off is None else as64(extra_off)
+    alt_off = np.zeros(n + 1, dtype=np.int64) if alt_off is None else as64(alt_off)
+    has_qual = quals is not None
+    args = (np.ascontiguousarray(names, dtype=np.uint8), as64(name_off), np.ascontiguousarray(codes, dtype=np.uint8),
+            as64(seq_off), np.ascontiguousarray(quals, dtype=np.uint8) if has_qual else _EU8, has_qual,
+            np.ascontiguousarray(letters, dtype=np.uint8), np.ascontiguousarray(complement, dtype=np.uint8),
+            as64(hit_off), np.ascontiguousarray(extra, dtype=np.uint8), extra_off, bool(no_unal),
+            as64(contig), as64(pos), as64(strand), as64(mismatches), as64(secondary),
+            as64(best), as64(n_best), as64(n_second), as64(n_found), as64(mapq), as64(capped),
+            alt_off, as64(alt_contig), as64(alt_pos), as64(alt_strand), as64(alt_mismatches),
+            np.ascontiguousarray(cnames, dtype=np.uint8), as64(cname_off), as64(contig_start),
+            np.ascontiguousarray(text, dtype=np.uint32), np.ascontiguousarray(nmask, dtype=np.uint32),
+            bool(has_amb), bool(cigar_eq))
+    if threads is not None:
+        numba.set_num_threads(threads)
+    rows = as64(rows)
+    sizes = np.empty(rows.size, dtype=np.int64)
+    records = np.empty(rows.size, dtype=np.int64)
+    record_sizes(rows, *args, sizes, records)
+    starts = np.zeros(rows.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    out = np.empty(int(starts[-1]), dtype=np.uint8)
+    if record_fill(rows, *args, starts, out):
+        raise RuntimeError("SAM formatter: the fill pass disagrees with the size pass (a bug)")
+    return out, int(records.sum())

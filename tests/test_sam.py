@@ -1,0 +1,249 @@
+"""SAM records from the Numba formatter (``gseek._samfmt``) equal the slow
+Python reference (``tests/reference_sam.py``) byte for byte: every reporting
+mode and option, N in reads and reference, both strands, FASTA and FASTQ,
+several batch sizes and thread counts, and random placements that are not
+real mappings (long reads, mismatches everywhere, N runs on word edges)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+import reference_sam
+from reference import reverse_complement
+
+from gseek.backend import CpuBackend
+from gseek.index import Index
+from gseek.mapper import MAX_READ_LENGTH, Mapper, MappingResult, map_reads
+from gseek.sam import format_mapping, format_unmapped
+from gseek.seqio import FastxReader, read_fastx
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _dna(rng, n: int) -> str:
+    return "".join(rng.choice(list("ACGT"), size=n))
+
+
+def _genome(seed: int) -> list[str]:
+    """Contigs with exact and mutated repeats (both orientations), a tandem
+    repeat, and N runs, two of them on 16-base word edges."""
+    rng = np.random.default_rng(seed)
+    contigs = [_dna(rng, n) for n in (1800, 700, 1100, 90)]
+    unit = _dna(rng, 120)
+    for c, at, rc in ((0, 300, False), (1, 100, True), (2, 500, False), (2, 800, True)):
+        copy = list(reverse_complement(unit) if rc else unit)
+        if c == 2:
+            copy[int(rng.integers(120))] = "ACGT"[int(rng.integers(4))]
+        contigs[c] = contigs[c][:at] + "".join(copy) + contigs[c][at + 120 :]
+    contigs[0] = contigs[0][:1000] + "ACGTT" * 14 + contigs[0][1070:]
+    for c, at, n in ((0, 1200, 5), (1, 15, 2), (2, 32, 16), (2, 1000, 1), (3, 80, 10)):
+        contigs[c] = contigs[c][:at] + "N" * n + contigs[c][at + n :]
+    return contigs
+
+
+def _reads(seed: int, contigs: list[str], n: int) -> list[str]:
+    """Reads from the genome (repeats, contig ends, over N), with substitutions
+    and N, half reverse-complemented, some random (unmapped)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        c = contigs[int(rng.integers(len(contigs)))]
+        length = int(rng.integers(16, min(260, len(c)) + 1))
+        u = rng.random()
+        s = 0 if u < 0.1 else len(c) - length if u < 0.2 else int(rng.integers(0, len(c) - length + 1))
+        seq = list(c[s : s + length])
+        for p in rng.integers(0, length, int(rng.integers(0, 5))):
+            seq[p] = "ACGTN"[int(rng.integers(5))]
+        read = "".join(seq)
+        if rng.random() < 0.5:
+            read = reverse_complement(read)
+        if rng.random() < 0.05:
+            read = _dna(rng, length)
+        out.append(read)
+    out += [contigs[0][300:420], contigs[0][1005:1060], contigs[2][505:600]]  # repeats: ties, XA, -k
+    out.append("ACGT" * (MAX_READ_LENGTH // 4 + 1))  # too long: YF:Z:TOO_LONG
+    return out
+
+
+def _write(path: Path, reads: list[str], fastq: bool, seed: int) -> Path:
+    rng = np.random.default_rng(seed)
+    with open(path, "w") as fh:
+        for i, read in enumerate(reads):
+            name = f"r{i}" + "x" * int(rng.integers(0, 12))
+            if fastq:
+                qual = "".join(chr(33 + int(q)) for q in rng.integers(0, 42, len(read)))
+                fh.write(f"@{name} d\n{read}\n+\n{qual}\n")
+            else:
+                fh.write(f">{name}\n{read}\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def genome(tmp_path_factory):
+    contigs = _genome(3)
+    where = tmp_path_factory.mktemp("sam")
+    fasta = where / "g.fa"
+    fasta.write_text("".join(f">chr{i} contig {i}\n{seq}\n" for i, seq in enumerate(contigs)))
+    return contigs, Index.build(fasta, wgram=5, sa_sample=4, device="cpu"), where
+
+
+MODES = [
+    pytest.param(dict(), id="best"),
+    pytest.param(dict(xa_limit=50), id="best-xa50"),
+    pytest.param(dict(xa_limit=0), id="best-xa0"),
+    pytest.param(dict(max_alignments=3), id="k3"),
+    pytest.param(dict(report_all=True), id="all"),
+    pytest.param(dict(report_all=True, max_hits=2), id="all-max2"),
+    pytest.param(dict(norc=True), id="norc"),
+]
+
+
+def _same(result, batch, mapper, **options):
+    got = format_mapping(result, batch, mapper, **options)
+    want = reference_sam.format_mapping(result, batch, mapper, **options)
+    assert got[1] == want[1]
+    if got[0] != want[0]:  # show the first differing line
+        for a, b in zip(got[0].splitlines(), want[0].splitlines()):
+            assert a == b
+        assert got[0] == want[0]
+
+
+# --------------------------------------------------------------------------- mapped batches
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fastq", [True, False], ids=["fastq", "fasta"])
+def test_format_mapping_equals_the_reference(genome, mode, fastq):
+    contigs, index, where = genome
+    path = _write(where / f"r{fastq}.fx", _reads(11, contigs, 150), fastq, 5)
+    batch = read_fastx(path)
+    mapper = Mapper(index, 3, **mode)
+    result = mapper.map(batch)
+    assert len(result) > 0 and (result.best < 0).any()
+    for no_unal in (False, True):
+        for cigar_eq in (False, True):
+            _same(result, batch, mapper, no_unal=no_unal, cigar_eq=cigar_eq)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batches_and_threads(genome, seed, threads):
+    """Small chunks (batches of a few reads) and 1 or 2 Numba threads."""
+    contigs, index, where = genome
+    path = _write(where / f"b{seed}.fq", _reads(100 + seed, contigs, 60), True, seed)
+    mapper = Mapper(index, int(seed % 4) + 1, report_all=bool(seed % 2), device=CpuBackend(threads))
+    for batch in FastxReader(path, chunk_bytes=[600, 2000, 1 << 20][seed % 3]):
+        result = mapper.map(batch)
+        _same(result, batch, mapper, cigar_eq=bool(seed % 2))
+    assert numba.get_num_threads() == threads
+
+
+def test_map_reads_writes_the_reference_text(genome, tmp_path):
+    """Whole command: any chunk size and thread count gives the reference text."""
+    contigs, index, where = genome
+    path = _write(tmp_path / "r.fq", _reads(7, contigs, 80), True, 7)
+    batch = read_fastx(path)
+    mapper = Mapper(index, 2, max_alignments=2)
+    want, _ = reference_sam.format_mapping(mapper.map(batch), batch, mapper, cigar_eq=True)
+    for chunk, threads in ((1 << 20, 1), (700, 2)):
+        out = tmp_path / f"o{chunk}.sam"
+        map_reads(Index(index.arrays, index.header, CpuBackend(threads)), path, out, mismatches=2,
+                  max_alignments=2, cigar_eq=True, chunk_bytes=chunk)
+        text = out.read_text(encoding="latin-1")
+        assert "".join(x for x in text.splitlines(True) if not x.startswith("@")) == want
+
+
+# --------------------------------------------------------------------------- random placements
+
+
+def _random_result(rng, batch, mapper, contig_names, contig_lengths) -> MappingResult:
+    """Random hits (not real mappings: any mismatches) grouped by read, random
+    counts, XA lists and caps, some reads unmapped."""
+    n = len(batch)
+    lengths = batch.lengths
+    per_read = rng.integers(0, 4, n)
+    per_read[rng.random(n) < 0.2] = 0
+    read, contig, pos, strand, secondary = [], [], [], [], []
+    for i in range(n):
+        fits = np.flatnonzero(contig_lengths >= lengths[i])
+        for h in range(int(per_read[i]) if fits.size else 0):
+            c = int(rng.choice(fits))
+            read.append(i)
+            contig.append(c)
+            pos.append(int(rng.integers(0, contig_lengths[c] - lengths[i] + 1)))
+            strand.append(1 if rng.random() < 0.5 else -1)
+            secondary.append(h > 0)
+    per_read = np.bincount(np.array(read, dtype=np.int64), minlength=n)
+    h = len(read)
+    hit_offsets = np.concatenate([[0], np.cumsum(per_read)]).astype(np.int64)
+    mapped = per_read > 0
+    alts = np.where(mapped, rng.integers(0, 4, n), 0)
+    alt_offsets = np.concatenate([[0], np.cumsum(alts)]).astype(np.int64)
+    a = int(alt_offsets[-1])
+    mm = rng.integers(0, 9, h).astype(np.int16)
+    best = np.where(mapped, rng.integers(0, 4, n), -1).astype(np.int16)
+    return MappingResult(
+        names=tuple(batch.name_list()), contig_names=tuple(contig_names),
+        read=np.array(read, dtype=np.int64), contig=np.array(contig, dtype=np.int32),
+        pos=np.array(pos, dtype=np.int64), strand=np.array(strand, dtype=np.int8), mismatches=mm,
+        secondary=np.array(secondary, dtype=bool), hit_offsets=hit_offsets, best=best,
+        second=np.where(mapped, best + 1, -1).astype(np.int16), n_best=per_read + rng.integers(0, 3, n),
+        n_second=rng.integers(0, 1000, n), n_found=per_read + rng.integers(0, 100000, n),
+        mapq=rng.integers(0, 61, n).astype(np.uint8),
+        status=np.where(rng.random(n) < 0.1, 1, 0).astype(np.int8), alt_offsets=alt_offsets,
+        alt_contig=rng.integers(0, len(contig_names), a).astype(np.int32),
+        alt_pos=rng.integers(0, 10**9, a), alt_strand=rng.choice([-1, 1], a).astype(np.int8),
+        alt_mismatches=rng.integers(0, 9, a).astype(np.int16), capped=rng.random(n) < 0.3,
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_placements_equal_the_reference(genome, tmp_path, seed):
+    """MD/NM/CIGAR over 64-base blocks, N on both sides, mismatches at both ends."""
+    contigs, index, _ = genome
+    rng = np.random.default_rng(seed)
+    reads = []
+    for _ in range(40):
+        length = int(rng.choice([16, 63, 64, 65, 127, 128, 129, int(rng.integers(16, 400))]))
+        u = rng.random()
+        if u < 0.3:  # all N / all mismatching / random
+            reads.append("N" * length if u < 0.1 else _dna(rng, length))
+        else:
+            c = contigs[int(rng.integers(3))]
+            s = int(rng.integers(0, len(c) - length))
+            seq = list(c[s : s + length].replace("N", "A"))
+            for p in list(rng.integers(0, length, int(rng.integers(0, 12)))) + [0, length - 1]:
+                seq[p] = "ACGTN"[int(rng.integers(5))]
+            reads.append("".join(seq))
+    batch = read_fastx(_write(tmp_path / "r.fq", reads, seed % 2 == 0, seed))
+    mapper = Mapper(index, 2, device=CpuBackend(1 + seed % 2))
+    names = index.contigs.names
+    result = _random_result(rng, batch, mapper, names, np.asarray(index.contigs.lengths))
+    assert len(result) > 0
+    for cigar_eq in (False, True):
+        _same(result, batch, mapper, cigar_eq=cigar_eq, no_unal=bool(seed % 3 == 0))
+
+
+# --------------------------------------------------------------------------- unmapped records
+
+
+@pytest.mark.parametrize("fastq", [True, False], ids=["fastq", "fasta"])
+def test_format_unmapped_equals_the_reference(tmp_path, fastq):
+    reads = ["ACGTNACGTRYA", "GGGG", "N" * 70]
+    batch = read_fastx(_write(tmp_path / "u.fx", reads, fastq, 1))
+    for rows in ([0, 1, 2], [2, 0], [1, 1], []):
+        for tags in (None, {0: "YF:Z:TOO_LONG", 2: ""}, {1: "XX:i:5"}):
+            assert format_unmapped(batch, np.array(rows, dtype=np.int64), tags) == \
+                reference_sam.format_unmapped(batch, np.array(rows, dtype=np.int64), tags)
+
+
+def test_empty_read_is_a_star(tmp_path):
+    path = tmp_path / "e.fq"
+    path.write_text("@e\n\n+\n\n@f\nAC\n+\nII\n")
+    batch = read_fastx(path)
+    want = "e\t4\t*\t0\t0\t*\t*\t0\t0\t*\t*\nf\t4\t*\t0\t0\t*\t*\t0\t0\tAC\tII\n"
+    assert format_unmapped(batch, np.arange(2)) == want
+    assert format_unmapped(batch, np.arange(2)) == reference_sam.format_unmapped(batch, np.arange(2))
