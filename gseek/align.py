@@ -18,20 +18,20 @@ q0	t0	11	3	11	2	10	13	12	0.8750	7	1	0	0	4=1X3=
 >>> hit.cigar, hit.identity
 ('4=1X3=', 0.875)
 
-The stages (:func:`score_pairs`, :func:`traceback_pairs`, :func:`xdrop_ungapped`)
-take a backend and arrays and run the ``dp`` kernel family (CUDA on the GPU,
-its Numba twin on the CPU) with identical results.
+The stages (:func:`score_pairs`, :func:`traceback_pairs`, :func:`xdrop_ungapped`,
+:func:`xdrop_gapped`) take a backend and arrays and run the ``dp`` kernel
+family (CUDA on the GPU, its Numba twin on the CPU) with identical results.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 
 from gseek.kernels import dp
@@ -48,6 +48,9 @@ __all__ = [
     "AlignmentWriter",
     "score_pairs",
     "traceback_pairs",
+    "DPWorkspace",
+    "CigarStrings",
+    "cigar_strings",
     "xdrop_ungapped",
     "xdrop_gapped",
     "identity_score_bound",
@@ -198,7 +201,9 @@ def _flags(mode: str, free_ends: tuple[str, ...]) -> int:
 def _sort_slots(q_len: np.ndarray, t_len: np.ndarray, strip: int) -> np.ndarray:
     """Slot order: longest work first, so a warp holds pairs of equal shape."""
     strips = -(-q_len // strip)
-    return np.lexsort((-t_len, -strips)).astype(np.int64)
+    # One packed key (strips, target length), descending, stable: the order
+    # of np.lexsort((-t_len, -strips)) at 2/3 of its cost.
+    return np.argsort(-((strips << 32) | t_len), kind="stable").astype(np.int64, copy=False)
 
 
 def _group_offsets(sizes: np.ndarray) -> tuple[np.ndarray, int]:
@@ -218,25 +223,69 @@ def _i32(x: Any) -> np.int32:
     return np.int32(x)
 
 
+class DPWorkspace:
+    """Device buffers of the DP stages, reused between batches.
+
+    A buffer grows to the largest size asked for and is never shrunk, so a
+    stream of batches allocates once. One workspace per job (a
+    :class:`PairAligner` owns one); not shared between threads.
+
+    >>> from gseek import get_backend
+    >>> ws = DPWorkspace(get_backend("cpu"))
+    >>> a = ws.get("tb", 10, np.uint32); b = ws.get("tb", 4, np.uint32)
+    >>> a.size, b.size, np.shares_memory(a, b)
+    (10, 4, True)
+    """
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self._buffers: dict[str, Any] = {}
+
+    def get(self, name: str, size: int, dtype: Any) -> Any:
+        """A buffer of ``size`` elements (contents undefined)."""
+        size = max(int(size), 1)
+        buf = self._buffers.get(name)
+        if buf is None or buf.size < size or buf.dtype != np.dtype(dtype):
+            self._buffers.pop(name, None)  # free the old one first
+            buf = self.backend.xp.empty(size + size // 8, dtype=dtype)
+            self._buffers[name] = buf
+        return buf[:size]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(int(b.nbytes) for b in self._buffers.values())
+
+
 def score_pairs(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
-                t_len: np.ndarray, scoring: Scoring, flags: int) -> dict[str, np.ndarray]:
+                t_len: np.ndarray, scoring: Scoring, flags: int,
+                workspace: DPWorkspace | None = None) -> dict[str, np.ndarray]:
     """Score every pair ``(codes[q_off:q_off+q_len], codes[t_off:t_off+t_len])``.
 
     Returns host arrays ``score``, ``q_end``, ``t_end`` (the end cell) and
     ``rerun`` (True where 16-bit strip scores overflowed and the pair was
     re-scored with 32 bits).
     """
-    return _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, traceback=False)
+    return _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, False,
+                   workspace or DPWorkspace(backend))
 
 
-def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, traceback, walk_args=None):
-    xp = backend.xp
+_WALK_FIELDS = ("q_start", "t_start", "matches", "mismatches", "gap_cols", "gap_opens")
+
+
+def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, traceback, ws):
+    """One batch: score (and with ``traceback`` fill, walk, write CIGAR runs)."""
     q_off, q_len = np.asarray(q_off, np.int64), np.asarray(q_len, np.int32)
     t_off, t_len = np.asarray(t_off, np.int64), np.asarray(t_len, np.int32)
     n = q_len.size
-    out = {k: np.zeros(n, np.int32) for k in ("score", "q_end", "t_end")}
+    out: dict[str, Any] = {k: np.zeros(n, np.int32) for k in ("score", "q_end", "t_end")}
     out["rerun"] = np.zeros(n, bool)
+    if traceback:
+        out.update({k: np.zeros(n, np.int32) for k in _WALK_FIELDS})
+        n_cigar = np.zeros(n, np.int64)
+        walks = []
     if n == 0:
+        if traceback:
+            out["cigar"], out["cigar_offsets"] = np.zeros(0, np.uint32), np.zeros(1, np.int64)
         return out
     strip = dp.TB_STRIP if traceback else dp.SCORE_STRIP
     order = _sort_slots(q_len.astype(np.int64), t_len.astype(np.int64), strip)
@@ -251,88 +300,82 @@ def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, tracebac
         words = 1 if width == 16 else 2
         grp_off, work_size = _group_offsets(words * (st_len.astype(np.int64) + 1))
         dev = [backend.asarray(a) for a in (sq_off, sq_len, st_off, st_len)]
-        work = xp.empty(max(work_size, 1), dtype=np.int32)
-        res = [xp.empty(k, dtype=np.int32) for _ in range(3)] + [xp.empty(k, dtype=np.uint8)]
+        work = ws.get("work", work_size, np.int32)
+        res = ws.get("res", 3 * k, np.int32).reshape(3, k)
+        overflow = ws.get("overflow", k, np.uint8)
         args = [codes, *dev, np.int64(k), table, alpha, _i32(scoring.gap_open), _i32(scoring.gap_extend),
                 _i32(flags), backend.asarray(grp_off), work]
         if traceback:
             tb_sizes = (-(-sq_len.astype(np.int64) // dp.TB_STRIP)) * st_len
             tb_off, tb_size = _group_offsets(tb_sizes)
-            tb = xp.empty(max(tb_size, 1), dtype=np.uint32)
-            backend.launch(dp, f"dp_fill{width}", k, *args, backend.asarray(tb_off), tb, *res)
+            tb_off = backend.asarray(tb_off)
+            tb = ws.get(f"tb{width}", tb_size, np.uint32)
+            backend.launch(dp, f"dp_fill{width}", k, *args, tb_off, tb, *res, overflow)
         else:
-            backend.launch(dp, f"dp_score{width}", k, *args, *res)
-        score, q_end, t_end, overflow = (backend.to_host(r) for r in res)
-        done = overflow == 0 if width == 16 else np.ones(k, bool)
+            backend.launch(dp, f"dp_score{width}", k, *args, *res, overflow)
+        (score, q_end, t_end), ovf = backend.to_host(res), backend.to_host(overflow)
+        done = ovf == 0 if width == 16 else np.ones(k, bool)
         idx = pending[done]
         out["score"][idx], out["q_end"][idx], out["t_end"][idx] = score[done], q_end[done], t_end[done]
         if width == 32:
             out["rerun"][idx] = True
         if traceback:
-            _walk(backend, codes, scoring, flags, dev, k, tb_off, tb, q_end, t_end, sq_len, st_len,
-                  pending, done, walk_args)
+            # Slots left for the 32-bit run walk nothing: their end cell becomes (0, 0).
+            ends = backend.asarray(np.where(done, np.stack([q_end, t_end]), 0).astype(np.int32))
+            walk = [codes, *dev, np.int64(k), _i32(flags), _i32(scoring.no_match_code), tb_off, tb, ends[0], ends[1]]
+            stats = ws.get(f"walk{width}", 7 * k, np.int32).reshape(7, k)
+            backend.launch(dp, "dp_walk_count", k, *walk, *stats)
+            stats = backend.to_host(stats)
+            n_cigar[idx] = stats[0][done]
+            for row, name in enumerate(_WALK_FIELDS, 1):
+                out[name][idx] = stats[row][done]
+            walks.append((pending, walk, backend.asarray(np.where(done, stats[0], 0).astype(np.int32))))
         pending = pending[~done]
         if pending.size == 0:
             break
+    if traceback:
+        # Runs of pair p at cigar[offsets[p]:offsets[p + 1]], in pair order.
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(n_cigar, out=offsets[1:])
+        cigar = ws.get("cigar", offsets[-1], np.uint32)
+        for slots, walk, counts in walks:
+            backend.launch(dp, "dp_walk", slots.size, *walk, counts, backend.asarray(offsets[slots]), cigar)
+        out["cigar"] = backend.to_host(cigar)[: int(offsets[-1])].copy()  # never a view of the workspace
+        out["cigar_offsets"] = offsets
     return out
 
 
-def _walk(backend, codes, scoring, flags, dev, k, tb_off, tb, q_end, t_end, sq_len, st_len, pending, done,
-          walk_args):
-    xp = backend.xp
-    cig_off = np.zeros(k + 1, dtype=np.int64)
-    np.cumsum(sq_len.astype(np.int64) + st_len, out=cig_off[1:])
-    cigar = xp.empty(max(int(cig_off[-1]), 1), dtype=np.uint32)
-    res = [xp.empty(k, dtype=np.int32) for _ in range(7)]
-    backend.launch(dp, "dp_walk", k, codes, *dev, np.int64(k), _i32(flags), _i32(scoring.no_match_code),
-                   backend.asarray(tb_off), tb, backend.asarray(q_end), backend.asarray(t_end),
-                   backend.asarray(cig_off), cigar, *res)
-    n_cigar, q_start, t_start, matches, mismatches, gap_cols, gap_opens = (backend.to_host(r) for r in res)
-    cigar = backend.to_host(cigar)
-    for name, arr in (("q_start", q_start), ("t_start", t_start), ("matches", matches),
-                      ("mismatches", mismatches), ("gap_cols", gap_cols), ("gap_opens", gap_opens)):
-        walk_args[name][pending[done]] = arr[done]
-    for slot in np.flatnonzero(done):
-        lo = cig_off[slot]
-        walk_args["cigar"][pending[slot]] = cigar[lo : lo + n_cigar[slot]].copy()
-
-
 def traceback_pairs(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
-                    t_len: np.ndarray, scoring: Scoring, flags: int,
-                    max_bytes: int = 256 << 20) -> dict[str, Any]:
+                    t_len: np.ndarray, scoring: Scoring, flags: int, max_bytes: int = 256 << 20,
+                    workspace: DPWorkspace | None = None) -> dict[str, Any]:
     """Align every pair with trace-back, in batches whose 4-bit trace-back
     matrices fit ``max_bytes``.
 
     Returns host arrays ``score``, ``q_start``, ``q_end``, ``t_start``,
     ``t_end``, ``matches``, ``mismatches``, ``gap_cols``, ``gap_opens``,
-    ``rerun`` and ``cigar`` (a list of uint32 arrays of BAM-encoded runs).
+    ``rerun``, and the CIGARs of all pairs as one array: pair p's BAM-encoded
+    runs (``len << 4 | op``) are ``cigar[cigar_offsets[p]:cigar_offsets[p + 1]]``.
     """
+    ws = workspace or DPWorkspace(backend)
+    q_off, t_off = np.asarray(q_off, np.int64), np.asarray(t_off, np.int64)
     q_len, t_len = np.asarray(q_len, np.int64), np.asarray(t_len, np.int64)
     n = q_len.size
-    out: dict[str, Any] = {k: np.zeros(n, np.int32) for k in
-                           ("q_start", "t_start", "matches", "mismatches", "gap_cols", "gap_opens")}
-    out["cigar"] = [None] * n
-    for k in ("score", "q_end", "t_end"):
-        out[k] = np.zeros(n, np.int32)
-    out["rerun"] = np.zeros(n, bool)
-    cost = 4 * (-(-q_len // dp.TB_STRIP)) * t_len + 64
+    cost = np.cumsum(4 * (-(-q_len // dp.TB_STRIP)) * t_len + 64)
+    parts = []
     start = 0
     while start < n:
-        stop = start + 1
-        total = cost[start]
-        while stop < n and total + cost[stop] <= max_bytes:
-            total += cost[stop]
-            stop += 1
+        before = cost[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(cost, before + max_bytes, side="right")))
         sl = slice(start, stop)
-        sub = {k: (np.zeros(stop - start, np.int32) if k != "cigar" else [None] * (stop - start))
-               for k in ("q_start", "t_start", "matches", "mismatches", "gap_cols", "gap_opens", "cigar")}
-        res = _run_dp(backend, codes, q_off[sl], q_len[sl], t_off[sl], t_len[sl], scoring, flags,
-                      traceback=True, walk_args=sub)
-        for key, value in res.items():
-            out[key][sl] = value
-        for key, value in sub.items():
-            out[key][sl] = value
+        parts.append(_run_dp(backend, codes, q_off[sl], q_len[sl], t_off[sl], t_len[sl], scoring, flags, True, ws))
         start = stop
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, True, ws)
+    out = {key: np.concatenate([p[key] for p in parts]) for key in parts[0] if key != "cigar_offsets"}
+    shift = np.cumsum([0] + [p["cigar_offsets"][-1] for p in parts[:-1]])
+    out["cigar_offsets"] = np.concatenate([[0]] + [p["cigar_offsets"][1:] + d for p, d in zip(parts, shift)])
     return out
 
 
@@ -363,9 +406,92 @@ def xdrop_ungapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.nd
     return {"score": score, "q_start": q_start, "q_end": q_end}
 
 
-def xdrop_gapped(*args: Any, **kwargs: Any) -> None:
-    """Gapped X-drop extension from a seed (planned; see docs/alignment.md)."""
-    raise NotImplementedError("gapped X-drop extension is not built yet (issue 4, next step)")
+def _prefix(sizes: np.ndarray) -> np.ndarray:
+    """Start of each item in a buffer of ``sizes`` (n + 1 offsets)."""
+    out = np.zeros(sizes.size + 1, np.int64)
+    np.cumsum(sizes, out=out[1:])
+    return out
+
+
+def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
+                 t_len: np.ndarray, q_pos: np.ndarray, t_pos: np.ndarray, scoring: Scoring, xdrop: int,
+                 traceback: bool = True) -> dict[str, np.ndarray]:
+    """BLAST-style gapped X-drop extension of seed pairs ``(q_pos, t_pos)``
+    left and right (rules in ``docs/alignment.md``).
+
+    The seed pair is aligned; each side is a row-by-row DP from the seed
+    that drops cells more than ``xdrop`` below the best score so far and
+    ends at its best cell. Returns host arrays ``score``, ``q_start``,
+    ``q_end``, ``t_start``, ``t_end`` and, with ``traceback``, ``matches``,
+    ``mismatches``, ``gap_cols``, ``gap_opens`` and the CIGARs (pair p's
+    BAM-encoded runs at ``cigar[cigar_offsets[p]:cigar_offsets[p + 1]]``).
+    Trace-back is count -> prefix sum -> fill: a score-only sweep sizes the
+    trace-back bytes, a second sweep stores them and counts CIGAR runs, a
+    walk writes the runs.
+
+    >>> from gseek import get_backend
+    >>> s = Scoring()
+    >>> q, t = "TTGACGTTACGGATCCATTT", "AAGACGTTACCGGATCCAAA"
+    >>> codes = np.concatenate([s.encode(q), s.encode(t)])
+    >>> r = xdrop_gapped(get_backend("cpu"), codes, [0], [20], [20], [20], [4], [4], s, 20)
+    >>> [int(r[k][0]) for k in ("score", "q_start", "q_end", "t_start", "t_end")]
+    [23, 2, 17, 2, 18]
+    >>> print(cigar_strings(r["cigar"], r["cigar_offsets"])[0])
+    7=1D8=
+    """
+    n = len(q_len)
+    q_off, t_off = np.asarray(q_off, np.int64), np.asarray(t_off, np.int64)
+    q_len, t_len = np.asarray(q_len, np.int32), np.asarray(t_len, np.int32)
+    q_pos, t_pos = np.asarray(q_pos, np.int32), np.asarray(t_pos, np.int32)
+    bad = (q_pos < 0) | (q_pos >= q_len) | (t_pos < 0) | (t_pos >= t_len)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise OptionError(f"seed {k}: (q_pos, t_pos) = ({q_pos[k]}, {t_pos[k]}) is not a residue pair of "
+                          f"lengths ({q_len[k]}, {t_len[k]})")
+    if not 0 <= int(xdrop) < (1 << 26):
+        raise OptionError(f"xdrop must be in [0, 2^26), not {xdrop}")
+    names = ("score", "q_start", "q_end", "t_start", "t_end")
+    out: dict[str, np.ndarray] = {k: np.zeros(n, np.int32) for k in names}
+    if traceback:
+        out.update({k: np.zeros(n, np.int32) for k in ("matches", "mismatches", "gap_cols", "gap_opens")})
+        out["cigar"], out["cigar_offsets"] = np.zeros(0, np.uint32), np.zeros(n + 1, np.int64)
+    if n == 0:
+        return out
+    xp = backend.xp
+    width = np.maximum(t_pos, t_len - t_pos - 1).astype(np.int64) + 1
+    work_off = _prefix(2 * width)
+    dev = [backend.asarray(a) for a in (q_off, q_len, t_off, t_len, q_pos, t_pos)]
+    args = [backend.asarray(codes, dtype=np.uint8), *dev, np.int64(n), backend.asarray(scoring.table.ravel()),
+            _i32(scoring.table.shape[0]), _i32(scoring.gap_open), _i32(scoring.gap_extend), _i32(xdrop)]
+    work = xp.empty(int(work_off[-1]), dtype=np.int32)
+    res = xp.empty((5, n), dtype=np.int32)
+    cells, rows = xp.empty(n, dtype=np.int64), xp.empty(n, dtype=np.int32)
+    backend.launch(dp, "xdrop_gapped_score", n, *args, backend.asarray(work_off), work, *res, cells, rows)
+    host = backend.to_host(res)
+    for row, name in enumerate(names):
+        out[name] = host[row].copy()
+    if not traceback:
+        return out
+    tb_off, row_off = _prefix(backend.to_host(cells)), _prefix(backend.to_host(rows))
+    tb = xp.empty(max(int(tb_off[-1]), 1), dtype=np.uint8)
+    row_start = xp.empty(max(int(row_off[-1]), 1), dtype=np.int32)
+    row_tb = xp.empty(max(int(row_off[-1]), 1), dtype=np.int64)
+    ends = [res[1], res[2], res[3], res[4]]
+    stats = xp.empty((5, n), dtype=np.int32)
+    tb_off_d, row_off_d = backend.asarray(tb_off[:-1]), backend.asarray(row_off[:-1])
+    backend.launch(dp, "xdrop_gapped_fill", n, *args, _i32(scoring.no_match_code), backend.asarray(work_off), work,
+                   *ends, tb_off_d, tb, row_off_d, row_start, row_tb, *stats)
+    host = backend.to_host(stats)
+    for row, name in enumerate(("matches", "mismatches", "gap_cols", "gap_opens"), 1):
+        out[name] = host[row].copy()
+    cig_off = _prefix(host[0].astype(np.int64))
+    cigar = xp.empty(max(int(cig_off[-1]), 1), dtype=np.uint32)
+    backend.launch(dp, "xdrop_gapped_walk", n, args[0], dev[0], dev[2], dev[4], dev[5], np.int64(n),
+                   _i32(scoring.no_match_code), *ends, tb, row_off_d, row_start, row_tb, stats[0],
+                   backend.asarray(cig_off[:-1]), cigar)
+    out["cigar"] = backend.to_host(cigar)[: int(cig_off[-1])].copy()
+    out["cigar_offsets"] = cig_off
+    return out
 
 
 def identity_score_bound(min_identity: float, q_len: np.ndarray, t_len: np.ndarray, mode: str,
@@ -458,7 +584,7 @@ class AlignmentResults:
     mismatches: np.ndarray | None = None
     gap_cols: np.ndarray | None = None
     gap_opens: np.ndarray | None = None
-    cigars: list[str] | None = None
+    cigars: CigarStrings | None = None
     columns: tuple[str, ...] = ()
 
     def __len__(self) -> int:
@@ -506,7 +632,7 @@ class AlignmentResults:
             if isinstance(value, np.ndarray):
                 value = value[idx]
             elif f.name == "cigars" and value is not None:
-                value = [value[i] for i in idx]
+                value = value.take(idx)
             fields[f.name] = value
         return AlignmentResults(**fields)
 
@@ -593,18 +719,134 @@ class Alignment:
         return f"<Alignment {self.query_name} vs {self.target_name} score={self.score}>"
 
 
-def _cigar_text(runs: np.ndarray, merge_m: bool) -> str:
-    parts = []
-    for run in runs.tolist():
-        op = _CIGAR_LETTERS[run & 15]
-        if merge_m and op in "=X":
-            op = "M"
-        length = run >> 4
-        if parts and parts[-1][1] == op:
-            parts[-1] = (parts[-1][0] + length, op)
-        else:
-            parts.append((length, op))
-    return "".join(f"{n}{op}" for n, op in parts)
+_OP_LETTER = np.zeros(16, np.uint8)
+for _op, _letter in _CIGAR_LETTERS.items():
+    _OP_LETTER[_op] = ord(_letter)
+
+
+@numba.njit(cache=True)
+def _digits(x):
+    d = 1
+    while x >= 10:
+        x //= 10
+        d += 1
+    return d
+
+
+@numba.njit(cache=True)
+def _cigar_pass(runs, run_offsets, merge_m, letters, text, text_offsets, write):
+    """Text length of every pair's CIGAR (``write=False``) or the text itself
+    written at ``text_offsets`` (``write=True``). With ``merge_m``, ``=``/``X``
+    runs are one ``M`` run."""
+    n = run_offsets.size - 1
+    for p in range(n):
+        pos = text_offsets[p]
+        length = 0
+        letter = 0
+        size = 0
+        for r in range(run_offsets[p], run_offsets[p + 1] + 1):
+            if r < run_offsets[p + 1]:
+                run = runs[r]
+                c = letters[run & 15]
+                if merge_m and (c == 61 or c == 88):  # '=' 'X'
+                    c = 77  # 'M'
+                if c == letter:
+                    length += run >> 4
+                    continue
+            if length > 0:
+                d = _digits(length)
+                if write:
+                    x = length
+                    for k in range(d - 1, -1, -1):
+                        text[pos + k] = 48 + x % 10
+                        x //= 10
+                    text[pos + d] = letter
+                pos += d + 1
+                size += d + 1
+            if r < run_offsets[p + 1]:
+                letter = c
+                length = runs[r] >> 4
+        if not write:
+            text_offsets[p + 1] = size
+
+
+def cigar_strings(runs: np.ndarray, run_offsets: np.ndarray, merge_m: bool = False) -> CigarStrings:
+    """CIGAR text of all pairs at once from BAM-encoded runs (pair p's runs
+    are ``runs[run_offsets[p]:run_offsets[p + 1]]``).
+
+    >>> c = cigar_strings(np.array([4 << 4 | 7, 1 << 4 | 8, 3 << 4 | 7], np.uint32), np.array([0, 3, 3]))
+    >>> list(c), list(cigar_strings(c.runs, c.run_offsets, merge_m=True))
+    (['4=1X3=', ''], ['8M', ''])
+    """
+    runs = np.ascontiguousarray(runs, np.uint32)
+    run_offsets = np.ascontiguousarray(run_offsets, np.int64)
+    sizes = np.zeros(run_offsets.size, np.int64)
+    _cigar_pass(runs, run_offsets, merge_m, _OP_LETTER, np.zeros(0, np.uint8), sizes, False)
+    offsets = np.cumsum(sizes)
+    text = np.empty(int(offsets[-1]), np.uint8)
+    _cigar_pass(runs, run_offsets, merge_m, _OP_LETTER, text, offsets, True)
+    return CigarStrings(text, offsets, runs, run_offsets)
+
+
+class CigarStrings(Sequence):
+    """The CIGARs of many alignments: one byte buffer of text plus offsets
+    (``text[offsets[i]:offsets[i + 1]]``), and the BAM-encoded runs they were
+    made from. Items decode to ``str`` when read; ``''`` is an empty alignment.
+    """
+
+    __slots__ = ("text", "offsets", "runs", "run_offsets")
+
+    def __init__(self, text: np.ndarray, offsets: np.ndarray, runs: np.ndarray, run_offsets: np.ndarray) -> None:
+        self.text, self.offsets, self.runs, self.run_offsets = text, offsets, runs, run_offsets
+
+    def __len__(self) -> int:
+        return self.offsets.size - 1
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        i %= len(self)
+        return self.text[self.offsets[i]:self.offsets[i + 1]].tobytes().decode("ascii")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CigarStrings):
+            return np.array_equal(self.offsets - self.offsets[0], other.offsets - other.offsets[0]) and \
+                self.text[self.offsets[0]:self.offsets[-1]].tobytes() == \
+                other.text[other.offsets[0]:other.offsets[-1]].tobytes()
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<CigarStrings {len(self)} alignments, {self.text.size} bytes>"
+
+    def take(self, idx: np.ndarray) -> CigarStrings:
+        """The CIGARs at ``idx`` (an index array)."""
+        idx = np.asarray(idx, np.int64)
+        return CigarStrings(*_gather(self.text, self.offsets, idx), *_gather(self.runs, self.run_offsets, idx))
+
+    @staticmethod
+    def concat(parts: Sequence[CigarStrings]) -> CigarStrings:
+        """One :class:`CigarStrings` holding ``parts`` in order."""
+        def join(data, offs):
+            shift = np.cumsum([0] + [o[-1] - o[0] for o in offs[:-1]])
+            return (np.concatenate([d[o[0]:o[-1]] for d, o in zip(data, offs)]),
+                    np.concatenate([[0]] + [o[1:] - o[0] + s for o, s in zip(offs, shift)]).astype(np.int64))
+        return CigarStrings(*join([p.text for p in parts], [p.offsets for p in parts]),
+                            *join([p.runs for p in parts], [p.run_offsets for p in parts]))
+
+
+def _gather(data: np.ndarray, offsets: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Variable-length items ``idx`` of (data, offsets), vectorised."""
+    starts, sizes = offsets[idx], offsets[idx + 1] - offsets[idx]
+    new = np.zeros(idx.size + 1, np.int64)
+    np.cumsum(sizes, out=new[1:])
+    where = np.repeat(starts - new[:-1], sizes) + np.arange(new[-1])
+    return data[where], new
 
 
 # --------------------------------------------------------------------------- the aligner
@@ -690,7 +932,7 @@ def _lookup(scoring: Scoring, raw: np.ndarray, offsets: np.ndarray, names: list[
 _DEFAULTS: dict[str, Any] = {
     "mode": "global", "scoring": "dna", "traceback": False, "device": "auto", "threads": None,
     "free_ends": FREE_END_NAMES, "min_score": None, "min_identity": None, "cigar_m": False,
-    "outfmt": None, "batch_pairs": 1 << 16, "traceback_memory": 256 << 20,
+    "outfmt": None, "batch_pairs": 1 << 16, "traceback_memory": None,
 }
 _SCORING_FIELDS = ("match", "mismatch", "gap_open", "gap_extend", "matrix", "n_score")
 
@@ -714,7 +956,9 @@ class PairAligner:
             that need the trace-back (pident, cigar, qstart, ...) turn it on.
         device, threads: the backend (``auto``, ``cpu``, ``gpu``), chosen now.
         batch_pairs, traceback_memory: pairs per scoring batch; bytes of
-            trace-back matrices per batch.
+            trace-back matrices per batch (default: 256 MiB on the CPU, 40%
+            of the free device memory on a GPU, so that enough long pairs
+            are in flight to fill the device).
 
     >>> a = PairAligner(mode="semiglobal", free_ends=("target_start", "target_end"), device="cpu")
     >>> a.align("ACGT", "TTACGTTT").score
@@ -765,10 +1009,13 @@ class PairAligner:
             self.traceback = True
         self.columns = parse_outfmt(opts["outfmt"], self.traceback)
         self.batch_pairs = int(opts["batch_pairs"])
-        self.traceback_memory = int(opts["traceback_memory"])
+        self.traceback_memory = int(opts["traceback_memory"] or 1)
         if self.batch_pairs < 1 or self.traceback_memory < 1:
             raise OptionError("batch_pairs and traceback_memory must be >= 1")
         self.backend: Backend = get_backend(opts["device"], threads=opts["threads"])
+        if opts["traceback_memory"] is None:
+            self.traceback_memory = _default_traceback_memory(self.backend)
+        self.workspace = DPWorkspace(self.backend)
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in self._given.items()
@@ -862,7 +1109,7 @@ class PairAligner:
             if isinstance(values[0], np.ndarray):
                 fields[f.name] = np.concatenate(values)
             elif f.name == "cigars" and values[0] is not None:
-                fields[f.name] = [c for v in values for c in v]
+                fields[f.name] = CigarStrings.concat(values)
             else:
                 fields[f.name] = values[0]
         return AlignmentResults(**fields)
@@ -873,10 +1120,10 @@ class PairAligner:
         q_off, q_len = q.offsets[qi], q.lengths[qi]
         t_off, t_len = t.offsets[ti] + t_shift, t.lengths[ti]
         if not self.traceback and not lazy:
-            res = score_pairs(backend, codes, q_off, q_len, t_off, t_len, self.scoring, self.flags)
+            res = score_pairs(backend, codes, q_off, q_len, t_off, t_len, self.scoring, self.flags, self.workspace)
             return self._results(q, t, qi, ti, res, None)
         if lazy:
-            res = score_pairs(backend, codes, q_off, q_len, t_off, t_len, self.scoring, self.flags)
+            res = score_pairs(backend, codes, q_off, q_len, t_off, t_len, self.scoring, self.flags, self.workspace)
             keep = np.ones(qi.size, bool)
             if self.min_score is not None:
                 keep &= res["score"] >= self.min_score
@@ -887,7 +1134,7 @@ class PairAligner:
                 return self._results(q, t, qi, ti, res, None).take(keep)
             qi, ti, q_off, q_len, t_off, t_len = (a[keep] for a in (qi, ti, q_off, q_len, t_off, t_len))
         res = traceback_pairs(backend, codes, q_off, q_len, t_off, t_len, self.scoring, self.flags,
-                              self.traceback_memory)
+                              self.traceback_memory, self.workspace)
         results = self._results(q, t, qi, ti, res, res)
         if self.min_identity is not None:
             results = results.take(results.identity >= float(self.min_identity) - 1e-12)
@@ -896,12 +1143,23 @@ class PairAligner:
     def _results(self, q, t, qi, ti, res, tb) -> AlignmentResults:
         extra: dict[str, Any] = {}
         if tb is not None:
-            extra = {k: tb[k] for k in ("q_start", "t_start", "matches", "mismatches", "gap_cols", "gap_opens")}
-            extra["cigars"] = [_cigar_text(c, self.cigar_m) for c in tb["cigar"]]
+            extra = {k: tb[k] for k in _WALK_FIELDS}
+            extra["cigars"] = cigar_strings(tb["cigar"], tb["cigar_offsets"], self.cigar_m)
         return AlignmentResults(
             query_names=q.names, target_names=t.names, query=qi, target=ti, score=res["score"],
             q_end=res["q_end"], t_end=res["t_end"], q_len=q.lengths[qi], t_len=t.lengths[ti],
             columns=self.columns, **extra)
+
+
+def _default_traceback_memory(backend: Backend) -> int:
+    """Trace-back bytes per batch: 256 MiB on the CPU; on a GPU 40% of the
+    free device memory (one thread per pair: a 1.5 kb pair needs 1.1 MB of
+    trace-back, and the device needs tens of thousands of pairs in flight)."""
+    if backend.name != "gpu":
+        return 256 << 20
+    with backend.device:
+        free, _ = backend.cupy.cuda.runtime.memGetInfo()
+    return max(256 << 20, int(0.4 * free))
 
 
 def _joined(q: _Set, t: _Set) -> tuple[np.ndarray, int]:

@@ -23,7 +23,9 @@
 // 3 local stop; bit 2 E extends; bit 3 F extends). TB_STRIP = 8 rows of one
 // column fill one 32-bit word, written once per column:
 //     tb[tb_off[k / LANES] + (strip * n + j - 1) * LANES + k % LANES]
-// dp_walk follows the bits from the end cell to the start.
+// dp_walk_count follows the bits from the end cell to the start and counts
+// CIGAR runs; after a prefix sum, dp_walk walks again and writes the runs
+// compactly (runs are built in registers, one store per run).
 //
 // On sm_90 (Hopper) the max operations use DPX: __vimax3_s32(_relu) for H and
 // __vibmax_s32 for E/F, which returns the trace-back bit with the max.
@@ -248,87 +250,136 @@ dp_fill32(SCORE_ARGS, const i64* __restrict__ tb_off, u32* __restrict__ tb, OUT_
                                      out_overflow);
 }
 
-// Append one column of `op` to the run-length CIGAR (written end-first).
-__device__ __forceinline__ int push_op(u32* __restrict__ cigar, i64 base, int count, u32 op) {
-    if (count > 0 && (cigar[base + count - 1] & 15u) == op) {
-        cigar[base + count - 1] += 16u;
-        return count;
+// CIGAR runs of a walk, built in registers: a run is stored when it ends.
+// The walk goes end to start, so runs are written at `pos` counting down.
+struct RunWriter {
+    u32* cigar;
+    i64 pos;
+    u32 op;
+    int len;
+    int runs;
+};
+
+template <bool WRITE>
+__device__ __forceinline__ void emit(RunWriter& w, u32 op) {
+    if (op == w.op) { w.len += 1; return; }
+    if (w.len > 0) {
+        if (WRITE) w.cigar[w.pos] = ((u32)w.len << 4) | w.op;
+        w.pos -= 1;
+        w.runs += 1;
     }
-    cigar[base + count] = 16u | op;
-    return count + 1;
+    w.op = op;
+    w.len = 1;
 }
 
+template <bool WRITE>
+__device__ __forceinline__ void finish(RunWriter& w) {
+    if (w.len > 0) {
+        if (WRITE) w.cigar[w.pos] = ((u32)w.len << 4) | w.op;
+        w.runs += 1;
+    }
+}
+
+struct WalkStats {
+    int q_start, t_start, matches, mismatches, gap_cols, gap_opens;
+};
+
+// Walk one slot's trace-back from (i, j) to its start. WRITE: store the runs
+// ending at cigar[last]. Returns the number of runs.
+template <bool WRITE>
+__device__ __forceinline__ int walk_one(const u8* __restrict__ codes, i64 qo, i64 to, int nn, int i, int j, bool qs, bool ts,
+                        int no_match_code, const u32* __restrict__ tb, i64 base, u32* cigar, i64 last,
+                        WalkStats* st) {
+    RunWriter w{cigar, last, 0u, 0, 0};
+    int state = 0;  // 0: H, 1: E, 2: F
+    int matches = 0, mismatches = 0, gap_cols = 0, gap_opens = 0;
+    while (true) {
+        if (state == 0 && (i == 0 || j == 0)) {
+            if (i > 0 && !qs) {
+                for (int x = 0; x < i; ++x) emit<WRITE>(w, OP_I);
+                gap_cols += i; gap_opens += 1; i = 0;
+            }
+            if (j > 0 && !ts) {
+                for (int x = 0; x < j; ++x) emit<WRITE>(w, OP_D);
+                gap_cols += j; gap_opens += 1; j = 0;
+            }
+            break;
+        }
+        u32 word = tb[base + ((i64)((i - 1) / TB_STRIP) * nn + (j - 1)) * LANES];
+        u32 bits = (word >> (4 * ((i - 1) % TB_STRIP))) & 15u;
+        if (state == 1) {
+            if (w.op != OP_D) gap_opens += 1;
+            emit<WRITE>(w, OP_D);
+            gap_cols += 1;
+            state = (bits & 4u) ? 1 : 0;
+            j -= 1;
+            continue;
+        }
+        if (state == 2) {
+            if (w.op != OP_I) gap_opens += 1;
+            emit<WRITE>(w, OP_I);
+            gap_cols += 1;
+            state = (bits & 8u) ? 2 : 0;
+            i -= 1;
+            continue;
+        }
+        u32 src = bits & 3u;
+        if (src == 3u) break;
+        if (src == 0u) {
+            int a = codes[qo + i - 1], b = codes[to + j - 1];
+            if (a == b && a != no_match_code) { emit<WRITE>(w, OP_EQ); matches++; }
+            else { emit<WRITE>(w, OP_X); mismatches++; }
+            i -= 1; j -= 1;
+        } else {
+            state = src == 1u ? 1 : 2;
+        }
+    }
+    finish<WRITE>(w);
+    *st = WalkStats{i, j, matches, mismatches, gap_cols, gap_opens};
+    return w.runs;
+}
+
+#define WALK_ARGS                                                                                             \
+    const u8 *__restrict__ codes, const i64 *__restrict__ q_off, const int *__restrict__ q_len,               \
+        const i64 *__restrict__ t_off, const int *__restrict__ t_len, i64 n_slots, int flags, int no_match_code, \
+        const i64 *__restrict__ tb_off, const u32 *__restrict__ tb, const int *__restrict__ q_end,            \
+        const int *__restrict__ t_end
+
+// First pass of the walk: run counts, start cells, column counts. The stage
+// turns the run counts into offsets (prefix sum) and dp_walk writes the runs.
 extern "C" __global__ void __launch_bounds__(BLOCK)
-dp_walk(const u8* __restrict__ codes, const i64* __restrict__ q_off, const int* __restrict__ q_len,
-        const i64* __restrict__ t_off, const int* __restrict__ t_len, i64 n_slots, int flags, int no_match_code,
-        const i64* __restrict__ tb_off, const u32* __restrict__ tb, const int* __restrict__ q_end,
-        const int* __restrict__ t_end, const i64* __restrict__ cig_off, u32* __restrict__ cigar,
-        int* __restrict__ out_n_cigar, int* __restrict__ out_q_start, int* __restrict__ out_t_start,
-        int* __restrict__ out_matches, int* __restrict__ out_mismatches, int* __restrict__ out_gap_cols,
-        int* __restrict__ out_gap_opens) {
+dp_walk_count(WALK_ARGS, int* __restrict__ out_n_cigar, int* __restrict__ out_q_start,
+              int* __restrict__ out_t_start, int* __restrict__ out_matches, int* __restrict__ out_mismatches,
+              int* __restrict__ out_gap_cols, int* __restrict__ out_gap_opens) {
     const bool local = flags & F_LOCAL;
     const bool qs = local || (flags & F_QS);
     const bool ts = local || (flags & F_TS);
     GRID_STRIDE(k, n_slots) {
-        const int nn = t_len[k];
-        const i64 base = tb_off[k / LANES] + k % LANES;
-        const i64 cb = cig_off[k];
-        const i64 qo = q_off[k], to = t_off[k];
-        int i = q_end[k], j = t_end[k];
-        int state = 0;  // 0: H, 1: E, 2: F
-        int count = 0, matches = 0, mismatches = 0, gap_cols = 0, gap_opens = 0;
-        u32 prev = 0;
-        while (true) {
-            if (state == 0 && (i == 0 || j == 0)) {
-                if (i > 0 && !qs) {
-                    for (int x = 0; x < i; ++x) count = push_op(cigar, cb, count, OP_I);
-                    gap_cols += i; gap_opens += 1; i = 0;
-                }
-                if (j > 0 && !ts) {
-                    for (int x = 0; x < j; ++x) count = push_op(cigar, cb, count, OP_D);
-                    gap_cols += j; gap_opens += 1; j = 0;
-                }
-                break;
-            }
-            u32 word = tb[base + ((i64)((i - 1) / TB_STRIP) * nn + (j - 1)) * LANES];
-            u32 bits = (word >> (4 * ((i - 1) % TB_STRIP))) & 15u;
-            if (state == 1) {
-                count = push_op(cigar, cb, count, OP_D);
-                if (prev != OP_D) gap_opens += 1;
-                prev = OP_D; gap_cols += 1;
-                state = (bits & 4u) ? 1 : 0;
-                j -= 1;
-                continue;
-            }
-            if (state == 2) {
-                count = push_op(cigar, cb, count, OP_I);
-                if (prev != OP_I) gap_opens += 1;
-                prev = OP_I; gap_cols += 1;
-                state = (bits & 8u) ? 2 : 0;
-                i -= 1;
-                continue;
-            }
-            u32 src = bits & 3u;
-            if (src == 3u) break;
-            if (src == 0u) {
-                int a = codes[qo + i - 1], b = codes[to + j - 1];
-                if (a == b && a != no_match_code) { count = push_op(cigar, cb, count, OP_EQ); prev = OP_EQ; matches++; }
-                else { count = push_op(cigar, cb, count, OP_X); prev = OP_X; mismatches++; }
-                i -= 1; j -= 1;
-            } else {
-                state = src == 1u ? 1 : 2;
-            }
-        }
-        for (i64 lo = cb, hi = cb + count - 1; lo < hi; ++lo, --hi) {
-            u32 tmp = cigar[lo]; cigar[lo] = cigar[hi]; cigar[hi] = tmp;
-        }
-        out_n_cigar[k] = count;
-        out_q_start[k] = i;
-        out_t_start[k] = j;
-        out_matches[k] = matches;
-        out_mismatches[k] = mismatches;
-        out_gap_cols[k] = gap_cols;
-        out_gap_opens[k] = gap_opens;
+        WalkStats st;
+        int runs = walk_one<false>(codes, q_off[k], t_off[k], t_len[k], q_end[k], t_end[k], qs, ts, no_match_code,
+                                   tb, tb_off[k / LANES] + k % LANES, nullptr, 0, &st);
+        out_n_cigar[k] = runs;
+        out_q_start[k] = st.q_start;
+        out_t_start[k] = st.t_start;
+        out_matches[k] = st.matches;
+        out_mismatches[k] = st.mismatches;
+        out_gap_cols[k] = st.gap_cols;
+        out_gap_opens[k] = st.gap_opens;
+    }
+}
+
+// Second pass: slot k's n_cigar[k] runs (BAM encoding len << 4 | op, start to
+// end) at cigar[cig_off[k] ...], compact.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+dp_walk(WALK_ARGS, const int* __restrict__ n_cigar, const i64* __restrict__ cig_off, u32* __restrict__ cigar) {
+    const bool local = flags & F_LOCAL;
+    const bool qs = local || (flags & F_QS);
+    const bool ts = local || (flags & F_TS);
+    GRID_STRIDE(k, n_slots) {
+        if (n_cigar[k] == 0) continue;
+        WalkStats st;
+        walk_one<true>(codes, q_off[k], t_off[k], t_len[k], q_end[k], t_end[k], qs, ts, no_match_code, tb,
+                       tb_off[k / LANES] + k % LANES, cigar, cig_off[k] + n_cigar[k] - 1, &st);
     }
 }
 
@@ -358,5 +409,245 @@ xdrop_ungapped(const u8* __restrict__ codes, const i64* __restrict__ q_off, cons
         out_score[k] = best_r + best_l;
         out_q_start[k] = start;
         out_q_end[k] = end;
+    }
+}
+
+// ------------------------------------------------------------------ gapped X-drop
+//
+// One thread per seed; rules in docs/alignment.md, reference
+// tests/reference_dp.py:xdrop_gapped. The seed pair is aligned; each side is
+// a row-major DP from the seed (row i: query residue q_pos + step*i, column j:
+// target residue t_pos + step*j; step -1 left, +1 right). A cell whose H is
+// more than xdrop below the best so far is dropped (H = E = F = -inf). A row
+// starts at the first live column of the row above and stops at the first
+// dropped cell past that row's last live column. The row above (H, F) lives
+// in the seed's slice of `work` (not interleaved). Trace-back: one byte per
+// computed cell (the bits of the dp nibble), rows indexed by (first column,
+// byte offset); sized by xdrop_gapped_score, written by xdrop_gapped_fill.
+
+#define XD_ARGS                                                                                               \
+    const u8 *__restrict__ codes, const i64 *__restrict__ q_off, const int *__restrict__ q_len,               \
+        const i64 *__restrict__ t_off, const int *__restrict__ t_len, const int *__restrict__ q_pos,          \
+        const int *__restrict__ t_pos, i64 n_slots, const int *__restrict__ table, int alpha, int gap_open,   \
+        int gap_extend, int xdrop
+
+struct SideBest {
+    int best, bi, bj;
+    i64 cells;
+};
+
+template <bool WRITE>
+__device__ SideBest xdrop_sweep(const u8* __restrict__ codes, i64 qo, i64 to, int qp, int tp, int step, int m, int n,
+                                const int* s_table, int alpha, int o, int e, int xdrop, int* H, int* F, int stop_row,
+                                u8* tb, i64 tb_base, int* row_start, i64* row_tb, i64 row_base) {
+    const int oe = o + e;
+    int best = 0, bi = 0, bj = 0;
+    i64 cells = 0, cells_best = 0;
+    int plo = 0, phi = -1;
+    for (int i = 0; i <= m; ++i) {
+        int start, lo, hi, hleft, a = 0;
+        i64 row_cells;
+        if (i == 0) {
+            H[0] = 0; F[0] = NEG_INF;
+            start = 1; lo = 0; hi = 0; hleft = 0; row_cells = 1;
+        } else {
+            start = plo; lo = -1; hi = -1; hleft = NEG_INF; row_cells = 0;
+            a = (int)codes[qo + qp + (i64)step * i] * alpha;
+        }
+        int erun = NEG_INF, diag = NEG_INF;
+        if (WRITE) {
+            row_start[row_base + i] = i == 0 ? 0 : start;
+            row_tb[row_base + i] = tb_base + cells;
+            if (i == 0) tb[tb_base] = 0;
+        }
+        for (int j = start; j <= n; ++j) {
+            int up_h = NEG_INF, up_f = NEG_INF;
+            if (j <= phi) { up_h = H[j]; up_f = F[j]; }
+            u32 bits = 0;
+            int ecur = NEG_INF, fcur = NEG_INF;
+            bool ext;
+            if (j > 0) { ecur = gap_max(hleft - oe, erun - e, &ext); if (ext) bits = 4u; }
+            if (i > 0) { fcur = gap_max(up_h - oe, up_f - e, &ext); if (ext) bits |= 8u; }
+            int d = (i > 0 && j > 0) ? diag + s_table[a + codes[to + tp + (i64)step * j]] : NEG_INF;
+            int h = max3_i(d, ecur, fcur);
+            if (h == d) bits |= 0u;
+            else if (h == ecur) bits |= 1u;
+            else bits |= 2u;
+            if (WRITE) tb[tb_base + cells + row_cells] = (u8)bits;
+            row_cells += 1;
+            diag = up_h;
+            if (h < best - xdrop) {
+                H[j] = NEG_INF; F[j] = NEG_INF; hleft = NEG_INF; erun = NEG_INF;
+                if (j > phi) break;
+            } else {
+                if (lo < 0) lo = j;
+                hi = j;
+                H[j] = h; F[j] = fcur; hleft = h; erun = ecur;
+                if (h > best) { best = h; bi = i; bj = j; }
+            }
+        }
+        cells += row_cells;
+        if (bi == i) cells_best = cells;
+        if (lo < 0 || i == stop_row) break;
+        plo = lo;
+        phi = hi;
+    }
+    return SideBest{best, bi, bj, cells_best};
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+xdrop_gapped_score(XD_ARGS, const i64* __restrict__ work_off, int* __restrict__ work, int* __restrict__ out_score,
+                   int* __restrict__ out_q_start, int* __restrict__ out_q_end, int* __restrict__ out_t_start,
+                   int* __restrict__ out_t_end, i64* __restrict__ out_cells, int* __restrict__ out_rows) {
+    __shared__ int s_table[MAX_ALPHA * MAX_ALPHA];
+    load_table(s_table, table, alpha);
+    GRID_STRIDE(k, n_slots) {
+        const i64 qo = q_off[k], to = t_off[k];
+        const int qp = q_pos[k], tp = t_pos[k];
+        const int width = (tp > t_len[k] - tp - 1 ? tp : t_len[k] - tp - 1) + 1;
+        int* H = work + work_off[k];
+        int* F = H + width;
+        SideBest l = xdrop_sweep<false>(codes, qo, to, qp, tp, -1, qp, tp, s_table, alpha, gap_open, gap_extend, xdrop,
+                                        H, F, -1, nullptr, 0, nullptr, nullptr, 0);
+        SideBest r = xdrop_sweep<false>(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, s_table,
+                                        alpha, gap_open, gap_extend, xdrop, H, F, -1, nullptr, 0, nullptr, nullptr, 0);
+        out_score[k] = s_table[codes[qo + qp] * alpha + codes[to + tp]] + l.best + r.best;
+        out_q_start[k] = qp - l.bi;
+        out_t_start[k] = tp - l.bj;
+        out_q_end[k] = qp + 1 + r.bi;
+        out_t_end[k] = tp + 1 + r.bj;
+        out_cells[k] = l.cells + r.cells;
+        out_rows[k] = l.bi + r.bi + 2;
+    }
+}
+
+struct XdStats {
+    int runs, matches, mismatches, gap_cols, gap_opens;
+};
+
+// CIGAR of one extension: the left walk (start to end, written forwards from
+// base), the seed column, the right walk (end to start, written backwards
+// from base + total - 1); a right run that continues the seed's run merges.
+template <bool WRITE>
+__device__ XdStats xdrop_walk(const u8* __restrict__ codes, i64 qo, i64 to, int qp, int tp, int no_match_code,
+                              int bi_l, int bj_l, int bi_r, int bj_r, const u8* __restrict__ tb,
+                              const int* __restrict__ row_start, const i64* __restrict__ row_tb, i64 rows,
+                              u32* cigar, i64 base, int total) {
+    int matches = 0, mismatches = 0, gap_cols = 0, gap_opens = 0;
+    int runs_fwd = 0, runs_bwd = 0, len_bwd = 0;
+    u32 last_fwd = 0, first_bwd = 0;
+    for (int side = 0; side < 2; ++side) {
+        int i, j, step;
+        i64 row_base, pos;
+        int dpos;
+        if (side == 0) { i = bi_l; j = bj_l; step = -1; row_base = rows; pos = base; dpos = 1; }
+        else { i = bi_r; j = bj_r; step = 1; row_base = rows + bi_l + 1; pos = base + total - 1; dpos = -1; }
+        u32 run_op = 0;
+        int run_len = 0, runs = 0, state = 0;
+        while (true) {
+            if (state == 0 && i == 0 && j == 0) break;
+            u32 bits = tb[row_tb[row_base + i] + j - row_start[row_base + i]];
+            u32 op;
+            if (state == 1) {
+                op = OP_D; state = (bits & 4u) ? 1 : 0; j -= 1;
+            } else if (state == 2) {
+                op = OP_I; state = (bits & 8u) ? 2 : 0; i -= 1;
+            } else {
+                u32 src = bits & 3u;
+                if (src == 1u) { state = 1; continue; }
+                if (src == 2u) { state = 2; continue; }
+                int a = codes[qo + qp + (i64)step * i], b = codes[to + tp + (i64)step * j];
+                if (a == b && a != no_match_code) { op = OP_EQ; matches++; }
+                else { op = OP_X; mismatches++; }
+                i -= 1; j -= 1;
+            }
+            if (op == OP_I || op == OP_D) {
+                gap_cols += 1;
+                if (op != run_op) gap_opens += 1;
+            }
+            if (op == run_op) { run_len += 1; continue; }
+            if (run_len > 0) {
+                if (WRITE) cigar[pos] = ((u32)run_len << 4) | run_op;
+                pos += dpos;
+                runs += 1;
+            }
+            run_op = op;
+            run_len = 1;
+        }
+        if (side == 0) {
+            int a = codes[qo + qp], b = codes[to + tp];
+            u32 op;
+            if (a == b && a != no_match_code) { op = OP_EQ; matches++; }
+            else { op = OP_X; mismatches++; }
+            if (op == run_op) run_len += 1;
+            else {
+                if (run_len > 0) {
+                    if (WRITE) cigar[pos] = ((u32)run_len << 4) | run_op;
+                    pos += dpos;
+                    runs += 1;
+                }
+                run_op = op;
+                run_len = 1;
+            }
+            if (WRITE) cigar[pos] = ((u32)run_len << 4) | run_op;
+            runs_fwd = runs + 1;
+            last_fwd = run_op;
+        } else {
+            runs_bwd = runs;
+            if (run_len > 0) { runs_bwd += 1; first_bwd = run_op; len_bwd = run_len; }
+        }
+    }
+    const bool merged = runs_bwd > 0 && first_bwd == last_fwd;
+    if (WRITE && runs_bwd > 0) {
+        if (merged) cigar[base + runs_fwd - 1] += (u32)len_bwd << 4;
+        else cigar[base + runs_fwd] = ((u32)len_bwd << 4) | first_bwd;
+    }
+    return XdStats{runs_fwd + runs_bwd - (merged ? 1 : 0), matches, mismatches, gap_cols, gap_opens};
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+xdrop_gapped_fill(XD_ARGS, int no_match_code, const i64* __restrict__ work_off, int* __restrict__ work,
+                  const int* __restrict__ q_start, const int* __restrict__ q_end, const int* __restrict__ t_start,
+                  const int* __restrict__ t_end, const i64* __restrict__ tb_off, u8* __restrict__ tb,
+                  const i64* __restrict__ row_off, int* __restrict__ row_start, i64* __restrict__ row_tb,
+                  int* __restrict__ out_n_cigar, int* __restrict__ out_matches, int* __restrict__ out_mismatches,
+                  int* __restrict__ out_gap_cols, int* __restrict__ out_gap_opens) {
+    __shared__ int s_table[MAX_ALPHA * MAX_ALPHA];
+    load_table(s_table, table, alpha);
+    GRID_STRIDE(k, n_slots) {
+        const i64 qo = q_off[k], to = t_off[k];
+        const int qp = q_pos[k], tp = t_pos[k];
+        const int width = (tp > t_len[k] - tp - 1 ? tp : t_len[k] - tp - 1) + 1;
+        int* H = work + work_off[k];
+        int* F = H + width;
+        const int bi_l = qp - q_start[k], bj_l = tp - t_start[k];
+        const int bi_r = q_end[k] - qp - 1, bj_r = t_end[k] - tp - 1;
+        const i64 r0 = row_off[k];
+        SideBest l = xdrop_sweep<true>(codes, qo, to, qp, tp, -1, qp, tp, s_table, alpha, gap_open, gap_extend, xdrop,
+                                       H, F, bi_l, tb, tb_off[k], row_start, row_tb, r0);
+        xdrop_sweep<true>(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, s_table, alpha, gap_open,
+                          gap_extend, xdrop, H, F, bi_r, tb, tb_off[k] + l.cells, row_start, row_tb, r0 + bi_l + 1);
+        XdStats st = xdrop_walk<false>(codes, qo, to, qp, tp, no_match_code, bi_l, bj_l, bi_r, bj_r, tb, row_start,
+                                       row_tb, r0, nullptr, 0, 0);
+        out_n_cigar[k] = st.runs;
+        out_matches[k] = st.matches;
+        out_mismatches[k] = st.mismatches;
+        out_gap_cols[k] = st.gap_cols;
+        out_gap_opens[k] = st.gap_opens;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+xdrop_gapped_walk(const u8* __restrict__ codes, const i64* __restrict__ q_off, const i64* __restrict__ t_off,
+                  const int* __restrict__ q_pos, const int* __restrict__ t_pos, i64 n_slots, int no_match_code,
+                  const int* __restrict__ q_start, const int* __restrict__ q_end, const int* __restrict__ t_start,
+                  const int* __restrict__ t_end, const u8* __restrict__ tb, const i64* __restrict__ row_off,
+                  const int* __restrict__ row_start, const i64* __restrict__ row_tb, const int* __restrict__ n_cigar,
+                  const i64* __restrict__ cig_off, u32* __restrict__ cigar) {
+    GRID_STRIDE(k, n_slots) {
+        const int qp = q_pos[k], tp = t_pos[k];
+        const int bi_l = qp - q_start[k];
+        xdrop_walk<true>(codes, q_off[k], t_off[k], qp, tp, no_match_code, bi_l, tp - t_start[k], q_end[k] - qp - 1,
+                         t_end[k] - tp - 1, tb, row_start, row_tb, row_off[k], cigar, cig_off[k], n_cigar[k]);
     }
 }

@@ -200,107 +200,131 @@ def dp_fill32(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_
 
 
 @numba.njit(cache=True, inline="always")
-def _push(cigar, base, count, last_op, op):
-    """Append one column of ``op`` to the (reversed) run-length CIGAR."""
-    if count > 0 and (cigar[base + count - 1] & 15) == op:
-        cigar[base + count - 1] += 16
-        return count
-    cigar[base + count] = np.uint32(16 | op)
-    return count + 1
+def _emit(cigar, pos, run_op, run_len, op, write, step=-1):
+    """Add one column of ``op`` to the current run; a finished run is written
+    at ``pos``, which then moves by ``step`` (-1: runs come end-first).
+    Returns the new (pos, run_op, run_len, runs_finished)."""
+    if op == run_op:
+        return pos, run_op, run_len + 1, 0
+    if run_len > 0:
+        if write:
+            cigar[pos] = np.uint32((run_len << 4) | run_op)
+        return pos + step, op, 1, 1
+    return pos, op, 1, 0
+
+
+@numba.njit(cache=True)
+def _walk_one(codes, qo, to, nn, i, j, qs, ts, no_match_code, tb, base, cigar, last, write):
+    """Walk one slot's trace-back from (i, j); with ``write``, its runs end at
+    ``cigar[last]``. Returns (runs, q_start, t_start, matches, mismatches,
+    gap_cols, gap_opens)."""
+    state = 0  # 0: H, 1: E, 2: F
+    pos = last
+    run_op = 0
+    run_len = 0
+    runs = 0
+    matches = mismatches = gap_cols = gap_opens = 0
+    while True:
+        if state == 0 and (i == 0 or j == 0):
+            if i > 0 and not qs:
+                for _ in range(i):
+                    pos, run_op, run_len, f = _emit(cigar, pos, run_op, run_len, OP_I, write)
+                    runs += f
+                gap_cols += i
+                gap_opens += 1
+                i = 0
+            if j > 0 and not ts:
+                for _ in range(j):
+                    pos, run_op, run_len, f = _emit(cigar, pos, run_op, run_len, OP_D, write)
+                    runs += f
+                gap_cols += j
+                gap_opens += 1
+                j = 0
+            break
+        word = tb[base + (((i - 1) // TB_STRIP) * nn + (j - 1)) * LANES]
+        bits = (word >> np.uint32(4 * ((i - 1) % TB_STRIP))) & np.uint32(15)
+        if state == 1:
+            if run_op != OP_D:
+                gap_opens += 1
+            pos, run_op, run_len, f = _emit(cigar, pos, run_op, run_len, OP_D, write)
+            runs += f
+            gap_cols += 1
+            state = 1 if (bits & 4) else 0
+            j -= 1
+            continue
+        if state == 2:
+            if run_op != OP_I:
+                gap_opens += 1
+            pos, run_op, run_len, f = _emit(cigar, pos, run_op, run_len, OP_I, write)
+            runs += f
+            gap_cols += 1
+            state = 2 if (bits & 8) else 0
+            i -= 1
+            continue
+        src = bits & 3
+        if src == SRC_STOP:
+            break
+        if src == SRC_DIAG:
+            a = codes[qo + i - 1]
+            b = codes[to + j - 1]
+            if a == b and a != no_match_code:
+                op = OP_EQ
+                matches += 1
+            else:
+                op = OP_X
+                mismatches += 1
+            pos, run_op, run_len, f = _emit(cigar, pos, run_op, run_len, op, write)
+            runs += f
+            i -= 1
+            j -= 1
+        elif src == SRC_E:
+            state = 1
+        else:
+            state = 2
+    if run_len > 0:
+        if write:
+            cigar[pos] = np.uint32((run_len << 4) | run_op)
+        runs += 1
+    return runs, i, j, matches, mismatches, gap_cols, gap_opens
 
 
 @numba.njit(parallel=True, cache=True)
-def dp_walk(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, tb_off, tb, q_end, t_end, cig_off,
-            cigar, out_n_cigar, out_q_start, out_t_start, out_matches, out_mismatches, out_gap_cols,
-            out_gap_opens):
-    """Walk every slot's trace-back from its end cell to its start: CIGAR runs
-    (BAM encoding ``len << 4 | op``), start cell, column counts."""
+def dp_walk_count(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, tb_off, tb, q_end, t_end,
+                  out_n_cigar, out_q_start, out_t_start, out_matches, out_mismatches, out_gap_cols, out_gap_opens):
+    """First pass of the walk: every slot's number of CIGAR runs, start cell
+    and column counts (nothing is written; the stage sizes the CIGAR buffer
+    from the run counts and :func:`dp_walk` fills it)."""
+    local = (flags & LOCAL) != 0
+    qs = local or (flags & FREE_QS) != 0
+    ts = local or (flags & FREE_TS) != 0
+    dummy = np.zeros(1, dtype=np.uint32)
+    for k in numba.prange(n):
+        base = tb_off[k // LANES] + (k % LANES)
+        r = _walk_one(codes, q_off[k], t_off[k], t_len[k], q_end[k], t_end[k], qs, ts, no_match_code, tb, base,
+                      dummy, 0, False)
+        out_n_cigar[k] = r[0]
+        out_q_start[k] = r[1]
+        out_t_start[k] = r[2]
+        out_matches[k] = r[3]
+        out_mismatches[k] = r[4]
+        out_gap_cols[k] = r[5]
+        out_gap_opens[k] = r[6]
+
+
+@numba.njit(parallel=True, cache=True)
+def dp_walk(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, tb_off, tb, q_end, t_end, n_cigar,
+            cig_off, cigar):
+    """Second pass of the walk: write slot k's ``n_cigar[k]`` runs (BAM
+    encoding ``len << 4 | op``, start to end) at ``cigar[cig_off[k]:]``."""
     local = (flags & LOCAL) != 0
     qs = local or (flags & FREE_QS) != 0
     ts = local or (flags & FREE_TS) != 0
     for k in numba.prange(n):
-        nn = t_len[k]
+        if n_cigar[k] == 0:
+            continue
         base = tb_off[k // LANES] + (k % LANES)
-        cb = cig_off[k]
-        i = q_end[k]
-        j = t_end[k]
-        qo = q_off[k]
-        to = t_off[k]
-        state = 0  # 0: H, 1: E, 2: F
-        count = 0
-        matches = mismatches = gap_cols = gap_opens = 0
-        prev = -1
-        while True:
-            if state == 0 and (i == 0 or j == 0):
-                if i > 0 and not qs:
-                    for _ in range(i):
-                        count = _push(cigar, cb, count, prev, OP_I)
-                    gap_cols += i
-                    gap_opens += 1
-                    i = 0
-                if j > 0 and not ts:
-                    for _ in range(j):
-                        count = _push(cigar, cb, count, prev, OP_D)
-                    gap_cols += j
-                    gap_opens += 1
-                    j = 0
-                break
-            word = tb[base + (((i - 1) // TB_STRIP) * nn + (j - 1)) * LANES]
-            bits = (word >> np.uint32(4 * ((i - 1) % TB_STRIP))) & np.uint32(15)
-            if state == 1:
-                count = _push(cigar, cb, count, prev, OP_D)
-                if prev != OP_D:
-                    gap_opens += 1
-                prev = OP_D
-                gap_cols += 1
-                state = 1 if (bits & 4) else 0
-                j -= 1
-                continue
-            if state == 2:
-                count = _push(cigar, cb, count, prev, OP_I)
-                if prev != OP_I:
-                    gap_opens += 1
-                prev = OP_I
-                gap_cols += 1
-                state = 2 if (bits & 8) else 0
-                i -= 1
-                continue
-            src = bits & 3
-            if src == SRC_STOP:
-                break
-            if src == SRC_DIAG:
-                a = codes[qo + i - 1]
-                b = codes[to + j - 1]
-                if a == b and a != no_match_code:
-                    count = _push(cigar, cb, count, prev, OP_EQ)
-                    prev = OP_EQ
-                    matches += 1
-                else:
-                    count = _push(cigar, cb, count, prev, OP_X)
-                    prev = OP_X
-                    mismatches += 1
-                i -= 1
-                j -= 1
-            elif src == SRC_E:
-                state = 1
-            else:
-                state = 2
-        # The walk wrote the runs end-first: reverse them in place.
-        lo = cb
-        hi = cb + count - 1
-        while lo < hi:
-            tmp = cigar[lo]
-            cigar[lo] = cigar[hi]
-            cigar[hi] = tmp
-            lo += 1
-            hi -= 1
-        out_n_cigar[k] = count
-        out_q_start[k] = i
-        out_t_start[k] = j
-        out_matches[k] = matches
-        out_mismatches[k] = mismatches
-        out_gap_cols[k] = gap_cols
-        out_gap_opens[k] = gap_opens
+        _walk_one(codes, q_off[k], t_off[k], t_len[k], q_end[k], t_end[k], qs, ts, no_match_code, tb, base,
+                  cigar, cig_off[k] + n_cigar[k] - 1, True)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -341,3 +365,287 @@ def xdrop_ungapped(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table, al
         out_score[k] = best_r + best_l
         out_q_start[k] = start
         out_q_end[k] = end
+
+
+# --------------------------------------------------------------------------- gapped X-drop
+
+
+@numba.njit(cache=True)
+def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xdrop, H, F, stop_row,
+                 tb, tb_base, row_start, row_tb, row_base, write):
+    """One side of a gapped X-drop extension (docs/alignment.md): rows over
+    the query from the seed (row i is residue ``q_pos + step * i``), columns
+    over the target likewise, row-major, each row only from the first live
+    column of the row above and stopping at the first dropped cell past the
+    row above's last live column. ``H``/``F``: the row above (length n + 1).
+    With ``write``, stores each computed cell's trace-back byte and each
+    row's first column and byte offset, up to ``stop_row``.
+    Returns (best, best_i, best_j, bytes through the best row)."""
+    oe = o + e
+    best = 0
+    bi = 0
+    bj = 0
+    cells = 0
+    cells_best = 0
+    plo = 0
+    phi = -1
+    i = 0
+    while i <= m:
+        if i == 0:
+            H[0] = 0
+            F[0] = NEG_INF
+            start = 1
+            lo = 0
+            hi = 0
+            hleft = 0
+            row_cells = 1
+            a = 0
+        else:
+            start = plo
+            lo = -1
+            hi = -1
+            hleft = NEG_INF
+            row_cells = 0
+            a = codes[qo + q_pos + step * i] * alpha
+        erun = NEG_INF
+        diag = NEG_INF
+        if write:
+            row_start[row_base + i] = 0 if i == 0 else start
+            row_tb[row_base + i] = tb_base + cells
+            if i == 0:
+                tb[tb_base] = np.uint8(0)
+        j = start
+        while j <= n:
+            if j <= phi:
+                up_h = H[j]
+                up_f = F[j]
+            else:
+                up_h = NEG_INF
+                up_f = NEG_INF
+            bits = 0
+            if j == 0:
+                ecur = NEG_INF
+            else:
+                e_open = hleft - oe
+                e_more = erun - e
+                if e_more > e_open:
+                    ecur = e_more
+                    bits = 4
+                else:
+                    ecur = e_open
+            if i == 0:
+                fcur = NEG_INF
+            else:
+                f_open = up_h - oe
+                f_more = up_f - e
+                if f_more > f_open:
+                    fcur = f_more
+                    bits |= 8
+                else:
+                    fcur = f_open
+            if i > 0 and j > 0:
+                d = diag + table[a + codes[to + t_pos + step * j]]
+            else:
+                d = NEG_INF
+            h = d
+            if ecur > h:
+                h = ecur
+            if fcur > h:
+                h = fcur
+            if h == d:
+                bits |= SRC_DIAG
+            elif h == ecur:
+                bits |= SRC_E
+            else:
+                bits |= SRC_F
+            if write:
+                tb[tb_base + cells + row_cells] = np.uint8(bits)
+            row_cells += 1
+            diag = up_h
+            if h < best - xdrop:
+                H[j] = NEG_INF
+                F[j] = NEG_INF
+                hleft = NEG_INF
+                erun = NEG_INF
+                if j > phi:
+                    break
+            else:
+                if lo < 0:
+                    lo = j
+                hi = j
+                H[j] = h
+                F[j] = fcur
+                hleft = h
+                erun = ecur
+                if h > best:
+                    best = h
+                    bi = i
+                    bj = j
+            j += 1
+        cells += row_cells
+        if bi == i:
+            cells_best = cells
+        if lo < 0 or i == stop_row:
+            break
+        plo = lo
+        phi = hi
+        i += 1
+    return best, bi, bj, cells_best
+
+
+@numba.njit(parallel=True, cache=True)
+def xdrop_gapped_score(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table, alpha, gap_open, gap_extend,
+                       xdrop, work_off, work, out_score, out_q_start, out_q_end, out_t_start, out_t_end, out_cells,
+                       out_rows):
+    """Gapped X-drop extension of every seed (q_pos, t_pos), score only:
+    score, extents, and the trace-back bytes and rows the fill will need."""
+    dummy8 = np.zeros(1, dtype=np.uint8)
+    dummy32 = np.zeros(1, dtype=np.int32)
+    dummy64 = np.zeros(1, dtype=np.int64)
+    for k in numba.prange(n):
+        qo, to, qp, tp = q_off[k], t_off[k], q_pos[k], t_pos[k]
+        width = max(tp, t_len[k] - tp - 1) + 1
+        H = work[work_off[k]:work_off[k] + width]
+        F = work[work_off[k] + width:work_off[k] + 2 * width]
+        ls, li, lj, lc = _xdrop_sweep(codes, qo, to, qp, tp, -1, qp, tp, table, alpha, gap_open, gap_extend, xdrop,
+                                      H, F, -1, dummy8, 0, dummy32, dummy64, 0, False)
+        rs, ri, rj, rc = _xdrop_sweep(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, table, alpha,
+                                      gap_open, gap_extend, xdrop, H, F, -1, dummy8, 0, dummy32, dummy64, 0, False)
+        out_score[k] = table[codes[qo + qp] * alpha + codes[to + tp]] + ls + rs
+        out_q_start[k] = qp - li
+        out_t_start[k] = tp - lj
+        out_q_end[k] = qp + 1 + ri
+        out_t_end[k] = tp + 1 + rj
+        out_cells[k] = lc + rc
+        out_rows[k] = li + ri + 2
+
+
+@numba.njit(cache=True)
+def _xdrop_walk(codes, qo, to, qp, tp, no_match_code, bi_l, bj_l, bi_r, bj_r, tb, row_start, row_tb, rows,
+                cigar, base, total, write):
+    """CIGAR of one extension: the left side's walk (which runs start to
+    end), the seed column, then the right side's walk (end to start, written
+    backwards from ``base + total - 1``). Returns (runs, matches, mismatches,
+    gap_cols, gap_opens)."""
+    matches = mismatches = gap_cols = gap_opens = 0
+    runs_fwd = 0
+    runs_bwd = 0
+    last_fwd = 0
+    first_bwd = 0
+    len_bwd = 0
+    for side in range(2):
+        if side == 0:
+            i, j, step, row_base = bi_l, bj_l, -1, rows
+            pos, dpos = base, 1
+        else:
+            i, j, step, row_base = bi_r, bj_r, 1, rows + bi_l + 1
+            pos, dpos = base + total - 1, -1
+        run_op = 0
+        run_len = 0
+        runs = 0
+        state = 0
+        while True:
+            if state == 0 and i == 0 and j == 0:
+                break
+            bits = tb[row_tb[row_base + i] + j - row_start[row_base + i]]
+            if state == 1:
+                op = OP_D
+                state = 1 if (bits & 4) else 0
+                j -= 1
+            elif state == 2:
+                op = OP_I
+                state = 2 if (bits & 8) else 0
+                i -= 1
+            else:
+                src = bits & 3
+                if src == SRC_E:
+                    state = 1
+                    continue
+                if src == SRC_F:
+                    state = 2
+                    continue
+                a = codes[qo + qp + step * i]
+                b = codes[to + tp + step * j]
+                if a == b and a != no_match_code:
+                    op = OP_EQ
+                    matches += 1
+                else:
+                    op = OP_X
+                    mismatches += 1
+                i -= 1
+                j -= 1
+            if op == OP_I or op == OP_D:
+                gap_cols += 1
+                if op != run_op:
+                    gap_opens += 1
+            pos, run_op, run_len, f = _emit(cigar, pos, run_op, run_len, op, write, dpos)
+            runs += f
+        if side == 0:
+            # The seed column closes the forward stream.
+            a = codes[qo + qp]
+            b = codes[to + tp]
+            if a == b and a != no_match_code:
+                op = OP_EQ
+                matches += 1
+            else:
+                op = OP_X
+                mismatches += 1
+            pos, run_op, run_len, f = _emit(cigar, pos, run_op, run_len, op, write, dpos)
+            runs += f
+            if write:
+                cigar[pos] = np.uint32((run_len << 4) | run_op)
+            runs_fwd = runs + 1
+            last_fwd = run_op
+        else:
+            runs_bwd = runs
+            if run_len > 0:
+                runs_bwd += 1
+                first_bwd = run_op
+                len_bwd = run_len
+    merged = runs_bwd > 0 and first_bwd == last_fwd
+    if write and runs_bwd > 0:
+        if merged:
+            cigar[base + runs_fwd - 1] += np.uint32(len_bwd << 4)
+        else:
+            cigar[base + runs_fwd] = np.uint32((len_bwd << 4) | first_bwd)
+    return runs_fwd + runs_bwd - (1 if merged else 0), matches, mismatches, gap_cols, gap_opens
+
+
+@numba.njit(parallel=True, cache=True)
+def xdrop_gapped_fill(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table, alpha, gap_open, gap_extend,
+                      xdrop, no_match_code, work_off, work, q_start, q_end, t_start, t_end, tb_off, tb, row_off,
+                      row_start, row_tb, out_n_cigar, out_matches, out_mismatches, out_gap_cols, out_gap_opens):
+    """Sweep every extension again up to its best rows, storing one
+    trace-back byte per computed cell, then walk it: CIGAR run counts and
+    column counts (:func:`xdrop_gapped_walk` writes the runs)."""
+    dummy = np.zeros(1, dtype=np.uint32)
+    for k in numba.prange(n):
+        qo, to, qp, tp = q_off[k], t_off[k], q_pos[k], t_pos[k]
+        width = max(tp, t_len[k] - tp - 1) + 1
+        H = work[work_off[k]:work_off[k] + width]
+        F = work[work_off[k] + width:work_off[k] + 2 * width]
+        bi_l, bj_l = qp - q_start[k], tp - t_start[k]
+        bi_r, bj_r = q_end[k] - qp - 1, t_end[k] - tp - 1
+        r0 = row_off[k]
+        _, _, _, lc = _xdrop_sweep(codes, qo, to, qp, tp, -1, qp, tp, table, alpha, gap_open, gap_extend, xdrop,
+                                   H, F, bi_l, tb, tb_off[k], row_start, row_tb, r0, True)
+        _xdrop_sweep(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, table, alpha, gap_open,
+                     gap_extend, xdrop, H, F, bi_r, tb, tb_off[k] + lc, row_start, row_tb, r0 + bi_l + 1, True)
+        r = _xdrop_walk(codes, qo, to, qp, tp, no_match_code, bi_l, bj_l, bi_r, bj_r, tb, row_start, row_tb, r0,
+                        dummy, 0, 0, False)
+        out_n_cigar[k] = r[0]
+        out_matches[k] = r[1]
+        out_mismatches[k] = r[2]
+        out_gap_cols[k] = r[3]
+        out_gap_opens[k] = r[4]
+
+
+@numba.njit(parallel=True, cache=True)
+def xdrop_gapped_walk(codes, q_off, t_off, q_pos, t_pos, n, no_match_code, q_start, q_end, t_start, t_end, tb,
+                      row_off, row_start, row_tb, n_cigar, cig_off, cigar):
+    """Write every extension's ``n_cigar[k]`` CIGAR runs at ``cigar[cig_off[k]:]``."""
+    for k in numba.prange(n):
+        qp, tp = q_pos[k], t_pos[k]
+        bi_l = qp - q_start[k]
+        _xdrop_walk(codes, q_off[k], t_off[k], qp, tp, no_match_code, bi_l, tp - t_start[k], q_end[k] - qp - 1,
+                    t_end[k] - tp - 1, tb, row_start, row_tb, row_off[k], cigar, cig_off[k], n_cigar[k], True)

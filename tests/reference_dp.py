@@ -197,3 +197,89 @@ def xdrop_ungapped(query: list[int], target: list[int], q_pos: int, t_pos: int,
             break
         k += 1
     return best_r + best_l, start, end
+
+
+def _xdrop_side(query: list[int], target: list[int], table: list[list[int]], o: int, e: int, xdrop: int):
+    """One side of a gapped X-drop extension: full DP from (0, 0) = 0 over
+    ``query`` (rows) x ``target`` (columns), every cell computed in row-major
+    order; a cell whose H is more than ``xdrop`` below the best H so far is
+    dropped (its H, E and F become -inf). Returns (best, i, j, ops) with the
+    ops from (0, 0) to the best cell (ties: the first best in row-major order)."""
+    m, n = len(query), len(target)
+    H = [[NEG] * (n + 1) for _ in range(m + 1)]
+    E = [[NEG] * (n + 1) for _ in range(m + 1)]
+    F = [[NEG] * (n + 1) for _ in range(m + 1)]
+    src = [[""] * (n + 1) for _ in range(m + 1)]
+    e_ext = [[False] * (n + 1) for _ in range(m + 1)]
+    f_ext = [[False] * (n + 1) for _ in range(m + 1)]
+    best, bi, bj = 0, 0, 0
+    for i in range(m + 1):
+        for j in range(n + 1):
+            if i == 0 and j == 0:
+                H[0][0] = 0
+                continue
+            if j > 0:
+                e_open, e_more = H[i][j - 1] - o - e, E[i][j - 1] - e
+                E[i][j], e_ext[i][j] = (e_more, True) if e_more > e_open else (e_open, False)
+            if i > 0:
+                f_open, f_more = H[i - 1][j] - o - e, F[i - 1][j] - e
+                F[i][j], f_ext[i][j] = (f_more, True) if f_more > f_open else (f_open, False)
+            diag = H[i - 1][j - 1] + table[query[i - 1]][target[j - 1]] if i > 0 and j > 0 else NEG
+            h = max(diag, E[i][j], F[i][j])
+            if h < best - xdrop:  # dropped (-inf is always dropped)
+                H[i][j] = E[i][j] = F[i][j] = NEG
+                continue
+            H[i][j] = h
+            src[i][j] = "diag" if h == diag else ("E" if h == E[i][j] else "F")
+            if h > best:
+                best, bi, bj = h, i, j
+    ops: list[str] = []
+    i, j, state = bi, bj, "H"
+    while (i, j, state) != (0, 0, "H"):
+        if state == "E":
+            ops.append("D")
+            state = "E" if e_ext[i][j] else "H"
+            j -= 1
+        elif state == "F":
+            ops.append("I")
+            state = "F" if f_ext[i][j] else "H"
+            i -= 1
+        elif src[i][j] == "diag":
+            ops.append("=" if query[i - 1] == target[j - 1] else "X")  # placeholder letter, fixed by the caller
+            i, j = i - 1, j - 1
+        else:
+            state = src[i][j]
+    return int(best), bi, bj, ops[::-1]
+
+
+def xdrop_gapped(query: list[int], target: list[int], q_pos: int, t_pos: int, table: list[list[int]],
+                 gap_open: int, gap_extend: int, xdrop: int, no_match_code: int = -1) -> RefAlignment:
+    """Gapped X-drop extension of the seed pair (q_pos, t_pos), as in docs/alignment.md.
+
+    The seed pair is aligned; the right side extends over ``query[q_pos+1:]``
+    x ``target[t_pos+1:]``, the left side over the reversed prefixes
+    ``query[:q_pos]`` x ``target[:t_pos]``, each by :func:`_xdrop_side`.
+    Score = s(seed) + best right + best left; the alignment is the left
+    side's path, the seed column, the right side's path.
+
+    >>> t = [[2 if a == b else -3 for b in range(4)] for a in range(4)]
+    >>> r = xdrop_gapped([0, 1, 2, 3, 0, 1], [3, 1, 2, 0, 1], 2, 2, t, 5, 2, 10)
+    >>> r.score, r.q_start, r.q_end, r.t_start, r.t_end, r.cigar
+    (4, 1, 3, 1, 3, '2=')
+    """
+    rs, ri, rj, rops = _xdrop_side(query[q_pos + 1:], target[t_pos + 1:], table, gap_open, gap_extend, xdrop)
+    ls, li, lj, lops = _xdrop_side(query[:q_pos][::-1], target[:t_pos][::-1], table, gap_open, gap_extend, xdrop)
+    q_start, t_start = q_pos - li, t_pos - lj
+    ops = lops[::-1] + ["M"] + rops
+    # Letters of the diagonal columns from the residues (N is never '=').
+    i, j, out = q_start, t_start, []
+    for op in ops:
+        if op in "=XM":
+            a, b = query[i], target[j]
+            out.append("=" if a == b and a != no_match_code else "X")
+            i, j = i + 1, j + 1
+        else:
+            out.append(op)
+            i, j = (i + 1, j) if op == "I" else (i, j + 1)
+    score = table[query[q_pos]][target[t_pos]] + rs + ls
+    return RefAlignment(score, q_start, q_pos + 1 + ri, t_start, t_pos + 1 + rj, "".join(out))

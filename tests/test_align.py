@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import random
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
+from host_cuda import build as host_cuda_build
 
 import reference_dp as ref
 from gseek.align import (
@@ -17,11 +16,13 @@ from gseek.align import (
     identity_score_bound,
     score_pairs,
     traceback_pairs,
+    xdrop_gapped,
     xdrop_ungapped,
+    cigar_strings,
     _flags,
 )
 from gseek.errors import OptionError
-from gseek.kernels import _cuda, dp
+from gseek.kernels import dp
 
 PROTEIN = "ARNDCQEGHILKMFPSTWYV"
 FREE = ("query_start", "query_end", "target_start", "target_end")
@@ -299,7 +300,7 @@ def test_rows_print_as_tsv_and_outfmt6(tmp_path):
 def test_writer_leaves_nothing_on_error(tmp_path):
     out = tmp_path / "out.tsv"
     with pytest.raises(RuntimeError):
-        with AlignmentWriter(out, ("qname",)) as w:
+        with AlignmentWriter(out, ("qname",)):
             raise RuntimeError("boom")
     assert list(tmp_path.iterdir()) == []
 
@@ -328,6 +329,96 @@ def test_xdrop_ungapped_equals_reference(backend):
         expect = ref.xdrop_ungapped(list(sc.encode(qs[k])), list(sc.encode(ts[k])), qp[k], qp[k],
                                     sc.table.tolist(), 10)
         assert (got["score"][k], got["q_start"][k], got["q_end"][k]) == expect
+
+
+def _xdrop_cases(seed: int):
+    """Seeds for gapped X-drop: related pairs with indels, unrelated pairs,
+    long identical runs, N, seeds at either end of either sequence."""
+    rng = random.Random(seed)
+    qs, ts, qp, tp = [], [], [], []
+    for k in range(48):
+        kind = k % 6
+        q = _seq(rng, rng.randint(1, 70), "ACGTN" if kind == 5 else "ACGT")
+        if kind in (0, 5):  # related: substitutions and indels
+            t = list(q)
+            for x in range(len(t) - 1, -1, -1):
+                r = rng.random()
+                if r < 0.08:
+                    t[x] = rng.choice("ACGT")
+                elif r < 0.12:
+                    del t[x]
+                elif r < 0.16:
+                    t.insert(x, _seq(rng, rng.randint(1, 4), "ACGT"))
+            t = "".join(t) or "A"
+        elif kind == 1:
+            t = _seq(rng, rng.randint(1, 70), "ACGT")
+        elif kind == 2:  # long identical run
+            q = "ACGGT" * rng.randint(5, 30)
+            t = q[rng.randint(0, 10):]
+        elif kind == 3:  # a gap in the middle
+            cut = rng.randint(1, len(q))
+            t = q[:cut] + _seq(rng, rng.randint(1, 6), "ACGT") + q[cut:]
+        else:
+            t = q
+        i = rng.choice([0, len(q) - 1, rng.randint(0, len(q) - 1)])
+        j = min(len(t) - 1, max(0, i + rng.randint(-2, 2))) if kind != 4 else rng.choice([0, len(t) - 1])
+        qs.append(q), ts.append(t), qp.append(i), tp.append(j)
+    return qs, ts, np.array(qp), np.array(tp)
+
+
+def _xdrop_check(backend, scoring, xdrop, seed):
+    qs, ts, qp, tp = _xdrop_cases(seed)
+    codes = np.concatenate([scoring.encode(s) for s in qs + ts])
+    lens = np.array([len(s) for s in qs + ts])
+    offs = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    n = len(qs)
+    got = xdrop_gapped(backend, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, tp, scoring, xdrop)
+    only = xdrop_gapped(backend, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, tp, scoring, xdrop,
+                        traceback=False)
+    cigars = cigar_strings(got["cigar"], got["cigar_offsets"])
+    sc = scoring
+    for k in range(n):
+        qc, tc = list(sc.encode(qs[k])), list(sc.encode(ts[k]))
+        r = ref.xdrop_gapped(qc, tc, int(qp[k]), int(tp[k]), sc.table.tolist(), sc.gap_open, sc.gap_extend, xdrop,
+                             sc.no_match_code)
+        row = tuple(int(got[key][k]) for key in ("score", "q_start", "q_end", "t_start", "t_end"))
+        assert row + (cigars[k],) == (r.score, r.q_start, r.q_end, r.t_start, r.t_end, r.cigar), (k, qs[k], ts[k])
+        assert row == tuple(int(only[key][k]) for key in ("score", "q_start", "q_end", "t_start", "t_end"))
+        assert ref.rescore(r.ops, qc, tc, r.q_start, r.t_start, sc.table.tolist(), sc.gap_open,
+                           sc.gap_extend) == (r.score, r.q_end, r.t_end)
+        assert got["matches"][k] == r.ops.count("=") and got["gap_cols"][k] == r.ops.count("I") + r.ops.count("D")
+    return got
+
+
+@pytest.mark.parametrize("scheme, xdrop", [(0, 20), (0, 0), (2, 30), (1, 5), (0, 1000)])
+def test_xdrop_gapped_equals_reference(backend, scheme, xdrop):
+    opts = SCHEMES[scheme]
+    _xdrop_check(backend, Scoring(**opts), xdrop, seed=scheme * 31 + xdrop)
+
+
+def test_xdrop_gapped_edge_cases():
+    sc = Scoring()
+    cpu = PairAligner(device="cpu").backend
+
+    def run(q, t, i, j, x):
+        codes = np.concatenate([sc.encode(q), sc.encode(t)])
+        r = xdrop_gapped(cpu, codes, [0], [len(q)], [len(q)], [len(t)], [i], [j], sc, x)
+        return tuple(int(r[k][0]) for k in ("score", "q_start", "q_end", "t_start", "t_end")), \
+            cigar_strings(r["cigar"], r["cigar_offsets"])[0]
+
+    # X = 0: stops at the first mismatch on either side; the seed column is always aligned.
+    assert run("AACGTTA", "TACGTAA", 3, 3, 0) == ((8, 1, 5, 1, 5), "4=")
+    assert run("ACGT", "TCGA", 0, 0, 0) == ((1, 0, 3, 0, 3), "1X2=")
+    # Seeds at both ends; a long identical run extends to the end.
+    assert run("ACGTACGTACGT" * 10, "ACGTACGTACGT" * 10, 0, 0, 10) == ((240, 0, 120, 0, 120), "120=")
+    assert run("ACGTACGTACGT" * 10, "ACGTACGTACGT" * 10, 119, 119, 10) == ((240, 0, 120, 0, 120), "120=")
+    # A gap is crossed when X allows it, not when it does not.
+    q = "ACGTTGCAAGCTTACG" + "GATTACAGATTACACC"
+    t = "ACGTTGCAAGCTTACG" + "TTT" + "GATTACAGATTACACC"
+    assert run(q, t, 2, 2, 20) == ((53, 0, 32, 0, 35), "16=3D16=")
+    assert run(q, t, 2, 2, 10)[0] == (32, 0, 16, 0, 16)
+    with pytest.raises(OptionError, match="not a residue pair"):
+        run("ACGT", "ACGT", 4, 0, 5)
 
 
 # --------------------------------------------------------------------------- errors
@@ -363,64 +454,9 @@ def test_repr_shows_non_defaults():
 
 # --------------------------------------------------------------------------- the CUDA source, on the host
 
-_HOST_SHIM = """
-struct gseek_dim3 { unsigned x; };
-static const gseek_dim3 blockIdx{0}, threadIdx{0}, blockDim{1}, gridDim{1};
-#define __global__
-#define __device__
-#define __shared__ static
-#define __forceinline__ inline
-#define __launch_bounds__(n)
-static inline void __syncthreads() {}
-"""
-
-
-class _HostCuda:
-    """A backend that runs kernels/dp.cu compiled for the host CPU (one thread)."""
-
-    name = "host-cuda"
-    xp = np
-
-    def __init__(self, library: str) -> None:
-        import ctypes
-
-        self.ctypes = ctypes
-        self.library = ctypes.CDLL(library)
-
-    def asarray(self, array, dtype=None):
-        return np.ascontiguousarray(array, dtype=dtype)
-
-    def to_host(self, array):
-        return np.asarray(array)
-
-    def launch(self, family, kernel, n_items, *args):
-        c = self.ctypes
-        conv = []
-        for a in args:
-            if isinstance(a, np.ndarray):
-                assert a.flags.c_contiguous
-                conv.append(c.c_void_p(a.ctypes.data))
-            elif isinstance(a, np.int64):
-                conv.append(c.c_int64(int(a)))
-            else:
-                assert isinstance(a, np.int32), (kernel, type(a))
-                conv.append(c.c_int32(int(a)))
-        getattr(self.library, kernel)(*conv)
-
-
 @pytest.fixture(scope="module")
 def host_cuda(tmp_path_factory):
-    cxx = shutil.which("g++") or shutil.which("clang++")
-    if cxx is None:
-        pytest.skip("no C++ compiler to build kernels/dp.cu for the host")
-    where = tmp_path_factory.mktemp("hostdp")
-    (where / "shim.h").write_text(_HOST_SHIM)
-    (where / "dp.cu").write_text(_cuda.source(dp.CUDA_SOURCE))
-    defines = [f"-D{k}={v}" for k, v in {**dp.CONSTANTS, "BLOCK": 256}.items()]
-    library = where / "libdp.so"
-    subprocess.run([cxx, "-O1", "-std=c++17", "-shared", "-fPIC", *defines, "-include", str(where / "shim.h"),
-                    "-x", "c++", str(where / "dp.cu"), "-o", str(library)], check=True)
-    return _HostCuda(str(library))
+    return host_cuda_build(tmp_path_factory.mktemp("hostdp"), [dp])
 
 
 @pytest.mark.parametrize("mode, free", MODE_CASES)
@@ -440,12 +476,52 @@ def test_cuda_source_equals_the_numba_twin_on_the_host(host_cuda, mode, free):
     for key in a:
         assert np.array_equal(a[key], b[key]), key
     a, b = traceback_pairs(host_cuda, *args), traceback_pairs(cpu, *args)
+    assert a.keys() == b.keys()
     for key in a:
-        if key == "cigar":
-            assert all(np.array_equal(x, y) for x, y in zip(a[key], b[key]))
-        else:
-            assert np.array_equal(a[key], b[key]), key
+        assert np.array_equal(a[key], b[key]), key
+    # Several memory batches give the same arrays as one.
+    c = traceback_pairs(cpu, *args, max_bytes=4000)
+    assert all(np.array_equal(c[key], b[key]) for key in b)
     qp = np.array([min(len(q), len(t)) // 2 for q, t in zip(qs, ts)])
     x = xdrop_ungapped(host_cuda, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, qp, sc, 7)
     y = xdrop_ungapped(cpu, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, qp, sc, 7)
     assert all(np.array_equal(x[k], y[k]) for k in x)
+    tp = np.array([min(len(q), len(t)) // 3 for q, t in zip(qs, ts)])
+    for xdrop in (0, 12, 60):
+        x = xdrop_gapped(host_cuda, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, tp, sc, xdrop)
+        y = xdrop_gapped(cpu, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, tp, sc, xdrop)
+        assert x.keys() == y.keys() and all(np.array_equal(x[k], y[k]) for k in x), xdrop
+
+
+def test_xdrop_gapped_cuda_source_equals_the_reference_on_the_host(host_cuda):
+    _xdrop_check(host_cuda, Scoring(), 25, seed=3)
+    _xdrop_check(host_cuda, Scoring(**SCHEMES[2]), 0, seed=4)
+
+
+# --------------------------------------------------------------------------- CIGAR text, workspace
+
+
+def test_cigar_strings_take_concat_and_merge():
+    from gseek.align import CigarStrings, cigar_strings
+
+    runs = np.array([12 << 4 | 7, 1 << 4 | 8, 3 << 4 | 1, 100 << 4 | 7, 2 << 4 | 2], np.uint32)
+    c = cigar_strings(runs, np.array([0, 2, 2, 5]))
+    assert list(c) == ["12=1X", "", "3I100=2D"] and c[-1] == "3I100=2D"
+    assert list(cigar_strings(runs, np.array([0, 2, 2, 5]), merge_m=True)) == ["13M", "", "3I100M2D"]
+    assert list(c.take(np.array([2, 0, 2]))) == ["3I100=2D", "12=1X", "3I100=2D"]
+    both = CigarStrings.concat([c.take(np.array([2])), c])
+    assert both == ["3I100=2D", "12=1X", "", "3I100=2D"] and both.take(np.array([1, 2, 3])) == c
+    assert np.array_equal(both.runs[both.run_offsets[0]:both.run_offsets[1]], runs[2:])
+
+
+def test_workspace_is_reused_between_batches():
+    rng = random.Random(4)
+    qs = [_seq(rng, rng.randint(20, 90), "ACGT") for _ in range(60)]
+    ts = [_seq(rng, rng.randint(20, 90), "ACGT") for _ in range(60)]
+    one = PairAligner(mode="local", traceback=True, device="cpu").align_pairs(qs, ts)
+    small = PairAligner(mode="local", traceback=True, device="cpu", batch_pairs=7, traceback_memory=3000)
+    many = small.align_pairs(qs, ts)
+    size = small.workspace.nbytes
+    again = small.align_pairs(qs, ts)
+    assert small.workspace.nbytes == size
+    assert many.cigars == one.cigars == again.cigars and many.score.tolist() == one.score.tolist()
