@@ -981,6 +981,8 @@ class PairAligner:
         self.mode: str = opts["mode"]
         base = opts["scoring"]
         overrides = {k: options[k] for k in _SCORING_FIELDS if k in options}
+        if overrides.get("matrix") is not None and {"match", "mismatch"} & set(overrides):
+            raise OptionError("match/mismatch do not apply with a substitution matrix (it gives every pair's score)")
         if isinstance(base, Scoring):
             fields = dataclasses.asdict(base)
         elif isinstance(base, str) and base.lower() in SCORING_PRESETS:
@@ -1004,12 +1006,15 @@ class PairAligner:
         self.lazy = self.min_score is not None or self.min_identity is not None
         self.traceback = bool(opts["traceback"]) or self.min_identity is not None
         self.cigar_m = bool(opts["cigar_m"])
+        if self.cigar_m and not self.traceback:
+            raise OptionError("cigar_m needs the trace-back (traceback=True): score-only results have no CIGAR")
         columns = parse_outfmt(opts["outfmt"], True)
         if opts["outfmt"] is not None and NEEDS_TRACEBACK & set(columns):
             self.traceback = True
         self.columns = parse_outfmt(opts["outfmt"], self.traceback)
         self.batch_pairs = int(opts["batch_pairs"])
-        self.traceback_memory = int(opts["traceback_memory"] or 1)
+        given_memory = opts["traceback_memory"]
+        self.traceback_memory = 1 if given_memory is None else int(given_memory)
         if self.batch_pairs < 1 or self.traceback_memory < 1:
             raise OptionError("batch_pairs and traceback_memory must be >= 1")
         self.backend: Backend = get_backend(opts["device"], threads=opts["threads"])

@@ -156,7 +156,7 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 @click.option("--task", type=click.Choice(["map", "megablast", "blastn"]), default="map", show_default=True,
               help="map: complete k-mismatch read mapping; megablast/blastn: seed-and-extend search.")
 @_map_options
-@click.option("--evalue", type=float, default=10.0, show_default=True, help="BLAST: E-value cutoff.")
+@click.option("--evalue", type=float, default=None, help="BLAST: E-value cutoff [10].")
 @click.option("--outfmt", default=None, help="BLAST: 6 or 7 [with columns], or sam.")
 @click.option("-o", "--output", metavar="FILE", help="Output (SAM; BAM if it ends in .bam) [stdout].")
 @_common
@@ -165,6 +165,8 @@ def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> 
     (--task megablast|blastn, G-BLASTN-style) against an index."""
     if task != "map":
         raise NotYetAvailable(f"gseek search --task {task}: not available yet (the BLAST-style search)")
+    if evalue is not None or outfmt not in (None, "sam"):
+        raise click.UsageError("--evalue and --outfmt apply to --task megablast|blastn; --task map writes SAM/BAM")
     if not index_prefix:
         raise click.UsageError("--task map needs -x INDEX")
     if not queries:
@@ -190,10 +192,11 @@ def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> 
 @click.option("--pairs", metavar="TSV", help="Only these 'query<TAB>target' name pairs.")
 @click.option("--mode", type=click.Choice(["global", "local", "semiglobal"]), default="global",
               show_default=True)
-@click.option("--free-ends", default="query_start,query_end,target_start,target_end", show_default=True,
-              help="semiglobal: free overhangs (comma-separated).")
-@click.option("--match", type=int, default=2, show_default=True)
-@click.option("--mismatch", type=int, default=-3, show_default=True)
+@click.option("--free-ends", default=None,
+              help="semiglobal: free overhangs, comma-separated from query_start, query_end, target_start, "
+                   "target_end [all four].")
+@click.option("--match", type=int, default=None, help="DNA match score [2].")
+@click.option("--mismatch", type=int, default=None, help="DNA mismatch score [-3].")
 @click.option("--gap-open", type=int, default=5, show_default=True, help="Cost of opening a gap (>= 0).")
 @click.option("--gap-extend", type=int, default=2, show_default=True, help="Cost of each gap base (>= 0).")
 @click.option("--matrix", metavar="NAME", help="Substitution matrix from Biopython (e.g. BLOSUM62).")
@@ -211,16 +214,18 @@ def align(seqs, all_vs_all, query, target, pairs, mode, free_ends, match, mismat
     from .errors import OptionError
     from .seqio import read_fastx
 
-    options = dict(mode=mode, match=match, mismatch=mismatch, gap_open=gap_open, gap_extend=gap_extend,
-                   matrix=matrix, min_score=min_score, min_identity=min_identity, traceback=traceback,
-                   cigar_m=cigar_m, outfmt=outfmt, device=_backend())
-    if mode == "semiglobal":
-        options["free_ends"] = tuple(x for x in free_ends.split(",") if x)
+    options = dict(mode=mode, gap_open=gap_open, gap_extend=gap_extend, matrix=matrix, min_score=min_score,
+                   min_identity=min_identity, traceback=traceback, cigar_m=cigar_m, outfmt=outfmt,
+                   device=_backend())
+    # options the user did not give keep the API's defaults, so the API checks what was given
+    given = dict(match=match, mismatch=mismatch,
+                 free_ends=None if free_ends is None else tuple(x for x in free_ends.split(",") if x))
+    options.update({k: v for k, v in given.items() if v is not None})
     aligner = PairAligner(**options)
     alphabet = "protein" if matrix else "dna"
     if all_vs_all:
-        if not seqs or query or target:
-            raise OptionError("--all-vs-all takes -i FASTA (and no -q/-t)")
+        if not seqs or query or target or pairs:
+            raise OptionError("--all-vs-all takes -i FASTA (and no -q/-t/--pairs)")
         chunks = aligner.iter_all_vs_all(read_fastx(seqs, alphabet=alphabet))
     else:
         if not (query and target) or seqs:

@@ -682,8 +682,7 @@ def map_reads(
     from .sam import SamWriter, format_mapping, sam_header
 
     if not isinstance(index, Index):
-        index = Index.load(index, device=device or "auto", threads=threads,
-                           parts=["fm", "sa", "wgram", "text"] if _has_wgram(index) else ["fm", "sa", "text"])
+        index = Index.load(index, device=device or "auto", threads=threads)  # every part present
         device = None
     mapper = Mapper(index, mismatches, device=device, **mapper_options)
     names, lengths = index.contigs.names, index.contigs.lengths
@@ -707,12 +706,3 @@ def map_reads(
             raise FastxError(", ".join(map(os.fspath, files)), None, "no FASTA/FASTQ records (empty file)")
         counts["records"] = sam.records
     return counts
-
-
-def _has_wgram(path: str | os.PathLike) -> bool:
-    from gseek.index import format as index_format
-
-    try:
-        return "wgram" in index_format.read_header(index_format.resolve(path))["parts"]
-    except Exception:
-        return True  # let Index.load report the problem

@@ -32,6 +32,7 @@ import pysam
 
 from . import __version__, _samfmt
 from .alphabet import COMPLEMENT
+from .errors import GseekError
 from .seqio import SequenceBatch
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,11 +77,15 @@ class SamWriter:
         if self.stdout:
             self._out.flush()
             return
-        ok = exc_type is None
+        ok = False
         try:
             self._out.close()
-            if ok and self.bam:
-                pysam.view("-b", "-o", str(self.tmp), str(self._sam), catch_stdout=False)
+            if exc_type is None and self.bam:
+                try:
+                    pysam.view("-b", "-o", str(self.tmp), str(self._sam), catch_stdout=False)
+                except pysam.utils.SamtoolsError as err:
+                    raise GseekError(f"{self.path}: BAM conversion failed: {' '.join(str(err).split())}") from None
+            ok = exc_type is None
             if ok:
                 os.replace(self.tmp, self.path)
         finally:

@@ -404,12 +404,14 @@ class open_output:
         return fh
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        complete = False
         try:
             self._fh.close()
             if self._raw is not None:
                 self._raw.close()
+            complete = exc_type is None  # only a file whose closes succeeded gets its final name
         finally:
-            if exc_type is None:
+            if complete:
                 os.replace(self.tmp, self.path)
             else:
                 try:

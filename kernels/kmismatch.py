@@ -32,6 +32,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from gseek.kernels import fmindex
 from gseek.kernels.fmindex import _occ, _popcount32
 
 CUDA_SOURCE = "kmismatch.cu"
@@ -41,13 +42,8 @@ MAX_DFS_DEPTH = 64
 #: Largest mismatch budget of a whole read.
 MAX_MISMATCHES = 8
 
-CONSTANTS: dict[str, int] = {
-    "MAX_DFS_DEPTH": MAX_DFS_DEPTH,
-    # the FM-index layout constants the copied Occ helpers need
-    "BLOCK_WORDS": 16,
-    "OCC_INTERVAL_32": 192,
-    "OCC_INTERVAL_64": 128,
-}
+#: The FM-index layout constants (for kernels/fm_occ.cuh) plus this family's own.
+CONSTANTS: dict[str, int] = {**fmindex.CONSTANTS, "MAX_DFS_DEPTH": MAX_DFS_DEPTH}
 
 _LOW_BITS = 0x55555555
 _ALL = 0xFFFFFFFF

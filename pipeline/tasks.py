@@ -147,7 +147,7 @@ class MapTask:
         backends = None if devices is None else [get_backend(d, threads) for d in devices]
         if not isinstance(index, Index):
             first = backends[0] if backends else (device or "auto")
-            index = Index.load(index, device=first, threads=threads, parts=_parts(index))
+            index = Index.load(index, device=first, threads=threads)  # every part present
             device = None
         self.index = index
         if backends is None:
@@ -224,17 +224,6 @@ class MapTask:
         """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages."""
         return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
                           combine=True, file_errors=(FastxError, OSError), **options)
-
-
-def _parts(path: str | os.PathLike) -> list[str]:
-    """Index parts mapping needs (as map_reads loads them)."""
-    from gseek.index import format as index_format
-
-    try:
-        has_wgram = "wgram" in index_format.read_header(index_format.resolve(path))["parts"]
-    except Exception:  # noqa: BLE001 - let Index.load report the problem
-        has_wgram = True
-    return ["fm", "sa", "wgram", "text"] if has_wgram else ["fm", "sa", "text"]
 
 
 def _join(batches: list[SequenceBatch]) -> SequenceBatch:

@@ -525,3 +525,13 @@ def test_workspace_is_reused_between_batches():
     again = small.align_pairs(qs, ts)
     assert small.workspace.nbytes == size
     assert many.cigars == one.cigars == again.cigars and many.score.tolist() == one.score.tolist()
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"cigar_m": True}, "cigar_m needs the trace-back"),
+    ({"traceback": True, "traceback_memory": 0}, "traceback_memory must be >= 1"),
+    ({"matrix": "BLOSUM62", "mismatch": -4}, "substitution matrix"),
+])
+def test_options_that_cannot_apply_are_rejected(options, message):
+    with pytest.raises(OptionError, match=message):
+        PairAligner(device="cpu", **options)

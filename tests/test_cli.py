@@ -396,3 +396,36 @@ def test_align_protein_matrix_and_unknown_matrix(tmp_path, capsys):
 def test_align_needs_inputs(fasta, capsys):
     code, _, err = run(["align", "-i", str(fasta)], capsys)
     assert code == 1 and "give -q FASTA -t FASTA" in err
+
+
+# ------------------------------------------------------------------ options that do not apply are errors
+
+
+@pytest.mark.parametrize("extra", [["--outfmt", "6"], ["--evalue", "1e-5"]])
+def test_search_map_rejects_blast_options(mapped, capsys, extra):
+    code, _, err = run(_three_reads(mapped) + extra, capsys)
+    assert code == 2 and "apply to --task megablast|blastn" in err
+
+
+def test_align_all_vs_all_rejects_pairs(fasta, tmp_path, capsys):
+    pairs = tmp_path / "p.tsv"
+    pairs.write_text("a\tb\n")
+    code, _, err = run(["align", "-i", str(fasta), "--all-vs-all", "--pairs", str(pairs)], capsys)
+    assert code == 1 and "no -q/-t/--pairs" in err
+
+
+def test_align_free_ends_need_semiglobal(fasta, capsys):
+    code, _, err = run(["align", "-i", str(fasta), "--all-vs-all", "--free-ends", "query_start"], capsys)
+    assert code == 1 and "semiglobal" in err
+
+
+def test_align_matrix_excludes_match_scores(tmp_path, capsys):
+    prot = tmp_path / "p.fa"
+    prot.write_text(">p\nMKVLA\n>q\nMKVIA\n")
+    code, _, err = run(["align", "-i", str(prot), "--all-vs-all", "--matrix", "BLOSUM62", "--match", "5"], capsys)
+    assert code == 1 and err.count("\n") == 1 and "substitution matrix" in err
+
+
+def test_align_cigar_m_needs_traceback(fasta, capsys):
+    code, _, err = run(["align", "-i", str(fasta), "--all-vs-all", "--cigar-m"], capsys)
+    assert code == 1 and "trace-back" in err

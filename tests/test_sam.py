@@ -247,3 +247,15 @@ def test_empty_read_is_a_star(tmp_path):
     want = "e\t4\t*\t0\t0\t*\t*\t0\t0\t*\t*\nf\t4\t*\t0\t0\t*\t*\t0\t0\tAC\tII\n"
     assert format_unmapped(batch, np.arange(2)) == want
     assert format_unmapped(batch, np.arange(2)) == reference_sam.format_unmapped(batch, np.arange(2))
+
+
+def test_failed_bam_conversion_is_one_error_and_leaves_nothing(tmp_path):
+    from gseek.errors import GseekError
+    from gseek.sam import SamWriter, sam_header
+
+    out = tmp_path / "x.bam"
+    with pytest.raises(GseekError, match=r"x.bam: BAM conversion failed") as info:
+        with SamWriter(out, sam_header(["c"], [10], command="t", backend="cpu")) as sam:
+            sam.write_text("not\ta\tsam\trecord\n", 1)
+    assert "\n" not in str(info.value)
+    assert list(tmp_path.iterdir()) == []

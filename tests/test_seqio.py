@@ -276,3 +276,19 @@ def test_open_output_leaves_nothing_on_error(tmp_path):
             fh.write(b"partial")
             raise RuntimeError("boom")
     assert os.listdir(tmp_path) == []
+
+
+def test_open_output_leaves_nothing_when_closing_fails(tmp_path):
+    """A failed close (disk full, gzip flush) must not put a truncated file under the final name."""
+    target = tmp_path / "out.txt.gz"
+    out = open_output(target)
+    fh = out.__enter__()
+    fh.write(b"data")
+
+    def broken_close():
+        raise OSError(28, "No space left on device")
+
+    out._fh.close = broken_close
+    with pytest.raises(OSError, match="No space left"):
+        out.__exit__(None, None, None)
+    assert os.listdir(tmp_path) == []
