@@ -125,7 +125,10 @@ def cli() -> None:
               help="w of the w-gram table that jumps the first w steps of backward search (0: none).")
 @_common
 def index(reference, prefix, sa_sample, wgram) -> None:
-    """Build the FM-index (BWT with interleaved Occ, sampled SA) and w-gram table of REFERENCE."""
+    """Build the FM-index (BWT with interleaved Occ, sampled SA) and w-gram table of REFERENCE.
+
+    The build runs on the CPU (the index is identical either way); --device
+    applies to the searches that load it."""
     from .index import Index
 
     started = time.perf_counter()
@@ -295,7 +298,7 @@ def pipeline(query_list, index_prefix, task, outdir, gpus, resume, map_options, 
 @click.option("--protein", is_flag=True, help="Read protein sequences instead of DNA.")
 @_common
 def stats(files, protein) -> None:
-    """Summarise FASTA/FASTQ FILES (records, residues, lengths, N, soft-masked)."""
+    """Summarise FASTA/FASTQ FILES (records, residues, lengths, N, soft-masked); runs on the CPU."""
     from .seqio import FastxReader
 
     click.echo("file\tformat\trecords\tresidues\tmin_len\tmean_len\tmax_len\tN\tsoft_masked")
