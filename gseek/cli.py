@@ -180,7 +180,7 @@ def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> 
     counts = map_files(index_prefix, list(queries), output or "-", device=_backend(), command=_command_line(),
                        **map_options)
     _say(f"[gseek] {counts['reads']:,} reads, {counts['mapped']:,} mapped, {counts['unmapped']:,} unmapped "
-         f"({counts['too_long']:,} too long), {counts['records']:,} records in "
+         f"({counts['too_long']:,} too long, {counts['too_short']:,} too short), {counts['records']:,} records in "
          f"{time.perf_counter() - started:.2f} s")
 
 

@@ -19,8 +19,11 @@ both backends (``docs/architecture.md``, read mapping):
 4. **verify** -- Hamming distance on the 2-bit reference with the N masks
    (``kmismatch.verify``); the *first finder* rule keeps each placement once
    without a sort. In approximate mode, windows holding a reference N (which
-   the FM-index cannot walk through) come from explicit candidates next to
-   the N runs.
+   the FM-index cannot walk through) are found by the same piece searches in
+   a small second FM-index, of the *flanks* of the N runs with every N read
+   as a base (:func:`flank_regions`): that can only lower a piece's
+   mismatches, so the pigeonhole still holds; the candidates are verified
+   on the real text, where an N is a mismatch again.
 5. **select** (host, vectorised) -- best stratum, counts of best and
    second-best placements, a deterministic choice among ties, ``-k`` /
    ``--all``, MAPQ. ``docs/sam.md`` documents the output.
@@ -70,11 +73,13 @@ __all__ = [
     "MAPQ_MAX",
     "MISMATCH_PHRED",
     "STATUS_TOO_LONG",
+    "STATUS_TOO_SHORT",
+    "flank_regions",
 ]
 
 #: Largest ``k`` (``--mismatches``).
 MAX_MISMATCHES = kmismatch.MAX_MISMATCHES
-#: Shorter reads are refused (an error naming the file, line and read).
+#: Shorter reads (an empty record too) are reported unmapped with ``YF:Z:TOO_SHORT``.
 MIN_READ_LENGTH = 16
 #: Longer reads are reported unmapped with ``YF:Z:TOO_LONG`` (not dropped).
 MAX_READ_LENGTH = 1000
@@ -84,8 +89,9 @@ MAPQ_MAX = 60
 MISMATCH_PHRED = 20
 #: Shortest piece searched exactly, whatever the reference size.
 MIN_PIECE_FLOOR = 10
-#: Read status: mapped or not by search (0), longer than MAX_READ_LENGTH (1).
-STATUS_SEARCHED, STATUS_TOO_LONG = 0, 1
+#: Read status: mapped or not by search (0), longer than MAX_READ_LENGTH (1),
+#: shorter than MIN_READ_LENGTH (2); the last two are not searched.
+STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT = 0, 1, 2
 
 
 # --------------------------------------------------------------------------- results
@@ -103,7 +109,8 @@ class MappingResult:
     Per read: ``best`` and ``second`` (mismatches of the best and second-best
     strata, -1 when absent), ``n_best`` / ``n_second`` (placements in them:
     SAM X0 / X1), ``n_found`` (all placements within ``k``), ``mapq`` and
-    ``status`` (:data:`STATUS_TOO_LONG` for reads not searched).
+    ``status`` (:data:`STATUS_TOO_LONG` / :data:`STATUS_TOO_SHORT` for reads
+    not searched).
 
     ``alt_*``: alternative placements for the XA tag of the primary record
     (best-stratum mode only), grouped by read through ``alt_offsets``.
@@ -180,6 +187,11 @@ class Mapper:
     Default reporting is the best stratum: one primary record per read, the
     tie among equally good placements broken by a hash of the read name
     (deterministic, independent of batches and threads; ``docs/sam.md``).
+
+    ``stats`` counts the work of every :meth:`map` call so far: ``reads``,
+    ``candidates`` (placements verified), ``flank_candidates`` (of them, found
+    in the flank text next to reference N) and ``flank_bases`` (size of that
+    text; 0 until a read needs it).
     """
 
     _defaults = dict(max_alignments=None, report_all=False, max_hits=None, norc=False, nofw=False, xa_limit=3,
@@ -235,6 +247,8 @@ class Mapper:
         self.min_piece = int(min_piece) if min_piece is not None else auto_piece
         self._min_piece_given = min_piece
         self.backend = index.backend if device is None else get_backend(device)
+        self.stats = dict(reads=0, candidates=0, flank_candidates=0, flank_bases=0)
+        self._flanks: _Flanks | None = None
         self._setup_reference()
 
     def __repr__(self) -> str:
@@ -289,21 +303,18 @@ class Mapper:
     def map(self, reads: SequenceBatch | list[str]) -> MappingResult:
         """Map a batch of reads (a DNA :class:`~gseek.SequenceBatch` or a list of strings).
 
-        Reads shorter than :data:`MIN_READ_LENGTH` raise :class:`~gseek.FastxError`
-        naming the file and line; reads longer than :data:`MAX_READ_LENGTH` are
-        reported unmapped (``status`` :data:`STATUS_TOO_LONG`).
+        Reads shorter than :data:`MIN_READ_LENGTH` (empty ones too) and longer
+        than :data:`MAX_READ_LENGTH` are not searched: they are reported
+        unmapped, with ``status`` :data:`STATUS_TOO_SHORT` / :data:`STATUS_TOO_LONG`.
         """
         batch = _as_batch(reads)
         lengths = batch.lengths
-        short = np.flatnonzero(lengths < MIN_READ_LENGTH)
-        if short.size:
-            i = int(short[0])
-            raise FastxError(batch.path, int(batch.lines[i]),
-                             f"read {batch.name(i)!r} is {int(lengths[i])} bp; mapping needs at least "
-                             f"{MIN_READ_LENGTH} bp")
-        status = np.where(lengths > MAX_READ_LENGTH, STATUS_TOO_LONG, STATUS_SEARCHED).astype(np.int8)
+        status = np.full(lengths.size, STATUS_SEARCHED, dtype=np.int8)
+        status[lengths > MAX_READ_LENGTH] = STATUS_TOO_LONG
+        status[lengths < MIN_READ_LENGTH] = STATUS_TOO_SHORT
         searched = np.flatnonzero(status == STATUS_SEARCHED)
         found = self._search(batch, searched)
+        self.stats["reads"] += len(batch)
         return self._select(batch, status, *found)
 
     def _search(self, batch: SequenceBatch, searched: np.ndarray):
@@ -377,29 +388,22 @@ class Mapper:
                                                                           (iv_piece, dp)))
 
         # locate every row of every interval
-        n_iv = int(iv_lo.size)
-        starts = xp.zeros(n_iv + 1, dtype=np.int64)
-        if n_iv:
-            xp.cumsum(iv_hi - iv_lo, out=starts[1:])
-        total = int(starts[-1])
-        which = xp.empty(total, dtype=np.int64)
-        text_pos = xp.empty(total, dtype=np.int64)
-        f = self.fm
-        b.launch(fmindex, "locate_fill", total,
-                 f.occ, f.dollar_rows, f.C, f.sa_mark, f.sa_samples, np.int64(f.wide),
-                 iv_lo, starts, np.int64(n_iv), np.int64(total), which, text_pos)  # fmt: skip
-        cand_contig, cand_pos = fm_search.text_to_contig(b, f, text_pos)
-        cand_piece = iv_piece[which]
-        piece_sr = b.asarray(piece_sr_h)
-        cand_sr = piece_sr[cand_piece]
+        cand_piece, cand_contig, cand_pos = self._locate(self.fm, iv_lo, iv_hi, iv_piece)
 
-        # explicit candidates next to reference N (approximate mode only)
+        # windows holding a reference N (approximate mode only): the same piece
+        # searches in the flank text; cand_piece -1 - p marks "found there through piece p"
+        n_flank = 0
         if self.has_amb and approx_h.any():
-            e_sr, e_contig, e_pos = self._edge_candidates(sr_len_h, approx_h)
-            cand_sr = xp.concatenate([cand_sr, b.asarray(e_sr)])
-            cand_piece = xp.concatenate([cand_piece, xp.full(e_sr.size, -1, dtype=np.int64)])
-            cand_contig = xp.concatenate([cand_contig, b.asarray(e_contig)])
-            cand_pos = xp.concatenate([cand_pos, b.asarray(e_pos)])
+            flanks = self._flank_index()
+            search_f = b.asarray(np.flatnonzero(approx_h[piece_sr_h]).astype(np.int64))
+            fl_lo, fl_hi, fl_piece = self._dfs(sr_codes, piece_off, budget, search_f, flanks.fm)
+            f_piece, f_region, f_pos = self._locate(flanks.fm, fl_lo, fl_hi, fl_piece)
+            n_flank = int(f_piece.size)
+            cand_piece = xp.concatenate([cand_piece, -1 - f_piece])
+            cand_contig = xp.concatenate([cand_contig, flanks.contig[f_region]])
+            cand_pos = xp.concatenate([cand_pos, flanks.start[f_region] + f_pos])
+        piece_sr = b.asarray(piece_sr_h)
+        cand_sr = piece_sr[xp.where(cand_piece < 0, -1 - cand_piece, cand_piece)]
 
         # verify
         words_h = (sr_len_h + 15) // 16
@@ -419,13 +423,17 @@ class Mapper:
                  b.asarray(sr_first_h), b.asarray(approx_h), piece_off, budget, np.int64(k),
                  cand_sr, cand_piece, cand_contig.astype(np.int32), cand_pos, np.int64(n_cand),
                  out_start, out_mm)  # fmt: skip
+        self.stats["candidates"] += n_cand
+        self.stats["flank_candidates"] += n_flank
         ok = xp.flatnonzero(out_mm >= 0)
         sr = b.to_host(cand_sr[ok])
         return (sr_read_h[sr], sr_strand_h[sr], b.to_host(cand_contig[ok]).astype(np.int32),
                 b.to_host(out_start[ok]), b.to_host(out_mm[ok]).astype(np.int16))
 
-    def _dfs(self, codes, piece_off, budget, search):
-        b, xp, f = self.backend, self.backend.xp, self.fm
+    def _dfs(self, codes, piece_off, budget, search, f=None):
+        """SA intervals (lo, hi, piece) of pieces ``search`` within their budgets, in
+        FM-index ``f`` (default: the reference's)."""
+        b, xp, f = self.backend, self.backend.xp, self.fm if f is None else f
         m = int(search.size)
         counts = xp.empty(m, dtype=np.int64)
         b.launch(kmismatch, "dfs_count", m, f.occ, f.dollar_rows, f.C, np.int64(f.wide), codes, piece_off,
@@ -440,38 +448,51 @@ class Mapper:
                  budget, search, np.int64(m), starts, lo, hi, piece)
         return lo, hi, piece
 
-    def _edge_candidates(self, sr_len: np.ndarray, approx: np.ndarray):
-        """(strand read, contig, pos) of every window next to a reference N run
-        that may hold at most k of its N, for every strand read in approximate mode."""
-        out_sr, out_contig, out_pos = [], [], []
-        co = self.contig_offsets_host
-        a, e = self.amb_runs[:, 0], self.amb_runs[:, 1]
-        contig = np.searchsorted(co, a, side="right") - 1
-        cs, ce = co[contig], co[contig + 1]
-        sel = np.flatnonzero(approx)
-        for length in np.unique(sr_len[sel]).tolist():
-            short = (e - a) <= self.k
-            lo1 = a - length + 1
-            hi1 = np.where(short, e - 1, a - length + self.k)
-            lo2 = np.where(short, 0, e - self.k)
-            hi2 = np.where(short, -1, e - 1)
-            ranges = [(np.maximum(lo1, cs), np.minimum(hi1, ce - length)),
-                      (np.maximum(lo2, cs), np.minimum(hi2, ce - length))]
-            pos = []
-            for lo, hi in ranges:
-                size = np.maximum(hi - lo + 1, 0)
-                pos.append(np.repeat(lo - np.cumsum(size) + size, size) + np.arange(int(size.sum())))
-            g = np.unique(np.concatenate(pos))
-            if g.size == 0:
-                continue
-            reads = sel[sr_len[sel] == length]
-            c = (np.searchsorted(co, g, side="right") - 1).astype(np.int32)
-            out_sr.append(np.repeat(reads, g.size))
-            out_contig.append(np.tile(c, reads.size))
-            out_pos.append(np.tile(g - co[c], reads.size))
-        if not out_sr:
-            return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64)
-        return np.concatenate(out_sr), np.concatenate(out_contig), np.concatenate(out_pos)
+    def _locate(self, f, lo, hi, piece):
+        """(piece, contig, position) of every row of every interval of FM-index ``f``."""
+        b, xp = self.backend, self.backend.xp
+        n_iv = int(lo.size)
+        starts = xp.zeros(n_iv + 1, dtype=np.int64)
+        if n_iv:
+            xp.cumsum(hi - lo, out=starts[1:])
+        total = int(starts[-1])
+        which = xp.empty(total, dtype=np.int64)
+        text_pos = xp.empty(total, dtype=np.int64)
+        b.launch(fmindex, "locate_fill", total,
+                 f.occ, f.dollar_rows, f.C, f.sa_mark, f.sa_samples, np.int64(f.wide),
+                 lo, starts, np.int64(n_iv), np.int64(total), which, text_pos)  # fmt: skip
+        contig, pos = fm_search.text_to_contig(b, f, text_pos)
+        return piece[which], contig, pos
+
+    def _flank_index(self) -> _Flanks:
+        """The FM-index of the flanks of the reference N runs (built at first use, then kept).
+
+        Every window of an approximate-mode read (shorter than
+        ``(k + 1) * min_piece``) that holds a reference N and at most ``k`` of
+        them lies inside one flank (:func:`flank_regions`). An N is read as
+        a base (a fixed pseudo-random one per position, so that N runs do
+        not look like poly-A), which can only lower a piece's mismatches: a
+        piece search there finds every such placement.
+        """
+        if self._flanks is None:
+            longest = min(MAX_READ_LENGTH, (self.k + 1) * self.min_piece - 1)
+            contig, start, end = flank_regions(self.amb_runs, self.contig_offsets_host, self.k, longest)
+            lengths = end - start
+            offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+            g = np.repeat(self.contig_offsets_host[contig] + start - offsets[:-1], lengths) + np.arange(offsets[-1])
+            shift = (30 - 2 * (g & 15)).astype(np.uint32)
+            codes = ((self.text_host[g >> 4] >> shift) & 3).astype(np.uint8)
+            n = ((self.ref_nmask_host[g >> 4] >> shift) & 3) != 0
+            codes[n] = (g[n].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) >> np.uint64(62)).astype(np.uint8)
+            batch = _dna_batch(codes, offsets, [str(i) for i in range(lengths.size)], "<flanks>")
+            index = Index.build(batch, wgram=0, sa_sample=4, threads=getattr(self.backend, "threads", None),
+                                device=self.backend)
+            b = self.backend
+            self._flanks = _Flanks(index.device_arrays(), b.asarray(contig.astype(np.int32)), b.asarray(start),
+                                   int(offsets[-1]))
+            self.stats["flank_bases"] = self._flanks.bases
+        return self._flanks
 
     # ------------------------------------------------------------------ select
 
@@ -566,6 +587,48 @@ def _piece_counts(lengths: np.ndarray, k: int, min_piece: int) -> np.ndarray:
     return np.clip(lengths // min_piece, 1, k + 1).astype(np.int64)
 
 
+def flank_regions(runs: np.ndarray, contig_offsets: np.ndarray, k: int, longest: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The stretches of the reference holding every window of at most ``longest``
+    bases that covers between 1 and ``k`` bases of the N runs ``[start, end)``.
+
+    Such a window lies within ``longest - 1`` bases of a run of at most ``k``
+    N, or, for a longer run, covers at most ``k`` of its first or last bases;
+    it never covers the middle of a run, past the first and last ``k`` bases.
+    Stretches are clipped to their contig, merged where they overlap and cut
+    at those middles, so each window lies inside exactly one stretch and no
+    stretch holds more than ``2k`` N in a row. Returns ``(contig, start,
+    end)``, contig coordinates, in reference order.
+
+    >>> runs = np.array([[50, 52], [300, 400], [420, 500], [1005, 1006]])  # global; contigs of 1000
+    >>> [r.tolist() for r in flank_regions(runs, np.array([0, 1000, 2000]), 2, 30)]
+    [[0, 0, 0, 0, 1], [21, 271, 398, 498, 0], [81, 302, 422, 529, 35]]
+    """
+    runs = np.asarray(runs, dtype=np.int64).reshape(-1, 2)
+    co = np.asarray(contig_offsets, dtype=np.int64)
+    a, e = runs[:, 0], runs[:, 1]
+    long_run = e - a > k
+    lo = np.concatenate([a - longest + 1, e[long_run] - k])
+    hi = np.concatenate([np.where(long_run, a + k, e + longest - 1), e[long_run] + longest - 1])
+    contig = np.searchsorted(co, np.concatenate([a, e[long_run] - 1]), side="right") - 1
+    lo = np.sort(np.maximum(lo, co[contig]))
+    hi = np.sort(np.minimum(hi, co[contig + 1]))
+    middle = e - a > 2 * k
+    cut_lo, cut_hi = a[middle] + k, e[middle] - k
+    # elementary intervals between all boundaries: covered by a stretch and not by a middle
+    points = np.unique(np.concatenate([lo, hi, cut_lo, cut_hi]))
+    x = points[:-1]
+    covered = np.searchsorted(lo, x, side="right") > np.searchsorted(hi, x, side="right")
+    cut = np.searchsorted(cut_lo, x, side="right") > np.searchsorted(cut_hi, x, side="right")
+    keep = covered & ~cut
+    joined = np.zeros(x.size, dtype=bool)  # kept interval i continues kept interval i - 1 (same contig)
+    joined[1:] = keep[1:] & keep[:-1] & ~np.isin(x[1:], co)
+    first = np.flatnonzero(keep & ~joined)
+    last = np.flatnonzero(keep & ~np.append(joined[1:], False))
+    c = np.searchsorted(co, x[first], side="right") - 1
+    return c.astype(np.int32), x[first] - co[c], points[last + 1] - co[c]
+
+
 def amb_mask(runs: np.ndarray, n_words: int) -> np.ndarray:
     """Packed N mask (2 bits a base, ``pack_2bit`` layout) of the runs ``[start, end)``.
 
@@ -639,16 +702,31 @@ def _as_batch(reads: SequenceBatch | list[str]) -> SequenceBatch:
     if isinstance(reads, str):
         reads = [reads]
     codes, offsets = fm_search.pattern_arrays(list(reads))
-    names = [f"read{i}" for i in range(len(reads))]
+    return _dna_batch(codes, offsets, [f"read{i}" for i in range(len(reads))], "<reads>")
+
+
+def _dna_batch(codes: np.ndarray, offsets: np.ndarray, names: list[str], path: str) -> SequenceBatch:
+    """A FASTA-like DNA batch of records ``codes[offsets[i]:offsets[i+1]]`` named ``names``."""
     name_bytes = np.frombuffer("".join(names).encode(), dtype=np.uint8).copy()
     name_offsets = np.zeros(len(names) + 1, dtype=np.int64)
     np.cumsum([len(x) for x in names], out=name_offsets[1:])
     return SequenceBatch(
-        path="<reads>", format="fasta", alphabet="dna", codes=codes, offsets=offsets, quals=None,
+        path=path, format="fasta", alphabet="dna", codes=codes, offsets=offsets, quals=None,
         names=name_bytes, name_offsets=name_offsets, descriptions=np.zeros(0, np.uint8),
         description_offsets=np.zeros(len(names) + 1, np.int64), soft_mask=np.zeros((0, 2), np.int64),
         lines=np.arange(1, 2 * len(names), 2, dtype=np.int64), first_record=0,
     )
+
+
+@dataclass(frozen=True)
+class _Flanks:
+    """FM-index of the flank text (one record per flank) on the mapper's device,
+    each flank's contig and start (contig coordinates), and the text size."""
+
+    fm: fm_search.FmArrays
+    contig: Any
+    start: Any
+    bases: int
 
 
 # --------------------------------------------------------------------------- streaming
@@ -672,7 +750,8 @@ def map_reads(
 
     Several read files go to one output, in order. The output is written
     under a temporary name and renamed when complete.
-    Returns counts: ``reads``, ``mapped``, ``unmapped``, ``too_long``, ``records``.
+    Returns counts: ``reads``, ``mapped``, ``unmapped`` (with ``too_long`` and
+    ``too_short``: reads not searched), ``records``.
 
     Arguments beyond the :class:`Mapper` options: ``command`` (SAM ``@PG CL``),
     ``no_unal`` (drop unmapped reads), ``cigar_eq`` (CIGAR with ``=``/``X``),
@@ -687,7 +766,7 @@ def map_reads(
     mapper = Mapper(index, mismatches, device=device, **mapper_options)
     names, lengths = index.contigs.names, index.contigs.lengths
     header = sam_header(names, lengths, command=command, backend=mapper.backend.describe())
-    counts = dict(reads=0, mapped=0, unmapped=0, too_long=0, records=0)
+    counts = dict(reads=0, mapped=0, unmapped=0, too_long=0, too_short=0, records=0)
     options = {} if chunk_bytes is None else {"chunk_bytes": int(chunk_bytes)}
     files = [reads] if isinstance(reads, (str, os.PathLike)) else list(reads)
     if not files:
@@ -702,6 +781,7 @@ def map_reads(
             counts["mapped"] += mapped
             counts["unmapped"] += len(batch) - mapped
             counts["too_long"] += int((result.status == STATUS_TOO_LONG).sum())
+            counts["too_short"] += int((result.status == STATUS_TOO_SHORT).sum())
         if counts["reads"] == 0:
             raise FastxError(", ".join(map(os.fspath, files)), None, "no FASTA/FASTQ records (empty file)")
         counts["records"] = sam.records

@@ -107,9 +107,6 @@ class SamWriter:
 
 # --------------------------------------------------------------------------- records
 
-_TOO_LONG_TAG = b"\tYF:Z:TOO_LONG"
-
-
 def _joined(texts) -> tuple[np.ndarray, np.ndarray]:
     """Strings as latin-1 bytes + offsets (the ``SequenceBatch.names`` layout)."""
     encoded = [t.encode("latin-1") for t in texts]
@@ -147,21 +144,25 @@ def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, 
     Mapped reads: one primary record, then secondary ones (flag 256) for
     ``-k`` / ``--all``; reverse-strand SEQ reverse-complemented and QUAL
     reversed; NM, MD, X0, X1, (best mode) XA and (capped ``--all``) ZH.
-    Unmapped reads: flag 4, ``YF:Z:TOO_LONG`` for reads over the length
-    limit; none with ``no_unal``. The text is built by the Numba formatter
-    (``gseek._samfmt``) on the CPU mapper's threads; it is the same for any
-    thread count.
+    Unmapped reads: flag 4, ``YF:Z:TOO_LONG`` / ``YF:Z:TOO_SHORT`` for reads
+    outside the length limits (not searched); none with ``no_unal``. The text
+    is built by the Numba formatter (``gseek._samfmt``) on the CPU mapper's
+    threads; it is the same for any thread count.
     """
-    from .mapper import STATUS_TOO_LONG
+    from .mapper import STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT
 
     n = result.n_reads
-    too_long = np.asarray(result.status) == STATUS_TOO_LONG
+    tags = {STATUS_TOO_LONG: b"\tYF:Z:TOO_LONG", STATUS_TOO_SHORT: b"\tYF:Z:TOO_SHORT"}  # reads not searched
+    status = np.asarray(result.status)
+    tag_length = np.zeros(max(tags) + 1, dtype=np.int64)
+    tag_length[list(tags)] = [len(t) for t in tags.values()]
     extra_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(too_long * len(_TOO_LONG_TAG), out=extra_off[1:])
+    np.cumsum(tag_length[status], out=extra_off[1:])
+    extra = b"".join(tags[s] for s in status[status != STATUS_SEARCHED].tolist())
     cnames, cname_off = _joined(result.contig_names)
     text, records = _samfmt.format_records(
         np.arange(n), **_reads(batch), hit_off=result.hit_offsets,
-        extra=np.frombuffer(_TOO_LONG_TAG * int(too_long.sum()), dtype=np.uint8), extra_off=extra_off,
+        extra=np.frombuffer(extra, dtype=np.uint8), extra_off=extra_off,
         no_unal=no_unal, contig=result.contig, pos=result.pos, strand=result.strand,
         mismatches=result.mismatches, secondary=result.secondary, best=result.best, n_best=result.n_best,
         n_second=result.n_second, n_found=result.n_found, mapq=result.mapq,

@@ -124,11 +124,13 @@ dfs_fill(const u32* __restrict__ occ, const u32* __restrict__ dollar_rows, const
     }
 }
 
-// Candidate j: strand read cand_sr[j] placed so that piece cand_piece[j]
-// starts at cand_pos[j] of contig cand_contig[j] (cand_piece < 0: the read
-// starts there; an N-edge candidate, kept only if the window holds a
-// reference N). out_start = window start in the contig, out_mm = mismatches,
-// or -1 when rejected (outside the contig, > k, or owned by another finder).
+// Candidate j: strand read cand_sr[j] placed so that piece p starts at
+// cand_pos[j] of contig cand_contig[j], p = cand_piece[j] (found in the
+// reference index) or -1 - cand_piece[j] when negative (found in the flank
+// text: kept only if the window holds a reference N and p is the first piece
+// within its budget). out_start = window start in the contig, out_mm =
+// mismatches, or -1 when rejected (outside the contig, > k, or owned by
+// another finder).
 extern "C" __global__ void __launch_bounds__(BLOCK)
 verify(const u32* __restrict__ text, const u32* __restrict__ ref_nmask, i64 has_amb, i64 n_text_words,
        const i64* __restrict__ contig_offsets, const u32* __restrict__ read_words, const u32* __restrict__ read_nmask,
@@ -140,11 +142,12 @@ verify(const u32* __restrict__ text, const u32* __restrict__ ref_nmask, i64 has_
     GRID_STRIDE(j, n) {
         i64 sr = cand_sr[j];
         i64 p = cand_piece[j];
+        bool flank = p < 0;
+        if (flank) p = -1 - p;
         i64 length = sr_length[sr];
         i64 first = sr_first_piece[sr];
         i64 read_start = piece_offsets[first];
-        i64 start = cand_pos[j];
-        if (p >= 0) start -= piece_offsets[p] - read_start;
+        i64 start = cand_pos[j] - (piece_offsets[p] - read_start);
         int contig = cand_contig[j];
         i64 clen = contig_offsets[contig + 1] - contig_offsets[contig];
         out_start[j] = start;
@@ -162,12 +165,13 @@ verify(const u32* __restrict__ text, const u32* __restrict__ ref_nmask, i64 has_
                 i64 mm = both & 0xFFFFFFFFll;
                 total += mm;
                 refn += both >> 32;
-                if (p >= 0 && q < p && mm <= piece_budget[q]) ok = false;  // an earlier piece finds it
+                if (q < p && mm <= piece_budget[q]) ok = false;  // an earlier piece finds it
+                if (flank && q == p && mm > piece_budget[q]) ok = false;  // found only as N read as a base
                 if (total > k || !ok) { ok = false; break; }
             }
             if (ok) {
-                if (p < 0) ok = refn > 0;
-                else if (sr_approx[sr] && refn > 0) ok = false;  // N-edge candidates own windows with a reference N
+                if (flank) ok = refn > 0;
+                else if (sr_approx[sr] && refn > 0) ok = false;  // flank candidates own windows with a reference N
             }
             if (ok) result = (int)total;
         }

@@ -20,8 +20,13 @@ piece). These kernels are the two steps that are not plain FM-index search:
   inside one contig. The *first finder* rule keeps each placement exactly
   once without a sort: a candidate found through piece ``i`` survives only
   if no earlier piece ``j < i`` of the same strand read would have found the
-  same placement (``mismatches(j) <= budget(j)``, no reference N in the
-  window when the read is searched in approximate mode).
+  same placement (``mismatches(j) <= budget(j)``). In approximate mode a
+  window holding a reference N belongs to the candidates from the flank
+  text (``cand_piece = -1 - i``; the mapper's flank index reads N as a
+  base, so a piece may be found there with more real mismatches than its
+  budget): such a candidate survives only if the window holds a reference N
+  and ``i`` is the first piece with ``mismatches(i) <= budget(i)``, and a
+  candidate from the reference index survives only if it holds none.
 
 Every output element is computed independently, so results do not depend on
 the thread count or launch geometry.
@@ -170,20 +175,23 @@ def verify(text, ref_nmask, has_amb, n_text_words, contig_offsets,
            read_words, read_nmask, sr_word_offset, sr_length, sr_first_piece, sr_approx,
            piece_offsets, piece_budget, k,
            cand_sr, cand_piece, cand_contig, cand_pos, n, out_start, out_mm):
-    """Candidate j: strand read cand_sr[j] placed so that piece cand_piece[j]
-    starts at cand_pos[j] of contig cand_contig[j] (cand_piece < 0: the read
-    starts there; an N-edge candidate, kept only if the window holds a
-    reference N). out_start = window start in the contig, out_mm = mismatches,
-    or -1 when rejected (outside the contig, > k, or owned by another finder)."""
+    """Candidate j: strand read cand_sr[j] placed so that piece p starts at
+    cand_pos[j] of contig cand_contig[j], p = cand_piece[j] (found in the
+    reference index) or -1 - cand_piece[j] when negative (found in the flank
+    text: kept only if the window holds a reference N and p is the first
+    piece within its budget). out_start = window start in the contig, out_mm
+    = mismatches, or -1 when rejected (outside the contig, > k, or owned by
+    another finder)."""
     for j in numba.prange(n):
         sr = cand_sr[j]
         p = cand_piece[j]
+        flank = p < 0
+        if flank:
+            p = -1 - p
         length = sr_length[sr]
         first = sr_first_piece[sr]
         read_start = piece_offsets[first]
-        start = cand_pos[j]
-        if p >= 0:
-            start -= piece_offsets[p] - read_start
+        start = cand_pos[j] - (piece_offsets[p] - read_start)
         contig = cand_contig[j]
         clen = contig_offsets[contig + 1] - contig_offsets[contig]
         out_start[j] = start
@@ -204,16 +212,18 @@ def verify(text, ref_nmask, has_amb, n_text_words, contig_offsets,
                 nn = both >> 32
                 total += mm
                 refn += nn
-                if p >= 0 and q < p and mm <= piece_budget[q]:
+                if q < p and mm <= piece_budget[q]:
                     ok = False  # an earlier piece finds this placement
+                if flank and q == p and mm > piece_budget[q]:
+                    ok = False  # found only because the flank text reads N as a base
                 if total > k or not ok:
                     ok = False
                     break
             if ok:
-                if p < 0:
+                if flank:
                     ok = refn > 0
                 elif sr_approx[sr] and refn > 0:
-                    ok = False  # the N-edge candidates own windows with a reference N
+                    ok = False  # the flank candidates own windows with a reference N
             if ok:
                 result = total
         out_mm[j] = result

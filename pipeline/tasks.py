@@ -21,7 +21,7 @@ pipeline of one): the front door of ``gseek search --task map``.
 >>> out = os.path.join(tempfile.mkdtemp(), "r.sam")
 >>> counts = map_files(idx, lambda_reads(), out, mismatches=2, workers=1)
 >>> counts["reads"] == counts["mapped"] + counts["unmapped"], sorted(counts)
-(True, ['mapped', 'reads', 'records', 'too_long', 'unmapped'])
+(True, ['mapped', 'reads', 'records', 'too_long', 'too_short', 'unmapped'])
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import numpy as np
 from gseek.backend import Backend, get_backend
 from gseek.errors import FastxError, OptionError
 from gseek.index import Index
-from gseek.mapper import STATUS_TOO_LONG, Mapper, MappingResult
+from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult
 from gseek.seqio import FastxReader, SequenceBatch
 
 from .engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueBounds
@@ -213,7 +213,8 @@ class MapTask:
                                                cigar_eq=self.cigar_eq)
             mapped = int((result.best >= 0).sum())
             counts = dict(records=len(batch), hits=len(result), mapped=mapped,
-                          too_long=int((result.status == STATUS_TOO_LONG).sum()), sam_records=records)
+                          too_long=int((result.status == STATUS_TOO_LONG).sum()),
+                          too_short=int((result.status == STATUS_TOO_SHORT).sum()), sam_records=records)
             chunks.append(Chunk((text, records, len(batch)), counts))
         return chunks
 
@@ -281,4 +282,4 @@ def map_files(
         raise result.error
     c = result.counts
     return dict(reads=c["records"], mapped=c["mapped"], unmapped=c["records"] - c["mapped"],
-                too_long=c["too_long"], records=c["sam_records"])
+                too_long=c["too_long"], too_short=c["too_short"], records=c["sam_records"])

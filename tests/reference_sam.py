@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gseek.alphabet import COMPLEMENT
-from gseek.mapper import STATUS_TOO_LONG
+from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT
 
 _LETTERS = np.frombuffer(b"ACGTN", dtype=np.uint8)
 FLAG_REVERSE, FLAG_SECONDARY = 16, 256
@@ -133,7 +133,7 @@ def format_mapping(result, batch, mapper, *, no_unal: bool = False, cigar_eq: bo
         if hit_off[i] == hit_off[i + 1]:
             if no_unal:
                 continue
-            extra = "\tYF:Z:TOO_LONG" if status[i] == STATUS_TOO_LONG else ""
+            extra = {STATUS_TOO_LONG: "\tYF:Z:TOO_LONG", STATUS_TOO_SHORT: "\tYF:Z:TOO_SHORT"}.get(status[i], "")
             q = qual[a:b] if qual is not None else "*"
             lines.append(f"{names[i]}\t4\t*\t0\t0\t*\t*\t0\t0\t{seq[a:b]}\t{q}{extra}\n")
             records += 1

@@ -244,11 +244,16 @@ def test_search_no_unal_and_cigar_eq(mapped, capsys):
     assert next(r for r in rows if r[0] == "exact")[5] == "20="
 
 
-def test_search_too_short_read_is_one_line_with_file_and_line(mapped, capsys):
+def test_search_too_short_reads_are_unmapped_with_a_reason(mapped, capsys):
     reads = mapped / "short.fq"
-    reads.write_text(f"@rep\n{REPEAT}\n+\n{'I' * 20}\n@tiny\nTTGACCA\n+\nIIIIIII\n")
-    code, _, err = run(["search", "-x", str(mapped / "ref"), "-q", str(reads)], capsys)
-    assert code == 1 and err.count("\n") == 1 and "short.fq:5" in err and "at least" in err
+    reads.write_text(f"@rep\n{REPEAT}\n+\n{'I' * 20}\n@tiny\nTTGACCA\n+\nIIIIIII\n@empty\n\n+\n\n")
+    code, out, err = run(["search", "-x", str(mapped / "ref"), "-q", str(reads), "--device", "cpu"], capsys)
+    assert code == 0, err
+    rows = {line.split("\t")[0]: line.split("\t") for line in out.splitlines() if not line.startswith("@")}
+    assert rows["rep"][1] in ("0", "16")
+    assert rows["tiny"][1:3] == ["4", "*"] and rows["tiny"][9:] == ["TTGACCA", "IIIIIII", "YF:Z:TOO_SHORT"]
+    assert rows["empty"][1:3] == ["4", "*"] and rows["empty"][9:] == ["*", "*", "YF:Z:TOO_SHORT"]
+    assert "3 reads, 1 mapped, 2 unmapped (0 too long, 2 too short)" in err
 
 
 def test_search_all_k_and_max_hits(mapped, capsys):

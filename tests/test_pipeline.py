@@ -196,9 +196,11 @@ def test_bad_files_fail_alone(data, tmp_path):
     for f in good:
         assert status[f.name].status == "ok"
         assert Path(status[f.name].query.output).read_bytes() == reference(data, f)
+    assert status["short.fq"].status == "ok"  # a read under 16 bp is an unmapped record, not an error
+    tiny = [x for x in Path(status["short.fq"].query.output).read_text().splitlines() if x.startswith("tiny\t")]
+    assert len(tiny) == 1 and tiny[0].split("\t")[1] == "4" and tiny[0].endswith("\tYF:Z:TOO_SHORT")
     reasons = {"malformed.fq": "quality length 4 != sequence length 20", "missing.fq": "cannot open",
-               "short.fq": "short.fq:5: read 'tiny' is 6 bp", "empty.fq": "empty file", "dir.fq": "cannot open",
-               "corrupt.fq.gz": "cannot read"}
+               "empty.fq": "empty file", "dir.fq": "cannot open", "corrupt.fq.gz": "cannot read"}
     rows = {line.split("\t")[0]: line.split("\t") for line in summary.path.read_text().splitlines()[1:]}
     assert summary.path.read_text().splitlines()[0].split("\t") == ["file", "status", "records", "hits", "seconds",
                                                                      "error", "output"]
@@ -464,3 +466,31 @@ def test_progress_bars_on_request(data, tmp_path, capsys):
     summary, _ = run(data, tmp_path, data["files"][:2], progress=True)
     assert summary.exit_status == 0
     assert "gseek pipeline" in capsys.readouterr().err
+
+
+def test_a_stage_error_in_a_combined_job_fails_only_its_file(data, tmp_path, monkeypatch):
+    """A FastxError raised by the mapping stage for a job that combines several small files
+    is re-run batch by batch, so only the file that holds the bad record fails."""
+    from gseek.errors import FastxError
+    from gseek.mapper import Mapper
+
+    real_map = Mapper.map
+
+    def map_or_fail(self, batch):
+        names = batch.name_list()
+        if "poison" in names:
+            raise FastxError(batch.path, int(batch.lines[names.index("poison")]), "poisoned read")
+        return real_map(self, batch)
+
+    poison = tmp_path / "poison.fq"
+    poison.write_text("".join(f"@{name}\n{'ACGT' * 10}\n+\n{'I' * 40}\n" for name in ("ok", "poison")))
+    files = [data["files"][0], poison, data["files"][3]]
+    expected = {f.name: reference(data, f) for f in (files[0], files[2])}
+    monkeypatch.setattr(Mapper, "map", map_or_fail)
+    summary, out = run(data, tmp_path, files, workers=2, job_bytes=1 << 22)  # one job holds all three files
+    status = {Path(r.query.name).name: r for r in summary.files}
+    assert status["poison.fq"].status == "failed" and "poison.fq:5: poisoned read" in str(status["poison.fq"].error)
+    for name, text in expected.items():
+        assert status[name].status == "ok"
+        assert Path(status[name].query.output).read_bytes() == text
+    no_temporaries(out)
