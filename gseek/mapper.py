@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +98,38 @@ STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT = 0, 1, 2
 # --------------------------------------------------------------------------- results
 
 
+class ReadNames(Sequence[str]):
+    """Read names, decoded one at a time from a batch's name bytes and offsets.
+
+    A mapped batch keeps its names this way instead of building one Python
+    string per read (the SAM formatter reads the bytes directly).
+
+    >>> names = ReadNames(np.frombuffer(b"r1read2", np.uint8), np.array([0, 2, 7]))
+    >>> len(names), names[1], list(names[1:])
+    (2, 'read2', ['read2'])
+    """
+
+    __slots__ = ("_bytes", "_offsets")
+
+    def __init__(self, name_bytes: np.ndarray, offsets: np.ndarray) -> None:
+        self._bytes = name_bytes
+        self._offsets = offsets
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            if step != 1:
+                raise ValueError("ReadNames slices must be contiguous")
+            return ReadNames(self._bytes, self._offsets[start : max(start, stop) + 1])
+        i = int(i) + len(self) if int(i) < 0 else int(i)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._bytes[self._offsets[i] : self._offsets[i + 1]].tobytes().decode("latin-1")
+
+
 @dataclass(frozen=True, eq=False)
 class MappingResult:
     """Placements of one batch of reads, struct-of-arrays (0-based coordinates).
@@ -116,7 +149,7 @@ class MappingResult:
     (best-stratum mode only), grouped by read through ``alt_offsets``.
     """
 
-    names: tuple[str, ...]
+    names: Sequence[str]
     contig_names: tuple[str, ...]
     read: np.ndarray
     contig: np.ndarray
@@ -498,7 +531,7 @@ class Mapper:
 
     def _select(self, batch, status, read, strand, contig, pos, mm) -> MappingResult:
         n = len(batch)
-        names = tuple(batch.name_list())
+        names = ReadNames(batch.names, batch.name_offsets)
         order = np.lexsort((strand, pos, contig, mm, read))
         read, strand, contig, pos, mm = read[order], strand[order], contig[order], pos[order], mm[order]
         h = read.size
