@@ -32,7 +32,7 @@ from gseek.kernels import seqpack
 from .backend import Backend
 from .errors import OptionError
 
-__all__ = ["pack_2bit", "unpack_2bit", "reverse_complement", "wgram_codes", "WGRAM_INVALID"]
+__all__ = ["pack_2bit", "pack_rows", "unpack_2bit", "reverse_complement", "wgram_codes", "WGRAM_INVALID"]
 
 WGRAM_INVALID = int(seqpack.WGRAM_INVALID)
 
@@ -45,6 +45,26 @@ def pack_2bit(backend: Backend, codes: Any) -> tuple[Any, Any]:
     packed = backend.xp.empty(n_words, dtype=np.uint32)
     nmask = backend.xp.empty(n_words, dtype=np.uint32)
     backend.launch(seqpack, "pack_2bit", n_words, codes, np.int64(n), packed, nmask)
+    return packed, nmask
+
+
+def pack_rows(backend: Backend, codes: Any, offsets: Any, word_offsets: Any) -> tuple[Any, Any]:
+    """Pack every record into its own row of whole words (and N mask), rows at ``word_offsets``.
+
+    Record ``i`` (``codes[offsets[i]:offsets[i+1]]``) fills words
+    ``word_offsets[i]:word_offsets[i+1]``, which must hold it (at least
+    ``ceil(length / 16)`` words); the rest of its row packs as A with a clear
+    N mask. Arrays already on ``backend``'s device are used in place (no checks
+    that need a copy back to the host).
+    """
+    codes = backend.asarray(codes, dtype=np.uint8)
+    offsets = backend.asarray(offsets, dtype=np.int64)
+    word_offsets = backend.asarray(word_offsets, dtype=np.int64)
+    n_records = int(offsets.size) - 1
+    n_words = int(word_offsets[-1])
+    packed = backend.xp.empty(n_words, dtype=np.uint32)
+    nmask = backend.xp.empty(n_words, dtype=np.uint32)
+    backend.launch(seqpack, "pack_rows", n_words, codes, offsets, word_offsets, np.int64(n_records), packed, nmask)
     return packed, nmask
 
 

@@ -57,16 +57,17 @@ import numpy as np
 
 from gseek.index import Index
 from gseek.index import search as fm_search
-from gseek.kernels import fmindex, kmismatch
+from gseek.kernels import fmindex, kmismatch, seqpack
 
 from .backend import Backend, get_backend
-from .encode import pack_2bit, reverse_complement
+from .encode import pack_rows
 from .errors import FastxError, OptionError
 from .seqio import FastxReader, SequenceBatch
 
 __all__ = [
     "Mapper",
     "MappingResult",
+    "Placements",
     "map_reads",
     "MAX_MISMATCHES",
     "MIN_READ_LENGTH",
@@ -193,6 +194,26 @@ class MappingResult:
         """Reported hits as a set of ``(read, contig, pos, strand, mismatches)``."""
         return set(zip(self.read.tolist(), self.contig.tolist(), self.pos.tolist(), self.strand.tolist(),
                        self.mismatches.tolist()))
+
+
+@dataclass(frozen=True, eq=False)
+class Placements:
+    """What :meth:`Mapper.search` found for one batch (host arrays, unordered).
+
+    ``status`` per read (as :class:`MappingResult`); one row per placement:
+    ``read`` (index in the batch), ``strand`` (+1 / -1), ``contig``, ``pos``
+    (0-based), ``mismatches``.
+    """
+
+    status: np.ndarray
+    read: np.ndarray
+    strand: np.ndarray
+    contig: np.ndarray
+    pos: np.ndarray
+    mismatches: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.read.size)
 
 
 # --------------------------------------------------------------------------- the mapper
@@ -339,8 +360,20 @@ class Mapper:
         Reads shorter than :data:`MIN_READ_LENGTH` (empty ones too) and longer
         than :data:`MAX_READ_LENGTH` are not searched: they are reported
         unmapped, with ``status`` :data:`STATUS_TOO_SHORT` / :data:`STATUS_TOO_LONG`.
+        ``map(batch)`` is ``select(batch, search(batch))``.
         """
         batch = _as_batch(reads)
+        return self.select(batch, self.search(batch))
+
+    def search(self, batch: SequenceBatch) -> Placements:
+        """Every placement of every read of ``batch`` (the device stages).
+
+        The pipeline's prelim stage: everything up to verification runs on
+        the mapper's device; what comes back is one row per placement found.
+        :meth:`select` turns it into a :class:`MappingResult` on the host (and
+        may run in another thread: it reads only the mapper's options).
+        """
+        batch = _as_batch(batch)
         lengths = batch.lengths
         status = np.full(lengths.size, STATUS_SEARCHED, dtype=np.int8)
         status[lengths > MAX_READ_LENGTH] = STATUS_TOO_LONG
@@ -348,25 +381,28 @@ class Mapper:
         searched = np.flatnonzero(status == STATUS_SEARCHED)
         found = self._search(batch, searched)
         self.stats["reads"] += len(batch)
-        return self._select(batch, status, *found)
+        return Placements(status, *found)
 
     def _search(self, batch: SequenceBatch, searched: np.ndarray):
-        """All placements (read, strand, contig, pos, mismatches) of the searched reads."""
+        """All placements (read, strand, contig, pos, mismatches) of the searched reads.
+
+        Only the reads go to the device (codes and offsets, one copy each);
+        strand reads, pieces, budgets and the word-aligned packed reads are
+        built there, and the placements come back.
+        """
         b, xp, k = self.backend, self.backend.xp, self.k
-        lengths_all = batch.lengths
-        if searched.size == len(batch):
-            codes_h, offsets_h = batch.codes, batch.offsets
-        else:
-            keep_len = lengths_all[searched]
-            offsets_h = np.zeros(searched.size + 1, dtype=np.int64)
-            np.cumsum(keep_len, out=offsets_h[1:])
-            src = np.repeat(batch.offsets[searched] - offsets_h[:-1], keep_len) + np.arange(int(offsets_h[-1]))
-            codes_h = batch.codes[src]
         n = int(searched.size)
         empty = tuple(np.zeros(0, dtype=t) for t in (np.int64, np.int8, np.int32, np.int64, np.int16))
         if n == 0:
             return empty
-        lengths = np.diff(offsets_h)
+        if n == len(batch):
+            codes_h, offsets_h = batch.codes, batch.offsets
+        else:
+            keep_len = batch.lengths[searched]
+            offsets_h = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(keep_len, out=offsets_h[1:])
+            src = np.repeat(batch.offsets[searched] - offsets_h[:-1], keep_len) + np.arange(int(offsets_h[-1]))
+            codes_h = batch.codes[src]
         codes = b.asarray(codes_h, dtype=np.uint8)
         offsets = b.asarray(offsets_h, dtype=np.int64)
 
@@ -376,47 +412,46 @@ class Mapper:
             parts.append(codes)
             strands.append(1)
         if not self.norc:
-            parts.append(reverse_complement(b, codes, offsets))
+            rc = xp.empty_like(codes)
+            b.launch(seqpack, "reverse_complement", int(codes.size), codes, offsets, np.int64(n), rc)
+            parts.append(rc)
             strands.append(-1)
         n_sr = n * len(parts)
         sr_codes = xp.concatenate(parts) if len(parts) > 1 else parts[0]
-        sr_len_h = np.tile(lengths, len(parts))
-        sr_off_h = np.zeros(n_sr + 1, dtype=np.int64)
-        np.cumsum(sr_len_h, out=sr_off_h[1:])
-        sr_read_h = np.tile(searched, len(parts))
-        sr_strand_h = np.repeat(np.array(strands, dtype=np.int8), n)
+        sr_len = xp.tile(offsets[1:] - offsets[:-1], len(parts))
+        sr_off = xp.zeros(n_sr + 1, dtype=np.int64)
+        xp.cumsum(sr_len, out=sr_off[1:])
 
         # pieces
-        count_h = _piece_counts(sr_len_h, k, self.min_piece)
-        sr_first_h = np.zeros(n_sr + 1, dtype=np.int64)
-        np.cumsum(count_h, out=sr_first_h[1:])
-        n_pieces = int(sr_first_h[-1])
-        piece_sr_h = np.repeat(np.arange(n_sr, dtype=np.int64), count_h)
-        i_in = np.arange(n_pieces, dtype=np.int64) - sr_first_h[piece_sr_h]
-        cnt = count_h[piece_sr_h]
-        piece_off_h = np.empty(n_pieces + 1, dtype=np.int64)
-        piece_off_h[:-1] = sr_off_h[piece_sr_h] + (i_in * sr_len_h[piece_sr_h]) // cnt
-        piece_off_h[-1] = sr_off_h[-1]
+        count = xp.clip(sr_len // self.min_piece, 1, k + 1)
+        sr_first = xp.zeros(n_sr + 1, dtype=np.int64)
+        xp.cumsum(count, out=sr_first[1:])
+        n_pieces = int(sr_first[-1])
+        piece_sr = _segment_ids(b, count, sr_first, n_pieces)
+        i_in = xp.arange(n_pieces, dtype=np.int64) - sr_first[piece_sr]
+        cnt = count[piece_sr]
+        piece_off = xp.empty(n_pieces + 1, dtype=np.int64)
+        piece_off[:-1] = sr_off[piece_sr] + (i_in * sr_len[piece_sr]) // cnt
+        piece_off[-1] = sr_off[-1]
         total_budget = k - cnt + 1
-        budget_h = total_budget // cnt + (i_in < total_budget % cnt)
-        approx_h = (k - count_h + 1 > 0).astype(np.uint8)
-        if (budget_h > 0).any():
-            longest = int(np.diff(piece_off_h)[budget_h > 0].max())
+        budget = (total_budget // cnt + (i_in < total_budget % cnt)).astype(np.int64)
+        approx = (k - count + 1 > 0).astype(np.uint8)
+        any_approx = bool(approx.any())
+        search = xp.flatnonzero(budget > 0) if any_approx else xp.zeros(0, dtype=np.int64)
+        if search.size:
+            longest = int((piece_off[search + 1] - piece_off[search]).max())
             assert longest <= kmismatch.MAX_DFS_DEPTH, longest
-        piece_off = b.asarray(piece_off_h)
-        budget = b.asarray(budget_h.astype(np.int64))
 
         # search: exact pieces by backward search (w-gram jump), others by backtracking
         lo, hi = fm_search.backward_search(b, self.fm, sr_codes, piece_off)
-        exact = b.asarray(budget_h == 0)
-        lo = xp.where(exact, lo, 0)
-        hi = xp.where(exact, hi, 0)
-        iv_piece = xp.arange(n_pieces, dtype=np.int64)
+        if any_approx:
+            exact = budget == 0
+            lo = xp.where(exact, lo, 0)
+            hi = xp.where(exact, hi, 0)
         keep = xp.flatnonzero(hi > lo)
-        iv_lo, iv_hi, iv_piece = lo[keep], hi[keep], iv_piece[keep]
-        search_h = np.flatnonzero(budget_h > 0).astype(np.int64)
-        if search_h.size:
-            dl, dh, dp = self._dfs(sr_codes, piece_off, budget, b.asarray(search_h))
+        iv_lo, iv_hi, iv_piece = lo[keep], hi[keep], keep.astype(np.int64)
+        if search.size:
+            dl, dh, dp = self._dfs(sr_codes, piece_off, budget, search.astype(np.int64))
             iv_lo, iv_hi, iv_piece = (xp.concatenate([x, y]) for x, y in ((iv_lo, dl), (iv_hi, dh),
                                                                           (iv_piece, dp)))
 
@@ -426,41 +461,36 @@ class Mapper:
         # windows holding a reference N (approximate mode only): the same piece
         # searches in the flank text; cand_piece -1 - p marks "found there through piece p"
         n_flank = 0
-        if self.has_amb and approx_h.any():
+        if self.has_amb and any_approx:
             flanks = self._flank_index()
-            search_f = b.asarray(np.flatnonzero(approx_h[piece_sr_h]).astype(np.int64))
+            search_f = xp.flatnonzero(approx[piece_sr]).astype(np.int64)
             fl_lo, fl_hi, fl_piece = self._dfs(sr_codes, piece_off, budget, search_f, flanks.fm)
             f_piece, f_region, f_pos = self._locate(flanks.fm, fl_lo, fl_hi, fl_piece)
             n_flank = int(f_piece.size)
             cand_piece = xp.concatenate([cand_piece, -1 - f_piece])
             cand_contig = xp.concatenate([cand_contig, flanks.contig[f_region]])
             cand_pos = xp.concatenate([cand_pos, flanks.start[f_region] + f_pos])
-        piece_sr = b.asarray(piece_sr_h)
         cand_sr = piece_sr[xp.where(cand_piece < 0, -1 - cand_piece, cand_piece)]
 
-        # verify
-        words_h = (sr_len_h + 15) // 16
-        word_off_h = np.zeros(n_sr + 1, dtype=np.int64)
-        np.cumsum(words_h, out=word_off_h[1:])
-        dest = (b.asarray(np.repeat(word_off_h[:-1] * 16 - sr_off_h[:-1], sr_len_h))
-                + xp.arange(int(sr_off_h[-1]), dtype=np.int64))
-        padded = xp.zeros(int(word_off_h[-1]) * 16, dtype=np.uint8)
-        padded[dest] = sr_codes
-        read_words, read_nmask = pack_2bit(b, padded)
+        # verify against the reads packed in word-aligned rows
+        word_off = xp.zeros(n_sr + 1, dtype=np.int64)
+        xp.cumsum((sr_len + 15) // 16, out=word_off[1:])
+        read_words, read_nmask = pack_rows(b, sr_codes, sr_off, word_off)
         n_cand = int(cand_sr.size)
         out_start = xp.empty(n_cand, dtype=np.int64)
         out_mm = xp.empty(n_cand, dtype=np.int32)
         b.launch(kmismatch, "verify", n_cand,
                  self.text, self.ref_nmask, np.int64(self.has_amb), np.int64(self.n_text_words),
-                 self.contig_offsets, read_words, read_nmask, b.asarray(word_off_h), b.asarray(sr_len_h),
-                 b.asarray(sr_first_h), b.asarray(approx_h), piece_off, budget, np.int64(k),
+                 self.contig_offsets, read_words, read_nmask, word_off, sr_len,
+                 sr_first, approx, piece_off, budget, np.int64(k),
                  cand_sr, cand_piece, cand_contig.astype(np.int32), cand_pos, np.int64(n_cand),
                  out_start, out_mm)  # fmt: skip
         self.stats["candidates"] += n_cand
         self.stats["flank_candidates"] += n_flank
         ok = xp.flatnonzero(out_mm >= 0)
         sr = b.to_host(cand_sr[ok])
-        return (sr_read_h[sr], sr_strand_h[sr], b.to_host(cand_contig[ok]).astype(np.int32),
+        strand_of = np.array(strands, dtype=np.int8)
+        return (searched[sr % n], strand_of[sr // n], b.to_host(cand_contig[ok]).astype(np.int32),
                 b.to_host(out_start[ok]), b.to_host(out_mm[ok]).astype(np.int16))
 
     def _dfs(self, codes, piece_off, budget, search, f=None):
@@ -529,8 +559,13 @@ class Mapper:
 
     # ------------------------------------------------------------------ select
 
-    def _select(self, batch, status, read, strand, contig, pos, mm) -> MappingResult:
+    def select(self, batch: SequenceBatch, placements: Placements) -> MappingResult:
+        """Report the :meth:`search` placements of ``batch`` (host, vectorised): best
+        stratum, counts, the tie choice, ``-k`` / ``--all``, MAPQ, XA."""
+        batch = _as_batch(batch)
         n = len(batch)
+        status, read, strand, contig, pos, mm = (placements.status, placements.read, placements.strand,
+                                                 placements.contig, placements.pos, placements.mismatches)
         names = ReadNames(batch.names, batch.name_offsets)
         order = np.lexsort((strand, pos, contig, mm, read))
         read, strand, contig, pos, mm = read[order], strand[order], contig[order], pos[order], mm[order]
@@ -618,6 +653,14 @@ def _piece_counts(lengths: np.ndarray, k: int, min_piece: int) -> np.ndarray:
     """Pieces per read: ``k + 1`` when they are at least ``min_piece`` long, else
     as many pieces of at least ``min_piece`` as fit (at least one)."""
     return np.clip(lengths // min_piece, 1, k + 1).astype(np.int64)
+
+
+def _segment_ids(b: Backend, counts: Any, first: Any, total: int) -> Any:
+    """Segment of every element when segment ``i`` holds ``counts[i]`` elements
+    from ``first[i]`` (``first``: exclusive prefix sum of ``counts``, plus the total)."""
+    if b.xp is np:
+        return np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    return b.xp.searchsorted(first[1:], b.xp.arange(total, dtype=np.int64), side="right")
 
 
 def flank_regions(runs: np.ndarray, contig_offsets: np.ndarray, k: int, longest: int

@@ -47,6 +47,31 @@ pack_2bit(const u8* __restrict__ codes, i64 n, u32* __restrict__ packed, u32* __
     }
 }
 
+// Records packed into word-aligned rows: record r fills words word_off[r] ..
+// word_off[r + 1] - 1 from the first word's high bits; bases past its end pack
+// as A with a clear N mask (one thread per output word).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+pack_rows(const u8* __restrict__ codes, const i64* __restrict__ offsets, const i64* __restrict__ word_off,
+          i64 n_records, u32* __restrict__ packed, u32* __restrict__ nmask) {
+    i64 n_words = word_off[n_records];
+    GRID_STRIDE(w, n_words) {
+        i64 r = record_of(word_off, n_records, w);
+        i64 base = offsets[r] + ((w - word_off[r]) << 4);
+        i64 end = offsets[r + 1];
+        u32 word = 0, mask = 0;
+        #pragma unroll
+        for (int j = 0; j < 16; ++j) {
+            i64 i = base + j;
+            u32 c = i < end ? codes[i] : 0u;
+            int shift = 30 - 2 * j;
+            if (c > 3u) mask |= 3u << shift;
+            word |= (c & 3u) << shift;
+        }
+        packed[w] = word;
+        nmask[w] = mask;
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK)
 unpack_2bit(const u32* __restrict__ packed, const u32* __restrict__ nmask, i64 n, u8* __restrict__ codes) {
     GRID_STRIDE(i, n) {

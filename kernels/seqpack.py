@@ -50,6 +50,26 @@ def pack_2bit(codes, n, packed, nmask):
 
 
 @numba.njit(parallel=True, cache=True)
+def pack_rows(codes, offsets, word_off, n_records, packed, nmask):
+    n_words = word_off[n_records]
+    for w in numba.prange(n_words):
+        r = _record_of(word_off, n_records, w)
+        base = offsets[r] + ((w - word_off[r]) << 4)
+        end = offsets[r + 1]
+        word = 0
+        mask = 0
+        for j in range(16):
+            i = base + j
+            c = codes[i] if i < end else 0
+            shift = 30 - 2 * j
+            if c > 3:
+                mask |= 3 << shift
+            word |= (c & 3) << shift
+        packed[w] = word
+        nmask[w] = mask
+
+
+@numba.njit(parallel=True, cache=True)
 def unpack_2bit(packed, nmask, n, codes):
     for i in numba.prange(n):
         shift = 30 - 2 * (i & 15)

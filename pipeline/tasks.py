@@ -1,10 +1,11 @@
 """Search tasks for the pipeline: the stages a :class:`~gseek.pipeline.engine.Dispatcher` runs.
 
 :class:`MapTask` is read mapping: ``read`` streams FASTA/FASTQ batches
-(:class:`~gseek.seqio.FastxReader`), ``prelim`` is :meth:`Mapper.map
-<gseek.mapper.Mapper.map>` on one device (one :class:`~gseek.mapper.Mapper`
+(:class:`~gseek.seqio.FastxReader`), ``prelim`` is :meth:`Mapper.search
+<gseek.mapper.Mapper.search>` on one device (one :class:`~gseek.mapper.Mapper`
 per device, each with its own copy of the index arrays on that device),
-``finalize`` formats SAM text on a CPU thread
+``finalize`` selects what to report (:meth:`Mapper.select
+<gseek.mapper.Mapper.select>`) and formats SAM text on a CPU thread
 (:func:`gseek.sam.format_mapping`), and ``open_output`` is a
 :class:`~gseek.sam.SamWriter` (temporary name, renamed when complete). The
 output of a file is byte-identical to :func:`gseek.mapper.map_reads` with
@@ -40,7 +41,7 @@ import numpy as np
 from gseek.backend import Backend, get_backend
 from gseek.errors import FastxError, OptionError
 from gseek.index import Index
-from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult
+from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
 from gseek.seqio import FastxReader, SequenceBatch
 
 from .engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueBounds
@@ -72,12 +73,25 @@ def batch_nbytes(batch: SequenceBatch) -> int:
 
 
 class _Partial:
-    """What prelim hands to finalize: the mapper used, the job's batches, their results."""
+    """What prelim hands to finalize: the mapper used, the job's batches, and
+    the placements found (of each batch, or of all of them joined: ``joined``)."""
 
-    __slots__ = ("mapper", "batches", "results")
+    __slots__ = ("mapper", "batches", "joined", "placements")
 
-    def __init__(self, mapper: Mapper, batches: list[SequenceBatch], results: list[MappingResult]) -> None:
-        self.mapper, self.batches, self.results = mapper, batches, results
+    def __init__(self, mapper: Mapper, batches: list[SequenceBatch], joined: SequenceBatch | None,
+                 placements: list[Placements]) -> None:
+        self.mapper, self.batches, self.joined, self.placements = mapper, batches, joined, placements
+
+    def results(self) -> list[MappingResult]:
+        """The batches' results (:meth:`Mapper.select <gseek.mapper.Mapper.select>`, host only)."""
+        if self.joined is None:
+            return [self.mapper.select(b, p) for b, p in zip(self.batches, self.placements)]
+        whole = self.mapper.select(self.joined, self.placements[0])
+        results, lo = [], 0
+        for b in self.batches:
+            results.append(_slice(whole, lo, lo + len(b)))
+            lo += len(b)
+        return results
 
 
 class _SamSink:
@@ -193,21 +207,16 @@ class MapTask:
         batches = job.payloads
         with _numba_guard(mapper.backend.name == "cpu"):
             if len(batches) > 1 and len({(b.format, b.alphabet) for b in batches}) == 1:
-                whole = mapper.map(_join(batches))  # one launch for the small files of a job
-                results, lo = [], 0
-                for b in batches:
-                    results.append(_slice(whole, lo, lo + len(b)))
-                    lo += len(b)
-            else:
-                results = [mapper.map(b) for b in batches]
-        return _Partial(mapper, batches, results)
+                joined = _join(batches)  # one launch for the small batches of a job
+                return _Partial(mapper, batches, joined, [mapper.search(joined)])
+            return _Partial(mapper, batches, None, [mapper.search(b) for b in batches])
 
     def finalize(self, partial: _Partial) -> list[Chunk]:
         """SAM text of every batch of a job, with its counts."""
         from gseek.sam import format_mapping
 
         chunks = []
-        for batch, result in zip(partial.batches, partial.results):
+        for batch, result in zip(partial.batches, partial.results()):
             with _numba_guard(True):
                 text, records = format_mapping(result, batch, partial.mapper, no_unal=self.no_unal,
                                                cigar_eq=self.cigar_eq)

@@ -7,7 +7,7 @@ import pytest
 import reference
 
 from gseek.alphabet import decode_dna, encode_dna
-from gseek.encode import WGRAM_INVALID, pack_2bit, reverse_complement, unpack_2bit, wgram_codes
+from gseek.encode import WGRAM_INVALID, pack_2bit, pack_rows, reverse_complement, unpack_2bit, wgram_codes
 from gseek.errors import OptionError
 
 
@@ -27,6 +27,23 @@ def test_pack_matches_reference(backend, n):
     assert backend.to_host(nmask).tolist() == ref_mask
     back = backend.to_host(unpack_2bit(backend, packed, nmask, n))
     assert back.tolist() == codes.tolist()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pack_rows_match_reference(backend, seed):
+    rng = np.random.default_rng(seed)
+    records = reference.random_records(rng, 50, 70) + ["", "A" * 16, "C" * 17]
+    codes, offsets = _concat(records)
+    spare = rng.integers(0, 2, size=len(records))  # rows may be longer than needed
+    words = np.array([(len(r) + 15) // 16 for r in records]) + spare
+    word_off = np.concatenate([[0], np.cumsum(words)]).astype(np.int64)
+    packed, nmask = pack_rows(backend, codes, offsets, word_off)
+    packed, nmask = backend.to_host(packed).tolist(), backend.to_host(nmask).tolist()
+    for i, r in enumerate(records):
+        row = encode_dna(r).tolist() + [0] * (16 * int(words[i]) - len(r))
+        ref_packed, ref_mask = reference.pack_2bit(row)
+        assert packed[word_off[i] : word_off[i + 1]] == ref_packed, i
+        assert nmask[word_off[i] : word_off[i + 1]] == ref_mask, i
 
 
 def test_pack_layout_first_base_high(backend):

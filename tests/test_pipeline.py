@@ -474,19 +474,19 @@ def test_a_stage_error_in_a_combined_job_fails_only_its_file(data, tmp_path, mon
     from gseek.errors import FastxError
     from gseek.mapper import Mapper
 
-    real_map = Mapper.map
+    real_search = Mapper.search
 
     def map_or_fail(self, batch):
         names = batch.name_list()
         if "poison" in names:
             raise FastxError(batch.path, int(batch.lines[names.index("poison")]), "poisoned read")
-        return real_map(self, batch)
+        return real_search(self, batch)
 
     poison = tmp_path / "poison.fq"
     poison.write_text("".join(f"@{name}\n{'ACGT' * 10}\n+\n{'I' * 40}\n" for name in ("ok", "poison")))
     files = [data["files"][0], poison, data["files"][3]]
     expected = {f.name: reference(data, f) for f in (files[0], files[2])}
-    monkeypatch.setattr(Mapper, "map", map_or_fail)
+    monkeypatch.setattr(Mapper, "search", map_or_fail)
     summary, out = run(data, tmp_path, files, workers=2, job_bytes=1 << 22)  # one job holds all three files
     status = {Path(r.query.name).name: r for r in summary.files}
     assert status["poison.fq"].status == "failed" and "poison.fq:5: poisoned read" in str(status["poison.fq"].error)
