@@ -59,6 +59,8 @@ from gseek.index import Index
 from gseek.index import search as fm_search
 from gseek.kernels import fmindex, kmismatch, seqpack
 
+from . import _select
+
 from .backend import Backend, get_backend
 from .encode import pack_rows
 from .errors import FastxError, OptionError
@@ -560,45 +562,26 @@ class Mapper:
     # ------------------------------------------------------------------ select
 
     def select(self, batch: SequenceBatch, placements: Placements) -> MappingResult:
-        """Report the :meth:`search` placements of ``batch`` (host, vectorised): best
-        stratum, counts, the tie choice, ``-k`` / ``--all``, MAPQ, XA."""
+        """Report the :meth:`search` placements of ``batch`` (host; Numba, ``gseek._select``):
+        best stratum, counts, the tie choice, ``-k`` / ``--all``, MAPQ, XA."""
         batch = _as_batch(batch)
         n = len(batch)
-        status, read, strand, contig, pos, mm = (placements.status, placements.read, placements.strand,
-                                                 placements.contig, placements.pos, placements.mismatches)
-        names = ReadNames(batch.names, batch.name_offsets)
-        order = np.lexsort((strand, pos, contig, mm, read))
-        read, strand, contig, pos, mm = read[order], strand[order], contig[order], pos[order], mm[order]
-        h = read.size
-        n_found = np.bincount(read, minlength=n).astype(np.int64)
-        first = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(n_found, out=first[1:])
-        # strata: runs of equal (read, mismatches)
-        run_start = np.ones(h, dtype=bool)
-        if h:
-            run_start[1:] = (read[1:] != read[:-1]) | (mm[1:] != mm[:-1])
-        rs = np.flatnonzero(run_start)
-        run_len = np.diff(np.append(rs, h))
-        run_read = read[rs]
-        run_rank = np.arange(rs.size) - np.searchsorted(run_read, run_read)  # stratum number in the read
-        best = np.full(n, -1, dtype=np.int16)
-        second = np.full(n, -1, dtype=np.int16)
-        n_best = np.zeros(n, dtype=np.int64)
-        n_second = np.zeros(n, dtype=np.int64)
-        s0, s1 = run_rank == 0, run_rank == 1
-        best[run_read[s0]] = mm[rs[s0]]
-        n_best[run_read[s0]] = run_len[s0]
-        second[run_read[s1]] = mm[rs[s1]]
-        n_second[run_read[s1]] = run_len[s1]
+        p = placements
+        mm = np.ascontiguousarray(p.mismatches, dtype=np.int16)
+        first, perm = _select.group(np.ascontiguousarray(p.read, dtype=np.int64), n)
+        # order within a read: mismatches, reference position (contigs in order), strand (- before +)
+        gpos = self.contig_offsets_host[p.contig] + p.pos
+        key = (mm.astype(np.int64) << 59) | (gpos << 1) | (p.strand > 0)
+        best = np.empty(n, dtype=np.int16)
+        second = np.empty(n, dtype=np.int16)
+        n_best = np.empty(n, dtype=np.int64)
+        n_second = np.empty(n, dtype=np.int64)
+        _select.strata(first, perm, key, mm, best, second, n_best, n_second)
+        n_found = np.diff(first)
         mapq = mapq_scale(best, second, n_best, n_second)
-
-        # tie choice: rotate the best stratum so that entry hash(name) % n_best comes first
-        within = np.arange(h) - first[read]
-        rot = (name_hashes(batch) % np.maximum(n_best, 1).astype(np.uint64)).astype(np.int64)
-        in_best = within < n_best[read]
-        rank = np.where(in_best, (within - rot[read]) % np.maximum(n_best[read], 1), within)
-        order = np.lexsort((rank, read))
-        read, strand, contig, pos, mm, rank = (x[order] for x in (read, strand, contig, pos, mm, rank))
+        # tie choice: the best stratum rotated so that entry hash(name) % n_best comes first
+        hashes = _select.name_hashes(batch.names, batch.name_offsets)
+        rot = (hashes % np.maximum(n_best, 1).astype(np.uint64)).astype(np.int64)
 
         if self.report_all:
             limit = n_found if self.max_hits is None else np.minimum(n_found, self.max_hits)
@@ -607,28 +590,30 @@ class Mapper:
         else:
             limit = np.minimum(n_found, 1)
         capped = limit < n_found if self.report_all else np.zeros(n, dtype=bool)
-        reported = rank < limit[read]
         hit_offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(limit, out=hit_offsets[1:])
-
         # XA: the other best and second-best placements, best-stratum mode only
         if self.report_all or self.max_alignments is not None:
-            alt = np.zeros(h, dtype=bool)
+            n_alt = np.zeros(n, dtype=np.int64)
         else:
             others = n_best + n_second - 1
-            alt = (rank >= 1) & (rank < (n_best + n_second)[read]) & (others[read] <= self.xa_limit)
+            n_alt = np.where(others <= self.xa_limit, np.maximum(others, 0), 0)
         alt_offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(read[alt], minlength=n), out=alt_offsets[1:])
+        np.cumsum(n_alt, out=alt_offsets[1:])
 
+        h, x = int(hit_offsets[-1]), int(alt_offsets[-1])
+        out = [np.empty(h, dtype=t) for t in (np.int64, p.contig.dtype, p.pos.dtype, p.strand.dtype, np.int16, bool)]
+        alt = [np.empty(x, dtype=t) for t in (p.contig.dtype, p.pos.dtype, p.strand.dtype, np.int16)]
+        _select.fill(first, perm, n_best, rot, hit_offsets, alt_offsets, p.contig, p.pos, p.strand, mm, *out, *alt)
         return MappingResult(
-            names=names,
+            names=ReadNames(batch.names, batch.name_offsets),
             contig_names=tuple(self.index.contigs.names),
-            read=read[reported],
-            contig=contig[reported],
-            pos=pos[reported],
-            strand=strand[reported],
-            mismatches=mm[reported],
-            secondary=rank[reported] > 0,
+            read=out[0],
+            contig=out[1],
+            pos=out[2],
+            strand=out[3],
+            mismatches=out[4],
+            secondary=out[5],
             hit_offsets=hit_offsets,
             best=best,
             second=second,
@@ -636,12 +621,12 @@ class Mapper:
             n_second=n_second,
             n_found=n_found,
             mapq=mapq,
-            status=status,
+            status=p.status,
             alt_offsets=alt_offsets,
-            alt_contig=contig[alt],
-            alt_pos=pos[alt],
-            alt_strand=strand[alt],
-            alt_mismatches=mm[alt],
+            alt_contig=alt[0],
+            alt_pos=alt[1],
+            alt_strand=alt[2],
+            alt_mismatches=alt[3],
             capped=capped,
         )
 
@@ -742,32 +727,6 @@ def mapq_scale(best: np.ndarray, second: np.ndarray, n_best: np.ndarray, n_secon
         q = np.where(p_wrong > 0, -10.0 * np.log10(np.maximum(p_wrong, 1e-300)), MAPQ_MAX)
     q = np.floor(np.minimum(q, MAPQ_MAX) + 0.5).astype(np.int64)
     return np.where(best >= 0, q, 0).astype(np.uint8)
-
-
-def name_hashes(batch: SequenceBatch) -> np.ndarray:
-    """64-bit hash of every read name (polynomial over the bytes, then splitmix64).
-
-    >>> int(name_hashes(_as_batch(["ACGT"] * 2))[0]) != int(name_hashes(_as_batch(["ACGT"] * 2))[1])
-    True
-    """
-    n = len(batch)
-    out = np.zeros(n, dtype=np.uint64)
-    if n == 0 or batch.names.size == 0:
-        return out
-    name_len = np.diff(batch.name_offsets)
-    within = np.arange(batch.names.size) - np.repeat(batch.name_offsets[:-1], name_len)
-    with np.errstate(over="ignore"):
-        powers = np.cumprod(np.full(int(name_len.max()), 0x100000001B3, dtype=np.uint64))
-        terms = batch.names.astype(np.uint64) * powers[within]
-        nonempty = name_len > 0
-        out[nonempty] = np.add.reduceat(terms, batch.name_offsets[:-1][nonempty])
-        out += name_len.astype(np.uint64)
-        out ^= out >> np.uint64(30)
-        out *= np.uint64(0xBF58476D1CE4E5B9)
-        out ^= out >> np.uint64(27)
-        out *= np.uint64(0x94D049BB133111EB)
-        out ^= out >> np.uint64(31)
-    return out
 
 
 def _as_batch(reads: SequenceBatch | list[str]) -> SequenceBatch:

@@ -67,8 +67,8 @@ class SamWriter:
             self.bam = self.path.suffix == ".bam"
             self.tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
             self._sam = self.path.with_name(f".{self.path.name}.sam.tmp-{os.getpid()}") if self.bam else self.tmp
-            self._out = open(self._sam, "w", encoding="latin-1", newline="\n")
-        self._out.write(str(self.header))
+            self._out = open(self._sam, "wb")
+        self._write(str(self.header))
 
     def __enter__(self) -> SamWriter:
         return self
@@ -94,9 +94,23 @@ class SamWriter:
             if not ok:
                 self.tmp.unlink(missing_ok=True)
 
-    def write_text(self, text: str, records: int) -> None:
-        """Append SAM record lines (each ending in a newline) holding ``records`` records."""
-        self._out.write(text)
+    def _write(self, data: str | bytes | np.ndarray) -> None:
+        if isinstance(data, str):
+            data = data.encode("latin-1")
+        if self.stdout:
+            out = getattr(self._out, "buffer", None)
+            if out is None:  # a text-only stream
+                self._out.write(bytes(data).decode("latin-1"))
+                return
+            self._out.flush()
+            out.write(memoryview(data))
+        else:
+            self._out.write(memoryview(data))
+
+    def write_text(self, text: str | bytes | np.ndarray, records: int) -> None:
+        """Append SAM record lines (each ending in a newline) holding ``records`` records:
+        a string, or bytes / a ``uint8`` array (written without a copy)."""
+        self._write(text)
         self.records += records
 
     def write_unmapped(self, batch: SequenceBatch) -> None:
@@ -138,7 +152,7 @@ def format_unmapped(batch: SequenceBatch, reads: np.ndarray, tags: dict[int, str
 
 
 def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, *, no_unal: bool = False,
-                   cigar_eq: bool = False) -> tuple[str, int]:
+                   cigar_eq: bool = False, raw: bool = False) -> tuple[str | np.ndarray, int]:
     """SAM record lines of one mapped batch, reads in input order, and their number.
 
     Mapped reads: one primary record, then secondary ones (flag 256) for
@@ -147,7 +161,8 @@ def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, 
     Unmapped reads: flag 4, ``YF:Z:TOO_LONG`` / ``YF:Z:TOO_SHORT`` for reads
     outside the length limits (not searched); none with ``no_unal``. The text
     is built by the Numba formatter (``gseek._samfmt``) on the CPU mapper's
-    threads; it is the same for any thread count.
+    threads; it is the same for any thread count. ``raw``: the text as a
+    ``uint8`` array (what :meth:`SamWriter.write_text` writes without a copy).
     """
     from .mapper import STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT
 
@@ -171,4 +186,4 @@ def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, 
         alt_strand=result.alt_strand, alt_mismatches=result.alt_mismatches, cnames=cnames, cname_off=cname_off,
         contig_start=mapper.contig_offsets_host, text=mapper.text_host, nmask=mapper.ref_nmask_host,
         has_amb=mapper.has_amb, cigar_eq=cigar_eq, threads=getattr(mapper.backend, "threads", None))
-    return _text(text), records
+    return (text if raw else _text(text)), records

@@ -216,10 +216,12 @@ class MapTask:
         from gseek.sam import format_mapping
 
         chunks = []
-        for batch, result in zip(partial.batches, partial.results()):
+        with _numba_guard(True):
+            results = partial.results()
+        for batch, result in zip(partial.batches, results):
             with _numba_guard(True):
                 text, records = format_mapping(result, batch, partial.mapper, no_unal=self.no_unal,
-                                               cigar_eq=self.cigar_eq)
+                                               cigar_eq=self.cigar_eq, raw=True)
             mapped = int((result.best >= 0).sum())
             counts = dict(records=len(batch), hits=len(result), mapped=mapped,
                           too_long=int((result.status == STATUS_TOO_LONG).sum()),

@@ -1,0 +1,132 @@
+"""What to report of a batch's placements, in Numba: :meth:`gseek.mapper.Mapper.select`'s work.
+
+Host-side code, not a kernel (no ``.cu`` twin). Placements arrive unordered,
+one row each; every read's rows are independent, so the work is two parallel
+passes over reads around a counting sort by read:
+
+1. ``group`` (serial, linear) -- a counting sort of the rows by read;
+2. ``strata`` -- every read sorts its rows by (mismatches, reference
+   position, strand) and finds its best and second-best strata (mismatches
+   and sizes);
+3. the caller derives, per read and vectorised, MAPQ, how many rows to
+   report (``limit``) and how many XA entries (``n_alt``), and their offsets;
+4. ``fill`` -- every read writes its reported rows (best stratum rotated so
+   that entry ``rot`` comes first: the deterministic tie choice) and its XA
+   entries (ranks ``1 .. n_alt``).
+
+Each read's output depends only on its own rows, so the result is the same
+for any thread count and batch split. ``tests/reference_select.py`` is the
+readable numpy reference it must equal array for array.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_P = np.uint64(0x100000001B3)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+@numba.njit(cache=True, nogil=True)
+def group(read, n_reads):
+    """Rows grouped by read (stable): ``(first, perm)``, read ``r``'s rows are
+    ``perm[first[r]:first[r+1]]``."""
+    first = np.zeros(n_reads + 1, dtype=np.int64)
+    for j in range(read.size):
+        first[read[j] + 1] += 1
+    for r in range(n_reads):
+        first[r + 1] += first[r]
+    fill = first[:-1].copy()
+    perm = np.empty(read.size, dtype=np.int64)
+    for j in range(read.size):
+        r = read[j]
+        perm[fill[r]] = j
+        fill[r] += 1
+    return first, perm
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def strata(first, perm, key, mm, best, second, n_best, n_second):
+    """Sort every read's rows by ``key`` (unique within a read) and find its strata."""
+    for r in numba.prange(first.size - 1):
+        a, b = first[r], first[r + 1]
+        if b - a > 1:
+            seg = perm[a:b].copy()
+            order = np.argsort(key[seg])
+            for i in range(b - a):
+                perm[a + i] = seg[order[i]]
+        best[r] = -1
+        second[r] = -1
+        n_best[r] = 0
+        n_second[r] = 0
+        if b == a:
+            continue
+        best[r] = mm[perm[a]]
+        i = a
+        while i < b and mm[perm[i]] == best[r]:
+            i += 1
+        n_best[r] = i - a
+        if i < b:
+            second[r] = mm[perm[i]]
+            j = i
+            while j < b and mm[perm[j]] == second[r]:
+                j += 1
+            n_second[r] = j - i
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _ranked(a, n_best, rot, rank):
+    """Row offset (from ``a``) of the entry of ``rank``: the best stratum rotated by ``rot``."""
+    if rank < n_best:
+        return a + (rank + rot) % n_best
+    return a + rank
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def fill(first, perm, n_best, rot, hit_off, alt_off, contig, pos, strand, mm,
+         out_read, out_contig, out_pos, out_strand, out_mm, out_secondary,
+         alt_contig, alt_pos, alt_strand, alt_mm):
+    """Every read's reported rows (ranks ``0 .. limit-1``) and XA entries (ranks ``1 .. n_alt``)."""
+    for r in numba.prange(first.size - 1):
+        a = first[r]
+        nb, t = n_best[r], rot[r]
+        h = hit_off[r]
+        for rank in range(hit_off[r + 1] - h):
+            j = perm[_ranked(a, nb, t, rank)]
+            out_read[h + rank] = r
+            out_contig[h + rank] = contig[j]
+            out_pos[h + rank] = pos[j]
+            out_strand[h + rank] = strand[j]
+            out_mm[h + rank] = mm[j]
+            out_secondary[h + rank] = rank > 0
+        x = alt_off[r]
+        for i in range(alt_off[r + 1] - x):
+            j = perm[_ranked(a, nb, t, i + 1)]
+            alt_contig[x + i] = contig[j]
+            alt_pos[x + i] = pos[j]
+            alt_strand[x + i] = strand[j]
+            alt_mm[x + i] = mm[j]
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def name_hashes(names, name_off):
+    """64-bit hash of every name: sum of ``byte_i * P**(i+1)`` (mod 2**64) plus
+    the length, then splitmix64's finaliser."""
+    n = name_off.size - 1
+    out = np.empty(n, dtype=np.uint64)
+    for r in numba.prange(n):
+        acc = np.uint64(0)
+        p = _P
+        for i in range(name_off[r], name_off[r + 1]):
+            acc += np.uint64(names[i]) * p
+            p *= _P
+        acc += np.uint64(name_off[r + 1] - name_off[r])
+        acc ^= acc >> np.uint64(30)
+        acc *= _M1
+        acc ^= acc >> np.uint64(27)
+        acc *= _M2
+        acc ^= acc >> np.uint64(31)
+        out[r] = acc
+    return out
