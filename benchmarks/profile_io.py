@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Where gseek's FASTQ reader spends its time: a stage-by-stage breakdown.
 
-    python benchmarks/profile_io.py [--reads N] [--length L] [--repeat R]
+    python benchmarks/profile_io.py [--reads N] [--length L] [--repeat R] [--threads T ...]
 
 Wraps the reader's stages with timers (reading/decompressing, the Numba
 ``parse_chunk`` kernel, output allocation, the rest of ``_parse`` and of
 ``_batches``) and runs the reader over the ``io`` benchmark's data, plain and
 gzip; then times the kernel alone on data already in memory with outputs
 allocated once, ``bytes.count`` over the file, two ways of inflating the .gz,
-and pysam for reference. Medians of R runs. Reads gseek; changes nothing in it.
+the reader with ``threads=T`` (one file parsed on T threads), and pysam for
+reference. Medians of R runs. Reads gseek; changes nothing in it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def main() -> int:
     p.add_argument("--length", type=int, default=100)
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--threads", type=int, nargs="+", default=sorted({1, 2, os.cpu_count() or 1}),
+                   help="thread counts for FastxReader(threads=T) (default: 1, 2 and every core)")
     args = p.parse_args()
     os.environ.setdefault("NUMBA_CACHE_DIR", str(harness.OUT_DIR / "numba-cache"))
 
@@ -50,6 +53,8 @@ def main() -> int:
     plain, packed = data["path"], data["gz_path"]
     for _ in sq.FastxReader(tiny["path"]):
         pass  # compile / load the kernel
+    for _ in sq.FastxReader(tiny["path"], threads=2, chunk_bytes=1 << 16):
+        pass  # and the threaded reader's guessing kernels
 
     acc: dict[str, float] = {}
 
@@ -135,6 +140,13 @@ def main() -> int:
 
     print(f"gzip.GzipFile.read(16 MiB) over the .gz: {median_time(gzip_file, 3):.3f} s; "
           f"zlib.decompressobj on 4 MiB pieces: {median_time(zlib_object, 3):.3f} s")
+
+    for path in (plain, packed):
+        row = []
+        for t in args.threads:
+            sec = median_time(lambda: [None for _ in sq.FastxReader(path, threads=t)], args.repeat)
+            row.append(f"threads={t} {sec:.3f} s")
+        print(f"FastxReader {Path(path).name}: " + ", ".join(row))
 
     import pysam
 

@@ -234,3 +234,180 @@ def empty_outputs(n: int, max_records: int, fastq: bool):
         np.empty(records, dtype=np.int64),  # desc_off
         np.empty(records, dtype=np.int64),  # rec_line
     )
+
+
+# --------------------------------------------------------------------------- prediction
+#
+# The multi-threaded reader (gseek.seqio.FastxReader(threads=N)) parses several
+# chunks at once. Chunk k+1 starts where parse_chunk stops in chunk k, which is
+# only known once chunk k is parsed, so the reader *predicts* it with the two
+# functions below and checks every prediction against parse_chunk's own result
+# before it uses a chunk parsed from a predicted start. A wrong prediction costs
+# time, never correctness, so these functions may be approximate; they follow
+# parse_chunk's control flow statement by statement so that on well-formed input
+# they are exact (keep them in step with parse_chunk).
+
+
+@numba.njit(cache=True, nogil=True)
+def skim_chunk(buf, p, n, final, is_fastq, table, max_records, max_bases):
+    """Where ``parse_chunk`` would stop on ``buf[p:n]``, without building output.
+
+    Returns ``(records, consumed, error)``; ``consumed`` is an index into
+    ``buf`` (``p`` when no record is complete).
+    """
+    head = _AT if is_fastq else _GT
+    r = 0
+    nb = 0
+    consumed = p
+    while True:
+        while p < n and (buf[p] == _NL or buf[p] == _CR):
+            p += 1
+        if p >= n:
+            if final:
+                consumed = p
+            break
+        if r >= max_records or nb >= max_bases:
+            consumed = p
+            break
+        if buf[p] != head:
+            return r, consumed, E_RECORD_START
+        e = _line_end(buf, p, n)
+        if e >= n and not final:
+            break
+        h = p + 1
+        he = e
+        if he > h and buf[he - 1] == _CR:
+            he -= 1
+        if h >= he or buf[h] == _SPACE or buf[h] == _TAB:
+            return r, consumed, E_EMPTY_NAME
+        p = e + 1
+        s0 = nb
+        incomplete = False
+        while True:
+            if p >= n:
+                if not final:
+                    incomplete = True
+                break
+            c = buf[p]
+            if c == head and not is_fastq:
+                break
+            if c == _PLUS and is_fastq:
+                break
+            i = p
+            while i < n:
+                b = buf[i]
+                if b == _NL:
+                    break
+                v = table[b]
+                if v >= _SKIP:
+                    if v == _SKIP:
+                        i += 1
+                        continue
+                    return r, consumed, E_SEQ_CHAR
+                nb += 1
+                i += 1
+            if i >= n and not final:
+                incomplete = True
+                break
+            p = i + 1
+        if incomplete:
+            break
+        slen = nb - s0
+        if is_fastq:
+            if p >= n:
+                return r, consumed, E_NO_PLUS
+            e = _line_end(buf, p, n)
+            if e >= n and not final:
+                break
+            p = e + 1
+            ql = 0
+            while ql < slen:
+                if p >= n:
+                    if not final:
+                        incomplete = True
+                        break
+                    return r, consumed, E_TRUNCATED
+                # a line of exactly the missing length (4-line FASTQ): jump over it
+                # (its bytes unchecked: an error there fails the parse anyway)
+                j = p + slen - ql
+                if j < n and buf[j] == _NL:
+                    ql = slen
+                    p = j + 1
+                    continue
+                if j + 1 < n and buf[j] == _CR and buf[j + 1] == _NL:
+                    ql = slen
+                    p = j + 2
+                    continue
+                q0 = ql
+                i = p
+                while i < n:
+                    b = buf[i]
+                    if b == _NL:
+                        break
+                    if b != _CR:
+                        if b < 33 or b > 126:
+                            return r, consumed, E_QUAL_CHAR
+                        ql += 1
+                    i += 1
+                if i >= n and not final:
+                    incomplete = True
+                    break
+                if ql == q0 or ql > slen:
+                    return r, consumed, E_QUAL_LENGTH
+                p = i + 1
+            if incomplete:
+                break
+        r += 1
+        consumed = p
+    return r, consumed, OK
+
+
+@numba.njit(cache=True, nogil=True)
+def tail_stop(buf, n, is_fastq, table):
+    """Predict ``consumed`` of ``parse_chunk(buf, n, final=False)`` when neither
+    cap can stop it, looking only at the last records; -1 when unsure.
+
+    Without caps and before the end of input, parse_chunk stops at the end of
+    the last complete record. The last record start is found from the end: a
+    line starting with the header byte (for FASTQ, also followed two lines later
+    by a '+' line, and confirmed by skimming from it to the end).
+    """
+    head = _AT if is_fastq else _GT
+    a = n - 1
+    tries = 0
+    while tries < 8:
+        while a >= 1 and not (buf[a] == head and buf[a - 1] == _NL):
+            a -= 1
+        if a < 1:
+            # FASTA: a record ends only at the next '>' line, so none is complete
+            return -1 if is_fastq else 0
+        if is_fastq:
+            e1 = _line_end(buf, a, n)
+            ok = False
+            if e1 + 1 < n:
+                e2 = _line_end(buf, e1 + 1, n)
+                ok = e2 + 1 < n and buf[e2 + 1] == _PLUS
+            if not ok:
+                a -= 1
+                continue
+            r, c, err = skim_chunk(buf, a, n, False, True, table, n + 1, n + 1)
+            if err != OK:
+                tries += 1
+                a -= 1
+                continue
+            if r > 0:
+                return c
+        # the record at a is the incomplete last one: the previous record ends
+        # there (FASTA: blank lines belong to the sequence before), or for FASTQ
+        # after the newline that ends its last line
+        j = a
+        while j > 0 and (buf[j - 1] == _NL or buf[j - 1] == _CR):
+            j -= 1
+        if j == 0:
+            return 0  # only blank lines before the first record: none complete
+        if not is_fastq:
+            return a
+        while buf[j] != _NL:
+            j += 1
+        return j + 1
+    return -1

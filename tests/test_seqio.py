@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import gzip
 import os
+import random
+import threading
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gseek import _fastx, seqio
 from gseek.errors import FastxError
-from gseek.seqio import FastxReader, SequenceBatch, open_output, read_fastx, write_fasta, write_fastq
+from gseek.seqio import FastxReader, SequenceBatch, iter_fastx, open_output, read_fastx, write_fasta, write_fastq
 
 
 def _write(tmp_path, name, text, mode="w"):
@@ -205,6 +208,292 @@ def test_a_record_larger_than_the_chunk_is_read_whole(tmp_path):
     batches = list(FastxReader(path, chunk_bytes=100))
     assert [len(b) for b in batches] == [1, 1]
     assert batches[0].sequence(0) == seq
+
+
+# ------------------------------------------------------------------ threads
+
+_FIELDS = ("codes", "offsets", "quals", "names", "name_offsets", "descriptions", "description_offsets",
+           "soft_mask", "lines")
+
+
+def _collect(path, **options):
+    """The batches a reader yields and the message of the FastxError it raises (or None)."""
+    reader = FastxReader(path, **options)
+    batches = []
+    try:
+        for batch in reader:
+            batches.append(batch)
+    except FastxError as exc:
+        return batches, str(exc), reader
+    return batches, None, reader
+
+
+def _assert_same_as_one_thread(path, threads=(2, 3, 8), **options):
+    """Every batch field by field, and the error, equal to threads=1's; returns the readers."""
+    ref, ref_error, _ = _collect(path, **options)
+    readers = []
+    for t in threads:
+        got, error, reader = _collect(path, threads=t, **options)
+        assert error == ref_error, (t, options)
+        assert len(got) == len(ref), (t, options)
+        for i, (a, b) in enumerate(zip(ref, got)):
+            assert (a.path, a.format, a.alphabet, a.first_record) == (b.path, b.format, b.alphabet, b.first_record)
+            for name in _FIELDS:
+                x, y = getattr(a, name), getattr(b, name)
+                if x is None:
+                    assert y is None, (t, i, name)
+                else:
+                    assert x.dtype == y.dtype and np.array_equal(x, y), (t, i, name, options)
+        readers.append(reader)
+    return ref, ref_error, readers
+
+
+@pytest.fixture
+def small_reads(monkeypatch):
+    """Let threads run with any chunk size and set how few bytes a read takes
+    (both readers), so that small inputs make many reads and many chunks."""
+    monkeypatch.setattr(seqio, "PARALLEL_MIN_CHUNK_BYTES", 1)
+
+    def read_min(n):
+        monkeypatch.setattr(seqio, "_READ_MIN", n)
+
+    return read_min
+
+
+@st.composite
+def _fastx_text(draw):
+    fastq = draw(st.booleans())
+    nl = draw(st.sampled_from(["\n", "\r\n"]))
+    blank = draw(st.sampled_from(["", "", nl, nl + nl]))
+    parts = []
+    for i in range(draw(st.integers(0, 14))):
+        name = draw(st.sampled_from(["r", "@r", ">r", "+r", "x_"])) + str(i)
+        desc = draw(st.sampled_from(["", " d", " >x @y +z", "\tt"]))
+        seq = draw(st.text(alphabet="ACGTNacgtn", max_size=30))
+        width = draw(st.integers(1, 31))
+        seq_lines = [seq[j : j + width] for j in range(0, len(seq), width)]
+        if fastq:
+            qual = draw(st.text(alphabet=draw(st.sampled_from(["I#", "@+", "ACGT", "@", "+"])),
+                                min_size=len(seq), max_size=len(seq)))
+            qwidth = draw(st.integers(1, 31))
+            qual_lines = [qual[j : j + qwidth] for j in range(0, len(qual), qwidth)]
+            plus = draw(st.sampled_from(["+", "+" + name]))
+            parts.append(f"@{name}{desc}{nl}" + "".join(x + nl for x in seq_lines) + plus + nl
+                         + "".join(x + nl for x in qual_lines))
+        else:
+            parts.append(f">{name}{desc}{nl}" + "".join(x + nl for x in seq_lines))
+        parts.append(draw(st.sampled_from(["", "", blank])))
+    text = "".join(parts)
+    if text and draw(st.booleans()):
+        text = text.rstrip("\r\n")
+    if text and draw(st.integers(0, 3)) == 0:  # break it somewhere
+        at = draw(st.integers(0, len(text) - 1))
+        text = text[:at] + draw(st.sampled_from(["X", "", "\n", "@", "+", ">", " ", "\x00"])) + text[at + 1 :]
+    return fastq, text
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=_fastx_text(), chunk=st.integers(1, 5000), max_records=st.sampled_from([1, 2, 5, 1 << 20]),
+       read_min=st.sampled_from([1, 3, 16, 100, 1 << 16]), threads=st.sampled_from([2, 3, 8]))
+def test_threads_give_the_same_batches_and_errors(tmp_path, small_reads, case, chunk, max_records, read_min,
+                                                  threads):
+    fastq, text = case
+    small_reads(read_min)
+    path = _write(tmp_path, "h.fq" if fastq else "h.fa", text)
+    _assert_same_as_one_thread(path, threads=(threads,), chunk_bytes=chunk, max_records=max_records)
+
+
+def _random_file(rng, fastq, records, multiline=False, crlf=False, quals="!#5@+I"):
+    nl = "\r\n" if crlf else "\n"
+    parts = []
+    for i in range(records):
+        length = rng.choice([0, 1, 30, 100, 151, 700])
+        seq = "".join(rng.choice("ACGTNacgt") for _ in range(length))
+        if fastq:
+            qual = "".join(rng.choice(quals) for _ in range(length))
+            w = rng.randint(1, 80) if multiline else max(length, 1)
+            parts.append(f"@read{i} x={i}{nl}" + "".join(seq[j : j + w] + nl for j in range(0, length, w))
+                         + f"+{nl}" + "".join(qual[j : j + w] + nl for j in range(0, length, w)))
+        else:
+            w = rng.randint(1, 80)
+            parts.append(f">chr{i} >desc{nl}" + "".join(seq[j : j + w] + nl for j in range(0, length, w)))
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("fastq", [True, False])
+def test_threads_on_larger_files_with_real_read_sizes(tmp_path, fastq):
+    """Files of several 64 KiB reads, chunks the size of a read and larger (the
+    regime where the next chunk is guessed from the end of a buffer)."""
+    rng = random.Random(7 + fastq)
+    for k, (multiline, crlf) in enumerate([(False, False), (True, False), (False, True), (True, True)]):
+        path = _write(tmp_path, f"big{k}.{'fq' if fastq else 'fa'}", _random_file(rng, fastq, 1500, multiline, crlf))
+        for chunk in (1 << 16, 70_000, 150_000):
+            _, error, readers = _assert_same_as_one_thread(path, chunk_bytes=chunk)
+            assert error is None
+            assert all(r.pieces_used > 0 for r in readers)
+
+
+def test_threads_protein(tmp_path):
+    rng = random.Random(5)
+    text = "".join(f">p{i} d\n" + "".join(rng.choice("ACDEFGHIKLMNPQRSTVWYXmkv*") for _ in range(rng.randint(0, 400)))
+                   + "\n" for i in range(2000))
+    path = _write(tmp_path, "p.fa", text)
+    _, error, readers = _assert_same_as_one_thread(path, alphabet="protein", chunk_bytes=1 << 16)
+    assert error is None and all(r.pieces_used > 0 for r in readers)
+
+
+# quality lines that start with '@' or '+', or are all ACGT letters, look like
+# headers, '+' lines and sequences to a parser that guesses where records start
+_ADVERSARIAL = {
+    "multiline quality starting with @ and +": "".join(
+        f"@r{i}\nACGTACGTAC\nGT\n+\n@@@@\n+@@@@@\n@I\n" for i in range(40)
+    ),
+    "quality lines that read like a record": "".join(f"@r{i}\nACG\nTAC\n+\n@r\nAC\n+A\n" for i in range(40)),
+    "quality lines that read like a record of 2 bases": "".join(
+        f"@r{i}\nACGTAC\n+\n@r\nAC\n+A\n@r{i}\nAC\n+\nII\n" for i in range(40)
+    ),
+    "quality of ACGT letters": "".join(f"@r{i} d\nACGT\nACG\n+\nACGT\nACG\n" for i in range(40)),
+    "4-line, quality of @": "".join(f"@r{i}\nACGTA\n+\n@@@@@\n" for i in range(60)),
+    "CRLF, blank lines, empty reads": "".join(
+        f"@r{i}\r\n{'ACGT' * (i % 3)}\r\n+\r\n{'IIII' * (i % 3)}\r\n" + "\r\n" * (i % 2) for i in range(50)
+    ),
+    "FASTA with '>' and '@' in descriptions, lowercase across lines, empty records": "".join(
+        f">c{i} a>b >c @d\nACgt\nnnAC\n\n>e{i}\n>f{i} x\nacgt\n" for i in range(30)
+    ),
+    "FASTA without final newline": "".join(f">c{i}\nAC\nGT\n" for i in range(40)) + ">last\nAC",
+    "FASTQ without final newline": "".join(f"@r{i}\nAC\n+\nII\n" for i in range(40))[:-1],
+    "blank lines first": "\n\r\n\n" + "".join(f"@r{i}\nAC\n+\nII\n" for i in range(40)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ADVERSARIAL))
+def test_threads_on_adversarial_inputs(tmp_path, small_reads, name):
+    text = _ADVERSARIAL[name]
+    path = _write(tmp_path, "a.fa" if text.lstrip().startswith(">") else "a.fq", text)
+    assert read_fastx(path)  # well-formed
+    for read_min in (1, 5, 64, 1 << 16):
+        small_reads(read_min)
+        for chunk in (1, 7, 30, 100, 1000):
+            for max_records in (1, 3, 1 << 20):
+                _, error, readers = _assert_same_as_one_thread(path, chunk_bytes=chunk, max_records=max_records)
+                assert error is None
+
+
+def test_threads_recover_from_wrong_guesses(tmp_path, small_reads):
+    """Multi-line qualities whose line break falls where a 4-line quality would
+    end make the guess of the next chunk's start wrong: the chunks parsed from
+    the wrong start are thrown away, and the batches are still the same."""
+    text = "".join(f"@r{i}\nACGTACGTAC\n+\n" + ("IIIII\nIIII\nI\n" if i % 5 == 0 else "IIIIIIIIII\n")
+                   for i in range(200))
+    path = _write(tmp_path, "w.fq", text)
+    small_reads(1 << 16)
+    _, error, readers = _assert_same_as_one_thread(path, chunk_bytes=1000, max_records=1)
+    assert error is None
+    assert all(r.pieces_discarded > 0 for r in readers)
+    assert all(r.pieces_used > 0 for r in readers)
+
+
+_GOOD = "@r{i} s\nACGTACGTAC\n+\nIIIIIIIIII\n"
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+@pytest.mark.parametrize("bad, offset, rule", [
+    ("@bad\nACGTACGTAC\n+\nIIIIIIIIIII\n", 4, "quality length 11 != sequence length 10"),
+    ("@bad\nACGTXCGTAC\n+\nIIIIIIIIII\n", 2, "invalid DNA character 'X' in sequence (column 5)"),
+    ("bad\nACGTACGTAC\n+\nIIIIIIIIII\n", 1, "expected '@' at the start of a record, found 'b'"),
+    ("@bad\nACGTACGTAC\nIIIIIIIIII\n", 3, "invalid DNA character 'I' in sequence (column 1)"),
+    ("@ bad\nACGTACGTAC\n+\nIIIIIIIIII\n", 1, "header line has no record name"),
+])
+def test_threads_report_the_same_error(tmp_path, where, bad, offset, rule):
+    """A malformed record in the first, a middle or the last chunk: the same
+    batches before it and the same file:line message as with one thread."""
+    records = 20000  # 10 chunks
+    at = {"first": 3, "middle": records // 2, "last": records - 2}[where]
+    text = "".join(_GOOD.format(i=i) for i in range(at)) + bad + "".join(_GOOD.format(i=i) for i in range(at, records))
+    path = _write(tmp_path, "e.fq", text)
+    batches, error, _ = _assert_same_as_one_thread(path, chunk_bytes=1 << 16)
+    assert error == f"{path}:{4 * at + offset}: {rule}"
+    assert sum(len(b) for b in batches) <= at
+    assert len(_collect(path, chunk_bytes=1 << 16)[0]) > 2 or where == "first"
+
+
+def test_threads_truncated_last_record(tmp_path, small_reads):
+    text = "".join(_GOOD.format(i=i) for i in range(300)) + "@cut\nACGTACGTAC\n+\nIIII"
+    path = _write(tmp_path, "t.fq", text)
+    for read_min in (64, 1 << 16):
+        small_reads(read_min)
+        _, error, _ = _assert_same_as_one_thread(path, chunk_bytes=500)
+        assert error == f"{path}:1204: truncated record: quality length 4 != sequence length 10"
+
+
+def test_threads_gzip_input(tmp_path):
+    rng = random.Random(3)
+    text = _random_file(rng, True, 3000)
+    path = _write(tmp_path, "r.fq.gz", text)
+    batches, error, readers = _assert_same_as_one_thread(path, chunk_bytes=1 << 16)
+    assert error is None and len(batches) > 3 and all(r.pieces_used > 0 for r in readers)
+    assert _records(SequenceBatch.concat(batches)) == _records(read_fastx(_write(tmp_path, "r.fq", text)))
+
+
+def test_threads_corrupt_gzip(tmp_path):
+    data = gzip.compress(("".join(_GOOD.format(i=i) for i in range(20000))).encode())
+    path = tmp_path / "r.fq.gz"
+    path.write_bytes(data[: len(data) // 2])
+    _, error, _ = _assert_same_as_one_thread(str(path), chunk_bytes=1 << 16)
+    assert error.startswith(f"{path}: cannot read")
+
+
+def test_threads_parse_on_worker_threads(tmp_path, monkeypatch):
+    """The threaded reader really parses on its pool (not in the caller's
+    thread), uses chunks parsed from guessed starts, and stops its threads."""
+    path = _write(tmp_path, "p.fq", "".join(_GOOD.format(i=i) for i in range(20000)))
+    where = []
+    parse_chunk = _fastx.parse_chunk
+
+    def spy(*args):
+        where.append(threading.current_thread().name)
+        return parse_chunk(*args)
+
+    monkeypatch.setattr(_fastx, "parse_chunk", spy)
+    reader = FastxReader(path, threads=3, chunk_bytes=1 << 16)
+    batches = list(reader)
+    assert len(batches) == len(where) > 5
+    assert all(name.startswith("gseek-fastx") for name in where)
+    assert reader.pieces_used >= len(batches) - 2 and reader.pieces_discarded == 0
+    assert not [t for t in threading.enumerate() if t.name.startswith("gseek-fastx")]
+
+    where.clear()
+    list(FastxReader(path, threads=3, chunk_bytes=(1 << 16) - 1))  # too small a chunk: one thread
+    assert set(where) == {threading.current_thread().name}
+
+
+def test_threads_stop_when_the_caller_stops(tmp_path):
+    path = _write(tmp_path, "s.fq", "".join(_GOOD.format(i=i) for i in range(20000)))
+    batches = iter_fastx(path, threads=4, chunk_bytes=1 << 16)
+    first = next(batches)
+    assert first.first_record == 0
+    batches.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("gseek-fastx")]
+
+
+def test_threads_through_read_fastx(tmp_path):
+    path = _write(tmp_path, "r.fq", "".join(_GOOD.format(i=i) for i in range(20000)))
+    one, many = read_fastx(path, chunk_bytes=1 << 16), read_fastx(path, threads=2, chunk_bytes=1 << 16)
+    for name in _FIELDS:
+        assert np.array_equal(getattr(one, name), getattr(many, name)), name
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
+def test_threads_must_be_a_positive_integer(tmp_path, threads):
+    with pytest.raises((ValueError, TypeError)):
+        FastxReader(str(tmp_path / "x.fq"), threads=threads)
+
+
+@pytest.mark.parametrize("text", ["", "\n\r\n\n", "hello\n", "\n\n\x89PNG\r\n"])
+def test_threads_empty_and_not_fastx(tmp_path, small_reads, text):
+    path = _write(tmp_path, "r.fq", text)
+    small_reads(2)
+    _assert_same_as_one_thread(path, chunk_bytes=3)
 
 
 # ------------------------------------------------------------------ peers
