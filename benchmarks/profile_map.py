@@ -67,6 +67,24 @@ def main() -> int:
 
         type(mapper.backend).launch = timed_launch
 
+    from gseek import _samfmt
+
+    passes = {"record_sizes": 0.0, "record_fill": 0.0}
+
+    def timed(name):
+        fn = getattr(_samfmt, name)
+
+        def run(*a):
+            t0 = time.perf_counter()
+            try:
+                return fn(*a)
+            finally:
+                passes[name] += time.perf_counter() - t0
+        return run
+
+    for name in passes:
+        setattr(_samfmt, name, timed(name))
+
     times = {"parse": 0.0, "search": 0.0, "select": 0.0, "format": 0.0}
     profile = cProfile.Profile()
     reader = iter(FastxReader(work / "r.fq", chunk_bytes=chunk))
@@ -96,6 +114,7 @@ def main() -> int:
     print(f"start-up (load + upload + first batch) {startup:6.2f} s")
     for name, seconds in times.items():
         print(f"{name:<8} {seconds:6.2f} s  {seconds / total:5.0%}  {args.reads / seconds / 1e6:7.2f} M reads/s")
+    print("format passes: " + ", ".join(f"{k} {v:.3f} s" for k, v in passes.items()))
     if kernel_events:
         per_kernel: dict[str, float] = {}
         for kernel, start, end in kernel_events:

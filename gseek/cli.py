@@ -269,8 +269,9 @@ def _gpu_list(ctx, param, value):
 @_map_options
 @click.option("--workers", type=click.IntRange(min=0), default=2, show_default=True,
               help="Finalize threads (SAM formatting) beside the device workers; 0: everything in one thread.")
-@click.option("--job-mb", type=click.FloatRange(min=0, min_open=True), default=16, show_default=True,
-              help="MiB of query input per job (big files are split, small ones combined).")
+@click.option("--job-mb", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="MiB of query input per job (big files are split, small ones combined) "
+                   "[default: 64 on a GPU, 16 on the CPU].")
 @_common
 def pipeline(query_list, index_prefix, task, outdir, gpus, resume, map_options, workers, job_mb) -> None:
     """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
@@ -283,7 +284,7 @@ def pipeline(query_list, index_prefix, task, outdir, gpus, resume, map_options, 
     summary = run_pipeline(query_list, index_prefix, outdir, task, gpus=gpus,
                            device=_backend() if gpus is None else "auto", threads=STATE.threads, resume=resume,
                            progress=False if STATE.quiet else None, quiet=STATE.quiet, workers=workers,
-                           job_bytes=max(1, int(job_mb * 2**20)), command=_command_line(), **map_options)
+                           job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)), command=_command_line(), **map_options)
     _say(f"[gseek] pipeline: {summary.count('ok')} ok, {summary.count('failed')} failed, "
          f"{summary.count('skipped')} skipped in {summary.seconds:.2f} s; {summary.path}")
     if summary.exit_status:

@@ -48,6 +48,12 @@ from .engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueB
 
 __all__ = ["MapTask", "map_files", "batch_nbytes"]
 
+#: Input per job on a GPU (``DEFAULT_JOB_BYTES`` on the CPU): fewer, larger launches
+#: (search of 1M reads on the H200: 0.16 s in 16 MiB batches, 0.08 s in 64 MiB ones).
+GPU_JOB_BYTES = 64 << 20
+#: At most this many threads parse one query file.
+MAX_PARSE_THREADS = 8
+
 # Numba's "workqueue" threading layer must not be entered from two threads at
 # once; "omp" and "tbb" may. Until the layer is known, parallel CPU calls take this lock.
 _NUMBA_LOCK = threading.Lock()
@@ -167,6 +173,11 @@ class MapTask:
         if backends is None:
             backends = [index.backend if device is None else get_backend(device, threads)]
         self.mappers = [Mapper(index, mismatches, device=b, **mapper_options) for b in backends]
+        gpu = any(m.backend.name == "gpu" for m in self.mappers)
+        #: Input per job when the caller sets none: a GPU launch pays off on bigger batches.
+        self.job_bytes = GPU_JOB_BYTES if gpu else DEFAULT_JOB_BYTES
+        #: Threads that parse one query file (``FastxReader(threads=)``).
+        self.parse_threads = max(1, min(MAX_PARSE_THREADS, threads or os.cpu_count() or 1))
         self.no_unal = bool(no_unal)
         self.cigar_eq = bool(cigar_eq)
         self.command = command
@@ -197,7 +208,7 @@ class MapTask:
     def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
         """Batches of the query's files, in order."""
         for path in query.paths:
-            yield from FastxReader(path, chunk_bytes=chunk_bytes)
+            yield from FastxReader(path, chunk_bytes=chunk_bytes, threads=self.parse_threads)
 
     def prelims(self) -> list[Any]:
         """One prelim callable per device."""
@@ -233,7 +244,10 @@ class MapTask:
         return _SamSink(query.output, self.header, query)
 
     def dispatcher(self, **options: Any) -> Dispatcher:
-        """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages."""
+        """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages
+        (``job_bytes`` default: :attr:`job_bytes`)."""
+        if options.get("job_bytes") is None:
+            options["job_bytes"] = self.job_bytes
         return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
                           combine=True, file_errors=(FastxError, OSError), **options)
 
@@ -287,7 +301,7 @@ def map_files(
     task = MapTask(index, mismatches, devices=devices, device=device, threads=threads, command=command,
                    no_unal=no_unal, cigar_eq=cigar_eq, **mapper_options)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
-    dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or DEFAULT_JOB_BYTES, bounds=bounds)
+    dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or task.job_bytes, bounds=bounds)
     result, = dispatcher.run([query])
     if result.error is not None:
         raise result.error
