@@ -69,7 +69,7 @@ def main() -> int:
 
     from gseek import _samfmt
 
-    passes = {"record_sizes": 0.0, "record_fill": 0.0}
+    passes = {"record_bounds": 0.0, "record_fill": 0.0, "record_compact": 0.0}
 
     def timed(name):
         fn = getattr(_samfmt, name)
@@ -106,7 +106,7 @@ def main() -> int:
         result = mapper.select(batch, found)
         times["select"] += time.perf_counter() - t
         t = time.perf_counter()
-        format_mapping(result, batch, mapper)
+        format_mapping(result, batch, mapper, raw=True)
         times["format"] += time.perf_counter() - t
     total = sum(times.values())
     print(f"{mapper.backend.describe()}: {args.reads:,} reads, k={args.mismatches}, {batches} batches "

@@ -152,7 +152,8 @@ def format_unmapped(batch: SequenceBatch, reads: np.ndarray, tags: dict[int, str
 
 
 def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, *, no_unal: bool = False,
-                   cigar_eq: bool = False, raw: bool = False) -> tuple[str | np.ndarray, int]:
+                   cigar_eq: bool = False, raw: bool = False, pool: _samfmt.BufferPool | None = None
+                   ) -> tuple[str | np.ndarray, int]:
     """SAM record lines of one mapped batch, reads in input order, and their number.
 
     Mapped reads: one primary record, then secondary ones (flag 256) for
@@ -162,7 +163,9 @@ def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, 
     outside the length limits (not searched); none with ``no_unal``. The text
     is built by the Numba formatter (``gseek._samfmt``) on the CPU mapper's
     threads; it is the same for any thread count. ``raw``: the text as a
-    ``uint8`` array (what :meth:`SamWriter.write_text` writes without a copy).
+    ``uint8`` array (what :meth:`SamWriter.write_text` writes without a copy),
+    from ``pool`` if given (:class:`gseek._samfmt.BufferPool`; ``pool.put``
+    it once written).
     """
     from .mapper import STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT
 
@@ -185,5 +188,5 @@ def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, 
         alt_off=result.alt_offsets, alt_contig=result.alt_contig, alt_pos=result.alt_pos,
         alt_strand=result.alt_strand, alt_mismatches=result.alt_mismatches, cnames=cnames, cname_off=cname_off,
         contig_start=mapper.contig_offsets_host, text=mapper.text_host, nmask=mapper.ref_nmask_host,
-        has_amb=mapper.has_amb, cigar_eq=cigar_eq, threads=getattr(mapper.backend, "threads", None))
+        has_amb=mapper.has_amb, cigar_eq=cigar_eq, threads=getattr(mapper.backend, "threads", None), pool=pool)
     return (text if raw else _text(text)), records

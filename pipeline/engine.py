@@ -65,6 +65,9 @@ single-thread path is the same code.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import queue
 import threading
 import time
@@ -92,6 +95,9 @@ DEFAULT_JOB_BYTES = 16 << 20
 DEFAULT_MAX_INFLIGHT_BYTES = 1 << 30
 #: Seconds between two looks at the stop signal while a thread waits on a queue.
 _POLL = 0.05
+#: Environment variable: a JSON file to write the stage spans of every run to
+#: (stage, thread, start, end, job; ``benchmarks/trace_summary.py`` reads it).
+TRACE_ENV = "GSEEK_TRACE"
 #: Thread names start with this (tests look for leaks by it).
 THREAD_PREFIX = "gseek-pipeline"
 
@@ -350,6 +356,9 @@ class Dispatcher:
         before it.
         """
         self.results = []
+        self._trace_path = os.environ.get(TRACE_ENV) or None
+        self._trace: list[tuple[str, str, float, float, int]] = []
+        self._t0 = time.perf_counter()
         self.stats = dict(peak_jobs=0, peak_bytes=0, full_query=0, full_job=0, full_prelim=0, full_result=0,
                           jobs=0)
         self._stop = threading.Event()
@@ -365,7 +374,29 @@ class Dispatcher:
                 self._run_threaded(queries)
         finally:
             self._abort_open()
+            if self._trace_path:
+                self._write_trace()
         return list(self.results)
+
+    # ------------------------------------------------------------------ trace (GSEEK_TRACE=file.json)
+
+    @contextlib.contextmanager
+    def _span(self, stage: str, serial: int = -1) -> Iterator[None]:
+        """Record ``stage``'s time on this thread when tracing is on."""
+        if not self._trace_path:
+            yield
+            return
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._trace.append((stage, threading.current_thread().name, start - self._t0,
+                                time.perf_counter() - self._t0, serial))
+
+    def _write_trace(self) -> None:
+        rows = [dict(stage=a, thread=b, start=round(c, 6), end=round(d, 6), job=e) for a, b, c, d, e in self._trace]
+        with open(self._trace_path, "w", encoding="utf-8") as fh:  # type: ignore[arg-type]
+            json.dump(dict(wall=time.perf_counter() - self._t0, spans=rows), fh)
 
     def _run_inline(self, queries: Iterable[QueryFile]) -> None:
         jobs = self._jobs(iter(queries))
@@ -531,7 +562,11 @@ class Dispatcher:
             reader: Any = None
             try:
                 reader = iter(self.read(query, self.job_bytes))
-                for payload in reader:
+                while True:
+                    with self._span("read", serial):
+                        payload = next(reader, _END)
+                    if payload is _END:
+                        break
                     pending.items.append(_Piece(state, payload))
                     pending.nbytes += int(self.size(payload))
                     if pending.nbytes >= self.job_bytes or not self.combine:
@@ -557,7 +592,8 @@ class Dispatcher:
     def _run_prelim(self, job: Job, prelim: Callable[[Job], Any]) -> None:
         job.prelim = prelim
         try:
-            job.partials = [(job, prelim(job))]
+            with self._span("prelim", job.serial):
+                job.partials = [(job, prelim(job))]
         except self.file_errors as exc:
             pieces = job.pieces
             if len(pieces) == 1:
@@ -581,7 +617,8 @@ class Dispatcher:
                 outcomes += [partial] * n
                 continue
             try:
-                outcomes += self._chunks(part, self.finalize(partial))
+                with self._span("finalize", job.serial):
+                    outcomes += self._chunks(part, self.finalize(partial))
             except self.file_errors as exc:
                 if n == 1:
                     part.pieces[0].state.stop_reading = True
@@ -608,6 +645,7 @@ class Dispatcher:
 
     def _write(self, job: Job) -> None:
         outcomes = iter(job.outcomes or ())
+        item_serial = job.serial
         for item in job.items:
             state = item.state
             if isinstance(item, _Piece):
@@ -618,7 +656,8 @@ class Dispatcher:
                     self._fail(state, outcome.error)
                     continue
                 try:
-                    state.sink.write(outcome.data)
+                    with self._span("write", item_serial):
+                        state.sink.write(outcome.data)
                 except self.file_errors as exc:
                     self._fail(state, exc)
                     continue
@@ -628,7 +667,8 @@ class Dispatcher:
             elif isinstance(item, _End):
                 if state.error is None:
                     try:
-                        state.sink.commit()
+                        with self._span("commit", item_serial):
+                            state.sink.commit()
                     except self.file_errors as exc:
                         self._fail(state, exc)
                     else:

@@ -103,10 +103,11 @@ class _Partial:
 class _SamSink:
     """One output: a :class:`~gseek.sam.SamWriter` opened on the writer thread."""
 
-    def __init__(self, path: str, header: dict, query: QueryFile) -> None:
+    def __init__(self, path: str, header: dict, query: QueryFile, pool: Any = None) -> None:
         from gseek.sam import SamWriter
 
         self.query = query
+        self.pool = pool
         self.writer = SamWriter(path, header)
         self.reads = 0
 
@@ -114,6 +115,8 @@ class _SamSink:
         text, records, reads = data
         self.writer.write_text(text, records)
         self.reads += reads
+        if self.pool is not None:
+            self.pool.put(text)  # written: the buffer can hold the next batch
 
     def commit(self) -> None:
         if self.reads == 0:  # as map_reads: a query file without records is an error
@@ -178,6 +181,10 @@ class MapTask:
         self.job_bytes = GPU_JOB_BYTES if gpu else DEFAULT_JOB_BYTES
         #: Threads that parse one query file (``FastxReader(threads=)``).
         self.parse_threads = max(1, min(MAX_PARSE_THREADS, threads or os.cpu_count() or 1))
+        from gseek._samfmt import BufferPool
+
+        #: SAM text buffers, back from the writer once written (no fresh pages a batch).
+        self.pool = BufferPool(keep=16)
         self.no_unal = bool(no_unal)
         self.cigar_eq = bool(cigar_eq)
         self.command = command
@@ -232,7 +239,7 @@ class MapTask:
         for batch, result in zip(partial.batches, results):
             with _numba_guard(True):
                 text, records = format_mapping(result, batch, partial.mapper, no_unal=self.no_unal,
-                                               cigar_eq=self.cigar_eq, raw=True)
+                                               cigar_eq=self.cigar_eq, raw=True, pool=self.pool)
             mapped = int((result.best >= 0).sum())
             counts = dict(records=len(batch), hits=len(result), mapped=mapped,
                           too_long=int((result.status == STATUS_TOO_LONG).sum()),
@@ -241,7 +248,7 @@ class MapTask:
         return chunks
 
     def open_output(self, query: QueryFile) -> _SamSink:
-        return _SamSink(query.output, self.header, query)
+        return _SamSink(query.output, self.header, query, self.pool)
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages

@@ -259,3 +259,18 @@ def test_failed_bam_conversion_is_one_error_and_leaves_nothing(tmp_path):
             sam.write_text("not\ta\tsam\trecord\n", 1)
     assert "\n" not in str(info.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_buffer_pool_reuses_written_buffers():
+    from gseek._samfmt import BufferPool
+
+    pool = BufferPool(keep=1)
+    a = pool.get(1000)
+    assert a.size == 1000 and a.dtype == np.uint8
+    pool.put(a)
+    b = pool.get(900)  # fits in a's buffer: the same memory again
+    assert b.size == 900 and np.shares_memory(a, b)
+    assert not np.shares_memory(pool.get(10), b)  # b is out: a fresh buffer
+    pool.put(b)
+    pool.put(np.empty(5000, np.uint8))  # the pool keeps one
+    assert np.shares_memory(pool.get(100), b)
