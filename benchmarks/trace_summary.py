@@ -4,7 +4,8 @@
 The engine (``gseek.pipeline.engine``) writes one span per stage call when
 ``GSEEK_TRACE`` names a file: ``read`` (the job builder waiting for the next
 parsed batch), ``prelim`` (device stages), ``finalize`` (select + SAM
-formatting), ``write`` and ``commit`` (the writer, in the caller's thread).
+formatting), ``write`` and ``commit`` (the writer, in the caller's thread), ``setup``
+(a prelim worker's device warm-up).
 Prints, per stage, the calls, busy seconds and share of the dispatcher's wall
 time, then a timeline: one row per thread, one column per slice of the wall
 time, the letter of the stage that was busy most of that slice.
@@ -32,7 +33,7 @@ def main() -> int:
         calls[s["stage"]] += 1
     print(f"dispatcher wall {wall:.3f} s")
     print(f"{'stage':<10}{'calls':>7}{'busy s':>9}{'of wall':>9}")
-    for stage in ("read", "prelim", "finalize", "write", "commit"):
+    for stage in ("setup", "read", "prelim", "finalize", "write", "commit"):
         if stage in busy:
             print(f"{stage:<10}{calls[stage]:>7}{busy[stage]:>9.3f}{busy[stage] / wall:>9.0%}")
     threads = sorted({s["thread"] for s in spans})
@@ -53,4 +54,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    import signal
+
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under `| head`
     sys.exit(main())

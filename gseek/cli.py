@@ -175,10 +175,15 @@ def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> 
     if not queries:
         raise click.UsageError("--task map needs -q FILE")
     from .pipeline import map_files
+    from .pipeline.tasks import warm_host
 
     started = time.perf_counter()
-    counts = map_files(index_prefix, list(queries), output or "-", device=_backend(), command=_command_line(),
-                       **map_options)
+    warm = warm_host()  # Numba's set-up overlaps the device's and the index's
+    try:
+        counts = map_files(index_prefix, list(queries), output or "-", device=_backend(), command=_command_line(),
+                           **map_options)
+    finally:
+        warm.join()
     _say(f"[gseek] {counts['reads']:,} reads, {counts['mapped']:,} mapped, {counts['unmapped']:,} unmapped "
          f"({counts['too_long']:,} too long, {counts['too_short']:,} too short), {counts['records']:,} records in "
          f"{time.perf_counter() - started:.2f} s")
@@ -280,11 +285,17 @@ def pipeline(query_list, index_prefix, task, outdir, gpus, resume, map_options, 
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
     from .pipeline import run_pipeline
+    from .pipeline.tasks import warm_host
 
-    summary = run_pipeline(query_list, index_prefix, outdir, task, gpus=gpus,
-                           device=_backend() if gpus is None else "auto", threads=STATE.threads, resume=resume,
-                           progress=False if STATE.quiet else None, quiet=STATE.quiet, workers=workers,
-                           job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)), command=_command_line(), **map_options)
+    warm = warm_host()  # Numba's set-up overlaps the device's and the index's
+    try:
+        summary = run_pipeline(query_list, index_prefix, outdir, task, gpus=gpus,
+                               device=_backend() if gpus is None else "auto", threads=STATE.threads,
+                               resume=resume, progress=False if STATE.quiet else None, quiet=STATE.quiet,
+                               workers=workers, job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
+                               command=_command_line(), **map_options)
+    finally:
+        warm.join()
     _say(f"[gseek] pipeline: {summary.count('ok')} ok, {summary.count('failed')} failed, "
          f"{summary.count('skipped')} skipped in {summary.seconds:.2f} s; {summary.path}")
     if summary.exit_status:

@@ -333,6 +333,16 @@ class Mapper:
         self.ref_nmask = b.asarray(self.ref_nmask_host)
         self.contig_offsets = b.asarray(self.contig_offsets_host)
 
+    def warm_up(self) -> None:
+        """Load the device kernels of a search (one tiny batch) so that the first
+        real batch does not pay for it; :attr:`stats` is left as it was."""
+        stats = dict(self.stats)
+        rng = np.random.default_rng(0)
+        reads = ["".join(rng.choice(list("ACGT"), 100)) for _ in range(2)]
+        self.search(_as_batch(reads))
+        self.backend.synchronize()
+        self.stats = stats
+
     # ------------------------------------------------------------------ pieces
 
     def piece_plan(self, length: int) -> tuple[list[int], list[int]]:

@@ -87,6 +87,11 @@ class SamWriter:
                     raise GseekError(f"{self.path}: BAM conversion failed: {' '.join(str(err).split())}") from None
             ok = exc_type is None
             if ok:
+                # Renaming over an existing file makes ext4 (auto_da_alloc) write the new
+                # file's data out first: 1.2 s for 3 GB of SAM on the H200 host. The old
+                # output goes just before the complete new one is renamed into place.
+                if self.path.is_file():
+                    self.path.unlink()
                 os.replace(self.tmp, self.path)
         finally:
             if self.bam:

@@ -298,6 +298,8 @@ class Dispatcher:
         size: ``size(payload) -> bytes`` (default ``payload.nbytes`` or 0).
         file_errors: exception types that fail one file rather than the run.
         progress: a :class:`Progress`.
+        setup: one callable per prelim stage, run by its worker thread before
+            its first job (device warm-up while the first batch is read).
 
     After :meth:`run`, :attr:`stats` holds the peak jobs and bytes in flight
     and how often each queue was found full (back-pressure).
@@ -318,6 +320,7 @@ class Dispatcher:
         size: Callable[[Any], int] | None = None,
         file_errors: tuple[type[BaseException], ...] = (FastxError, OSError),
         progress: Progress | None = None,
+        setup: Sequence[Callable[[], None]] | None = None,
     ) -> None:
         prelims = [prelim] if callable(prelim) else list(prelim)
         if not prelims:
@@ -328,6 +331,9 @@ class Dispatcher:
             raise ValueError("job_bytes and max_inflight_bytes must be positive")
         self.read = read
         self.prelims = prelims
+        if setup is not None and len(setup) != len(prelims):
+            raise ValueError("setup: give one callable per prelim stage")
+        self.setup = list(setup) if setup is not None else [None] * len(prelims)
         self.finalize = finalize
         self.open_output = open_output
         self.workers = workers
@@ -399,6 +405,9 @@ class Dispatcher:
             json.dump(dict(wall=time.perf_counter() - self._t0, spans=rows), fh)
 
     def _run_inline(self, queries: Iterable[QueryFile]) -> None:
+        for setup in self.setup:
+            if setup is not None:
+                setup()
         jobs = self._jobs(iter(queries))
         try:
             for job in jobs:
@@ -421,7 +430,8 @@ class Dispatcher:
             ("master", self._master, (queries, query_q)),
             ("builder", self._builder, (query_q, job_q, result_q)),
         ]
-        roles += [(f"prelim-{i}", self._prelim_worker, (p, job_q, prelim_q)) for i, p in enumerate(self.prelims)]
+        roles += [(f"prelim-{i}", self._prelim_worker, (p, job_q, prelim_q, self.setup[i]))
+                  for i, p in enumerate(self.prelims)]
         roles += [(f"finalize-{i}", self._finalize_worker, (prelim_q,)) for i in range(self.workers)]
         threads = [threading.Thread(target=self._guard, args=(fn, *args), name=f"{THREAD_PREFIX}-{role}")
                    for role, fn, args in roles]
@@ -515,7 +525,11 @@ class Dispatcher:
         finally:
             jobs.close()
 
-    def _prelim_worker(self, prelim: Callable[[Job], Any], job_q: queue.Queue, prelim_q: queue.Queue) -> None:
+    def _prelim_worker(self, prelim: Callable[[Job], Any], job_q: queue.Queue, prelim_q: queue.Queue,
+                       setup: Callable[[], None] | None = None) -> None:
+        if setup is not None:
+            with self._span("setup"):
+                setup()
         while (job := self._take(job_q)) is not _STOP:
             self._run_prelim(job, prelim)
             if not self._give(prelim_q, job, "prelim"):
