@@ -24,6 +24,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+#: Reads with at most this many rows are sorted in place (insertion sort); more: argsort.
+_INSERTION_MAX = 32
 _P = np.uint64(0x100000001B3)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -52,11 +54,19 @@ def strata(first, perm, key, mm, best, second, n_best, n_second):
     """Sort every read's rows by ``key`` (unique within a read) and find its strata."""
     for r in numba.prange(first.size - 1):
         a, b = first[r], first[r + 1]
-        if b - a > 1:
+        if b - a > _INSERTION_MAX:
             seg = perm[a:b].copy()
             order = np.argsort(key[seg])
             for i in range(b - a):
                 perm[a + i] = seg[order[i]]
+        else:  # few rows (the usual case): in place, no allocation in the parallel loop
+            for i in range(a + 1, b):
+                j, kj = perm[i], key[perm[i]]
+                t = i
+                while t > a and key[perm[t - 1]] > kj:
+                    perm[t] = perm[t - 1]
+                    t -= 1
+                perm[t] = j
         best[r] = -1
         second[r] = -1
         n_best[r] = 0
