@@ -372,7 +372,7 @@ class BufferPool:
         if not isinstance(buf, np.ndarray) or buf.dtype != np.uint8 or buf.ndim != 1:
             return
         with self._lock:
-            if len(self._free) < self.keep:
+            if len(self._free) < self.keep and not any(b is buf for b in self._free):
                 self._free.append(buf)
 
 

@@ -335,13 +335,15 @@ class Mapper:
 
     def warm_up(self) -> None:
         """Load the device kernels of a search (one tiny batch) so that the first
-        real batch does not pay for it; :attr:`stats` is left as it was."""
-        stats = dict(self.stats)
+        real batch does not pay for it; the work counters in :attr:`stats` are
+        left as they were. The reads are long enough for exact pieces, so the
+        flank index (approximate mode) is not built here."""
+        counters = {key: self.stats[key] for key in ("reads", "candidates", "flank_candidates")}
         rng = np.random.default_rng(0)
-        reads = ["".join(rng.choice(list("ACGT"), 100)) for _ in range(2)]
-        self.search(_as_batch(reads))
+        length = min(MAX_READ_LENGTH, max(100, (self.k + 1) * self.min_piece))
+        self.search(_as_batch(["".join(rng.choice(list("ACGT"), length)) for _ in range(2)]))
         self.backend.synchronize()
-        self.stats = stats
+        self.stats.update(counters)
 
     # ------------------------------------------------------------------ pieces
 

@@ -68,7 +68,7 @@ class SamWriter:
             self.tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
             self._sam = self.path.with_name(f".{self.path.name}.sam.tmp-{os.getpid()}") if self.bam else self.tmp
             self._out = open(self._sam, "wb")
-        self._write(str(self.header))
+        self._write(_header_bytes(str(self.header)))
 
     def __enter__(self) -> SamWriter:
         return self
@@ -91,7 +91,7 @@ class SamWriter:
                 # file's data out first: 1.2 s for 3 GB of SAM on the H200 host. The old
                 # output goes just before the complete new one is renamed into place.
                 if self.path.is_file():
-                    self.path.unlink()
+                    self.path.unlink(missing_ok=True)
                 os.replace(self.tmp, self.path)
         finally:
             if self.bam:
@@ -100,7 +100,7 @@ class SamWriter:
                 self.tmp.unlink(missing_ok=True)
 
     def _write(self, data: str | bytes | np.ndarray) -> None:
-        if isinstance(data, str):
+        if isinstance(data, str):  # record text: one byte a character (names are latin-1, as read)
             data = data.encode("latin-1")
         if self.stdout:
             out = getattr(self._out, "buffer", None)
@@ -125,6 +125,13 @@ class SamWriter:
 
 
 # --------------------------------------------------------------------------- records
+
+def _header_bytes(text: str) -> bytes:
+    """The header as bytes: names latin-1 (byte for byte as read, as in the records),
+    the ``@PG`` lines UTF-8 (the command line may hold any character)."""
+    return b"".join(line.encode("utf-8") if line.startswith("@PG") else line.encode("latin-1")
+                    for line in text.splitlines(keepends=True))
+
 
 def _joined(texts) -> tuple[np.ndarray, np.ndarray]:
     """Strings as latin-1 bytes + offsets (the ``SequenceBatch.names`` layout)."""

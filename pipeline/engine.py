@@ -69,6 +69,7 @@ import contextlib
 import json
 import os
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -381,7 +382,10 @@ class Dispatcher:
         finally:
             self._abort_open()
             if self._trace_path:
-                self._write_trace()
+                try:
+                    self._write_trace()
+                except OSError as exc:  # the run's own outcome matters more than its trace
+                    print(f"gseek: {TRACE_ENV}: cannot write {self._trace_path}: {exc}", file=sys.stderr)
         return list(self.results)
 
     # ------------------------------------------------------------------ trace (GSEEK_TRACE=file.json)

@@ -82,7 +82,8 @@ def warm_host() -> threading.Thread:
 
     def run() -> None:
         try:
-            warm()
+            with _numba_guard(True):
+                warm()
         except Exception:  # noqa: BLE001 - only a head start; the real call reports any problem
             pass
 
@@ -150,7 +151,7 @@ class _SamSink:
         text, records, reads = data
         self.writer.write_text(text, records)
         self.reads += reads
-        if self.pool is not None:
+        if self.pool is not None and isinstance(text, np.ndarray):
             self.pool.put(text)  # written: the buffer can hold the next batch
 
     def commit(self) -> None:
@@ -269,7 +270,12 @@ class MapTask:
         from gseek.sam import format_mapping
 
         chunks = []
+        threads = getattr(partial.mapper.backend, "threads", None)
         with _numba_guard(True):
+            if threads is not None:  # Numba's thread count is per calling thread
+                import numba
+
+                numba.set_num_threads(threads)
             results = partial.results()
         for batch, result in zip(partial.batches, results):
             with _numba_guard(True):
@@ -290,7 +296,9 @@ class MapTask:
         (``job_bytes`` default: :attr:`job_bytes`)."""
         if options.get("job_bytes") is None:
             options["job_bytes"] = self.job_bytes
-        options.setdefault("setup", [m.warm_up for m in self.mappers])
+        # GPU kernels load while the first batch is read; the CPU twins need no warm-up
+        # (and a parallel Numba call beside the others would need the lock)
+        options.setdefault("setup", [m.warm_up if m.backend.name == "gpu" else None for m in self.mappers])
         return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
                           combine=True, file_errors=(FastxError, OSError), **options)
 

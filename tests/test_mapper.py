@@ -540,3 +540,19 @@ def test_fmindex_and_kmismatch_share_one_occ_header():
         text = _cuda.source(family)
         assert header in text and not re.search(r'^#include "', text, re.M)
         assert text.count("i64 occ_count(") == 1
+
+
+def test_warm_up_leaves_results_and_counters_alone(tmp_path):
+    rng = np.random.default_rng(3)
+    seq = "".join(rng.choice(list("ACGT"), 600))
+    fasta = tmp_path / "n.fa"
+    ref = seq[:300] + "NN" + seq[300:]
+    fasta.write_text(f">c\n{ref}\n")
+    index = Index.build(fasta, wgram=4, sa_sample=4, device="cpu")
+    read = ref[270:320]  # 50 bp over the N run (2 mismatches): approximate mode, flank index
+    cold, warm = Mapper(index, 3, min_piece=30), Mapper(index, 3, min_piece=30)
+    warm.warm_up()
+    assert warm.stats == dict(reads=0, candidates=0, flank_candidates=0, flank_bases=0)
+    a, b = cold.map([read]), warm.map([read])
+    assert a.placements() == b.placements() and len(a) == 1
+    assert warm.stats == cold.stats and cold.stats["flank_bases"] > 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import _thread
 import gzip
+import json
 import os
 import random
 import threading
@@ -322,6 +323,35 @@ def test_engine_keeps_input_order(workers, prelims, combine):
     assert [r.query for r in results] == QUERIES and {r.status for r in results} == {"ok"}
     assert store == {q.output: q.paths[0].upper().encode() for q in QUERIES}
     assert [r.records for r in results] == [-(-len(q.paths[0]) // 3) for q in QUERIES]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_engine_setup_runs_once_per_prelim_before_its_jobs(workers, tmp_path, monkeypatch):
+    calls = []
+    lock = threading.Lock()
+
+    def setup_for(i):
+        def setup():
+            with lock:
+                calls.append(("setup", i, threading.current_thread().name))
+        return setup
+
+    store = {}
+    d = toy(store, workers=workers, prelims=3, job_bytes=7, bounds=TINY, setup=[setup_for(i) for i in range(3)])
+    real = d.prelims
+    d.prelims = [lambda job, p=p, i=i: (calls.append(("job", i, threading.current_thread().name)), p(job))[1]
+                 for i, p in enumerate(real)]
+    monkeypatch.setenv("GSEEK_TRACE", str(tmp_path / "t.json"))
+    results = d.run(QUERIES)
+    assert {r.status for r in results} == {"ok"}
+    assert sorted(c[1] for c in calls if c[0] == "setup") == [0, 1, 2]
+    for i in range(3):  # each worker's setup comes before any job of that worker
+        mine = [c[0] for c in calls if c[1] == i and (workers == 0 or c[2].endswith(f"prelim-{i}"))]
+        assert mine[:1] == ["setup"] or not mine
+    spans = json.loads((tmp_path / "t.json").read_text())["spans"]
+    assert {s["stage"] for s in spans} >= {"read", "prelim", "finalize", "write", "commit"}
+    with pytest.raises(ValueError, match="one callable per prelim"):
+        toy({}, prelims=2, setup=[None])
 
 
 def test_engine_file_error_in_a_combined_job_lands_on_its_file():

@@ -274,3 +274,25 @@ def test_buffer_pool_reuses_written_buffers():
     pool.put(b)
     pool.put(np.empty(5000, np.uint8))  # the pool keeps one
     assert np.shares_memory(pool.get(100), b)
+
+
+def test_header_with_any_character_in_the_command_line(tmp_path):
+    from gseek.sam import SamWriter, sam_header
+
+    header = sam_header(["chr\xe9"], [10], command="gseek search -q reads_\u03b1.fq", backend="cpu")
+    with SamWriter(tmp_path / "o.sam", header) as sam:
+        sam.write_text("r\t4\t*\t0\t0\t*\t*\t0\t0\t*\t*\n", 1)
+    raw = (tmp_path / "o.sam").read_bytes()
+    assert "reads_\u03b1.fq".encode() in raw  # @PG CL in UTF-8
+    assert b"SN:chr\xe9\t" in raw  # contig names byte for byte (latin-1), as in the records
+
+
+def test_buffer_pool_ignores_a_second_put_of_one_buffer():
+    from gseek._samfmt import BufferPool
+
+    pool = BufferPool(keep=4)
+    a = pool.get(64)
+    pool.put(a)
+    pool.put(a[:10])  # the same buffer again (a view of it)
+    x, y = pool.get(64), pool.get(64)
+    assert not np.shares_memory(x, y)
