@@ -63,8 +63,8 @@ from . import _select
 
 from .backend import Backend, get_backend
 from .encode import pack_rows
-from .errors import FastxError, OptionError
-from .seqio import FastxReader, SequenceBatch
+from .errors import OptionError
+from .seqio import SequenceBatch
 
 __all__ = [
     "Mapper",
@@ -796,7 +796,9 @@ def map_reads(
     """Map FASTA/FASTQ file(s) (gzip ok) and write SAM, or BAM for ``*.bam``, ``-`` for stdout.
 
     Several read files go to one output, in order. The output is written
-    under a temporary name and renamed when complete.
+    under a temporary name and renamed when complete. This is the pipeline
+    engine run in the caller's thread (:func:`gseek.pipeline.map_files` with
+    ``workers=0``): the same stages as ``gseek search``.
     Returns counts: ``reads``, ``mapped``, ``unmapped`` (with ``too_long`` and
     ``too_short``: reads not searched), ``records``.
 
@@ -805,31 +807,7 @@ def map_reads(
     ``chunk_bytes`` (input per batch), ``threads`` (CPU threads when
     ``index`` is a path to load).
     """
-    from .sam import SamWriter, format_mapping, sam_header
+    from gseek.pipeline.tasks import map_files  # the engine imports this module
 
-    if not isinstance(index, Index):
-        index = Index.load(index, device=device or "auto", threads=threads)  # every part present
-        device = None
-    mapper = Mapper(index, mismatches, device=device, **mapper_options)
-    names, lengths = index.contigs.names, index.contigs.lengths
-    header = sam_header(names, lengths, command=command, backend=mapper.backend.describe())
-    counts = dict(reads=0, mapped=0, unmapped=0, too_long=0, too_short=0, records=0)
-    options = {} if chunk_bytes is None else {"chunk_bytes": int(chunk_bytes)}
-    files = [reads] if isinstance(reads, (str, os.PathLike)) else list(reads)
-    if not files:
-        raise OptionError("no read file given")
-    with SamWriter(output, header) as sam:
-        for batch in (b for path in files for b in FastxReader(path, **options)):
-            result = mapper.map(batch)
-            text, records = format_mapping(result, batch, mapper, no_unal=no_unal, cigar_eq=cigar_eq)
-            sam.write_text(text, records)
-            mapped = int((result.best >= 0).sum())
-            counts["reads"] += len(batch)
-            counts["mapped"] += mapped
-            counts["unmapped"] += len(batch) - mapped
-            counts["too_long"] += int((result.status == STATUS_TOO_LONG).sum())
-            counts["too_short"] += int((result.status == STATUS_TOO_SHORT).sum())
-        if counts["reads"] == 0:
-            raise FastxError(", ".join(map(os.fspath, files)), None, "no FASTA/FASTQ records (empty file)")
-        counts["records"] = sam.records
-    return counts
+    return map_files(index, reads, output, mismatches=mismatches, command=command, threads=threads, no_unal=no_unal,
+                     cigar_eq=cigar_eq, device=device, chunk_bytes=chunk_bytes, workers=0, **mapper_options)

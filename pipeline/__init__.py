@@ -3,7 +3,8 @@
 * :mod:`gseek.pipeline.engine` -- :class:`Dispatcher`, the bounded, ordered
   dispatcher over query files; it knows nothing about mapping.
 * :mod:`gseek.pipeline.tasks` -- :class:`MapTask` (read mapping as stages) and
-  :func:`map_files` (``map_reads`` through the engine: ``gseek search``).
+  :func:`map_files` (one query through the engine: ``gseek search`` and
+  ``gseek.mapper.map_reads``).
 * :mod:`gseek.pipeline.runner` -- :func:`run_pipeline`: a query list, an
   output folder, ``summary.tsv``, resume, progress bars.
 

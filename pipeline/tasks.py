@@ -8,12 +8,12 @@ per device, each with its own copy of the index arrays on that device),
 <gseek.mapper.Mapper.select>`) and formats SAM text on a CPU thread
 (:func:`gseek.sam.format_mapping`), and ``open_output`` is a
 :class:`~gseek.sam.SamWriter` (temporary name, renamed when complete). The
-output of a file is byte-identical to :func:`gseek.mapper.map_reads` with
-the same options and ``command``, for any batch size, queue bounds, worker
+output of a file is the same bytes for any batch size, queue bounds, worker
 and device count: mapping and formatting are per read.
 
-:func:`map_files` is :func:`~gseek.mapper.map_reads` through the engine (a
-pipeline of one): the front door of ``gseek search --task map``.
+:func:`map_files` runs the engine over one query (a pipeline of one): the
+front door of ``gseek search --task map``, and, with ``workers=0``, of
+:func:`gseek.mapper.map_reads`.
 
 >>> import os, tempfile
 >>> from gseek.datasets import lambda_genome, lambda_reads
