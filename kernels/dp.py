@@ -132,6 +132,68 @@ def _sweep(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip, tb, t
     return best, bi, bj, overflow
 
 
+@numba.njit(cache=True)
+def _sweep_score(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip, Hrow, Frow):
+    """:func:`_sweep` without trace-back: the same (score, q_end, t_end, overflow).
+
+    The cell loop keeps only the maxima (no source bits, no trace-back
+    stores), and the 16-bit check runs over the finished row; visiting
+    cells in the same order with the same strict ``>`` keeps the end cell.
+    """
+    local = (flags & LOCAL) != 0
+    qs = local or (flags & FREE_QS) != 0
+    ts = local or (flags & FREE_TS) != 0
+    qe = (flags & FREE_QE) != 0
+    te = (flags & FREE_TE) != 0
+    oe = o + e
+    Hrow[0] = 0
+    for j in range(1, n + 1):
+        Hrow[j] = 0 if ts else -(o + j * e)
+        Frow[j] = NEG_INF
+    best = NEG_INF
+    bi = -1
+    bj = -1
+    if local:
+        best, bi, bj = 0, 0, 0
+    elif qe:
+        best, bi, bj = Hrow[n], 0, n
+    overflow = 0
+    floor = 0 if local else NEG_INF
+    for i in range(1, m + 1):
+        row = codes[qo + i - 1] * alpha
+        diag = Hrow[0]
+        hleft = 0 if qs else -(o + i * e)
+        Hrow[0] = hleft
+        eleft = NEG_INF
+        last = te and i == m
+        if last and hleft > best:
+            best, bi, bj = hleft, i, 0
+        track = local or last
+        for j in range(1, n + 1):
+            hup = Hrow[j]
+            ecur = max(hleft - oe, eleft - e)
+            fcur = max(hup - oe, Frow[j] - e)
+            h = max(max(diag + table[row + codes[to + j - 1]], ecur), max(fcur, floor))
+            diag = hup
+            Hrow[j] = h
+            Frow[j] = fcur
+            hleft = h
+            eleft = ecur
+            if track and h > best:
+                best, bi, bj = h, i, j
+        if check16 and i % strip == 0 and i < m:
+            for j in range(1, n + 1):
+                if Hrow[j] > INT16_MAX or Hrow[j] < -INT16_MAX or Frow[j] > INT16_MAX or Frow[j] < -INT16_MAX:
+                    overflow = 1
+        if qe and not last and Hrow[n] > best:
+            best, bi, bj = Hrow[n], i, n
+    if not local and not qe and not te:
+        best, bi, bj = Hrow[n], m, n
+    elif not local and bi < 0:
+        best, bi, bj = Hrow[n], m, n
+    return best, bi, bj, overflow
+
+
 @numba.njit(cache=True, inline="always")
 def _group_base(grp_off, k):
     return grp_off[k // LANES] + (k % LANES)
@@ -140,14 +202,13 @@ def _group_base(grp_off, k):
 @numba.njit(parallel=True, cache=True)
 def _score(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, check16,
            out_score, out_q_end, out_t_end, out_overflow):
-    dummy = np.zeros(1, dtype=np.uint32)
     for k in numba.prange(n):
         m_ = q_len[k]
         n_ = t_len[k]
         Hrow = np.empty(n_ + 1, dtype=np.int32)
         Frow = np.empty(n_ + 1, dtype=np.int32)
-        s, qe, te, ov = _sweep(codes, q_off[k], m_, t_off[k], n_, table, alpha, gap_open, gap_extend, flags,
-                               check16, SCORE_STRIP, dummy, 0, False, Hrow, Frow)
+        s, qe, te, ov = _sweep_score(codes, q_off[k], m_, t_off[k], n_, table, alpha, gap_open, gap_extend,
+                                     flags, check16, SCORE_STRIP, Hrow, Frow)
         out_score[k] = s
         out_q_end[k] = qe
         out_t_end[k] = te
