@@ -28,20 +28,27 @@ __device__ __forceinline__ i64 record_of(const i64* __restrict__ offsets, i64 n_
     return lo;
 }
 
+// Bases base .. base + 15 of codes as one packed word and its N mask; those at
+// or past end pack as A with a clear mask.
+__device__ __forceinline__ void pack16(const u8* __restrict__ codes, i64 base, i64 end, u32& word, u32& mask) {
+    word = 0;
+    mask = 0;
+    #pragma unroll
+    for (int j = 0; j < 16; ++j) {
+        i64 i = base + j;
+        u32 c = i < end ? codes[i] : 0u;
+        int shift = 30 - 2 * j;
+        if (c > 3u) mask |= 3u << shift;
+        word |= (c & 3u) << shift;
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK)
 pack_2bit(const u8* __restrict__ codes, i64 n, u32* __restrict__ packed, u32* __restrict__ nmask) {
     i64 n_words = (n + 15) >> 4;
     GRID_STRIDE(w, n_words) {
-        u32 word = 0, mask = 0;
-        i64 base = w << 4;
-        #pragma unroll
-        for (int j = 0; j < 16; ++j) {
-            i64 i = base + j;
-            u32 c = i < n ? codes[i] : 0u;
-            int shift = 30 - 2 * j;
-            if (c > 3u) mask |= 3u << shift;
-            word |= (c & 3u) << shift;
-        }
+        u32 word, mask;
+        pack16(codes, w << 4, n, word, mask);
         packed[w] = word;
         nmask[w] = mask;
     }
@@ -56,17 +63,8 @@ pack_rows(const u8* __restrict__ codes, const i64* __restrict__ offsets, const i
     i64 n_words = word_off[n_records];
     GRID_STRIDE(w, n_words) {
         i64 r = record_of(word_off, n_records, w);
-        i64 base = offsets[r] + ((w - word_off[r]) << 4);
-        i64 end = offsets[r + 1];
-        u32 word = 0, mask = 0;
-        #pragma unroll
-        for (int j = 0; j < 16; ++j) {
-            i64 i = base + j;
-            u32 c = i < end ? codes[i] : 0u;
-            int shift = 30 - 2 * j;
-            if (c > 3u) mask |= 3u << shift;
-            word |= (c & 3u) << shift;
-        }
+        u32 word, mask;
+        pack16(codes, offsets[r] + ((w - word_off[r]) << 4), offsets[r + 1], word, mask);
         packed[w] = word;
         nmask[w] = mask;
     }

@@ -31,22 +31,26 @@ def _record_of(offsets, n_records, i):
     return lo
 
 
+@numba.njit(cache=True, inline="always")
+def _pack16(codes, base, end):
+    """Bases ``base .. base + 15`` as (word, N mask); those at or past ``end`` pack as A."""
+    word = 0
+    mask = 0
+    for j in range(16):
+        i = base + j
+        c = codes[i] if i < end else 0
+        shift = 30 - 2 * j
+        if c > 3:
+            mask |= 3 << shift
+        word |= (c & 3) << shift
+    return word, mask
+
+
 @numba.njit(parallel=True, cache=True)
 def pack_2bit(codes, n, packed, nmask):
     n_words = (n + 15) >> 4
     for w in numba.prange(n_words):
-        word = 0
-        mask = 0
-        base = w << 4
-        for j in range(16):
-            i = base + j
-            c = codes[i] if i < n else 0
-            shift = 30 - 2 * j
-            if c > 3:
-                mask |= 3 << shift
-            word |= (c & 3) << shift
-        packed[w] = word
-        nmask[w] = mask
+        packed[w], nmask[w] = _pack16(codes, w << 4, n)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -54,19 +58,7 @@ def pack_rows(codes, offsets, word_off, n_records, packed, nmask):
     n_words = word_off[n_records]
     for w in numba.prange(n_words):
         r = _record_of(word_off, n_records, w)
-        base = offsets[r] + ((w - word_off[r]) << 4)
-        end = offsets[r + 1]
-        word = 0
-        mask = 0
-        for j in range(16):
-            i = base + j
-            c = codes[i] if i < end else 0
-            shift = 30 - 2 * j
-            if c > 3:
-                mask |= 3 << shift
-            word |= (c & 3) << shift
-        packed[w] = word
-        nmask[w] = mask
+        packed[w], nmask[w] = _pack16(codes, offsets[r] + ((w - word_off[r]) << 4), offsets[r + 1])
 
 
 @numba.njit(parallel=True, cache=True)

@@ -122,3 +122,22 @@ def test_gpu_equals_cpu_on_a_large_input():
         a, b = (a if isinstance(a, tuple) else (a,)), (b if isinstance(b, tuple) else (b,))
         for x, y in zip(a, b):
             assert np.array_equal(cpu.to_host(x), gpu.to_host(y)), fn.__name__
+
+
+def test_cuda_source_packs_as_the_numba_twin_on_the_host(tmp_path):
+    from host_cuda import build
+
+    from gseek.backend import CpuBackend
+    from gseek.kernels import seqpack
+
+    host, cpu = build(tmp_path, [seqpack]), CpuBackend(1)
+    rng = np.random.default_rng(9)
+    records = reference.random_records(rng, 40, 70) + ["", "N" * 17]
+    codes, offsets = _concat(records)
+    words = np.array([(len(r) + 15) // 16 for r in records]) + rng.integers(0, 2, len(records))
+    word_off = np.concatenate([[0], np.cumsum(words)]).astype(np.int64)
+    (hp, hm), (cp, cm) = pack_2bit(host, codes), pack_2bit(cpu, codes)
+    assert hp.tolist() == cp.tolist() and hm.tolist() == cm.tolist()
+    (hp, hm), (cp, cm) = pack_rows(host, codes, offsets, word_off), pack_rows(cpu, codes, offsets, word_off)
+    assert hp.tolist() == cp.tolist() and hm.tolist() == cm.tolist() and hm.any()
+    assert decode_dna(reverse_complement(host, codes, offsets)) == decode_dna(reverse_complement(cpu, codes, offsets))
