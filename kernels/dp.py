@@ -38,26 +38,39 @@ NEG_INF = -(1 << 28)
 INT16_MAX = 32767
 
 
-@numba.njit(cache=True)
-def _sweep(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip, tb, tb_base, write_tb, Hrow, Frow):
-    """One pair, row by row. Returns (score, q_end, t_end, overflow)."""
+@numba.njit(cache=True, inline="always")
+def _sweep_start(flags, n, o, e, Hrow, Frow):
+    """The mode flags, row 0 (``Hrow``; ``Frow`` empty) and the end cell before any row."""
     local = (flags & LOCAL) != 0
     qs = local or (flags & FREE_QS) != 0
     ts = local or (flags & FREE_TS) != 0
     qe = (flags & FREE_QE) != 0
     te = (flags & FREE_TE) != 0
-    oe = o + e
     Hrow[0] = 0
     for j in range(1, n + 1):
         Hrow[j] = 0 if ts else -(o + j * e)
         Frow[j] = NEG_INF
-    best = NEG_INF
-    bi = -1
-    bj = -1
+    best, bi, bj = NEG_INF, -1, -1
     if local:
         best, bi, bj = 0, 0, 0
     elif qe:
         best, bi, bj = Hrow[n], 0, n
+    return local, qs, ts, qe, te, best, bi, bj
+
+
+@numba.njit(cache=True, inline="always")
+def _sweep_end(local, qe, te, best, bi, bj, h_last, m, n):
+    """The end cell after the last row: the corner for global, unless a free end won."""
+    if not local and ((not qe and not te) or bi < 0):
+        return h_last, m, n
+    return best, bi, bj
+
+
+@numba.njit(cache=True)
+def _sweep(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip, tb, tb_base, write_tb, Hrow, Frow):
+    """One pair, row by row. Returns (score, q_end, t_end, overflow)."""
+    local, qs, ts, qe, te, best, bi, bj = _sweep_start(flags, n, o, e, Hrow, Frow)
+    oe = o + e
     overflow = 0
     for i in range(1, m + 1):
         a = codes[qo + i - 1]
@@ -125,10 +138,7 @@ def _sweep(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip, tb, t
                     best, bi, bj = h, i, j
         if qe and not (te and i == m) and Hrow[n] > best:
             best, bi, bj = Hrow[n], i, n
-    if not local and not qe and not te:
-        best, bi, bj = Hrow[n], m, n
-    elif not local and bi < 0:
-        best, bi, bj = Hrow[n], m, n
+    best, bi, bj = _sweep_end(local, qe, te, best, bi, bj, Hrow[n], m, n)
     return best, bi, bj, overflow
 
 
@@ -140,23 +150,8 @@ def _sweep_score(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip,
     stores), and the 16-bit check runs over the finished row; visiting
     cells in the same order with the same strict ``>`` keeps the end cell.
     """
-    local = (flags & LOCAL) != 0
-    qs = local or (flags & FREE_QS) != 0
-    ts = local or (flags & FREE_TS) != 0
-    qe = (flags & FREE_QE) != 0
-    te = (flags & FREE_TE) != 0
+    local, qs, ts, qe, te, best, bi, bj = _sweep_start(flags, n, o, e, Hrow, Frow)
     oe = o + e
-    Hrow[0] = 0
-    for j in range(1, n + 1):
-        Hrow[j] = 0 if ts else -(o + j * e)
-        Frow[j] = NEG_INF
-    best = NEG_INF
-    bi = -1
-    bj = -1
-    if local:
-        best, bi, bj = 0, 0, 0
-    elif qe:
-        best, bi, bj = Hrow[n], 0, n
     overflow = 0
     floor = 0 if local else NEG_INF
     for i in range(1, m + 1):
@@ -187,10 +182,7 @@ def _sweep_score(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip,
                     overflow = 1
         if qe and not last and Hrow[n] > best:
             best, bi, bj = Hrow[n], i, n
-    if not local and not qe and not te:
-        best, bi, bj = Hrow[n], m, n
-    elif not local and bi < 0:
-        best, bi, bj = Hrow[n], m, n
+    best, bi, bj = _sweep_end(local, qe, te, best, bi, bj, Hrow[n], m, n)
     return best, bi, bj, overflow
 
 
