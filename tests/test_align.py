@@ -238,6 +238,20 @@ def test_16bit_overflow_reruns_with_32_bits(backend):
     assert tb["rerun"].tolist() == [True, True, False]
 
 
+def test_16bit_check_covers_the_gap_scores_too(backend):
+    """At row 32 (a strip boundary) only F, the vertical-gap score, leaves int16; H stays inside.
+    Found by a search over random pairs (a 32-bit sweep checking H and F at every 16th row)."""
+    q, t = "AGACTGTAGGTCCATCTGTTCAGTTAGAACGCTGC", "CG"
+    aligner = PairAligner(mode="global", match=10, mismatch=-2584, gap_open=2895, gap_extend=898, device=backend)
+    sc = aligner.scoring
+    codes = np.concatenate([sc.encode(q), sc.encode(t)])
+    one = np.array([0]), np.array([len(q)]), np.array([len(q)]), np.array([len(t)])
+    assert score_pairs(aligner.backend, codes, *one, sc, 0)["rerun"].tolist() == [True]
+    assert traceback_pairs(aligner.backend, codes, *one, sc, 0)["rerun"].tolist() == [True]
+    bio = _biopython("global", FREE, dict(match=10, mismatch=-2584, gap_open=2895, gap_extend=898))
+    assert aligner.align(q, t).score == int(bio.score(q, t))
+
+
 # --------------------------------------------------------------------------- shapes, lazy, output
 
 
