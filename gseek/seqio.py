@@ -283,13 +283,14 @@ class FastxReader:
             raise FastxError(self.path, None, f"cannot read: {exc}") from None
 
     def _batches(self, fh: BinaryIO) -> Iterator[SequenceBatch]:
+        fh, first_line = self._skip_blank_lines(fh)
         if self.threads > 1 and self.chunk_bytes >= PARALLEL_MIN_CHUNK_BYTES:
-            yield from _ParallelParse(self, fh).batches()
+            yield from _ParallelParse(self, fh, first_line).batches()
             return
         table = _TABLES[self.alphabet]
         data = b""
         eof = False
-        line = 1
+        line = first_line
         want = self.chunk_bytes
         while True:
             while not eof and len(data) < want:
@@ -325,6 +326,18 @@ class FastxReader:
                 want = 2 * max(want, len(data))  # one record larger than the chunk
             data = data[consumed:]
             line += lines
+
+    def _skip_blank_lines(self, fh: BinaryIO) -> tuple[BinaryIO, int]:
+        """Drop the blank lines before the first record (however many: the
+        format is read from the first byte after them); the stream from that
+        byte on, and its line number."""
+        lines = 0
+        while True:
+            block = self._read(fh, _READ_MIN)
+            head = block.lstrip(b"\r\n")
+            lines += block[: len(block) - len(head)].count(b"\n")
+            if head or not block:
+                return _Prefixed(head, fh), 1 + lines
 
     def _parse(self, data: bytes, eof: bool, table: np.ndarray, line: int):
         return self._finish(self._parse_raw(np.frombuffer(data, dtype=np.uint8), eof, table), line)
@@ -393,6 +406,39 @@ class FastxReader:
             col=b + 1,
         )
         raise FastxError(self.path, line, text)
+
+
+class _Prefixed:
+    """A binary stream that returns ``head`` first, then the rest of ``fh``;
+    every read is as full as ``fh``'s own (no short read at the seam)."""
+
+    def __init__(self, head: bytes, fh: BinaryIO) -> None:
+        self.head = memoryview(head)
+        self.fh = fh
+
+    def read(self, n: int = -1) -> bytes:
+        if not self.head:
+            return self.fh.read(n)
+        if n is None or n < 0:
+            out, self.head = bytes(self.head) + self.fh.read(), memoryview(b"")
+            return out
+        out, self.head = bytes(self.head[:n]), self.head[n:]
+        return out + (self.fh.read(n - len(out)) if len(out) < n else b"")
+
+    def readinto(self, buffer) -> int:
+        view = memoryview(buffer).cast("B")
+        k = min(len(view), len(self.head))
+        view[:k] = self.head[:k]
+        self.head = self.head[k:]
+        if k < len(view):
+            readinto = getattr(self.fh, "readinto", None)
+            if readinto is not None:
+                k += readinto(view[k:]) or 0
+            else:
+                more = self.fh.read(len(view) - k)
+                view[k : k + len(more)] = more
+                k += len(more)
+        return k
 
 
 class _ReadFailed(Exception):
@@ -529,8 +575,9 @@ class _ParallelParse:
     costs time, never a different result, and every step makes progress.
     """
 
-    def __init__(self, reader: FastxReader, fh: BinaryIO) -> None:
+    def __init__(self, reader: FastxReader, fh: BinaryIO, first_line: int = 1) -> None:
         self.rd = reader
+        self.first_line = first_line
         self.table = _TABLES[reader.alphabet]
         # one chunk's read fits one arena: an arena per chunk, reused
         self.src = _ReadAhead(fh, max(reader.chunk_bytes, _READ_MIN) + _READ_MIN, reader.threads + 2)
@@ -544,7 +591,7 @@ class _ParallelParse:
         pool = ThreadPoolExecutor(max_workers=rd.threads, thread_name_prefix="gseek-fastx")
         window: deque[_Piece] = deque()
         state = (0, 0, False, rd.chunk_bytes)
-        line = 1
+        line = self.first_line
         guess: tuple | None = state
         try:
             while True:
@@ -634,7 +681,7 @@ class _ParallelParse:
                 skipped = buf[: lo + len(block) - len(stripped)].tobytes()
                 piece.error = FastxError(
                     rd.path,
-                    1 + skipped.count(b"\n"),
+                    self.first_line + skipped.count(b"\n"),
                     f"not FASTA or FASTQ: record starts with {_show_byte(head[0])}, expected '>' or '@'",
                 )
                 return False

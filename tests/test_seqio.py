@@ -581,3 +581,32 @@ def test_open_output_leaves_nothing_when_closing_fails(tmp_path):
     with pytest.raises(OSError, match="No space left"):
         out.__exit__(None, None, None)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+@pytest.mark.parametrize("gz", [False, True])
+def test_many_blank_lines_before_the_first_record(tmp_path, threads, gz):
+    """More blank lines than one read (64 KiB) before the first record: the records are
+    still found, with their line numbers, and an error after them names its line."""
+    blank = "\n" * 40_000 + "\r\n" * 20_000
+    records = "".join(f"@r{i}\nACGTN\n+\nIIIII\n" for i in range(300))
+    first = 60_001
+    for bad in (False, True):
+        text = blank + records + ("@bad\nACGT\n+\nIII\n" if bad else "")
+        path = tmp_path / (f"r{bad:d}.fq.gz" if gz else f"r{bad:d}.fq")
+        path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+        for chunk in (100, 1 << 16, 1 << 20):
+            reader = FastxReader(path, chunk_bytes=chunk, threads=threads)
+            if bad:
+                with pytest.raises(FastxError, match=rf"r1\.fq(\.gz)?:{first + 1200 + 3}: "):
+                    list(reader)
+                continue
+            got = list(reader)
+            assert [n for b in got for n in b.name_list()] == [f"r{i}" for i in range(300)], chunk
+            assert np.concatenate([b.lines for b in got]).tolist() == [first + 4 * i for i in range(300)]
+
+
+def test_only_blank_lines_is_an_empty_file(tmp_path):
+    path = tmp_path / "blank.fq"
+    path.write_bytes(b"\n" * 100_000)
+    assert list(FastxReader(path)) == [] and list(FastxReader(path, threads=3)) == []
