@@ -101,7 +101,14 @@ def main() -> None:
     ap.add_argument("--verify", type=int, default=0, help="check this many pairs against the CPU backend")
     ap.add_argument("--tb-memory", type=int, default=None,
                     help="trace-back bytes per batch [PairAligner default: 40%% of free GPU memory, 256 MiB CPU]")
+    ap.add_argument("--warp-min-strips", type=int, default=None,
+                    help="pairs of at least this many strips of rows take the warp kernels "
+                         "[gseek.align.WARP_MIN_STRIPS]")
     args = ap.parse_args()
+    if args.warp_min_strips is not None:
+        import gseek.align
+
+        gseek.align.WARP_MIN_STRIPS = args.warp_min_strips
     kinds = args.kinds.split(",")
     for length in [int(x) for x in args.lengths.split(",")]:
         seqs, qi, ti = _pairs(args.pairs, length)

@@ -27,6 +27,11 @@
 // CIGAR runs; after a prefix sum, dp_walk walks again and writes the runs
 // compactly (runs are built in registers, one store per run).
 //
+// Long pairs (see gseek.align.WARP_MIN_STRIPS): one warp per slot instead,
+// the 32 lanes sweeping 32 strips as a wavefront (sweep_warp): same results,
+// its own work and trace-back layout (tb_index); 27x the one-thread kernels'
+// GCUPS at 10 kb on an H100, and faster from 1.5 kb on.
+//
 // On sm_90 (Hopper) the max operations use DPX: __vimax3_s32(_relu) for H and
 // __vibmax_s32 for E/F, which returns the trace-back bit with the max.
 // Every kernel is a grid-stride loop over slots: any grid gives the same result.
@@ -39,6 +44,7 @@ typedef long long i64;
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
 
 #define NEG_INF (-(1 << 28))
+#define NO_CAND (-2147483647 - 1)
 #define INT16_LIMIT 32767
 #define F_LOCAL 1
 #define F_QS 2
@@ -91,8 +97,101 @@ __device__ __forceinline__ void load_table(int* s_table, const int* __restrict__
     __syncthreads();
 }
 
-// The sweep of one slot. STRIP rows at a time; NARROW: 16-bit work buffer;
-// TB: write trace-back words. Returns the overflow flag.
+// One column of a strip: rows i0 .. i0 + STRIP - 1 at column j, from the
+// cell above the strip (up_h, up_f) and H(i0 - 1, j - 1) (diag). Updates the
+// strip's registers and leaves the strip's last row in (up_h, up_f).
+// Returns the column's trace-back word (TB).
+template <int STRIP, bool TB>
+__device__ __forceinline__ u32 strip_column(int (&qc)[STRIP], int (&hl)[STRIP], int (&el)[STRIP], int (&rb)[STRIP],
+                                            int (&rbj)[STRIP], int i0, int m, int j, int tc, int diag, int& up_h,
+                                            int& up_f, const int* s_table, bool local, int o, int e) {
+    const int oe = o + e;
+    u32 word = 0;
+    #pragma unroll
+    for (int r = 0; r < STRIP; ++r) {
+        bool e_ext, f_ext;
+        int ecur = gap_max(hl[r] - oe, el[r] - e, &e_ext);
+        int fcur = gap_max(up_h - oe, up_f - e, &f_ext);
+        int d = diag + s_table[qc[r] + tc];
+        int h = local ? max3_relu(d, ecur, fcur) : max3_i(d, ecur, fcur);
+        if (TB) {
+            u32 bits = (e_ext ? 4u : 0u) | (f_ext ? 8u : 0u);
+            if (local && h == 0) bits |= 3u;
+            else if (h == d) bits |= 0u;
+            else if (h == ecur) bits |= 1u;
+            else bits |= 2u;
+            if (i0 + r <= m) word |= bits << (4 * r);
+        }
+        if (h > rb[r]) { rb[r] = h; rbj[r] = j; }
+        diag = hl[r];
+        hl[r] = h;
+        el[r] = ecur;
+        up_h = h;
+        up_f = fcur;
+    }
+    return word;
+}
+
+// The strip's registers before column 1: query codes, column 0, row maxima.
+template <int STRIP>
+__device__ __forceinline__ void strip_start(int (&qc)[STRIP], int (&hl)[STRIP], int (&el)[STRIP], int (&rb)[STRIP],
+                                            int (&rbj)[STRIP], const u8* __restrict__ codes, i64 qo, int i0, int m,
+                                            int alpha, bool qs, int o, int e) {
+    #pragma unroll
+    for (int r = 0; r < STRIP; ++r) {
+        int i = i0 + r;
+        qc[r] = i <= m ? (int)codes[qo + i - 1] * alpha : 0;
+        hl[r] = qs ? 0 : -(o + i * e);
+        el[r] = NEG_INF;
+        rb[r] = hl[r];
+        rbj[r] = 0;
+    }
+}
+
+// End-cell candidates of one strip, in row order, against (best, bi, bj):
+// ties keep the earlier cell (smallest i, then j).
+template <int STRIP>
+__device__ __forceinline__ void strip_ends(const int (&hl)[STRIP], const int (&rb)[STRIP], const int (&rbj)[STRIP],
+                                           int i0, int m, int n, bool local, bool qe, bool te, int& best, int& bi,
+                                           int& bj) {
+    #pragma unroll
+    for (int r = 0; r < STRIP; ++r) {
+        int i = i0 + r;
+        if (i > m) break;
+        if (local) {
+            if (rb[r] > best) { best = rb[r]; bi = i; bj = rbj[r]; }
+        } else if (i < m) {
+            if (qe && hl[r] > best) { best = hl[r]; bi = i; bj = n; }
+        } else if (te) {
+            if (rb[r] > best) { best = rb[r]; bi = i; bj = rbj[r]; }
+        } else if (qe) {
+            if (hl[r] > best) { best = hl[r]; bi = i; bj = n; }
+        } else {
+            best = hl[r]; bi = i; bj = n;
+        }
+    }
+}
+
+// The end cell before any row: local (0, 0, 0); a free query end starts
+// with row 0's last cell; otherwise none yet.
+__device__ __forceinline__ void ends_start(int flags, int o, int e, int n, int& best, int& bi, int& bj) {
+    const bool local = flags & F_LOCAL;
+    const bool ts = local || (flags & F_TS);
+    best = NEG_INF; bi = -1; bj = -1;
+    if (local) { best = 0; bi = 0; bj = 0; }
+    else if (flags & F_QE) { best = ts ? 0 : -(o + n * e); bi = 0; bj = n; }
+}
+
+// H(i0 - 1, 0): the diagonal of (i0, 1).
+__device__ __forceinline__ int corner(int i0, bool qs, int o, int e) {
+    return (i0 == 1) ? 0 : (qs ? 0 : -(o + (i0 - 1) * e));
+}
+
+// Row 0 at column j (the cell above strip 0).
+__device__ __forceinline__ int row0(int j, bool ts, int o, int e) { return ts ? 0 : -(o + j * e); }
+
+// The sweep of one slot by one thread. STRIP rows at a time; NARROW: 16-bit
+// work buffer; TB: write trace-back words. Returns the overflow flag.
 template <int STRIP, bool NARROW, bool TB>
 __device__ __forceinline__ int sweep(const u8* __restrict__ codes, i64 qo, int m, i64 to, int n,
                                      const int* s_table, int alpha, int o, int e, int flags,
@@ -103,31 +202,20 @@ __device__ __forceinline__ int sweep(const u8* __restrict__ codes, i64 qo, int m
     const bool ts = local || (flags & F_TS);
     const bool qe = flags & F_QE;
     const bool te = flags & F_TE;
-    const int oe = o + e;
-    int best = NEG_INF, bi = -1, bj = -1;
-    if (local) { best = 0; bi = 0; bj = 0; }
-    else if (qe) { best = ts ? 0 : -(o + n * e); bi = 0; bj = n; }
+    int best, bi, bj;
+    ends_start(flags, o, e, n, best, bi, bj);
     int overflow = 0;
     const int n_strips = (m + STRIP - 1) / STRIP;
     for (int s = 0; s < n_strips; ++s) {
         const int i0 = s * STRIP + 1;
         const bool last = s + 1 == n_strips;
         int qc[STRIP], hl[STRIP], el[STRIP], rb[STRIP], rbj[STRIP];
-        #pragma unroll
-        for (int r = 0; r < STRIP; ++r) {
-            int i = i0 + r;
-            qc[r] = i <= m ? (int)codes[qo + i - 1] * alpha : 0;
-            hl[r] = qs ? 0 : -(o + i * e);
-            el[r] = NEG_INF;
-            rb[r] = hl[r];
-            rbj[r] = 0;
-        }
-        // H(i0 - 1, 0): the diagonal of (i0, 1).
-        int diag = (i0 == 1) ? 0 : (qs ? 0 : -(o + (i0 - 1) * e));
+        strip_start<STRIP>(qc, hl, el, rb, rbj, codes, qo, i0, m, alpha, qs, o, e);
+        int diag = corner(i0, qs, o, e);
         for (int j = 1; j <= n; ++j) {
             int up_h, up_f;
             if (s == 0) {
-                up_h = ts ? 0 : -(o + j * e);
+                up_h = row0(j, ts, o, e);
                 up_f = NEG_INF;
             } else if (NARROW) {
                 u32 w = (u32)work[work_base + (i64)j * LANES];
@@ -138,30 +226,8 @@ __device__ __forceinline__ int sweep(const u8* __restrict__ codes, i64 qo, int m
                 up_f = work[work_base + (i64)(2 * j + 1) * LANES];
             }
             const int next_diag = up_h;
-            const int tc = codes[to + j - 1];
-            u32 word = 0;
-            #pragma unroll
-            for (int r = 0; r < STRIP; ++r) {
-                bool e_ext, f_ext;
-                int ecur = gap_max(hl[r] - oe, el[r] - e, &e_ext);
-                int fcur = gap_max(up_h - oe, up_f - e, &f_ext);
-                int d = diag + s_table[qc[r] + tc];
-                int h = local ? max3_relu(d, ecur, fcur) : max3_i(d, ecur, fcur);
-                if (TB) {
-                    u32 bits = (e_ext ? 4u : 0u) | (f_ext ? 8u : 0u);
-                    if (local && h == 0) bits |= 3u;
-                    else if (h == d) bits |= 0u;
-                    else if (h == ecur) bits |= 1u;
-                    else bits |= 2u;
-                    if (i0 + r <= m) word |= bits << (4 * r);
-                }
-                if (h > rb[r]) { rb[r] = h; rbj[r] = j; }
-                diag = hl[r];
-                hl[r] = h;
-                el[r] = ecur;
-                up_h = h;
-                up_f = fcur;
-            }
+            u32 word = strip_column<STRIP, TB>(qc, hl, el, rb, rbj, i0, m, j, (int)codes[to + j - 1], diag, up_h,
+                                               up_f, s_table, local, o, e);
             if (TB) tb[tb_base + ((i64)s * n + j - 1) * LANES] = word;
             if (!last) {
                 if (NARROW) {
@@ -174,24 +240,112 @@ __device__ __forceinline__ int sweep(const u8* __restrict__ codes, i64 qo, int m
             }
             diag = next_diag;
         }
-        // End-cell candidates of this strip, in row order (ties: smallest i, then j).
-        #pragma unroll
-        for (int r = 0; r < STRIP; ++r) {
-            int i = i0 + r;
-            if (i > m) break;
-            if (local) {
-                if (rb[r] > best) { best = rb[r]; bi = i; bj = rbj[r]; }
-            } else if (i < m) {
-                if (qe && hl[r] > best) { best = hl[r]; bi = i; bj = n; }
-            } else if (te) {
-                if (rb[r] > best) { best = rb[r]; bi = i; bj = rbj[r]; }
-            } else if (qe) {
-                if (hl[r] > best) { best = hl[r]; bi = i; bj = n; }
-            } else {
-                best = hl[r]; bi = i; bj = n;
+        strip_ends<STRIP>(hl, rb, rbj, i0, m, n, local, qe, te, best, bi, bj);
+    }
+    *out_score = best;
+    *out_qend = bi;
+    *out_tend = bj;
+    return overflow;
+}
+
+// The sweep of one slot by one warp (long pairs). Lane L owns strip
+// p * 32 + L of pass p and computes column j = t - L + 1 at step t: the
+// strips form a wavefront, and the cell above a strip (the last row of the
+// strip before it, one column earlier in time) comes from lane L - 1 by a
+// shuffle. Lane 0 of a pass reads the row above from the slot's work buffer
+// (contiguous: column j at work[j] (NARROW) or work[2j], work[2j + 1]),
+// which lane 31 of the previous pass wrote; the warp loads it 32 columns at
+// a time, a block ahead. Trace-back words of pass p, step t, lane L at
+//     tb[(p * (n + 31) + t) * 32 + L]
+// (one coalesced store per step). The overflow flag covers every strip's
+// last row but the matrix's, as the one-thread sweep's does.
+template <int STRIP, bool NARROW, bool TB>
+__device__ __forceinline__ int sweep_warp(const u8* __restrict__ codes, i64 qo, int m, i64 to, int n,
+                                          const int* s_table, int alpha, int o, int e, int flags,
+                                          int* __restrict__ work, u32* __restrict__ tb, int lane,
+                                          int* out_score, int* out_qend, int* out_tend) {
+    const unsigned FULL = 0xffffffffu;
+    const bool local = flags & F_LOCAL;
+    const bool qs = local || (flags & F_QS);
+    const bool ts = local || (flags & F_TS);
+    const bool qe = flags & F_QE;
+    const bool te = flags & F_TE;
+    int best, bi, bj;
+    ends_start(flags, o, e, n, best, bi, bj);
+    int overflow = 0;
+    const int n_strips = (m + STRIP - 1) / STRIP;
+    const int n_passes = (n_strips + 31) / 32;
+    const int steps = n + 31;
+    for (int p = 0; p < n_passes; ++p) {
+        const int s = p * 32 + lane;
+        const bool active = s < n_strips;
+        const bool last = s + 1 >= n_strips;
+        const int i0 = s * STRIP + 1;
+        int qc[STRIP], hl[STRIP], el[STRIP], rb[STRIP], rbj[STRIP];
+        strip_start<STRIP>(qc, hl, el, rb, rbj, codes, qo, i0, m, alpha, qs, o, e);
+        int diag = corner(i0, qs, o, e);
+        int out_h = 0, out_f = 0;  // this lane's last row at its previous column
+        // Rows above the pass (p > 0): lane L holds column (block start + L + 1).
+        int cur_h = 0, cur_f = 0, nxt_h = 0, nxt_f = 0;
+        auto load_block = [&](int t0, int& h, int& f) {
+            const int j = t0 + lane + 1;
+            if (p > 0 && j <= n) {
+                if (NARROW) {
+                    u32 w = (u32)work[j];
+                    h = (int)(short)(w & 0xffffu);
+                    f = (int)(short)(w >> 16);
+                } else {
+                    h = work[2 * j];
+                    f = work[2 * j + 1];
+                }
+            }
+        };
+        load_block(0, nxt_h, nxt_f);
+        for (int t = 0; t < steps; ++t) {
+            if ((t & 31) == 0) {
+                cur_h = nxt_h; cur_f = nxt_f;
+                load_block(t + 32, nxt_h, nxt_f);
+            }
+            const int in_h = __shfl_up_sync(FULL, out_h, 1);
+            const int in_f = __shfl_up_sync(FULL, out_f, 1);
+            const int blk_h = __shfl_sync(FULL, cur_h, t & 31);
+            const int blk_f = __shfl_sync(FULL, cur_f, t & 31);
+            const int j = t - lane + 1;
+            if (active && j >= 1 && j <= n) {
+                int up_h, up_f;
+                if (s == 0) { up_h = row0(j, ts, o, e); up_f = NEG_INF; }
+                else if (lane == 0) { up_h = blk_h; up_f = blk_f; }
+                else { up_h = in_h; up_f = in_f; }
+                const int next_diag = up_h;
+                u32 word = strip_column<STRIP, TB>(qc, hl, el, rb, rbj, i0, m, j, (int)codes[to + j - 1], diag,
+                                                   up_h, up_f, s_table, local, o, e);
+                if (TB) tb[((i64)p * steps + t) * 32 + lane] = word;
+                if (!last) {
+                    if (NARROW) overflow |= !(fits16(up_h) && fits16(up_f));
+                    if (lane == 31) {
+                        if (NARROW) work[j] = (int)(((u32)(up_h & 0xffff)) | ((u32)up_f << 16));
+                        else { work[2 * j] = up_h; work[2 * j + 1] = up_f; }
+                    }
+                }
+                out_h = up_h;
+                out_f = up_f;
+                diag = next_diag;
             }
         }
+        __syncwarp();
+        // This pass's end cell: the first best in row order over its lanes.
+        int lb = NO_CAND, li = -1, lj = -1;
+        if (active) strip_ends<STRIP>(hl, rb, rbj, i0, m, n, local, qe, te, lb, li, lj);
+        int wl = lane;
+        #pragma unroll
+        for (int d = 16; d > 0; d >>= 1) {
+            int ob = __shfl_xor_sync(FULL, lb, d), oi = __shfl_xor_sync(FULL, li, d);
+            int oj = __shfl_xor_sync(FULL, lj, d), ol = __shfl_xor_sync(FULL, wl, d);
+            if (ob > lb || (ob == lb && ol < wl)) { lb = ob; li = oi; lj = oj; wl = ol; }
+        }
+        if (lb > best) { best = lb; bi = li; bj = lj; }
     }
+    overflow = __any_sync(FULL, overflow);
     *out_score = best;
     *out_qend = bi;
     *out_tend = bj;
@@ -250,6 +404,56 @@ dp_fill32(SCORE_ARGS, const i64* __restrict__ tb_off, u32* __restrict__ tb, OUT_
                                      out_overflow);
 }
 
+// Warp-per-slot kernels: the same arguments, but grp_off / tb_off hold one
+// offset per slot (the slot's own work buffer and trace-back words).
+template <int STRIP, bool NARROW, bool TB>
+__device__ __forceinline__ void run_warp_slots(SCORE_ARGS, const i64* __restrict__ tb_off, u32* __restrict__ tb,
+                                               OUT_ARGS) {
+    __shared__ int s_table[MAX_ALPHA * MAX_ALPHA];
+    load_table(s_table, table, alpha);
+    const int lane = threadIdx.x & 31;
+    const i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const i64 stride = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 k = first; k < n_slots; k += stride) {
+        int score, qend, tend;
+        int ov = sweep_warp<STRIP, NARROW, TB>(codes, q_off[k], q_len[k], t_off[k], t_len[k], s_table, alpha,
+                                               gap_open, gap_extend, flags, work + grp_off[k],
+                                               TB ? tb + tb_off[k] : nullptr, lane, &score, &qend, &tend);
+        if (lane == 0) {
+            out_score[k] = score;
+            out_q_end[k] = qend;
+            out_t_end[k] = tend;
+            out_overflow[k] = (u8)ov;
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) dp_score16_warp(SCORE_ARGS, OUT_ARGS) {
+    run_warp_slots<SCORE_STRIP, true, false>(codes, q_off, q_len, t_off, t_len, n_slots, table, alpha, gap_open,
+                                             gap_extend, flags, grp_off, work, nullptr, nullptr, out_score,
+                                             out_q_end, out_t_end, out_overflow);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) dp_score32_warp(SCORE_ARGS, OUT_ARGS) {
+    run_warp_slots<SCORE_STRIP, false, false>(codes, q_off, q_len, t_off, t_len, n_slots, table, alpha, gap_open,
+                                              gap_extend, flags, grp_off, work, nullptr, nullptr, out_score,
+                                              out_q_end, out_t_end, out_overflow);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+dp_fill16_warp(SCORE_ARGS, const i64* __restrict__ tb_off, u32* __restrict__ tb, OUT_ARGS) {
+    run_warp_slots<TB_STRIP, true, true>(codes, q_off, q_len, t_off, t_len, n_slots, table, alpha, gap_open,
+                                         gap_extend, flags, grp_off, work, tb_off, tb, out_score, out_q_end,
+                                         out_t_end, out_overflow);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+dp_fill32_warp(SCORE_ARGS, const i64* __restrict__ tb_off, u32* __restrict__ tb, OUT_ARGS) {
+    run_warp_slots<TB_STRIP, false, true>(codes, q_off, q_len, t_off, t_len, n_slots, table, alpha, gap_open,
+                                          gap_extend, flags, grp_off, work, tb_off, tb, out_score, out_q_end,
+                                          out_t_end, out_overflow);
+}
+
 // CIGAR runs of a walk, built in registers: a run is stored when it ends.
 // The walk goes end to start, so runs are written at `pos` counting down.
 struct RunWriter {
@@ -286,9 +490,17 @@ struct WalkStats {
 
 // Walk one slot's trace-back from (i, j) to its start. WRITE: store the runs
 // ending at cigar[last]. Returns the number of runs.
+// The trace-back word of strip s, column j: one thread's slot interleaved by
+// lane (base = its group's offset + lane), or one warp's slot (base = its
+// offset; see sweep_warp).
+__device__ __forceinline__ i64 tb_index(bool warp, i64 base, int s, int j, int nn) {
+    if (warp) return base + ((i64)(s >> 5) * (nn + 31) + (j - 1) + (s & 31)) * 32 + (s & 31);
+    return base + ((i64)s * nn + (j - 1)) * LANES;
+}
+
 template <bool WRITE>
 __device__ __forceinline__ int walk_one(const u8* __restrict__ codes, i64 qo, i64 to, int nn, int i, int j, bool qs, bool ts,
-                        int no_match_code, const u32* __restrict__ tb, i64 base, u32* cigar, i64 last,
+                        int no_match_code, bool warp, const u32* __restrict__ tb, i64 base, u32* cigar, i64 last,
                         WalkStats* st) {
     RunWriter w{cigar, last, 0u, 0, 0};
     int state = 0;  // 0: H, 1: E, 2: F
@@ -305,7 +517,7 @@ __device__ __forceinline__ int walk_one(const u8* __restrict__ codes, i64 qo, i6
             }
             break;
         }
-        u32 word = tb[base + ((i64)((i - 1) / TB_STRIP) * nn + (j - 1)) * LANES];
+        u32 word = tb[tb_index(warp, base, (i - 1) / TB_STRIP, j, nn)];
         u32 bits = (word >> (4 * ((i - 1) % TB_STRIP))) & 15u;
         if (state == 1) {
             if (w.op != OP_D) gap_opens += 1;
@@ -342,8 +554,12 @@ __device__ __forceinline__ int walk_one(const u8* __restrict__ codes, i64 qo, i6
 #define WALK_ARGS                                                                                             \
     const u8 *__restrict__ codes, const i64 *__restrict__ q_off, const int *__restrict__ q_len,               \
         const i64 *__restrict__ t_off, const int *__restrict__ t_len, i64 n_slots, int flags, int no_match_code, \
-        const i64 *__restrict__ tb_off, const u32 *__restrict__ tb, const int *__restrict__ q_end,            \
+        int warp, const i64 *__restrict__ tb_off, const u32 *__restrict__ tb, const int *__restrict__ q_end,            \
         const int *__restrict__ t_end
+
+__device__ __forceinline__ i64 slot_base(bool warp, const i64* __restrict__ tb_off, i64 k) {
+    return warp ? tb_off[k] : tb_off[k / LANES] + k % LANES;
+}
 
 // First pass of the walk: run counts, start cells, column counts. The stage
 // turns the run counts into offsets (prefix sum) and dp_walk writes the runs.
@@ -357,7 +573,7 @@ dp_walk_count(WALK_ARGS, int* __restrict__ out_n_cigar, int* __restrict__ out_q_
     GRID_STRIDE(k, n_slots) {
         WalkStats st;
         int runs = walk_one<false>(codes, q_off[k], t_off[k], t_len[k], q_end[k], t_end[k], qs, ts, no_match_code,
-                                   tb, tb_off[k / LANES] + k % LANES, nullptr, 0, &st);
+                                   warp, tb, slot_base(warp, tb_off, k), nullptr, 0, &st);
         out_n_cigar[k] = runs;
         out_q_start[k] = st.q_start;
         out_t_start[k] = st.t_start;
@@ -378,8 +594,8 @@ dp_walk(WALK_ARGS, const int* __restrict__ n_cigar, const i64* __restrict__ cig_
     GRID_STRIDE(k, n_slots) {
         if (n_cigar[k] == 0) continue;
         WalkStats st;
-        walk_one<true>(codes, q_off[k], t_off[k], t_len[k], q_end[k], t_end[k], qs, ts, no_match_code, tb,
-                       tb_off[k / LANES] + k % LANES, cigar, cig_off[k] + n_cigar[k] - 1, &st);
+        walk_one<true>(codes, q_off[k], t_off[k], t_len[k], q_end[k], t_end[k], qs, ts, no_match_code, warp, tb,
+                       slot_base(warp, tb_off, k), cigar, cig_off[k] + n_cigar[k] - 1, &st);
     }
 }
 

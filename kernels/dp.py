@@ -66,8 +66,20 @@ def _sweep_end(local, qe, te, best, bi, bj, h_last, m, n):
     return best, bi, bj
 
 
+@numba.njit(cache=True, inline="always")
+def _tb_row(warp, base, s, n):
+    """Index of the trace-back word of strip ``s`` at column 1; column j is
+    ``(j - 1) * LANES`` further. One thread's slot is interleaved by lane
+    (``base`` = its group's offset + lane); one warp's slot (``warp``, the
+    ``*_warp`` kernels) stores pass p = s // 32, step t = j - 1 + s % 32,
+    lane s % 32 at ``base + (p * (n + 31) + t) * 32 + lane``."""
+    if warp:
+        return base + ((s >> 5) * (n + 31) + (s & 31)) * 32 + (s & 31)
+    return base + s * n * LANES
+
+
 @numba.njit(cache=True)
-def _sweep(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip, tb, tb_base, write_tb, Hrow, Frow):
+def _sweep(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip, tb, tb_base, write_tb, warp, Hrow, Frow):
     """One pair, row by row. Returns (score, q_end, t_end, overflow)."""
     local, qs, ts, qe, te, best, bi, bj = _sweep_start(flags, n, o, e, Hrow, Frow)
     oe = o + e
@@ -79,7 +91,7 @@ def _sweep(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip, tb, t
         Hrow[0] = hleft
         eleft = NEG_INF
         r = (i - 1) % TB_STRIP
-        word_base = tb_base + ((i - 1) // TB_STRIP) * n * LANES
+        word_base = _tb_row(warp, tb_base, (i - 1) // TB_STRIP, n)
         row_check = check16 and (i % strip == 0) and i < m
         if te and i == m and hleft > best:
             best, bi, bj = hleft, i, 0
@@ -187,8 +199,12 @@ def _sweep_score(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip,
 
 
 @numba.njit(cache=True, inline="always")
-def _group_base(grp_off, k):
-    return grp_off[k // LANES] + (k % LANES)
+def _slot_base(warp, tb_off, k):
+    """Where slot k's trace-back starts: its own offset (``warp``) or its
+    group's offset plus its lane."""
+    if warp:
+        return tb_off[k]
+    return tb_off[k // LANES] + (k % LANES)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -224,14 +240,14 @@ def dp_score32(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap
 
 @numba.njit(parallel=True, cache=True)
 def _fill(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, check16,
-          tb_off, tb, out_score, out_q_end, out_t_end, out_overflow):
+          tb_off, tb, warp, out_score, out_q_end, out_t_end, out_overflow):
     for k in numba.prange(n):
         m_ = q_len[k]
         n_ = t_len[k]
         Hrow = np.empty(n_ + 1, dtype=np.int32)
         Frow = np.empty(n_ + 1, dtype=np.int32)
         s, qe, te, ov = _sweep(codes, q_off[k], m_, t_off[k], n_, table, alpha, gap_open, gap_extend, flags,
-                               check16, TB_STRIP, tb, _group_base(tb_off, k), True, Hrow, Frow)
+                               check16, TB_STRIP, tb, _slot_base(warp, tb_off, k), True, warp, Hrow, Frow)
         out_score[k] = s
         out_q_end[k] = qe
         out_t_end[k] = te
@@ -242,14 +258,48 @@ def dp_fill16(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_
               grp_off, work, tb_off, tb, out_score, out_q_end, out_t_end, out_overflow):
     """Like :func:`dp_score16`, also writing the 4-bit trace-back of every cell."""
     _fill(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, True,
-          tb_off, tb, out_score, out_q_end, out_t_end, out_overflow)
+          tb_off, tb, False, out_score, out_q_end, out_t_end, out_overflow)
 
 
 def dp_fill32(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
               grp_off, work, tb_off, tb, out_score, out_q_end, out_t_end, out_overflow):
     """Like :func:`dp_score32`, also writing the 4-bit trace-back of every cell."""
     _fill(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, False,
-          tb_off, tb, out_score, out_q_end, out_t_end, out_overflow)
+          tb_off, tb, False, out_score, out_q_end, out_t_end, out_overflow)
+
+
+# Warp-per-slot kernels (one CUDA warp sweeps a long pair as a wavefront of
+# 32 strips). ``grp_off`` / ``tb_off`` hold one offset per slot; the results
+# are the one-thread kernels', the trace-back words in the warp layout
+# (:func:`_tb_row`).
+
+
+def dp_score16_warp(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
+                    grp_off, work, out_score, out_q_end, out_t_end, out_overflow):
+    """:func:`dp_score16` of long pairs (one warp per slot on a GPU)."""
+    _score(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, True,
+           out_score, out_q_end, out_t_end, out_overflow)
+
+
+def dp_score32_warp(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
+                    grp_off, work, out_score, out_q_end, out_t_end, out_overflow):
+    """:func:`dp_score32` of long pairs (one warp per slot on a GPU)."""
+    _score(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, False,
+           out_score, out_q_end, out_t_end, out_overflow)
+
+
+def dp_fill16_warp(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
+                   grp_off, work, tb_off, tb, out_score, out_q_end, out_t_end, out_overflow):
+    """:func:`dp_fill16` of long pairs, trace-back in the warp layout."""
+    _fill(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, True,
+          tb_off, tb, True, out_score, out_q_end, out_t_end, out_overflow)
+
+
+def dp_fill32_warp(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
+                   grp_off, work, tb_off, tb, out_score, out_q_end, out_t_end, out_overflow):
+    """:func:`dp_fill32` of long pairs, trace-back in the warp layout."""
+    _fill(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, False,
+          tb_off, tb, True, out_score, out_q_end, out_t_end, out_overflow)
 
 
 @numba.njit(cache=True, inline="always")
@@ -267,7 +317,7 @@ def _emit(cigar, pos, run_op, run_len, op, write, step=-1):
 
 
 @numba.njit(cache=True)
-def _walk_one(codes, qo, to, nn, i, j, qs, ts, no_match_code, tb, base, cigar, last, write):
+def _walk_one(codes, qo, to, nn, i, j, qs, ts, no_match_code, warp, tb, base, cigar, last, write):
     """Walk one slot's trace-back from (i, j); with ``write``, its runs end at
     ``cigar[last]``. Returns (runs, q_start, t_start, matches, mismatches,
     gap_cols, gap_opens)."""
@@ -294,7 +344,7 @@ def _walk_one(codes, qo, to, nn, i, j, qs, ts, no_match_code, tb, base, cigar, l
                 gap_opens += 1
                 j = 0
             break
-        word = tb[base + (((i - 1) // TB_STRIP) * nn + (j - 1)) * LANES]
+        word = tb[_tb_row(warp, base, (i - 1) // TB_STRIP, nn) + (j - 1) * LANES]
         bits = (word >> np.uint32(4 * ((i - 1) % TB_STRIP))) & np.uint32(15)
         if state == 1:
             if run_op != OP_D:
@@ -342,7 +392,7 @@ def _walk_one(codes, qo, to, nn, i, j, qs, ts, no_match_code, tb, base, cigar, l
 
 
 @numba.njit(parallel=True, cache=True)
-def dp_walk_count(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, tb_off, tb, q_end, t_end,
+def dp_walk_count(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, warp, tb_off, tb, q_end, t_end,
                   out_n_cigar, out_q_start, out_t_start, out_matches, out_mismatches, out_gap_cols, out_gap_opens):
     """First pass of the walk: every slot's number of CIGAR runs, start cell
     and column counts (nothing is written; the stage sizes the CIGAR buffer
@@ -352,8 +402,9 @@ def dp_walk_count(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, tb
     ts = local or (flags & FREE_TS) != 0
     dummy = np.zeros(1, dtype=np.uint32)
     for k in numba.prange(n):
-        base = tb_off[k // LANES] + (k % LANES)
-        r = _walk_one(codes, q_off[k], t_off[k], t_len[k], q_end[k], t_end[k], qs, ts, no_match_code, tb, base,
+        base = _slot_base(warp != 0, tb_off, k)
+        r = _walk_one(codes, q_off[k], t_off[k], t_len[k], q_end[k], t_end[k], qs, ts, no_match_code, warp != 0, tb,
+                      base,
                       dummy, 0, False)
         out_n_cigar[k] = r[0]
         out_q_start[k] = r[1]
@@ -365,7 +416,7 @@ def dp_walk_count(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, tb
 
 
 @numba.njit(parallel=True, cache=True)
-def dp_walk(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, tb_off, tb, q_end, t_end, n_cigar,
+def dp_walk(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, warp, tb_off, tb, q_end, t_end, n_cigar,
             cig_off, cigar):
     """Second pass of the walk: write slot k's ``n_cigar[k]`` runs (BAM
     encoding ``len << 4 | op``, start to end) at ``cigar[cig_off[k]:]``."""
@@ -375,8 +426,8 @@ def dp_walk(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, tb_off, 
     for k in numba.prange(n):
         if n_cigar[k] == 0:
             continue
-        base = tb_off[k // LANES] + (k % LANES)
-        _walk_one(codes, q_off[k], t_off[k], t_len[k], q_end[k], t_end[k], qs, ts, no_match_code, tb, base,
+        base = _slot_base(warp != 0, tb_off, k)
+        _walk_one(codes, q_off[k], t_off[k], t_len[k], q_end[k], t_end[k], qs, ts, no_match_code, warp != 0, tb, base,
                   cigar, cig_off[k] + n_cigar[k] - 1, True)
 
 

@@ -29,6 +29,12 @@ static const gseek_dim3 blockIdx{0}, threadIdx{0}, blockDim{1}, gridDim{1};
 template <class T> static inline T __ldg(const T* p) { return *p; }
 static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 static inline void __syncthreads() {}
+// Warp kernels compile on the host but are never launched there (HostCuda.warp_kernels).
+static inline int __shfl_up_sync(unsigned, int v, int) { return v; }
+static inline int __shfl_sync(unsigned, int v, int) { return v; }
+static inline int __shfl_xor_sync(unsigned, int v, int) { return v; }
+static inline int __any_sync(unsigned, int v) { return v; }
+static inline void __syncwarp() {}
 """
 
 
@@ -37,6 +43,8 @@ class HostCuda(Backend):
 
     name = "host-cuda"
     xp = np
+    #: One host thread cannot run a warp's shuffles: long pairs take the one-thread kernels.
+    warp_kernels = False
 
     def __init__(self, libraries: dict[str, str]) -> None:
         import ctypes

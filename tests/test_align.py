@@ -252,6 +252,72 @@ def test_16bit_check_covers_the_gap_scores_too(backend):
     assert aligner.align(q, t).score == int(bio.score(q, t))
 
 
+# --------------------------------------------------------------------------- warp kernels
+
+
+def _mutated(rng: random.Random, s: str, rate: float) -> str:
+    out = []
+    for c in s:
+        x = rng.random()
+        if x < rate * 0.8:
+            out.append(rng.choice("ACGT"))
+        elif x < rate * 0.9:
+            continue
+        elif x < rate:
+            out.append(c + rng.choice("ACGT"))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _warp_cases(seed: int):
+    """Pairs whose query rows span 1 to 3 warp passes (32 strips of 8 or 16
+    rows), related and unrelated, with N and a repeat for ties."""
+    rng = random.Random(seed)
+    qs, ts = [], []
+    for m in (1, 7, 8, 9, 255, 256, 257, 513, 600, 1100):
+        q = _seq(rng, m, "ACGT")
+        qs += [q, q, q + "N" * 3]
+        ts += [_mutated(rng, q, 0.1), _seq(rng, rng.randint(1, 400), "ACGT"), "AC" * rng.randint(1, 90)]
+    q = _seq(rng, 1700, "ACGT")  # 1700 matches of 20 leave int16
+    return qs + [q], ts + [_mutated(rng, q, 0.01)]
+
+
+@pytest.mark.parametrize("mode, free", MODE_CASES)
+def test_warp_kernels_equal_the_one_thread_kernels(backend, mode, free, monkeypatch):
+    """Every pair through the warp-per-slot kernels (thresholds lowered) gives
+    the one-thread kernels' arrays: scores, end cells, 16-bit re-runs, walks."""
+    import gseek.align as align_mod
+
+    qs, ts = _warp_cases(len(free) * 3 + len(mode))
+    schemes = [Scoring()] + ([Scoring(match=20, mismatch=-30, gap_open=50, gap_extend=20)] if mode == "global" else [])
+    for sc in schemes:
+        codes = np.concatenate([sc.encode(s) for s in qs + ts])
+        lens = np.array([len(s) for s in qs + ts])
+        offs = np.concatenate([[0], np.cumsum(lens)[:-1]])
+        n = len(qs)
+        args = (codes, offs[:n], lens[:n], offs[n:], lens[n:], sc, _flags(mode, free))
+        be = PairAligner(device=backend).backend
+        monkeypatch.setattr(align_mod, "WARP_MIN_STRIPS", 10**6)
+        assert not align_mod._warp_mask(be, lens[:n], lens[n:], 1).any()
+        one = score_pairs(be, *args), traceback_pairs(be, *args)
+        monkeypatch.setattr(align_mod, "WARP_MIN_STRIPS", 1)
+        monkeypatch.setattr(align_mod, "WARP_MIN_COLUMNS", 1)
+        assert align_mod._warp_mask(be, lens[:n], lens[n:], 16).all()
+        warp = score_pairs(be, *args), traceback_pairs(be, *args), traceback_pairs(be, *args, max_bytes=200_000)
+        monkeypatch.undo()
+        for a, b in zip((one[0], one[1], one[1]), warp):
+            assert a.keys() == b.keys()
+            for key in a:
+                assert np.array_equal(a[key], b[key]), (sc, key)
+        if len(schemes) == 2 and sc is schemes[1]:
+            assert one[0]["rerun"].any()
+    # and the reference, for a few of them (the last scheme's results)
+    for k in range(0, len(qs), 7):
+        r = _reference(sc, mode, free, qs[k], ts[k])
+        assert (one[1]["score"][k], one[1]["q_start"][k], one[1]["t_start"][k]) == (r.score, r.q_start, r.t_start)
+
+
 # --------------------------------------------------------------------------- shapes, lazy, output
 
 
