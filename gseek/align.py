@@ -38,6 +38,7 @@ from gseek.kernels import dp
 
 from .backend import Backend, get_backend
 from .errors import OptionError
+from ._tsvfmt import TsvFormatter, byte_encoding
 from .seqio import SequenceBatch, open_output
 
 __all__ = [
@@ -1254,6 +1255,10 @@ class AlignmentWriter:
     """Stream results to a file, written under a temporary name and renamed
     when complete (``-`` or None: stdout).
 
+    Rows are formatted in bulk (:class:`gseek._tsvfmt.TsvFormatter`, the same
+    text as :meth:`AlignmentResults.lines`) and written as bytes in the
+    stream's encoding (``open_output``'s for a file, stdout's own).
+
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "out.tsv")
     >>> a = PairAligner(device="cpu")
@@ -1279,15 +1284,29 @@ class AlignmentWriter:
         else:
             self._ctx = open_output(self.path, "w")
             self._fh = self._ctx.__enter__()
+        # Bytes go to the text stream's binary layer when its encoding is a
+        # plain one (ascii, utf-8, latin-1); a text-only stream (io.StringIO)
+        # or another encoding gets the same text decoded, so it encodes it.
+        encoding = getattr(self._fh, "encoding", None)
+        self._binary = getattr(self._fh, "buffer", None) if byte_encoding(encoding) else None
+        if self._binary is not None:
+            self._formatter = TsvFormatter(encoding, getattr(self._fh, "errors", None) or "strict")
+        else:
+            self._formatter = TsvFormatter("utf-8", "surrogatepass")
         if self.header:
             self._fh.write("#" + "\t".join(self.columns) + "\n")
         return self
 
     def write(self, results: AlignmentResults) -> None:
-        lines = list(results.lines())
-        if lines:
-            self._fh.write("\n".join(lines) + "\n")
-        self.rows += len(lines)
+        n = len(results)
+        if n:
+            text = self._formatter.format(results)
+            if self._binary is None:
+                self._fh.write(text.tobytes().decode("utf-8", "surrogatepass"))
+            else:
+                self._fh.flush()  # the header, or anything else written as text, goes first
+                self._binary.write(text)
+        self.rows += n
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if self._ctx is not None:
