@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -1120,7 +1120,10 @@ class PairAligner:
 
     # -- streaming
 
-    def iter_all_vs_all(self, seqs: Any) -> Iterator[AlignmentResults]:
+    # ``progress``: called with the number of pairs of each chunk once it is
+    # aligned (a lazy chunk can keep fewer rows than it aligned).
+
+    def iter_all_vs_all(self, seqs: Any, progress: Callable[[int], None] | None = None) -> Iterator[AlignmentResults]:
         """Stream :meth:`all_vs_all` in chunks of at most ``batch_pairs`` pairs."""
         s = self._encoded(seqs, "s")
         n = len(s)
@@ -1128,31 +1131,36 @@ class PairAligner:
         for start in range(0, total, self.batch_pairs):
             k = np.arange(start, min(total, start + self.batch_pairs), dtype=np.int64)
             i, j = _triangle(k, n)
-            yield from self.iter_pairs(s, s, i, j)
+            yield from self.iter_pairs(s, s, i, j, progress)
 
-    def iter_query_vs_database(self, queries: Any, database: Any) -> Iterator[AlignmentResults]:
+    def iter_query_vs_database(self, queries: Any, database: Any,
+                               progress: Callable[[int], None] | None = None) -> Iterator[AlignmentResults]:
         """Stream :meth:`query_vs_database` in chunks."""
         q, t = self._encoded(queries, "q"), self._encoded(database, "t")
         total = len(q) * len(t)
         for start in range(0, total, self.batch_pairs):
             k = np.arange(start, min(total, start + self.batch_pairs), dtype=np.int64)
-            yield from self.iter_pairs(q, t, k // len(t), k % len(t))
+            yield from self.iter_pairs(q, t, k // len(t), k % len(t), progress)
 
-    def iter_pair_list(self, queries: Any, targets: Any, path: str | os.PathLike) -> Iterator[AlignmentResults]:
+    def iter_pair_list(self, queries: Any, targets: Any, path: str | os.PathLike,
+                       progress: Callable[[int], None] | None = None) -> Iterator[AlignmentResults]:
         """Stream the pairs named in ``path`` (``query<TAB>target`` lines) in chunks."""
         q, t = self._encoded(queries, "q"), self._encoded(targets, "t")
         qi, ti = read_pair_list(path, q.names, t.names)
-        yield from self.iter_pairs(q, t, qi, ti)
+        yield from self.iter_pairs(q, t, qi, ti, progress)
 
-    def iter_pairs(self, queries: Any, targets: Any, query_index: np.ndarray,
-                   target_index: np.ndarray) -> Iterator[AlignmentResults]:
+    def iter_pairs(self, queries: Any, targets: Any, query_index: np.ndarray, target_index: np.ndarray,
+                   progress: Callable[[int], None] | None = None) -> Iterator[AlignmentResults]:
         """Stream the pairs ``(queries[query_index[k]], targets[target_index[k]])`` in chunks."""
         q, t = self._encoded(queries, "q"), self._encoded(targets, "t")
         qi = np.asarray(query_index, dtype=np.int64)
         ti = np.asarray(target_index, dtype=np.int64)
         for start in range(0, qi.size, self.batch_pairs):
             sl = slice(start, start + self.batch_pairs)
-            yield self._run(q, t, qi[sl], ti[sl], lazy=self.lazy)
+            chunk = self._run(q, t, qi[sl], ti[sl], lazy=self.lazy)
+            if progress is not None:
+                progress(qi[sl].size)
+            yield chunk
 
     def _encoded(self, seqs: Any, prefix: str) -> _Set:
         return seqs if isinstance(seqs, _Set) else _encode_set(seqs, self.scoring, prefix)

@@ -231,19 +231,49 @@ def align(seqs, all_vs_all, query, target, pairs, mode, free_ends, match, mismat
     options.update({k: v for k, v in given.items() if v is not None})
     aligner = PairAligner(**options)
     alphabet = "protein" if matrix else "dna"
+    bar = _PairBar()
     if all_vs_all:
         if not seqs or query or target or pairs:
             raise OptionError("--all-vs-all takes -i FASTA (and no -q/-t/--pairs)")
-        chunks = aligner.iter_all_vs_all(read_fastx(seqs, alphabet=alphabet))
+        s = read_fastx(seqs, alphabet=alphabet)
+        bar.total = len(s) * (len(s) - 1) // 2
+        chunks = aligner.iter_all_vs_all(s, bar.update)
     else:
         if not (query and target) or seqs:
             raise OptionError("give -q FASTA -t FASTA (optionally --pairs TSV), or -i FASTA --all-vs-all")
         q, t = read_fastx(query, alphabet=alphabet), read_fastx(target, alphabet=alphabet)
-        chunks = aligner.iter_pair_list(q, t, pairs) if pairs else aligner.iter_query_vs_database(q, t)
-    with AlignmentWriter(output, aligner.columns) as writer:
+        if pairs:
+            chunks = aligner.iter_pair_list(q, t, pairs, bar.update)
+        else:
+            bar.total = len(q) * len(t)
+            chunks = aligner.iter_query_vs_database(q, t, bar.update)
+    with bar, AlignmentWriter(output, aligner.columns) as writer:
         for chunk in chunks:
             writer.write(chunk)
     _say(f"[gseek] align: {writer.rows:,} alignments on {aligner.backend.describe()}")
+
+
+class _PairBar:
+    """A tqdm bar of aligned pairs on a terminal's stderr (none with --quiet or in logs)."""
+
+    def __init__(self) -> None:
+        self.total: int | None = None
+        self._bar = None
+
+    def __enter__(self) -> _PairBar:
+        if not STATE.quiet and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=self.total, desc="gseek align", unit=" pairs", unit_scale=True, file=sys.stderr)
+        return self
+
+    def update(self, pairs: int) -> None:
+        if self._bar is not None:
+            self._bar.update(pairs)
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.close()
 
 
 # --------------------------------------------------------------------- pipeline

@@ -336,6 +336,18 @@ def test_batch_shapes_agree(backend):
     assert len(qvd) == 18 and qvd.score[7] == aligner.align(seqs[1], seqs[4]).score
 
 
+def test_progress_counts_every_aligned_pair_once():
+    rng = random.Random(12)
+    seqs = [_seq(rng, rng.randint(5, 40), "ACGT") for _ in range(10)]
+    seen: list[int] = []
+    lazy = PairAligner(device="cpu", batch_pairs=7, min_identity=0.9)
+    rows = sum(len(c) for c in lazy.iter_all_vs_all(seqs, seen.append))
+    assert sum(seen) == 45 and seen[:-1] == [7] * 6 and rows < 45
+    seen.clear()
+    list(PairAligner(device="cpu", batch_pairs=4).iter_query_vs_database(seqs[:3], seqs[3:], seen.append))
+    assert sum(seen) == 21
+
+
 def test_lazy_traceback_keeps_exactly_the_passing_pairs():
     from gseek.datasets.simulate import dp_families
 
