@@ -569,6 +569,8 @@ def bench_map(args: argparse.Namespace) -> Report:
 ALIGN_SCORING = {"match": 2, "mismatch": -3, "gap_open": 5, "gap_extend": 2}
 #: The lazy run keeps pairs at least this identical (`gseek align --min-identity`).
 LAZY_MIN_IDENTITY = 0.97
+#: parasail_aligner -b for its trace functions (alignments held before output is written).
+PARASAIL_TRACE_BATCH = 1000
 #: Sequences of the untimed warm-up run of each gseek command (Numba / kernel caches).
 ALIGN_WARMUP_SEQS = 20
 
@@ -822,7 +824,9 @@ def bench_align(args: argparse.Namespace) -> Report:
             cmd = ["parasail_aligner", "-x", "-d", "-t", T, "-o", str(s["gap_open"] + s["gap_extend"]),
                    "-e", str(s["gap_extend"]), "-M", str(s["match"]), "-X", str(-s["mismatch"]), "-a", function,
                    "-g", str(out)]
-            return cmd + (["-O", "SAM"] if "trace" in function else []) + ["-v"]
+            # trace functions keep every alignment's trace table until a batch is written: at the
+            # default batch (by half the free memory) 16 threads were killed for memory on 1,000 x 1.5 kb
+            return cmd + (["-O", "SAM", "-b", str(PARASAIL_TRACE_BATCH)] if "trace" in function else []) + ["-v"]
 
         largest = max(args.seqs)
         t0 = time.perf_counter()
@@ -985,8 +989,9 @@ def bench_align(args: argparse.Namespace) -> Report:
                    "all print 0.0000: read and pack, enumerate, alignment), shown as '-'" if zero else ""),
                 f"parasail_aligner 2.6 (Debian) with -x (no suffix-array pair filter: every pair), -t {T} OpenMP "
                 "threads, 16-bit striped functions, the FASTA on stdin (it reads stdin whenever stdin is not a "
-                "terminal: as the database without -f, as the *query* file with -f); -O SAM for the trace "
-                "functions",
+                "terminal: as the database without -f, as the *query* file with -f); "
+                f"-O SAM -b {PARASAIL_TRACE_BATCH} for the trace functions (at its default batch it was killed for "
+                "memory)",
                 f"parasail on sets above {args.peer_max_seqs:,} sequences runs on the first "
                 f"{args.peer_max_seqs:,} only, and 'vs parasail' then compares GCUPS; otherwise 'vs parasail' = "
                 "parasail's wall s / this wall s (>1: faster than parasail); lazy has no parasail counterpart "
