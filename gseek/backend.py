@@ -17,7 +17,9 @@ backend is requested (``device="gpu"`` or ``"auto"``).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from types import ModuleType
 from typing import Any
 
@@ -188,3 +190,24 @@ def get_backend(device: str = "auto", threads: int | None = None, **gpu_options:
             raise BackendError("GPU requested but GSEEK_DISABLE_GPU is set")
         return GpuBackend(ordinal, **gpu_options)
     raise BackendError(f"unknown device {device!r} (expected auto, cpu, gpu or gpu:N)")
+
+
+# Numba's "workqueue" threading layer must not be entered from two threads at
+# once; "omp" and "tbb" may. Until the layer is known, parallel CPU calls take this lock.
+_NUMBA_LOCK = threading.Lock()
+
+
+def numba_guard(cpu: bool = True) -> contextlib.AbstractContextManager:
+    """Hold this around parallel Numba work that may run beside another thread's
+    (a lock under the ``workqueue`` layer or before the layer is known, nothing
+    otherwise; nothing when ``cpu`` is False: device work)."""
+    if not cpu:
+        return contextlib.nullcontext()
+    import numba
+
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel function has run yet
+        layer = None
+    return _NUMBA_LOCK if layer in (None, "workqueue") else contextlib.nullcontext()
+

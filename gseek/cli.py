@@ -248,9 +248,50 @@ def align(seqs, all_vs_all, query, target, pairs, mode, free_ends, match, mismat
             bar.total = len(q) * len(t)
             chunks = aligner.iter_query_vs_database(q, t, bar.update)
     with bar, AlignmentWriter(output, aligner.columns) as writer:
-        for chunk in chunks:
-            writer.write(chunk)
+        write_behind(chunks, writer.write)
     _say(f"[gseek] align: {writer.rows:,} alignments on {aligner.backend.describe()}")
+
+
+def write_behind(chunks, write) -> None:
+    """``write(chunk)`` for every chunk, on a second thread, while the next chunk
+    is computed (the device aligns batch b + 1 while the host formats and
+    writes batch b). At most two chunks wait. An error on either side stops
+    both and is raised here; the thread is always joined.
+
+    Parallel Numba work on the two threads goes through ``numba_guard`` (a
+    lock under Numba's workqueue layer; the CPU backend's kernels count)."""
+    import queue
+    import threading
+
+    from .backend import numba_guard
+
+    pending: queue.Queue = queue.Queue(maxsize=2)
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        while (chunk := pending.get()) is not None:
+            if not failed:
+                try:
+                    with numba_guard():
+                        write(chunk)
+                except BaseException as exc:  # handed to the caller
+                    failed.append(exc)
+
+    thread = threading.Thread(target=run, name="gseek-align-writer")
+    thread.start()
+    try:
+        it = iter(chunks)
+        while not failed:
+            with numba_guard():
+                chunk = next(it, None)
+            if chunk is None:
+                break
+            pending.put(chunk)
+    finally:
+        pending.put(None)
+        thread.join()
+    if failed:
+        raise failed[0]
 
 
 class _PairBar:

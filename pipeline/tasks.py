@@ -27,7 +27,6 @@ front door of ``gseek search --task map``, and, with ``workers=0``, of
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
@@ -38,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from gseek.backend import Backend, get_backend
+from gseek.backend import Backend, get_backend, numba_guard
 from gseek.errors import FastxError, OptionError
 from gseek.index import Index
 from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
@@ -54,21 +53,8 @@ GPU_JOB_BYTES = 64 << 20
 #: At most this many threads parse one query file.
 MAX_PARSE_THREADS = 8
 
-# Numba's "workqueue" threading layer must not be entered from two threads at
-# once; "omp" and "tbb" may. Until the layer is known, parallel CPU calls take this lock.
-_NUMBA_LOCK = threading.Lock()
-
-
-def _numba_guard(cpu: bool) -> contextlib.AbstractContextManager:
-    if not cpu:
-        return contextlib.nullcontext()
-    import numba
-
-    try:
-        layer = numba.threading_layer()
-    except ValueError:  # no parallel function has run yet
-        layer = None
-    return _NUMBA_LOCK if layer in (None, "workqueue") else contextlib.nullcontext()
+#: Parallel Numba calls from several threads go through this (gseek.backend.numba_guard).
+_numba_guard = numba_guard
 
 
 def warm_host() -> threading.Thread:

@@ -434,3 +434,30 @@ def test_align_matrix_excludes_match_scores(tmp_path, capsys):
 def test_align_cigar_m_needs_traceback(fasta, capsys):
     code, _, err = run(["align", "-i", str(fasta), "--all-vs-all", "--cigar-m"], capsys)
     assert code == 1 and "trace-back" in err
+
+
+def test_align_write_behind_keeps_order_and_raises_either_side():
+    from gseek.cli import write_behind
+
+    out: list[int] = []
+    write_behind(iter(range(50)), out.append)
+    assert out == list(range(50))
+
+    def bad_write(x):
+        if x == 3:
+            raise OSError("disk full")
+        out.append(x)
+
+    out.clear()
+    with pytest.raises(OSError, match="disk full"):
+        write_behind(iter(range(1000)), bad_write)
+    assert out == [0, 1, 2]
+
+    def chunks():
+        yield 1
+        raise ValueError("bad record")
+
+    out.clear()
+    with pytest.raises(ValueError, match="bad record"):
+        write_behind(chunks(), out.append)
+    assert out == [1]
