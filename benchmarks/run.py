@@ -1019,6 +1019,10 @@ def _pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="CPU threads")
     p.add_argument("--workers", type=int, default=4, help="pipeline finalize workers (default 4)")
     p.add_argument("--device", default="auto", help="gseek --device (default auto)")
+    p.add_argument("--gpus", default=None,
+                   help="GPU sets for the pipeline runs, ';'-separated, e.g. '0;0,1' (one run each with "
+                        "--gpus SET); default: one run without --gpus")
+    p.add_argument("--no-sequential", action="store_true", help="skip the sequential searches")
 
 
 class _GpuSampler:
@@ -1065,40 +1069,61 @@ def bench_pipeline(args: argparse.Namespace) -> Report:
         print(f"  pipeline: {args.files} files x {args.reads:,} reads simulated", file=sys.stderr, flush=True)
         common = ["--device", args.device, "-p", str(args.threads)]
 
-        t0 = time.perf_counter()
-        seq_cpu = 0.0
-        for f in files:
-            proc = harness.run_process(gseek + common + ["search", "-x", str(work / "ref"), "-q", str(f),
-                                                         "-v", str(args.mismatches), "-o", str(f) + ".seq.sam"])
-            seq_cpu += proc.cpu_s
-        sequential = time.perf_counter() - t0
+        def records(path: Path) -> bytes:
+            return path.read_bytes().split(b"\n@PG", 1)[1].split(b"\n", 1)[1]
 
-        sampler = _GpuSampler()
-        proc = harness.run_process(gseek + common + ["pipeline", "--queries", str(work / "list.txt"), "-x",
-                                                     str(work / "ref"), "--outdir", str(work / "out"), "-v",
-                                                     str(args.mismatches), "--workers", str(args.workers)])
-        busy = sampler.stop()
-        same = all((work / "out" / (f.stem + ".sam")).read_bytes().split(b"\n@PG", 1)[1].split(b"\n", 1)[1]
-                   == Path(str(f) + ".seq.sam").read_bytes().split(b"\n@PG", 1)[1].split(b"\n", 1)[1]
-                   for f in files)
-        rows = [["sequential gseek search x" + str(args.files), f"{sequential:.2f}", f"{seq_cpu:.1f}", "-", "1.00x"],
-                [f"gseek pipeline --workers {args.workers}", f"{proc.seconds:.2f}", f"{proc.cpu_s:.1f}",
-                 f"{sum(busy) / len(busy):.0f}%" if busy else "-", ratio(sequential, proc.seconds)]]
-        table = markdown_table(["command", "wall s", "CPU s", "GPU busy (mean util.)", "vs sequential"], rows,
+        sequential = None
+        rows = []
+        if not args.no_sequential:
+            t0 = time.perf_counter()
+            seq_cpu = 0.0
+            for f in files:
+                proc = harness.run_process(gseek + common + ["search", "-x", str(work / "ref"), "-q", str(f),
+                                                             "-v", str(args.mismatches), "-o", str(f) + ".seq.sam"])
+                seq_cpu += proc.cpu_s
+            sequential = time.perf_counter() - t0
+            rows.append(["sequential gseek search x" + str(args.files), f"{sequential:.2f}", f"{seq_cpu:.1f}", "-",
+                         "1.00x"])
+
+        gpu_sets = [g.strip() for g in args.gpus.split(";") if g.strip()] if args.gpus else [None]
+        runs, first_out = [], None
+        for k, gpus in enumerate(gpu_sets):
+            outdir = work / f"out{k}"
+            extra = ["--gpus", gpus] if gpus else []
+            sampler = _GpuSampler()
+            proc = harness.run_process(gseek + common + ["pipeline", "--queries", str(work / "list.txt"), "-x",
+                                                         str(work / "ref"), "--outdir", str(outdir), "-v",
+                                                         str(args.mismatches), "--workers", str(args.workers),
+                                                         *extra])
+            busy = sampler.stop()
+            if sequential is not None:
+                same = all(records(outdir / (f.stem + ".sam")) == records(Path(str(f) + ".seq.sam")) for f in files)
+            else:  # against the first pipeline run
+                first_out = first_out or outdir
+                same = all(records(outdir / (f.stem + ".sam")) == records(first_out / (f.stem + ".sam"))
+                           for f in files)
+            runs.append({"gpus": gpus, "pipeline_s": proc.seconds, "busy": busy, "identical": same})
+            base = sequential if sequential is not None else runs[0]["pipeline_s"]
+            rows.append([f"gseek pipeline --workers {args.workers}" + (f" --gpus {gpus}" if gpus else ""),
+                         f"{proc.seconds:.2f}", f"{proc.cpu_s:.1f}",
+                         f"{sum(busy) / len(busy):.0f}%" if busy else "-", ratio(base, proc.seconds)])
+        table = markdown_table(["command", "wall s", "CPU s", "GPU busy (mean util.)",
+                                "vs sequential" if sequential is not None else "vs the first run"], rows,
                                align="lrrrr")
         notes = [
             f"{args.files} FASTQ files x {args.reads:,} reads of {args.length} bp (kmismatch_reads, seeds 100..), "
             f"k={args.mismatches}, against {Path(args.fasta).name}; index built beforehand",
             "sequential = the sum of one `gseek search` process per file (start-up, index load and compile each "
             "time, as a user would run them); pipeline = one `gseek pipeline` process",
-            "GPU busy = mean of nvidia-smi utilization.gpu sampled every 100 ms during the pipeline run",
-            f"pipeline outputs identical to the sequential ones (records after @PG): {same}",
+            "GPU busy = mean of nvidia-smi utilization.gpu (over all GPUs) sampled every 100 ms during the pipeline run",
+            "pipeline outputs identical to the " + ("sequential ones" if sequential is not None else
+                                                    "first pipeline run's") + " (records after @PG): "
+            + ", ".join(f"{r['gpus'] or 'default'}: {r['identical']}" for r in runs),
         ]
         data = {"summary": f"{Path(args.fasta).name}: {args.files} files x {args.reads:,} x {args.length} bp, "
                            f"k={args.mismatches}"}
         return Report(title="Pipeline over many query files", data=data, table=table, notes=notes,
-                      results=[{"sequential_s": sequential, "pipeline_s": proc.seconds, "busy": busy,
-                                "identical": same}])
+                      results=[{"sequential_s": sequential, **r} for r in runs])
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
