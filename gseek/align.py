@@ -36,7 +36,7 @@ import numpy as np
 
 from gseek.kernels import dp
 
-from .backend import Backend, get_backend
+from .backend import Backend, get_backend, on_device
 from .errors import OptionError
 from ._tsvfmt import TsvFormatter, byte_encoding
 from .seqio import SequenceBatch, open_output
@@ -302,6 +302,7 @@ def _tb_words(q_len: np.ndarray, t_len: np.ndarray, warp: bool) -> np.ndarray:
     return strips * t_len
 
 
+@on_device
 def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, traceback, ws):
     """One batch: score (and with ``traceback`` fill, walk, write CIGAR runs)."""
     q_off, q_len = np.asarray(q_off, np.int64), np.asarray(q_len, np.int32)
@@ -436,6 +437,7 @@ def traceback_pairs(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.n
     return out
 
 
+@on_device
 def xdrop_ungapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
                    t_len: np.ndarray, q_pos: np.ndarray, t_pos: np.ndarray, scoring: Scoring,
                    xdrop: int) -> dict[str, np.ndarray]:
@@ -470,6 +472,7 @@ def _prefix(sizes: np.ndarray) -> np.ndarray:
     return out
 
 
+@on_device
 def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
                  t_len: np.ndarray, q_pos: np.ndarray, t_pos: np.ndarray, scoring: Scoring, xdrop: int,
                  traceback: bool = True) -> dict[str, np.ndarray]:

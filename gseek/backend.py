@@ -18,8 +18,10 @@ backend is requested (``device="gpu"`` or ``"auto"``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -51,6 +53,16 @@ class Backend:
 
     def synchronize(self) -> None:
         """Wait for queued device work (no-op on the CPU)."""
+
+    def active(self) -> contextlib.AbstractContextManager:
+        """A context in which this backend's device is the thread's current one.
+
+        CuPy allocates and runs array operations on the calling thread's current
+        device; a stage for ``gpu:1`` run from a thread whose current device is
+        0 would hand device-0 memory to its kernels. Stages enter this (see
+        :func:`on_device`). Nothing to do on the CPU.
+        """
+        return contextlib.nullcontext()
 
     def describe(self) -> str:
         """One line for logs, SAM ``@PG`` and BLAST headers."""
@@ -120,6 +132,9 @@ class GpuBackend(Backend):
         props = cupy.cuda.runtime.getDeviceProperties(self.device_id)
         self.device_name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         self.compute_capability = self.device.compute_capability
+
+    def active(self) -> contextlib.AbstractContextManager:
+        return self.device
 
     def asarray(self, array: Any, dtype: Any = None) -> Any:
         with self.device:
@@ -210,4 +225,15 @@ def numba_guard(cpu: bool = True) -> contextlib.AbstractContextManager:
     except ValueError:  # no parallel function has run yet
         layer = None
     return _NUMBA_LOCK if layer in (None, "workqueue") else contextlib.nullcontext()
+
+
+def on_device(stage: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``stage(backend, ...)`` with its backend's device current (:meth:`Backend.active`)."""
+
+    @functools.wraps(stage)
+    def run(backend: Backend, *args: Any, **kwargs: Any) -> Any:
+        with backend.active():
+            return stage(backend, *args, **kwargs)
+
+    return run
 

@@ -316,6 +316,10 @@ class Mapper:
     # ------------------------------------------------------------------ reference arrays
 
     def _setup_reference(self) -> None:
+        with self.backend.active():
+            self._upload_reference()
+
+    def _upload_reference(self) -> None:
         b, idx = self.backend, self.index
         if b is idx.backend:
             self.fm = idx.device_arrays()
@@ -393,7 +397,8 @@ class Mapper:
         status[lengths > MAX_READ_LENGTH] = STATUS_TOO_LONG
         status[lengths < MIN_READ_LENGTH] = STATUS_TOO_SHORT
         searched = np.flatnonzero(status == STATUS_SEARCHED)
-        found = self._search(batch, searched)
+        with self.backend.active():  # this mapper's GPU, whichever thread calls
+            found = self._search(batch, searched)
         self.stats["reads"] += len(batch)
         return Placements(status, *found)
 

@@ -292,7 +292,8 @@ class Index:
     def device_arrays(self) -> _search.FmArrays:
         """The parts on the backend's device (uploaded once, then reused)."""
         if self._device is None:
-            self._device = _search.FmArrays.upload(self.backend, self._arrays, self.header["C"], self.pos64)
+            with self.backend.active():
+                self._device = _search.FmArrays.upload(self.backend, self._arrays, self.header["C"], self.pos64)
         return self._device
 
     def intervals(self, patterns: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -301,19 +302,22 @@ class Index:
         return self.backend.to_host(lo), self.backend.to_host(hi)
 
     def _intervals(self, patterns: Any) -> tuple[Any, Any]:
-        codes, offsets = _search.pattern_arrays(patterns, self.backend)
-        return _search.backward_search(self.backend, self.device_arrays(), codes, offsets)
+        with self.backend.active():
+            codes, offsets = _search.pattern_arrays(patterns, self.backend)
+            return _search.backward_search(self.backend, self.device_arrays(), codes, offsets)
 
     def count(self, patterns: Any) -> np.ndarray:
         """Exact occurrences of every pattern (int64). A pattern holding an N,
         or empty, counts 0; no match spans two contigs or touches an N."""
         lo, hi = self._intervals(patterns)
-        return self.backend.to_host(hi - lo)
+        with self.backend.active():
+            return self.backend.to_host(hi - lo)
 
     def locate(self, patterns: Any) -> Occurrences:
         """Every exact occurrence, sorted by pattern index, contig, position."""
         b, fm = self.backend, self.device_arrays()
         lo, hi = self._intervals(patterns)
-        pattern, text_pos = _search.locate_rows(b, fm, lo, hi)
-        contig, position = _search.text_to_contig(b, fm, text_pos)
+        with b.active():
+            pattern, text_pos = _search.locate_rows(b, fm, lo, hi)
+            contig, position = _search.text_to_contig(b, fm, text_pos)
         return Occurrences(b.to_host(pattern), b.to_host(contig), b.to_host(position))
