@@ -226,6 +226,14 @@ class Index:
         header, arrays = _format.read_index(root, names, verify=verify)
         return cls(arrays, header, get_backend(device, threads), path=root)
 
+    def check_in_background(self) -> _format.PartsCheck:
+        """Start the SHA-256 check of every loaded part on a thread (for an
+        index loaded with ``verify=False``); ``.result()`` waits and raises
+        :class:`~gseek.index.IndexFormatError` if a part is corrupted."""
+        if self.path is None:
+            raise OptionError("only an index loaded from disk can be checked")
+        return _format.PartsCheck(self.path, self.header, list(self._arrays))
+
     # ------------------------------------------------------------------ facts
 
     @property

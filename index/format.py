@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -178,6 +179,39 @@ def _load_part(root: Path, name: str, entry: Any, verify: bool) -> np.ndarray:
             file, f"part holds {array.dtype.str} {array.shape}, the header says {dtype.str} {shape}"
         )
     return array
+
+
+class PartsCheck:
+    """The SHA-256 check of ``names`` on a thread, while the index is in use.
+
+    ``hashlib`` releases the GIL on large buffers, so the check runs beside
+    the work (one core, ~1 s per GB). :meth:`result` waits for it and raises
+    :class:`IndexFormatError` for a corrupted part, every time it is called.
+    Callers check before anything computed from the index is kept (the
+    mapping pipeline: before an output is renamed into place). Sizes, dtypes
+    and shapes were checked at load.
+    """
+
+    def __init__(self, root: Path, header: dict, names: Iterable[str]) -> None:
+        self._parts = [(root / header["parts"][n]["file"], header["parts"][n].get("sha256")) for n in names]
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="gseek-index-check", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            for file, expected in self._parts:
+                if sha256_file(file) != expected:
+                    raise IndexFormatError(file, "corrupted part (SHA-256 differs from the header)")
+        except IndexFormatError as exc:
+            self._error = exc
+        except OSError as exc:
+            self._error = IndexFormatError(exc.filename or "index", f"unreadable part: {exc.strerror or exc}")
+
+    def result(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 def read_index(

@@ -125,11 +125,14 @@ class _Partial:
 class _SamSink:
     """One output: a :class:`~gseek.sam.SamWriter` opened on the writer thread."""
 
-    def __init__(self, path: str, header: dict, query: QueryFile, pool: Any = None) -> None:
+    def __init__(self, path: str, header: dict, query: QueryFile, pool: Any = None, check: Any = None) -> None:
         from gseek.sam import SamWriter
 
         self.query = query
         self.pool = pool
+        self.check = check
+        if check is not None and os.fspath(path) == "-":
+            check.result()  # stdout cannot be taken back: the index is checked before the first byte
         self.writer = SamWriter(path, header)
         self.reads = 0
 
@@ -141,6 +144,8 @@ class _SamSink:
             self.pool.put(text)  # written: the buffer can hold the next batch
 
     def commit(self) -> None:
+        if self.check is not None:
+            self.check.result()  # a corrupted index part: fatal, nothing is renamed into place
         if self.reads == 0:  # as map_reads: a query file without records is an error
             error = FastxError(", ".join(self.query.paths), None, "no FASTA/FASTQ records (empty file)")
             self.abort()
@@ -190,9 +195,13 @@ class MapTask:
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
         backends = None if devices is None else [get_backend(d, threads) for d in devices]
+        #: The SHA-256 check of an index loaded here runs beside the work and
+        #: is waited for before an output is renamed into place.
+        self.index_check = None
         if not isinstance(index, Index):
             first = backends[0] if backends else (device or "auto")
-            index = Index.load(index, device=first, threads=threads)  # every part present
+            index = Index.load(index, device=first, threads=threads, verify=False)  # every part present
+            self.index_check = index.check_in_background()
             device = None
         self.index = index
         if backends is None:
@@ -275,7 +284,7 @@ class MapTask:
         return chunks
 
     def open_output(self, query: QueryFile) -> _SamSink:
-        return _SamSink(query.output, self.header, query, self.pool)
+        return _SamSink(query.output, self.header, query, self.pool, self.index_check)
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages

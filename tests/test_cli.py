@@ -461,3 +461,18 @@ def test_align_write_behind_keeps_order_and_raises_either_side():
     with pytest.raises(ValueError, match="bad record"):
         write_behind(chunks(), out.append)
     assert out == [1]
+
+
+@pytest.mark.parametrize("to_stdout", [False, True])
+def test_search_with_a_corrupted_index_part_fails_and_keeps_nothing(mapped, capsys, to_stdout):
+    """The SHA-256 check runs beside the search; a corrupted part stops the run
+    before the output is renamed into place (or, for stdout, before any byte)."""
+    part = next((mapped / "ref.gseek").glob("sa_samples.npy"))
+    data = bytearray(part.read_bytes())
+    data[-3] ^= 0xFF
+    part.write_bytes(bytes(data))
+    out = mapped / "out.sam"
+    code, stdout, err = run(_three_reads(mapped) + ["-o", "-" if to_stdout else str(out)], capsys)
+    assert code == 1 and err.count("\n") == 1 and "sa_samples.npy: corrupted part" in err, err
+    assert not out.exists() and not list(mapped.glob("out.sam*"))
+    assert stdout == ""
