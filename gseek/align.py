@@ -298,7 +298,7 @@ def _tb_words(q_len: np.ndarray, t_len: np.ndarray, warp: bool) -> np.ndarray:
     q_len, t_len = q_len.astype(np.int64), t_len.astype(np.int64)
     strips = -(-q_len // dp.TB_STRIP)
     if warp:
-        return -(-strips // 32) * (t_len + 31) * 32
+        return -(-strips // dp.WARP) * (t_len + dp.WARP - 1) * dp.WARP
     return strips * t_len
 
 
@@ -318,17 +318,25 @@ def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, tracebac
             out.pop("n_cigar")
             out["cigar"], out["cigar_offsets"] = np.zeros(0, np.uint32), np.zeros(1, np.int64)
         return out
+    _check_range(q_len, t_len, scoring)
     strip = dp.TB_STRIP if traceback else dp.SCORE_STRIP
     order = _sort_slots(q_len.astype(np.int64), t_len.astype(np.int64), strip)
     long = _warp_mask(backend, q_len[order], t_len[order], strip)
     table = backend.asarray(scoring.table.ravel())
     codes = backend.asarray(codes, dtype=np.uint8)
     walks: list = []
-    for warp in (False, True):
-        slots = order[long == warp]
+    groups = [(order[long == warp], warp) for warp in (False, True)]
+    tb16 = [None, None]
+    if traceback:
+        # One 16-bit trace-back buffer for both shapes (the walks read them after both fills),
+        # so the workspace holds one batch's budget, not one per shape.
+        sizes = [_tb_size(q_len[slots], t_len[slots], warp) for slots, warp in groups]
+        buf = ws.get("tb16", sizes[0] + sizes[1], np.uint32)
+        tb16 = [buf[: sizes[0]], buf[sizes[0]:]]
+    for (slots, warp), tb in zip(groups, tb16):
         if slots.size:
             _run_slots(backend, codes, table, q_off, q_len, t_off, t_len, scoring, flags, traceback, ws, slots,
-                       warp, out, walks)
+                       warp, tb, out, walks)
     if traceback:
         # Runs of pair p at cigar[offsets[p]:offsets[p + 1]], in pair order.
         offsets = np.zeros(n + 1, np.int64)
@@ -341,12 +349,41 @@ def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, tracebac
     return out
 
 
+#: Every DP value must stay far from NEG_INF (-2^28): |score| < 2^27.
+MAX_SCORE_REACH = 1 << 27
+
+
+def _check_range(q_len: np.ndarray, t_len: np.ndarray, scoring: Scoring) -> None:
+    """Refuse pairs whose scores could leave the DP's range: a column costs or
+    gains at most max(|substitution|, gap_open + gap_extend)."""
+    column = max(int(np.abs(scoring.table).max()), scoring.gap_open + scoring.gap_extend)
+    reach = int((q_len.astype(np.int64) + t_len).max()) * column
+    if reach >= MAX_SCORE_REACH:
+        raise OptionError(f"scores of up to {reach:,} in magnitude are possible with these scores and lengths "
+                          f"(the DP's range is {MAX_SCORE_REACH:,}): lower the scores or shorten the sequences")
+
+
+def _tb_layout(q_len: np.ndarray, t_len: np.ndarray, warp: bool) -> tuple[np.ndarray, int]:
+    """Trace-back offsets of sorted slots (per group of LANES, or per slot for
+    a warp's) and the words they need."""
+    sizes = _tb_words(q_len, t_len, warp)
+    if warp:
+        off = _prefix(sizes)
+        return off, int(off[-1])
+    return _group_offsets(sizes)
+
+
+def _tb_size(q_len: np.ndarray, t_len: np.ndarray, warp: bool) -> int:
+    return _tb_layout(q_len, t_len, warp)[1] if q_len.size else 0
+
+
 def _run_slots(backend, codes, table, q_off, q_len, t_off, t_len, scoring, flags, traceback, ws, pending, warp,
-               out, walks):
+               tb16, out, walks):
     """The slots ``pending`` (sorted), one thread each or (``warp``) one warp
     each: 16-bit sweep, 32-bit re-run of the flagged slots; with
     ``traceback`` also the first walk (run counts, start cells), whose
-    arguments go to ``walks`` for the second."""
+    arguments go to ``walks`` for the second. ``tb16``: the 16-bit fill's
+    trace-back words (the re-run's come from the workspace)."""
     alpha = _i32(scoring.table.shape[0])
     suffix, tag = ("_warp", "w") if warp else ("", "")
     for width in (16, 32):
@@ -368,14 +405,10 @@ def _run_slots(backend, codes, table, q_off, q_len, t_off, t_len, scoring, flags
                 _i32(flags), backend.asarray(grp_off), work]
         threads = 32 * k if warp else k
         if traceback:
-            tb_sizes = _tb_words(sq_len, st_len, warp)
-            if warp:
-                tb_off = _prefix(tb_sizes)
-                tb_size = int(tb_off[-1])
-            else:
-                tb_off, tb_size = _group_offsets(tb_sizes)
+            tb_off, tb_size = _tb_layout(sq_len, st_len, warp)
             tb_off = backend.asarray(tb_off)
-            tb = ws.get(f"tb{width}{tag}", tb_size, np.uint32)
+            tb = tb16 if width == 16 else ws.get(f"tb32{tag}", tb_size, np.uint32)
+            assert tb.size >= tb_size
             backend.launch(dp, f"dp_fill{width}{suffix}", threads, *args, tb_off, tb, *res, overflow)
         else:
             backend.launch(dp, f"dp_score{width}{suffix}", threads, *args, *res, overflow)

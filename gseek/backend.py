@@ -209,7 +209,8 @@ def get_backend(device: str = "auto", threads: int | None = None, **gpu_options:
 
 # Numba's "workqueue" threading layer must not be entered from two threads at
 # once; "omp" and "tbb" may. Until the layer is known, parallel CPU calls take this lock.
-_NUMBA_LOCK = threading.Lock()
+# Re-entrant: a stage holding it may call code that takes it again.
+_NUMBA_LOCK = threading.RLock()
 
 
 def numba_guard(cpu: bool = True) -> contextlib.AbstractContextManager:

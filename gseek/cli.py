@@ -256,10 +256,13 @@ def write_behind(chunks, write) -> None:
     """``write(chunk)`` for every chunk, on a second thread, while the next chunk
     is computed (the device aligns batch b + 1 while the host formats and
     writes batch b). At most two chunks wait. An error on either side stops
-    both and is raised here; the thread is always joined.
+    both and is raised here; on an error or Ctrl-C here the waiting chunks are
+    dropped, not written. The thread is joined (a daemon: a second Ctrl-C
+    during the join does not hang the exit).
 
     Parallel Numba work on the two threads goes through ``numba_guard`` (a
-    lock under Numba's workqueue layer; the CPU backend's kernels count)."""
+    lock under Numba's workqueue layer, where the two sides then take turns;
+    nothing under omp or tbb)."""
     import queue
     import threading
 
@@ -267,17 +270,18 @@ def write_behind(chunks, write) -> None:
 
     pending: queue.Queue = queue.Queue(maxsize=2)
     failed: list[BaseException] = []
+    stop = threading.Event()
 
     def run() -> None:
         while (chunk := pending.get()) is not None:
-            if not failed:
+            if not failed and not stop.is_set():
                 try:
                     with numba_guard():
                         write(chunk)
                 except BaseException as exc:  # handed to the caller
                     failed.append(exc)
 
-    thread = threading.Thread(target=run, name="gseek-align-writer")
+    thread = threading.Thread(target=run, name="gseek-align-writer", daemon=True)
     thread.start()
     try:
         it = iter(chunks)
@@ -287,6 +291,14 @@ def write_behind(chunks, write) -> None:
             if chunk is None:
                 break
             pending.put(chunk)
+    except BaseException:
+        stop.set()
+        while True:  # drop what waits, so the sentinel below finds room
+            try:
+                pending.get_nowait()
+            except queue.Empty:
+                break
+        raise
     finally:
         pending.put(None)
         thread.join()

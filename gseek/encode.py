@@ -29,7 +29,7 @@ import numpy as np
 
 from gseek.kernels import seqpack
 
-from .backend import Backend
+from .backend import Backend, on_device
 from .errors import OptionError
 
 __all__ = ["pack_2bit", "pack_rows", "unpack_2bit", "reverse_complement", "wgram_codes", "WGRAM_INVALID"]
@@ -37,6 +37,7 @@ __all__ = ["pack_2bit", "pack_rows", "unpack_2bit", "reverse_complement", "wgram
 WGRAM_INVALID = int(seqpack.WGRAM_INVALID)
 
 
+@on_device
 def pack_2bit(backend: Backend, codes: Any) -> tuple[Any, Any]:
     """Pack codes 0..4 into 16-bases-per-uint32 words and an N mask of the same layout."""
     codes = backend.asarray(codes, dtype=np.uint8)
@@ -48,6 +49,7 @@ def pack_2bit(backend: Backend, codes: Any) -> tuple[Any, Any]:
     return packed, nmask
 
 
+@on_device
 def pack_rows(backend: Backend, codes: Any, offsets: Any, word_offsets: Any) -> tuple[Any, Any]:
     """Pack every record into its own row of whole words (and N mask), rows at ``word_offsets``.
 
@@ -68,6 +70,7 @@ def pack_rows(backend: Backend, codes: Any, offsets: Any, word_offsets: Any) -> 
     return packed, nmask
 
 
+@on_device
 def unpack_2bit(backend: Backend, packed: Any, nmask: Any, n: int) -> Any:
     """Inverse of :func:`pack_2bit`: the first ``n`` codes (N restored as 4)."""
     packed = backend.asarray(packed, dtype=np.uint32)
@@ -86,6 +89,7 @@ def _offsets(backend: Backend, codes: Any, offsets: Any) -> Any:
     return backend.asarray(host)
 
 
+@on_device
 def reverse_complement(backend: Backend, codes: Any, offsets: Any) -> Any:
     """Reverse-complement every record ``codes[offsets[i]:offsets[i+1]]`` (N stays N)."""
     codes = backend.asarray(codes, dtype=np.uint8)
@@ -95,6 +99,7 @@ def reverse_complement(backend: Backend, codes: Any, offsets: Any) -> Any:
     return out
 
 
+@on_device
 def wgram_codes(backend: Backend, codes: Any, offsets: Any, w: int) -> Any:
     """Code of the w-mer starting at every position (2 bits a base, first base high).
 

@@ -61,7 +61,7 @@ from gseek.kernels import fmindex, kmismatch, seqpack
 
 from . import _select
 
-from .backend import Backend, get_backend
+from .backend import Backend, get_backend, numba_guard
 from .encode import pack_rows
 from .errors import OptionError
 from .seqio import SequenceBatch
@@ -568,8 +568,9 @@ class Mapper:
             n = ((self.ref_nmask_host[g >> 4] >> shift) & 3) != 0
             codes[n] = (g[n].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) >> np.uint64(62)).astype(np.uint8)
             batch = _dna_batch(codes, offsets, [str(i) for i in range(lengths.size)], "<flanks>")
-            index = Index.build(batch, wgram=0, sa_sample=4, threads=getattr(self.backend, "threads", None),
-                                device=self.backend)
+            with numba_guard():  # a parallel CPU build, possibly beside other threads' Numba work
+                index = Index.build(batch, wgram=0, sa_sample=4, threads=getattr(self.backend, "threads", None),
+                                    device=self.backend)
             b = self.backend
             self._flanks = _Flanks(index.device_arrays(), b.asarray(contig.astype(np.int32)), b.asarray(start),
                                    int(offsets[-1]))

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from gseek.alphabet import encode_dna
-from gseek.backend import Backend
+from gseek.backend import Backend, on_device
 from gseek.errors import OptionError
 from gseek.kernels import fmindex
 from gseek.seqio import SequenceBatch
@@ -144,6 +144,7 @@ def pattern_arrays(patterns: Any, backend: Backend | None = None) -> tuple[Any, 
     return put(codes, np.uint8), put(offsets, np.int64)
 
 
+@on_device
 def backward_search(backend: Backend, fm: FmArrays, codes: Any, offsets: Any) -> tuple[Any, Any]:
     """SA interval ``[lo, hi)`` of every pattern (``[0, 0)`` when absent, empty or holding an N)."""
     fm.need("occ", "dollar_rows", why="search")
@@ -160,6 +161,7 @@ def backward_search(backend: Backend, fm: FmArrays, codes: Any, offsets: Any) ->
     return lo, hi
 
 
+@on_device
 def locate_rows(backend: Backend, fm: FmArrays, lo: Any, hi: Any) -> tuple[Any, Any]:
     """Every row of every interval as ``(pattern index, text position)``,
     sorted by pattern, then text position."""
@@ -181,6 +183,7 @@ def locate_rows(backend: Backend, fm: FmArrays, lo: Any, hi: Any) -> tuple[Any, 
     return pattern[order], text_pos[order]
 
 
+@on_device
 def text_to_contig(backend: Backend, fm: FmArrays, text_pos: Any) -> tuple[Any, Any]:
     """Text positions -> ``(contig index int32, 0-based position in the contig int64)``."""
     xp = backend.xp
@@ -196,6 +199,7 @@ def text_to_contig(backend: Backend, fm: FmArrays, text_pos: Any) -> tuple[Any, 
     return contig, pos
 
 
+@on_device
 def extend_intervals(backend: Backend, fm: FmArrays, lo: Any, hi: Any) -> tuple[Any, Any]:
     """Prepend every base to every interval's string: entry ``c * n + x`` is
     the interval of base c followed by interval x (``[0, 0)`` when empty)."""
@@ -212,6 +216,7 @@ def extend_intervals(backend: Backend, fm: FmArrays, lo: Any, hi: Any) -> tuple[
     return out_lo, out_hi
 
 
+@on_device
 def occ_at(backend: Backend, fm: FmArrays, rows: Any) -> Any:
     """``Occ(c, row)`` for every row and base, shape ``(len(rows), 4)`` int64."""
     fm.need("occ", "dollar_rows", why="occ")
@@ -222,6 +227,7 @@ def occ_at(backend: Backend, fm: FmArrays, rows: Any) -> Any:
     return out.reshape(n, 4)
 
 
+@on_device
 def sa_at(backend: Backend, fm: FmArrays, rows: Any) -> Any:
     """Suffix-array values (text positions) of ``rows``, through the sampled SA."""
     fm.need("occ", "dollar_rows", "sa_mark", "sa_samples", why="sa_at")

@@ -304,6 +304,9 @@ __device__ __forceinline__ int sweep_warp(const u8* __restrict__ codes, i64 qo, 
         for (int t = 0; t < steps; ++t) {
             if ((t & 31) == 0) {
                 cur_h = nxt_h; cur_f = nxt_f;
+                // order this block's loads (columns t + 33 .. t + 64) before lane 31's
+                // stores to them in later steps (the shuffles already do in practice)
+                __syncwarp();
                 load_block(t + 32, nxt_h, nxt_f);
             }
             const int in_h = __shfl_up_sync(FULL, out_h, 1);
@@ -343,7 +346,9 @@ __device__ __forceinline__ int sweep_warp(const u8* __restrict__ codes, i64 qo, 
             int oj = __shfl_xor_sync(FULL, lj, d), ol = __shfl_xor_sync(FULL, wl, d);
             if (ob > lb || (ob == lb && ol < wl)) { lb = ob; li = oi; lj = oj; wl = ol; }
         }
-        if (lb > best) { best = lb; bi = li; bj = lj; }
+        // global without free ends: row m's last cell is the one candidate, taken as it is
+        const bool corner_only = !local && !qe && !te;
+        if (lb > best || (corner_only && lb != NO_CAND)) { best = lb; bi = li; bj = lj; }
     }
     overflow = __any_sync(FULL, overflow);
     *out_score = best;

@@ -19,6 +19,9 @@ CUDA_SOURCE = "dp.cu"
 #: Rows per strip of the score-only sweep and of the trace-back fill (4 bits
 #: a cell, so 8 rows fill one 32-bit word), and slots per interleaved group.
 CONSTANTS: dict[str, int] = {"SCORE_STRIP": 16, "TB_STRIP": 8, "LANES": 32}
+#: Lanes of a CUDA warp: the warp kernels' wavefront width and trace-back row
+#: (``dp.cu`` writes it as 32; the interleaved layout's LANES is the same number).
+WARP = 32
 SCORE_STRIP = CONSTANTS["SCORE_STRIP"]
 TB_STRIP = CONSTANTS["TB_STRIP"]
 LANES = CONSTANTS["LANES"]
@@ -35,6 +38,7 @@ SRC_DIAG, SRC_E, SRC_F, SRC_STOP = 0, 1, 2, 3
 OP_I, OP_D, OP_EQ, OP_X = 1, 2, 7, 8
 
 NEG_INF = -(1 << 28)
+assert LANES == WARP, "the trace-back walk steps columns by LANES in both layouts"
 INT16_MAX = 32767
 
 
@@ -72,9 +76,10 @@ def _tb_row(warp, base, s, n):
     ``(j - 1) * LANES`` further. One thread's slot is interleaved by lane
     (``base`` = its group's offset + lane); one warp's slot (``warp``, the
     ``*_warp`` kernels) stores pass p = s // 32, step t = j - 1 + s % 32,
-    lane s % 32 at ``base + (p * (n + 31) + t) * 32 + lane``."""
+    lane s % 32 at ``base + (p * (n + 31) + t) * 32 + lane``. Column stride:
+    LANES, which equals WARP (checked at import)."""
     if warp:
-        return base + ((s >> 5) * (n + 31) + (s & 31)) * 32 + (s & 31)
+        return base + ((s // WARP) * (n + WARP - 1) + (s % WARP)) * WARP + (s % WARP)
     return base + s * n * LANES
 
 

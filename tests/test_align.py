@@ -530,6 +530,8 @@ def test_xdrop_gapped_edge_cases():
         (lambda: PairAligner(min_identity=97, device="cpu"), "fraction"),
         (lambda: PairAligner(outfmt="6 qseqid bogus", device="cpu"), "unknown outfmt 6 column"),
         (lambda: PairAligner(matrix="GONNET1992", device="cpu"), "non-integer"),
+        (lambda: PairAligner(mismatch=-10**6, gap_open=10**6, gap_extend=10**6, device="cpu").align("A" * 70, "C"),
+         "the DP's range is 134,217,728"),
     ],
 )
 def test_bad_input_is_one_clear_line(make, message):
