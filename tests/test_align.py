@@ -7,6 +7,7 @@ import random
 import numpy as np
 import pytest
 from host_cuda import build as host_cuda_build
+from host_cuda import build_warp as host_cuda_warp_build
 
 import reference_dp as ref
 from gseek.align import (
@@ -585,6 +586,44 @@ def test_cuda_source_equals_the_numba_twin_on_the_host(host_cuda, mode, free):
         x = xdrop_gapped(host_cuda, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, tp, sc, xdrop)
         y = xdrop_gapped(cpu, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, tp, sc, xdrop)
         assert x.keys() == y.keys() and all(np.array_equal(x[k], y[k]) for k in x), xdrop
+
+
+@pytest.fixture(scope="module")
+def host_cuda_warp(tmp_path_factory):
+    return host_cuda_warp_build(tmp_path_factory.mktemp("hostdpwarp"), dp)
+
+
+@pytest.mark.parametrize("mode, free", [MODE_CASES[0], MODE_CASES[1], MODE_CASES[4]])
+def test_warp_kernels_cuda_source_equal_the_numba_twin_on_the_host(host_cuda_warp, mode, free, monkeypatch):
+    """dp.cu's warp kernels, run by 32 real threads (shuffles through a barrier), on
+    pairs that fill one and two passes, idle lanes, 1-column and 1-row cases."""
+    import gseek.align as align_mod
+
+    rng = random.Random(len(mode) + len(free))
+    shapes = [(1, 1), (9, 33), (257, 40), (300, 5), (130, 70)]
+    qs = [_seq(rng, m, "ACGTN" if k == 2 else "ACGT") for k, (m, _) in enumerate(shapes)]
+    ts = [(_mutated(rng, q, 0.1) + q)[:n] or "A" for q, (_, n) in zip(qs, shapes)]
+    unit = _seq(rng, 20, "ACGT")  # equal best cells in two strips of a pass, and in two passes
+    for gap in (40, 600):
+        qs.append(unit + _seq(rng, gap, "ACGT") + unit)
+        ts.append(unit)
+    schemes = [Scoring()] + ([Scoring(match=600, mismatch=-30, gap_open=50, gap_extend=20)] if mode == "global" else [])
+    cpu = PairAligner(device="cpu").backend
+    monkeypatch.setattr(align_mod, "WARP_MIN_STRIPS", 1)
+    monkeypatch.setattr(align_mod, "WARP_MIN_COLUMNS", 1)
+    for sc in schemes:
+        codes = np.concatenate([sc.encode(s) for s in qs + ts])
+        lens = np.array([len(s) for s in qs + ts])
+        offs = np.concatenate([[0], np.cumsum(lens)[:-1]])
+        n = len(qs)
+        args = (codes, offs[:n], lens[:n], offs[n:], lens[n:], sc, _flags(mode, free))
+        for fn in (score_pairs, traceback_pairs):
+            a, b = fn(host_cuda_warp, *args), fn(cpu, *args)
+            assert a.keys() == b.keys()
+            for key in a:
+                assert np.array_equal(a[key], b[key]), (fn.__name__, sc, key)
+        if sc.match == 600:
+            assert a["rerun"].any()
 
 
 def test_xdrop_gapped_cuda_source_equals_the_reference_on_the_host(host_cuda):
