@@ -228,19 +228,22 @@ def _score(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_ext
         out_overflow[k] = ov
 
 
-def dp_score16(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
+def _score_kernel(name: str, check16: bool, doc: str):
+    """The twin of CUDA kernel ``name``: :func:`_score` with or without the 16-bit check."""
+
+    def kernel(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
                grp_off, work, out_score, out_q_end, out_t_end, out_overflow):
-    """Score and end cell of every slot; flags slots whose strip-boundary
-    scores leave int16 (those are re-run with :func:`dp_score32`)."""
-    _score(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, True,
-           out_score, out_q_end, out_t_end, out_overflow)
+        _score(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, check16,
+               out_score, out_q_end, out_t_end, out_overflow)
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = doc
+    return kernel
 
 
-def dp_score32(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
-               grp_off, work, out_score, out_q_end, out_t_end, out_overflow):
-    """Score and end cell of every slot with 32-bit strip-boundary scores."""
-    _score(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, False,
-           out_score, out_q_end, out_t_end, out_overflow)
+dp_score16 = _score_kernel("dp_score16", True, """Score and end cell of every slot; flags slots whose
+    strip-boundary scores leave int16 (those are re-run with :func:`dp_score32`).""")
+dp_score32 = _score_kernel("dp_score32", False, "Score and end cell of every slot with 32-bit strip-boundary scores.")
 
 
 @numba.njit(parallel=True, cache=True)
@@ -259,52 +262,33 @@ def _fill(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_exte
         out_overflow[k] = ov
 
 
-def dp_fill16(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
-              grp_off, work, tb_off, tb, out_score, out_q_end, out_t_end, out_overflow):
-    """Like :func:`dp_score16`, also writing the 4-bit trace-back of every cell."""
-    _fill(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, True,
-          tb_off, tb, False, out_score, out_q_end, out_t_end, out_overflow)
+def _fill_kernel(name: str, check16: bool, warp: bool, doc: str):
+    """The twin of CUDA kernel ``name``: :func:`_fill` with or without the
+    16-bit check, trace-back words in the one-thread or the warp layout."""
+
+    def kernel(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
+               grp_off, work, tb_off, tb, out_score, out_q_end, out_t_end, out_overflow):
+        _fill(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, check16,
+              tb_off, tb, warp, out_score, out_q_end, out_t_end, out_overflow)
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = doc
+    return kernel
 
 
-def dp_fill32(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
-              grp_off, work, tb_off, tb, out_score, out_q_end, out_t_end, out_overflow):
-    """Like :func:`dp_score32`, also writing the 4-bit trace-back of every cell."""
-    _fill(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, False,
-          tb_off, tb, False, out_score, out_q_end, out_t_end, out_overflow)
-
+dp_fill16 = _fill_kernel("dp_fill16", True, False,
+                         "Like :func:`dp_score16`, also writing the 4-bit trace-back of every cell.")
+dp_fill32 = _fill_kernel("dp_fill32", False, False,
+                         "Like :func:`dp_score32`, also writing the 4-bit trace-back of every cell.")
 
 # Warp-per-slot kernels (one CUDA warp sweeps a long pair as a wavefront of
 # 32 strips). ``grp_off`` / ``tb_off`` hold one offset per slot; the results
-# are the one-thread kernels', the trace-back words in the warp layout
-# (:func:`_tb_row`).
-
-
-def dp_score16_warp(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
-                    grp_off, work, out_score, out_q_end, out_t_end, out_overflow):
-    """:func:`dp_score16` of long pairs (one warp per slot on a GPU)."""
-    _score(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, True,
-           out_score, out_q_end, out_t_end, out_overflow)
-
-
-def dp_score32_warp(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
-                    grp_off, work, out_score, out_q_end, out_t_end, out_overflow):
-    """:func:`dp_score32` of long pairs (one warp per slot on a GPU)."""
-    _score(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, False,
-           out_score, out_q_end, out_t_end, out_overflow)
-
-
-def dp_fill16_warp(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
-                   grp_off, work, tb_off, tb, out_score, out_q_end, out_t_end, out_overflow):
-    """:func:`dp_fill16` of long pairs, trace-back in the warp layout."""
-    _fill(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, True,
-          tb_off, tb, True, out_score, out_q_end, out_t_end, out_overflow)
-
-
-def dp_fill32_warp(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags,
-                   grp_off, work, tb_off, tb, out_score, out_q_end, out_t_end, out_overflow):
-    """:func:`dp_fill32` of long pairs, trace-back in the warp layout."""
-    _fill(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, False,
-          tb_off, tb, True, out_score, out_q_end, out_t_end, out_overflow)
+# are the one-thread kernels' (on the CPU the same sweeps), the trace-back
+# words in the warp layout (:func:`_tb_row`).
+dp_score16_warp = _score_kernel("dp_score16_warp", True, ":func:`dp_score16` of long pairs (one warp a slot on a GPU).")
+dp_score32_warp = _score_kernel("dp_score32_warp", False, ":func:`dp_score32` of long pairs (one warp a slot on a GPU).")
+dp_fill16_warp = _fill_kernel("dp_fill16_warp", True, True, ":func:`dp_fill16` of long pairs, warp layout.")
+dp_fill32_warp = _fill_kernel("dp_fill32_warp", False, True, ":func:`dp_fill32` of long pairs, warp layout.")
 
 
 @numba.njit(cache=True, inline="always")

@@ -112,7 +112,8 @@ class HostCuda(Backend):
     def asarray(self, array, dtype=None):
         return np.ascontiguousarray(array, dtype=dtype)
 
-    def launch(self, family, kernel, n_items, *args):
+    def c_args(self, kernel, args):
+        """The launch arguments as ctypes values (arrays as pointers)."""
         c = self.ctypes
         conv = []
         for a in args:
@@ -127,7 +128,10 @@ class HostCuda(Backend):
             else:
                 assert isinstance(a, np.int32), (kernel, type(a))
                 conv.append(c.c_int32(int(a)))
-        getattr(self.libraries[family.CUDA_SOURCE], kernel)(*conv)
+        return conv
+
+    def launch(self, family, kernel, n_items, *args):
+        getattr(self.libraries[family.CUDA_SOURCE], kernel)(*self.c_args(kernel, args))
 
     def describe(self):
         return "host-compiled " + ", ".join(f"kernels/{name}" for name in self.libraries)
@@ -159,19 +163,7 @@ class WarpHostCuda(HostCuda):
 
     def launch(self, family, kernel, n_items, *args):
         c = self.ctypes
-        values = []
-        for a in args:
-            if isinstance(a, np.ndarray):
-                if not a.flags.c_contiguous:
-                    assert not a.flags.writeable, (kernel, "an output must be contiguous")
-                    a = np.ascontiguousarray(a)
-                    self.keep.append(a)
-                values.append(c.c_void_p(a.ctypes.data))
-            elif isinstance(a, np.int64):
-                values.append(c.c_int64(int(a)))
-            else:
-                assert isinstance(a, np.int32), (kernel, type(a))
-                values.append(c.c_int32(int(a)))
+        values = self.c_args(kernel, args)
         argv = (c.c_void_p * len(values))(*[c.cast(c.pointer(v), c.c_void_p) for v in values])
         getattr(self.libraries[family.CUDA_SOURCE], "gseek_warp_" + kernel)(argv)
 
