@@ -76,6 +76,15 @@ def _free_ends_cases():
 MODE_CASES = [("global", FREE), ("local", FREE)] + [("semiglobal", f) for f in _free_ends_cases()]
 
 
+def _stage_args(sc: Scoring, qs, ts, mode, free):
+    """(codes, q_off, q_len, t_off, t_len, scoring, flags) of pairs (qs[k], ts[k]) for the DP stages."""
+    codes = np.concatenate([sc.encode(x) for x in qs + ts])
+    lens = np.array([len(x) for x in qs + ts])
+    offs = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    n = len(qs)
+    return codes, offs[:n], lens[:n], offs[n:], lens[n:], sc, _flags(mode, free)
+
+
 def _reference(scoring: Scoring, mode, free, q, t):
     qc, tc = list(scoring.encode(q)), list(scoring.encode(t))
     flags = tuple(name in free for name in FREE)
@@ -293,18 +302,15 @@ def test_warp_kernels_equal_the_one_thread_kernels(backend, mode, free, monkeypa
     qs, ts = _warp_cases(len(free) * 3 + len(mode))
     schemes = [Scoring()] + ([Scoring(match=20, mismatch=-30, gap_open=50, gap_extend=20)] if mode == "global" else [])
     for sc in schemes:
-        codes = np.concatenate([sc.encode(s) for s in qs + ts])
-        lens = np.array([len(s) for s in qs + ts])
-        offs = np.concatenate([[0], np.cumsum(lens)[:-1]])
-        n = len(qs)
-        args = (codes, offs[:n], lens[:n], offs[n:], lens[n:], sc, _flags(mode, free))
+        args = _stage_args(sc, qs, ts, mode, free)
+        q_len, t_len = args[2], args[4]
         be = PairAligner(device=backend).backend
         monkeypatch.setattr(align_mod, "WARP_MIN_STRIPS", 10**6)
-        assert not align_mod._warp_mask(be, lens[:n], lens[n:], 1).any()
+        assert not align_mod._warp_mask(be, q_len, t_len, 1).any()
         one = score_pairs(be, *args), traceback_pairs(be, *args)
         monkeypatch.setattr(align_mod, "WARP_MIN_STRIPS", 1)
         monkeypatch.setattr(align_mod, "WARP_MIN_COLUMNS", 1)
-        assert align_mod._warp_mask(be, lens[:n], lens[n:], 16).all()
+        assert align_mod._warp_mask(be, q_len, t_len, 16).all()
         warp = score_pairs(be, *args), traceback_pairs(be, *args), traceback_pairs(be, *args, max_bytes=200_000)
         monkeypatch.undo()
         for a, b in zip((one[0], one[1], one[1]), warp):
@@ -561,11 +567,8 @@ def test_cuda_source_equals_the_numba_twin_on_the_host(host_cuda, mode, free):
     qs += [_seq(rng, 2100, "ACGT")]
     ts += [qs[-1][:2000]]
     sc = Scoring(match=20, mismatch=-30, gap_open=50, gap_extend=20) if mode == "global" else Scoring()
-    codes = np.concatenate([sc.encode(s) for s in qs + ts])
-    lens = np.array([len(s) for s in qs + ts])
-    offs = np.concatenate([[0], np.cumsum(lens)[:-1]])
-    n = len(qs)
-    args = (codes, offs[:n], lens[:n], offs[n:], lens[n:], sc, _flags(mode, free))
+    args = _stage_args(sc, qs, ts, mode, free)
+    pairs = args[:5]  # codes, q_off, q_len, t_off, t_len
     cpu = PairAligner(device="cpu").backend
     a, b = score_pairs(host_cuda, *args), score_pairs(cpu, *args)
     for key in a:
@@ -578,13 +581,13 @@ def test_cuda_source_equals_the_numba_twin_on_the_host(host_cuda, mode, free):
     c = traceback_pairs(cpu, *args, max_bytes=4000)
     assert all(np.array_equal(c[key], b[key]) for key in b)
     qp = np.array([min(len(q), len(t)) // 2 for q, t in zip(qs, ts)])
-    x = xdrop_ungapped(host_cuda, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, qp, sc, 7)
-    y = xdrop_ungapped(cpu, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, qp, sc, 7)
+    x = xdrop_ungapped(host_cuda, *pairs, qp, qp, sc, 7)
+    y = xdrop_ungapped(cpu, *pairs, qp, qp, sc, 7)
     assert all(np.array_equal(x[k], y[k]) for k in x)
     tp = np.array([min(len(q), len(t)) // 3 for q, t in zip(qs, ts)])
     for xdrop in (0, 12, 60):
-        x = xdrop_gapped(host_cuda, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, tp, sc, xdrop)
-        y = xdrop_gapped(cpu, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, tp, sc, xdrop)
+        x = xdrop_gapped(host_cuda, *pairs, qp, tp, sc, xdrop)
+        y = xdrop_gapped(cpu, *pairs, qp, tp, sc, xdrop)
         assert x.keys() == y.keys() and all(np.array_equal(x[k], y[k]) for k in x), xdrop
 
 
@@ -612,11 +615,7 @@ def test_warp_kernels_cuda_source_equal_the_numba_twin_on_the_host(host_cuda_war
     monkeypatch.setattr(align_mod, "WARP_MIN_STRIPS", 1)
     monkeypatch.setattr(align_mod, "WARP_MIN_COLUMNS", 1)
     for sc in schemes:
-        codes = np.concatenate([sc.encode(s) for s in qs + ts])
-        lens = np.array([len(s) for s in qs + ts])
-        offs = np.concatenate([[0], np.cumsum(lens)[:-1]])
-        n = len(qs)
-        args = (codes, offs[:n], lens[:n], offs[n:], lens[n:], sc, _flags(mode, free))
+        args = _stage_args(sc, qs, ts, mode, free)
         for fn in (score_pairs, traceback_pairs):
             a, b = fn(host_cuda_warp, *args), fn(cpu, *args)
             assert a.keys() == b.keys()
