@@ -1343,14 +1343,24 @@ class AlignmentWriter:
 
     def write(self, results: AlignmentResults) -> None:
         n = len(results)
-        if n:
-            text = self._formatter.format(results)
+        self.write_encoded(self._formatter.format(results) if n else None, n)
+
+    @property
+    def encoding(self) -> tuple[str, str]:
+        """``(encoding, errors)`` that :meth:`write_encoded`'s bytes must be made with
+        (a :class:`~gseek._tsvfmt.TsvFormatter` of these), once entered."""
+        return self._formatter.encoding, self._formatter.errors
+
+    def write_encoded(self, text: np.ndarray | None, rows: int) -> None:
+        """Write ``rows`` rows already formatted (``TsvFormatter(*self.encoding).format``),
+        e.g. on another thread."""
+        if rows:
             if self._binary is None:
                 self._fh.write(text.tobytes().decode("utf-8", "surrogatepass"))
             else:
                 self._fh.flush()  # the header, or anything else written as text, goes first
                 self._binary.write(text)
-        self.rows += n
+        self.rows += rows
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if self._ctx is not None:

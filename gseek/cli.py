@@ -192,45 +192,77 @@ def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> 
 # --------------------------------------------------------------------- align
 
 
+ALIGN_OPTIONS = ("mode", "free_ends", "match", "mismatch", "gap_open", "gap_extend", "matrix", "min_score",
+                 "min_identity", "traceback", "cigar_m", "outfmt")
+
+
+def _align_options(func):
+    """The DP options shared by ``align`` and ``pipeline --task align``, collected
+    into one ``align_options`` dict of :class:`~gseek.align.PairAligner` arguments
+    (options the user did not give keep the API's defaults, so the API checks
+    what was given)."""
+    options = [
+        click.option("--mode", type=click.Choice(["global", "local", "semiglobal"]), default="global",
+                     show_default=True),
+        click.option("--free-ends", default=None,
+                     help="semiglobal: free overhangs, comma-separated from query_start, query_end, target_start, "
+                          "target_end [all four]."),
+        click.option("--match", type=int, default=None, help="DNA match score [2]."),
+        click.option("--mismatch", type=int, default=None, help="DNA mismatch score [-3]."),
+        click.option("--gap-open", type=int, default=5, show_default=True, help="Cost of opening a gap (>= 0)."),
+        click.option("--gap-extend", type=int, default=2, show_default=True, help="Cost of each gap base (>= 0)."),
+        click.option("--matrix", metavar="NAME", help="Substitution matrix from Biopython (e.g. BLOSUM62)."),
+        click.option("--min-score", type=int, default=None, help="Trace back only pairs scoring at least this."),
+        click.option("--min-identity", type=float, default=None,
+                     help="Trace back only pairs at least this identical."),
+        click.option("--traceback/--score-only", default=False, help="Report CIGAR and extents."),
+        click.option("--cigar-m", is_flag=True, help="Write M instead of =/X in CIGARs."),
+        click.option("--outfmt", default=None, help="'6' or '6 COLUMNS...' (BLAST-style tabular) [gseek TSV]."),
+    ]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs):
+        v = {name: kwargs.pop(name) for name in ALIGN_OPTIONS}
+        align_options = {k: v[k] for k in ("mode", "gap_open", "gap_extend", "matrix", "min_score", "min_identity",
+                                           "traceback", "cigar_m", "outfmt")}
+        free_ends = v["free_ends"]
+        given = dict(match=v["match"], mismatch=v["mismatch"],
+                     free_ends=None if free_ends is None else tuple(x for x in free_ends.split(",") if x))
+        align_options.update({k: x for k, x in given.items() if x is not None})
+        return func(align_options=align_options, **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def _given(names) -> list[str]:
+    """The options among ``names`` (parameter names) set on the command line, as ``--option`` text."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    by_name = {p.name: p for p in ctx.command.params}
+    return [max(by_name[n].opts, key=len) for n in names
+            if ctx.get_parameter_source(n) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)]
+
+
 @cli.command()
 @click.option("-i", "--input", "seqs", metavar="FASTA", help="Sequences for --all-vs-all.")
 @click.option("--all-vs-all", is_flag=True, help="Align every pair i < j of --input.")
 @click.option("-q", "--query", metavar="FASTA", help="Query sequences.")
 @click.option("-t", "--target", metavar="FASTA", help="Target sequences (all queries vs all targets).")
 @click.option("--pairs", metavar="TSV", help="Only these 'query<TAB>target' name pairs.")
-@click.option("--mode", type=click.Choice(["global", "local", "semiglobal"]), default="global",
-              show_default=True)
-@click.option("--free-ends", default=None,
-              help="semiglobal: free overhangs, comma-separated from query_start, query_end, target_start, "
-                   "target_end [all four].")
-@click.option("--match", type=int, default=None, help="DNA match score [2].")
-@click.option("--mismatch", type=int, default=None, help="DNA mismatch score [-3].")
-@click.option("--gap-open", type=int, default=5, show_default=True, help="Cost of opening a gap (>= 0).")
-@click.option("--gap-extend", type=int, default=2, show_default=True, help="Cost of each gap base (>= 0).")
-@click.option("--matrix", metavar="NAME", help="Substitution matrix from Biopython (e.g. BLOSUM62).")
-@click.option("--min-score", type=int, default=None, help="Trace back only pairs scoring at least this.")
-@click.option("--min-identity", type=float, default=None, help="Trace back only pairs at least this identical.")
-@click.option("--traceback/--score-only", default=False, help="Report CIGAR and extents.")
-@click.option("--cigar-m", is_flag=True, help="Write M instead of =/X in CIGARs.")
-@click.option("--outfmt", default=None, help="'6' or '6 COLUMNS...' (BLAST-style tabular) [gseek TSV].")
+@_align_options
 @click.option("-o", "--output", metavar="TSV", help="Output table [stdout].")
 @_common
-def align(seqs, all_vs_all, query, target, pairs, mode, free_ends, match, mismatch, gap_open, gap_extend, matrix,
-          min_score, min_identity, traceback, cigar_m, outfmt, output) -> None:
+def align(seqs, all_vs_all, query, target, pairs, align_options, output) -> None:
     """Batched NW/SW/semiglobal alignment with optional (lazy) trace-back."""
     from .align import AlignmentWriter, PairAligner
     from .errors import OptionError
     from .seqio import read_fastx
 
-    options = dict(mode=mode, gap_open=gap_open, gap_extend=gap_extend, matrix=matrix, min_score=min_score,
-                   min_identity=min_identity, traceback=traceback, cigar_m=cigar_m, outfmt=outfmt,
-                   device=_backend())
-    # options the user did not give keep the API's defaults, so the API checks what was given
-    given = dict(match=match, mismatch=mismatch,
-                 free_ends=None if free_ends is None else tuple(x for x in free_ends.split(",") if x))
-    options.update({k: v for k, v in given.items() if v is not None})
-    aligner = PairAligner(**options)
-    alphabet = "protein" if matrix else "dna"
+    aligner = PairAligner(**align_options, device=_backend())
+    alphabet = "protein" if align_options["matrix"] else "dna"
     bar = _PairBar()
     if all_vs_all:
         if not seqs or query or target or pairs:
@@ -348,37 +380,53 @@ def _gpu_list(ctx, param, value):
 @cli.command()
 @click.option("--queries", "query_list", metavar="LIST", required=True,
               help="Text file: one query file per line, optional second column = output name.")
-@click.option("-x", "--index", "index_prefix", metavar="INDEX", required=True,
-              help="Index prefix built by `gseek index`.")
-@click.option("--task", type=click.Choice(["map", "megablast", "blastn"]), default="map", show_default=True)
+@click.option("--task", type=click.Choice(["map", "align", "megablast", "blastn"]), default="map", show_default=True,
+              help="map: k-mismatch read mapping (SAM); align: DP of every query against every target (TSV).")
+@click.option("-x", "--index", "index_prefix", metavar="INDEX", help="map: index prefix built by `gseek index`.")
+@click.option("-t", "--target", metavar="FASTA", help="align: the target sequences (every query against each).")
 @click.option("--outdir", metavar="DIR", required=True, help="Output folder (with summary.tsv).")
 @click.option("--gpus", metavar="0,1,...", callback=_gpu_list, help="GPUs to use, one prelim worker each.")
 @click.option("--resume", is_flag=True, help="Skip files whose outputs are complete.")
 @_map_options
+@_align_options
 @click.option("--workers", type=click.IntRange(min=0), default=2, show_default=True,
-              help="Finalize threads (SAM formatting) beside the device workers; 0: everything in one thread.")
+              help="Finalize threads (SAM/TSV formatting) beside the device workers; 0: everything in one thread.")
 @click.option("--job-mb", type=click.FloatRange(min=0, min_open=True), default=None,
               help="MiB of query input per job (big files are split, small ones combined) "
-                   "[default: 64 on a GPU, 16 on the CPU].")
+                   "[map: 64 on a GPU, 16 on the CPU; align: about 2^40 DP cells on a GPU, 2^32 on the CPU].")
 @_common
-def pipeline(query_list, index_prefix, task, outdir, gpus, resume, map_options, workers, job_mb) -> None:
+def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_options, align_options, workers,
+             job_mb) -> None:
     """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
-    if task != "map":
+    if task in ("megablast", "blastn"):
         raise NotYetAvailable(f"gseek pipeline --task {task}: not available yet (the BLAST-style search)")
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
+    if task == "map":
+        if index_prefix is None or target is not None:
+            raise click.UsageError("--task map takes -x/--index INDEX (and no -t)")
+        foreign = _given(ALIGN_OPTIONS)
+        reference, options = index_prefix, map_options
+    else:
+        if target is None or index_prefix is not None:
+            raise click.UsageError("--task align takes -t/--target FASTA, the targets (and no -x)")
+        foreign = _given(MAP_OPTIONS)
+        reference, options = target, align_options
+    if foreign:
+        raise click.UsageError(f"{', '.join(foreign)}: not an option of --task {task}")
     from .pipeline import run_pipeline
     from .pipeline.tasks import warm_host
 
-    warm = warm_host()  # Numba's set-up overlaps the device's and the index's
+    warm = warm_host() if task == "map" else None  # Numba's set-up overlaps the device's and the index's
     try:
-        summary = run_pipeline(query_list, index_prefix, outdir, task, gpus=gpus,
+        summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus,
                                device=_backend() if gpus is None else "auto", threads=STATE.threads,
                                resume=resume, progress=False if STATE.quiet else None, quiet=STATE.quiet,
                                workers=workers, job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
-                               command=_command_line(), **map_options)
+                               command=_command_line(), **options)
     finally:
-        warm.join()
+        if warm is not None:
+            warm.join()
     _say(f"[gseek] pipeline: {summary.count('ok')} ok, {summary.count('failed')} failed, "
          f"{summary.count('skipped')} skipped in {summary.seconds:.2f} s; {summary.path}")
     if summary.exit_status:

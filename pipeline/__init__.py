@@ -2,9 +2,10 @@
 
 * :mod:`gseek.pipeline.engine` -- :class:`Dispatcher`, the bounded, ordered
   dispatcher over query files; it knows nothing about mapping.
-* :mod:`gseek.pipeline.tasks` -- :class:`MapTask` (read mapping as stages) and
+* :mod:`gseek.pipeline.tasks` -- :class:`MapTask` (read mapping as stages),
   :func:`map_files` (one query through the engine: ``gseek search`` and
-  ``gseek.mapper.map_reads``).
+  ``gseek.mapper.map_reads``) and :class:`AlignTask` (batched DP of each
+  query file against a target set: ``gseek pipeline --task align``).
 * :mod:`gseek.pipeline.runner` -- :func:`run_pipeline`: a query list, an
   output folder, ``summary.tsv``, resume, progress bars.
 
@@ -13,7 +14,7 @@
 
 from .engine import Chunk, Dispatcher, FileResult, Job, Progress, QueryFile, QueueBounds
 from .runner import PipelineSummary, QueryListError, read_query_list, run_pipeline
-from .tasks import MapTask, map_files
+from .tasks import AlignTask, MapTask, map_files
 
 __all__ = [
     "Chunk",
@@ -23,6 +24,7 @@ __all__ = [
     "Progress",
     "QueryFile",
     "QueueBounds",
+    "AlignTask",
     "MapTask",
     "map_files",
     "PipelineSummary",

@@ -56,13 +56,13 @@ from gseek.index import Index
 from gseek.seqio import open_output
 
 from .engine import FileResult, Progress, QueryFile, QueueBounds
-from .tasks import MapTask
+from .tasks import AlignTask, MapTask
 
 __all__ = ["QueryListError", "PipelineSummary", "read_query_list", "run_pipeline", "TASKS",
            "SUMMARY_NAME", "MANIFEST_NAME"]
 
 #: Tasks the pipeline runs (megablast/blastn come with the BLAST-style search).
-TASKS = {"map": MapTask}
+TASKS = {"map": MapTask, "align": AlignTask}
 SUMMARY_NAME = "summary.tsv"
 MANIFEST_NAME = ".gseek-manifest.json"
 SUMMARY_COLUMNS = ("file", "status", "records", "hits", "seconds", "error", "output")
@@ -294,10 +294,12 @@ def run_pipeline(
 
     Arguments:
         list_file: the query list (see the module docstring).
-        index: an :class:`~gseek.index.Index` or the path of a saved one.
+        index: ``map``: an :class:`~gseek.index.Index` or the path of a saved
+            one; ``align``: the target FASTA/FASTQ (the database).
         outdir: output folder (created); holds the outputs, ``summary.tsv``
             and the resume manifest.
-        task: ``"map"``.
+        task: ``"map"`` (SAM out) or ``"align"`` (every query against every
+            target, TSV out as ``gseek align -q FILE -t TARGETS``).
         gpus: CUDA device ordinals, one prelim worker (and index copy) each.
         devices: explicit backends or device names, one prelim worker each
             (overrides ``gpus`` and ``device``).
@@ -312,7 +314,8 @@ def run_pipeline(
         quiet: no line on stderr for a failed file (it is in ``summary.tsv``).
         **task_options: the task's options (mapping: ``mismatches``,
             ``max_alignments``, ``report_all``, ``max_hits``, ``norc``, ``nofw``,
-            ``xa_limit``, ``no_unal``, ``cigar_eq``, ``min_piece``).
+            ``xa_limit``, ``no_unal``, ``cigar_eq``, ``min_piece``; align: the
+            :class:`~gseek.align.PairAligner` options).
 
     Returns a :class:`PipelineSummary`; its ``exit_status`` is 1 when a file
     failed. Errors in the list raise :class:`QueryListError` before anything

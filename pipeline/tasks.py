@@ -45,7 +45,7 @@ from gseek.seqio import FastxReader, SequenceBatch
 
 from .engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueBounds
 
-__all__ = ["MapTask", "map_files", "batch_nbytes", "warm_host"]
+__all__ = ["AlignTask", "MapTask", "map_files", "batch_nbytes", "warm_host"]
 
 #: Input per job on a GPU (``DEFAULT_JOB_BYTES`` on the CPU): fewer, larger launches
 #: (search of 1M reads on the H200: 0.16 s in 16 MiB batches, 0.08 s in 64 MiB ones).
@@ -354,3 +354,168 @@ def map_files(
     c = result.counts
     return dict(reads=c["records"], mapped=c["mapped"], unmapped=c["records"] - c["mapped"],
                 too_long=c["too_long"], too_short=c["too_short"], records=c["sam_records"])
+
+
+# --------------------------------------------------------------------------- batched DP
+
+
+#: DP cells a job aims for (query residues x target residues): about 0.8 s of
+#: score-only DP on an H200, 10 s on two CPU cores. A job's input bytes are
+#: these over the target residues, within ``ALIGN_JOB_BYTES``.
+GPU_JOB_CELLS = 1 << 40
+CPU_JOB_CELLS = 1 << 32
+ALIGN_JOB_BYTES = (16 << 10, GPU_JOB_BYTES)
+
+
+class _TsvSink:
+    """One output of :class:`AlignTask`: an :class:`~gseek.align.AlignmentWriter`
+    (temporary name, renamed when complete) taking rows formatted by finalize."""
+
+    def __init__(self, path: str, columns: Sequence[str], query: QueryFile) -> None:
+        from gseek.align import AlignmentWriter
+
+        self.query = query
+        self.writer: Any = AlignmentWriter(path, columns)
+        self.writer.__enter__()
+        self.records = 0
+
+    def write(self, data: tuple[Any, int, int, tuple[str, str]]) -> None:
+        text, rows, records, encoding = data
+        if encoding != self.writer.encoding:  # finalize formats for a file's encoding (ascii)
+            raise RuntimeError(f"rows formatted as {encoding}, the output takes {self.writer.encoding}")
+        self.writer.write_encoded(text, rows)
+        self.records += records
+
+    def commit(self) -> None:
+        if self.records == 0:  # as `gseek align`: a query file without records is an error
+            error = FastxError(", ".join(self.query.paths), None, "no FASTA/FASTQ records (empty file)")
+            self.abort()
+            raise error
+        writer, self.writer = self.writer, None
+        writer.__exit__(None, None, None)
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            writer, self.writer = self.writer, None
+            writer.__exit__(RuntimeError, None, None)
+
+
+class AlignTask:
+    """Batched DP of every query against every target, as pipeline stages (TSV out).
+
+    The database search form of ``gseek align -q QUERIES -t TARGETS``: ``read``
+    streams the query file in batches, ``prelim`` aligns each batch with every
+    target on one device (:meth:`PairAligner.iter_query_vs_database
+    <gseek.align.PairAligner.iter_query_vs_database>`, one aligner per device,
+    the targets encoded once), ``finalize`` formats the rows
+    (:class:`~gseek._tsvfmt.TsvFormatter`) and the writer appends them to an
+    :class:`~gseek.align.AlignmentWriter`. Each output is byte for byte what
+    ``gseek align -q FILE -t TARGETS`` writes with the same options: rows are
+    per pair, in query-major order, whatever the batch size, worker and device
+    count.
+
+    Arguments:
+        targets: FASTA/FASTQ of the targets (the database).
+        devices, device, threads: as :class:`MapTask`.
+        command: unused (TSV has no header line for it); accepted for the runner.
+        **align_options: :class:`~gseek.align.PairAligner` options (``mode``,
+            ``match``, ``matrix``, ``traceback``, ``min_score``, ``outfmt``, ...).
+    """
+
+    name = "align"
+    output_suffix = ".tsv"
+    #: Errors that fail one query file: bad records, and residues or lengths the DP refuses.
+    file_errors = (FastxError, OSError, OptionError, UnicodeError)
+
+    def __init__(
+        self,
+        targets: str | os.PathLike,
+        *,
+        devices: Sequence[str | Backend] | None = None,
+        device: str | Backend | None = None,
+        threads: int | None = None,
+        command: str = "gseek",
+        **align_options: Any,
+    ) -> None:
+        from gseek.align import PairAligner, _encode_set
+        from gseek.seqio import read_fastx
+
+        if devices is not None and not devices:
+            raise OptionError("devices: give at least one device")
+        backends = [get_backend(d, threads) for d in devices] if devices is not None else \
+            [get_backend(device or "auto", threads)]
+        self.aligners = [PairAligner(device=b, **align_options) for b in backends]
+        first = self.aligners[0]
+        self.alphabet = "protein" if first.scoring.matrix else "dna"
+        self.target_path = os.fspath(targets)
+        self.targets = _encode_set(read_fastx(self.target_path, alphabet=self.alphabet), first.scoring, "t")
+        self.columns = first.columns
+        self.options = {k: v for k, v in sorted(align_options.items())}
+        residues = max(1, int(self.targets.codes.size))
+        gpu = any(a.backend.name == "gpu" for a in self.aligners)
+        low, high = ALIGN_JOB_BYTES
+        #: Query input per job when the caller sets none: a job's DP cells near ``*_JOB_CELLS``.
+        self.job_bytes = int(min(high, max(low, (GPU_JOB_CELLS if gpu else CPU_JOB_CELLS) // residues)))
+        self.parse_threads = max(1, min(2, threads or os.cpu_count() or 1))
+        self._formatters = threading.local()
+
+    def __repr__(self) -> str:
+        return f"AlignTask({self.aligners[0]!r}, targets={len(self.targets)}, devices={len(self.aligners)})"
+
+    def fingerprint(self) -> str:
+        """Hash of everything that changes the rows: task, options, the targets' names and residues."""
+        h = hashlib.sha256()
+        h.update(json.dumps(dict(task=self.name, options=self.options, alphabet=self.alphabet), sort_keys=True,
+                            default=str).encode())
+        h.update("\0".join(self.targets.names).encode("utf-8", "surrogatepass"))
+        h.update(np.ascontiguousarray(self.targets.offsets).tobytes())
+        h.update(np.ascontiguousarray(self.targets.codes).tobytes())
+        return h.hexdigest()[:32]
+
+    # ------------------------------------------------------------------ stages
+
+    def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
+        """Batches of the query's files, in order."""
+        for path in query.paths:
+            yield from FastxReader(path, alphabet=self.alphabet, chunk_bytes=chunk_bytes,
+                                   threads=self.parse_threads)
+
+    def prelims(self) -> list[Any]:
+        """One prelim callable per device."""
+        return [functools.partial(self._prelim, a) for a in self.aligners]
+
+    def _prelim(self, aligner: Any, job: Job) -> list[Any]:
+        from gseek.align import _encode_set
+
+        out = []
+        with _numba_guard(True):  # CPU kernels, and the CIGAR text pass of a trace-back
+            for batch in job.payloads:
+                queries = _encode_set(batch, aligner.scoring, "q")
+                out.append((len(batch), list(aligner.iter_query_vs_database(queries, self.targets))))
+        return out
+
+    def finalize(self, partial: list[Any]) -> list[Chunk]:
+        """TSV rows of every batch of a job (encoded for a file: ascii), with counts."""
+        from gseek._tsvfmt import TsvFormatter
+
+        fmt = getattr(self._formatters, "fmt", None)
+        if fmt is None:
+            fmt = self._formatters.fmt = TsvFormatter("ascii", "strict")
+        chunks = []
+        for records, parts in partial:
+            rows = sum(len(p) for p in parts)
+            with _numba_guard(True):
+                texts = [fmt.format(p) for p in parts if len(p)]
+            text = np.concatenate(texts) if len(texts) > 1 else (texts[0] if texts else None)
+            chunks.append(Chunk((text, rows, records, (fmt.encoding, fmt.errors)), dict(records=records, hits=rows)))
+        return chunks
+
+    def open_output(self, query: QueryFile) -> _TsvSink:
+        return _TsvSink(query.output, self.columns, query)
+
+    def dispatcher(self, **options: Any) -> Dispatcher:
+        """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages."""
+        if options.get("job_bytes") is None:
+            options["job_bytes"] = self.job_bytes
+        return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
+                          combine=True, file_errors=self.file_errors, **options)
