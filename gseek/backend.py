@@ -141,9 +141,17 @@ class GpuBackend(Backend):
             return self.cupy.asarray(array, dtype=dtype)
 
     def to_host(self, array: Any) -> np.ndarray:
+        """The array on the host, after the device's queued work.
+
+        The wait is a stream synchronisation, which releases the GIL: CuPy's
+        copy to pageable memory waits for the queued kernels holding it, which
+        stalled every other Python thread for the kernels' whole time (a second
+        GPU's prelim worker could not launch: two H200s ran the DP at one's speed).
+        """
         if isinstance(array, np.ndarray):
             return array
         with self.device:
+            self.cupy.cuda.get_current_stream().synchronize()
             return self.cupy.asnumpy(array)
 
     def module(self, family: ModuleType):

@@ -77,3 +77,47 @@ def test_constants_reach_nvrtc_as_defines():
     out = cupy.zeros(1, dtype=np.int32)
     module.get_function("k")((1,), (1,), (out,))
     assert int(out[0]) == 42
+
+
+@pytest.mark.gpu
+def test_to_host_waits_for_the_device_without_holding_the_gil():
+    """While one thread waits in ``to_host`` for a long kernel, other Python threads
+    run (CuPy's own copy waits holding the GIL: two GPUs' workers then alternated)."""
+    import threading
+    import time
+
+    import cupy
+
+    from gseek.backend import GpuBackend
+
+    b = GpuBackend(0)
+    spin = cupy.RawKernel(r'''
+    extern "C" __global__ void spin(long long cycles, int* out) {
+        long long t0 = clock64();
+        while (clock64() - t0 < cycles) { }
+        out[0] = 1;
+    }''', "spin")
+    rate = cupy.cuda.runtime.deviceGetAttribute(cupy.cuda.runtime.cudaDevAttrClockRate, 0) * 1000  # Hz
+    out = cupy.zeros(1, cupy.int32)
+    spin((1,), (1,), (cupy.int64(rate // 2), out))  # warm-up compile, then a 0.5 s kernel below
+    b.synchronize()
+    counts, done = [], threading.Event()
+
+    def count() -> None:
+        n = 0
+        while not done.is_set():
+            n += 1
+        counts.append(n)
+
+    t0 = time.perf_counter()
+    spin((1,), (1,), (cupy.int64(rate // 2), out))
+    worker = threading.Thread(target=count)
+    worker.start()
+    try:
+        host = b.to_host(out)
+        waited = time.perf_counter() - t0
+    finally:
+        done.set()
+        worker.join()
+    assert host[0] == 1 and waited > 0.3
+    assert counts[0] > 1_000_000, f"the other thread ran {counts[0]} loops in {waited:.2f} s"
