@@ -143,10 +143,11 @@ class GpuBackend(Backend):
     def to_host(self, array: Any) -> np.ndarray:
         """The array on the host, after the device's queued work.
 
-        The wait is a stream synchronisation, which releases the GIL: CuPy's
-        copy to pageable memory waits for the queued kernels holding it, which
-        stalled every other Python thread for the kernels' whole time (a second
-        GPU's prelim worker could not launch: two H200s ran the DP at one's speed).
+        The wait is a stream synchronisation before the copy: a copy to
+        pageable memory issued while kernels run waits for them and meanwhile
+        blocks other threads' copies (measured on an H200: another stream's
+        uploads stalled for the kernel's whole time; two GPUs' prelim workers
+        alternated, so two H200s ran the DP at one's speed).
         """
         if isinstance(array, np.ndarray):
             return array
