@@ -1041,7 +1041,7 @@ def _pipeline_options(p: argparse.ArgumentParser) -> None:
 
 
 class _GpuSampler:
-    """Samples nvidia-smi's utilization.gpu (share of time a kernel ran) every 100 ms."""
+    """Samples nvidia-smi's utilization.gpu (share of time a kernel ran) of every GPU every 100 ms."""
 
     def __init__(self) -> None:
         import shutil
@@ -1050,15 +1050,21 @@ class _GpuSampler:
         self.proc = None
         if shutil.which("nvidia-smi") and harness.gpu_name() != "none":
             self.proc = subprocess.Popen(
-                ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits", "-lms", "100"],
+                ["nvidia-smi", "--query-gpu=index,utilization.gpu", "--format=csv,noheader,nounits", "-lms", "100"],
                 stdout=subprocess.PIPE, text=True)
 
-    def stop(self) -> list[float]:
+    def stop(self) -> dict[str, list[float]]:
+        """Samples by GPU index (``{}`` without nvidia-smi)."""
         if self.proc is None:
-            return []
+            return {}
         self.proc.terminate()
         out, _ = self.proc.communicate()
-        return [float(x) for x in out.split() if x.replace(".", "").isdigit()]
+        samples: dict[str, list[float]] = {}
+        for line in out.splitlines():
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) == 2 and parts[0].isdigit() and parts[1].replace(".", "").isdigit():
+                samples.setdefault(parts[0], []).append(float(parts[1]))
+        return samples
 
 
 def _gpu_sets(text: str | None) -> list[str | None]:
@@ -1081,13 +1087,16 @@ def _sampled_runs(cmds: list[list[str]], env: dict[str, str] | None = None):
     return time.perf_counter() - t0, cpu, busy, proc
 
 
-def _busy_text(busy: list[float]) -> str:
-    """Mean of the GPU samples ('-' without any: no GPU)."""
-    return f"{sum(busy) / len(busy):.0f}%" if busy else "-"
+def _busy_text(busy: dict[str, list[float]], gpus: str | None = None) -> str:
+    """Mean utilisation of each GPU the command was given (``gpus``: '0,1'; None: GPU 0), '-' without samples."""
+    used = [g.strip() for g in (gpus or "0").split(",")]
+    means = [sum(busy[g]) / len(busy[g]) for g in used if busy.get(g)]
+    return ", ".join(f"{m:.0f}%" for m in means) if means else "-"
 
 
-GPU_BUSY_NOTE = ("GPU busy = mean of nvidia-smi utilization.gpu (over all GPUs) sampled every 100 ms during the "
-                 "command(s); sequential: over all its processes and the gaps between them")
+GPU_BUSY_NOTE = ("GPU busy = mean of nvidia-smi utilization.gpu (share of time a kernel ran) sampled every 100 ms "
+                 "during the command(s), for each GPU the command used (GPU 0 without --gpus), over the whole "
+                 "wall time (start-up included); sequential: over all its processes and the gaps between them")
 
 
 @benchmark("pipeline", "many query files: gseek pipeline vs sequential gseek search runs, GPU busy share",
@@ -1141,8 +1150,8 @@ def bench_pipeline(args: argparse.Namespace) -> Report:
             runs.append({"gpus": gpus, "pipeline_s": proc.seconds, "busy": busy, "identical": same})
             base = sequential if sequential is not None else runs[0]["pipeline_s"]
             rows.append([f"gseek pipeline --workers {args.workers}" + (f" --gpus {gpus}" if gpus else ""),
-                         f"{proc.seconds:.2f}", f"{proc.cpu_s:.1f}", _busy_text(busy), ratio(base, proc.seconds)])
-        table = markdown_table(["command", "wall s", "CPU s", "GPU busy (mean util.)",
+                         f"{proc.seconds:.2f}", f"{proc.cpu_s:.1f}", _busy_text(busy, gpus), ratio(base, proc.seconds)])
+        table = markdown_table(["command", "wall s", "CPU s", "GPU busy (each GPU used)",
                                 "vs sequential" if sequential is not None else "vs the first run"], rows,
                                align="lrrrr")
         notes = [
@@ -1324,9 +1333,9 @@ def bench_pipeline_align(args: argparse.Namespace) -> Report:
             base = sequential if sequential is not None else runs[0]["pipeline_s"]
             rows.append([f"gseek pipeline --task align --workers {args.workers}"
                          + (f" --job-mb {args.job_mb:g}" if args.job_mb else "") + (f" --gpus {gpus}" if gpus else ""),
-                         f"{proc.seconds:.2f}", f"{proc.cpu_s:.1f}", _busy_text(busy), _gcups(cells, proc.seconds),
+                         f"{proc.seconds:.2f}", f"{proc.cpu_s:.1f}", _busy_text(busy, gpus), _gcups(cells, proc.seconds),
                          ratio(base, proc.seconds)])
-        table = markdown_table(["command", "wall s", "CPU s", "GPU busy (mean util.)", "GCUPS",
+        table = markdown_table(["command", "wall s", "CPU s", "GPU busy (each GPU used)", "GCUPS",
                                 "vs sequential" if sequential is not None else "vs the first run"], rows,
                                align="lrrrrr")
         lo, hi = PIPE_ALIGN_QUERY_DIVERGENCE
