@@ -18,10 +18,11 @@ backend is requested (``device="gpu"`` or ``"auto"``).
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -132,12 +133,33 @@ class GpuBackend(Backend):
         props = cupy.cuda.runtime.getDeviceProperties(self.device_id)
         self.device_name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         self.compute_capability = self.device.compute_capability
+        #: None: the device's default stream; else this backend's own stream (:meth:`with_stream`).
+        self.stream = None
+
+    def with_stream(self) -> GpuBackend:
+        """The same device with its own non-blocking CUDA stream: the copies and
+        kernels of work run in :meth:`active` (every backend method) go there.
+
+        Two workers on one GPU, each with its own stream, keep it busy while
+        either does its host work; on the default stream a worker's wait would
+        also wait for the other's kernels. Work on one stream must not read
+        device arrays another stream is still writing.
+        """
+        twin = copy.copy(self)
+        with self.device:
+            twin.stream = self.cupy.cuda.Stream(non_blocking=True)
+        return twin
 
     def active(self) -> contextlib.AbstractContextManager:
-        return self.device
+        return self.device if self.stream is None else self._on_stream()
+
+    @contextlib.contextmanager
+    def _on_stream(self) -> Iterator[None]:
+        with self.device, self.stream:
+            yield
 
     def asarray(self, array: Any, dtype: Any = None) -> Any:
-        with self.device:
+        with self.active():
             return self.cupy.asarray(array, dtype=dtype)
 
     def to_host(self, array: Any) -> np.ndarray:
@@ -151,7 +173,7 @@ class GpuBackend(Backend):
         """
         if isinstance(array, np.ndarray):
             return array
-        with self.device:
+        with self.active():
             self.cupy.cuda.get_current_stream().synchronize()
             return self.cupy.asnumpy(array)
 
@@ -166,12 +188,12 @@ class GpuBackend(Backend):
         if n_items <= 0:
             return
         blocks = min(self.max_blocks, -(-int(n_items) // self.block_size))
-        with self.device:
+        with self.active():
             fn = self.module(family).get_function(kernel)
             fn((blocks,), (self.block_size,), args)
 
     def synchronize(self) -> None:
-        with self.device:
+        with self.active():
             self.cupy.cuda.get_current_stream().synchronize()
 
     def describe(self) -> str:

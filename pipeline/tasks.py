@@ -365,6 +365,9 @@ def map_files(
 GPU_JOB_CELLS = 1 << 40
 CPU_JOB_CELLS = 1 << 32
 ALIGN_JOB_BYTES = (16 << 10, GPU_JOB_BYTES)
+#: Prelim workers per GPU for the DP, each with its own CUDA stream: one's
+#: kernels run while the other prepares or collects a batch on the host.
+ALIGN_STREAMS_PER_GPU = 2
 
 
 class _TsvSink:
@@ -406,8 +409,9 @@ class AlignTask:
     The database search form of ``gseek align -q QUERIES -t TARGETS``: ``read``
     streams the query file in batches, ``prelim`` aligns each batch with every
     target on one device (:meth:`PairAligner.iter_query_vs_database
-    <gseek.align.PairAligner.iter_query_vs_database>`, one aligner per device,
-    the targets encoded once), ``finalize`` formats the rows
+    <gseek.align.PairAligner.iter_query_vs_database>`, the targets encoded
+    once; one aligner per CPU device, :data:`ALIGN_STREAMS_PER_GPU` per GPU,
+    each on its own CUDA stream and prelim worker), ``finalize`` formats the rows
     (:class:`~gseek._tsvfmt.TsvFormatter`) and the writer appends them to an
     :class:`~gseek.align.AlignmentWriter`. Each output is byte for byte what
     ``gseek align -q FILE -t TARGETS`` writes with the same options: rows are
@@ -442,9 +446,19 @@ class AlignTask:
 
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
+        from gseek.align import _default_traceback_memory
+
         backends = [get_backend(d, threads) for d in devices] if devices is not None else \
             [get_backend(device or "auto", threads)]
-        self.aligners = [PairAligner(device=b, **align_options) for b in backends]
+        self.aligners = []
+        for b in backends:
+            if b.name != "gpu":
+                self.aligners.append(PairAligner(device=b, **align_options))
+                continue
+            # the workers of one GPU share its memory: each gets its part of the trace-back budget
+            options = dict(align_options)
+            options.setdefault("traceback_memory", _default_traceback_memory(b) // ALIGN_STREAMS_PER_GPU)
+            self.aligners += [PairAligner(device=b.with_stream(), **options) for _ in range(ALIGN_STREAMS_PER_GPU)]
         first = self.aligners[0]
         self.alphabet = "protein" if first.scoring.matrix else "dna"
         self.target_path = os.fspath(targets)
@@ -460,7 +474,7 @@ class AlignTask:
         self._formatters = threading.local()
 
     def __repr__(self) -> str:
-        return f"AlignTask({self.aligners[0]!r}, targets={len(self.targets)}, devices={len(self.aligners)})"
+        return f"AlignTask({self.aligners[0]!r}, targets={len(self.targets)}, workers={len(self.aligners)})"
 
     def fingerprint(self) -> str:
         """Hash of everything that changes the rows: task, options, the targets' names and residues."""

@@ -127,3 +127,24 @@ def test_to_host_waits_for_the_device_without_blocking_other_copies():
         worker.join()
     assert host[0] == 1 and waited > 0.3
     assert counts[0] >= 50, f"the other thread copied {counts[0]} times in {waited:.2f} s"
+
+
+@pytest.mark.gpu
+def test_with_stream_puts_the_work_on_its_own_stream():
+    import cupy
+    import numpy as np
+
+    from gseek.backend import GpuBackend
+
+    b = GpuBackend(0)
+    s = b.with_stream()
+    assert b.stream is None and s.stream is not None and s.device_id == b.device_id
+    assert b.with_stream().stream != s.stream  # each twin has its own
+    with s.active():
+        assert cupy.cuda.get_current_stream() == s.stream
+    with b.active():
+        assert cupy.cuda.get_current_stream() != s.stream
+    x = s.asarray(np.arange(1 << 20))
+    with s.active():
+        y = x * 2
+    assert (s.to_host(y) == np.arange(1 << 20) * 2).all()
