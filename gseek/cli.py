@@ -385,7 +385,8 @@ def _gpu_list(ctx, param, value):
 @click.option("-x", "--index", "index_prefix", metavar="INDEX", help="map: index prefix built by `gseek index`.")
 @click.option("-t", "--target", metavar="FASTA", help="align: the target sequences (every query against each).")
 @click.option("--outdir", metavar="DIR", required=True, help="Output folder (with summary.tsv).")
-@click.option("--gpus", metavar="0,1,...", callback=_gpu_list, help="GPUs to use, one prelim worker each.")
+@click.option("--gpus", metavar="0,1,...", callback=_gpu_list,
+              help="GPUs to use (map: one prelim worker each; align: two, on their own CUDA streams).")
 @click.option("--resume", is_flag=True, help="Skip files whose outputs are complete.")
 @_map_options
 @_align_options
