@@ -36,7 +36,7 @@ import numpy as np
 
 from gseek.kernels import dp
 
-from .backend import Backend, get_backend, on_device
+from .backend import Backend, get_backend, numba_guard, on_device
 from .errors import OptionError
 from ._tsvfmt import TsvFormatter, byte_encoding
 from .seqio import SequenceBatch, open_output
@@ -1250,7 +1250,8 @@ class PairAligner:
         extra: dict[str, Any] = {}
         if tb is not None:
             extra = {k: tb[k] for k in _WALK_FIELDS}
-            extra["cigars"] = cigar_strings(tb["cigar"], tb["cigar_offsets"], self.cigar_m)
+            with numba_guard():  # a parallel Numba pass, maybe beside other threads' (device workers)
+                extra["cigars"] = cigar_strings(tb["cigar"], tb["cigar_offsets"], self.cigar_m)
         return AlignmentResults(
             query_names=q.names, target_names=t.names, query=qi, target=ti, score=res["score"],
             q_end=res["q_end"], t_end=res["t_end"], q_len=q.lengths[qi], t_len=t.lengths[ti],

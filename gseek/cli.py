@@ -242,7 +242,7 @@ def _given(names) -> list[str]:
 
     ctx = click.get_current_context()
     by_name = {p.name: p for p in ctx.command.params}
-    return [max(by_name[n].opts, key=len) for n in names
+    return ["/".join([max(by_name[n].opts, key=len), *by_name[n].secondary_opts]) for n in names
             if ctx.get_parameter_source(n) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)]
 
 

@@ -270,6 +270,22 @@ class Job:
         return f"Job(serial={self.serial}, payloads={len(self.pieces)}, nbytes={self.nbytes})"
 
 
+class _OneAtATime:
+    """A prelim stage that runs one call at a time: its worker's, or a finalize
+    thread's re-run of a failed job payload by payload (a stage's device state,
+    workspace and stream are not for two threads at once)."""
+
+    __slots__ = ("stage", "lock")
+
+    def __init__(self, stage: Callable[[Job], Any]) -> None:
+        self.stage = stage
+        self.lock = threading.Lock()
+
+    def __call__(self, job: Job) -> Any:
+        with self.lock:
+            return self.stage(job)
+
+
 _END = object()  # end of a queue's stream
 _STOP = object()  # returned to a waiting thread when the stop signal is set
 
@@ -331,7 +347,7 @@ class Dispatcher:
         if job_bytes < 1 or max_inflight_bytes < 1:
             raise ValueError("job_bytes and max_inflight_bytes must be positive")
         self.read = read
-        self.prelims = prelims
+        self.prelims = [_OneAtATime(p) for p in prelims]
         if setup is not None and len(setup) != len(prelims):
             raise ValueError("setup: give one callable per prelim stage")
         self.setup = list(setup) if setup is not None else [None] * len(prelims)

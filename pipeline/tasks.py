@@ -403,6 +403,15 @@ class _TsvSink:
             writer.__exit__(RuntimeError, None, None)
 
 
+def _ascii_names(batch: SequenceBatch, where: str | None = None) -> None:
+    """Refuse a record name that the ASCII output cannot hold (OptionError naming it)."""
+    names = np.asarray(batch.names)
+    if names.size and int(names.max()) >= 0x80:
+        i = int(np.searchsorted(batch.name_offsets, int(np.argmax(names >= 0x80)), side="right")) - 1
+        text = f"sequence name {batch.name_list()[i]!r} is not ASCII (the TSV output is)"
+        raise OptionError(f"{where}: {text}" if where else text)
+
+
 class AlignTask:
     """Batched DP of every query against every target, as pipeline stages (TSV out).
 
@@ -441,7 +450,7 @@ class AlignTask:
         command: str = "gseek",
         **align_options: Any,
     ) -> None:
-        from gseek.align import PairAligner, _encode_set
+        from gseek.align import PairAligner, _check_range, _encode_set
         from gseek.seqio import read_fastx
 
         if devices is not None and not devices:
@@ -457,12 +466,17 @@ class AlignTask:
                 continue
             # the workers of one GPU share its memory: each gets its part of the trace-back budget
             options = dict(align_options)
-            options.setdefault("traceback_memory", _default_traceback_memory(b) // ALIGN_STREAMS_PER_GPU)
+            budget = options.get("traceback_memory") or _default_traceback_memory(b)
+            options["traceback_memory"] = max(1, int(budget) // ALIGN_STREAMS_PER_GPU)
             self.aligners += [PairAligner(device=b.with_stream(), **options) for _ in range(ALIGN_STREAMS_PER_GPU)]
         first = self.aligners[0]
         self.alphabet = "protein" if first.scoring.matrix else "dna"
         self.target_path = os.fspath(targets)
-        self.targets = _encode_set(read_fastx(self.target_path, alphabet=self.alphabet), first.scoring, "t")
+        batch = read_fastx(self.target_path, alphabet=self.alphabet)
+        self.targets = _encode_set(batch, first.scoring, "t")
+        # what would fail every query file fails here, once, before any work
+        _ascii_names(batch, self.target_path)
+        _check_range(np.ones(1, np.int32), self.targets.lengths.max(initial=0)[None], first.scoring)
         self.columns = first.columns
         self.options = {k: v for k, v in sorted(align_options.items())}
         residues = max(1, int(self.targets.codes.size))
@@ -502,8 +516,9 @@ class AlignTask:
         from gseek.align import _encode_set
 
         out = []
-        with _numba_guard(True):  # CPU kernels, and the CIGAR text pass of a trace-back
+        with _numba_guard(aligner.backend.name == "cpu"):  # CPU kernels (align.py guards its host passes)
             for batch in job.payloads:
+                _ascii_names(batch)  # fail here, not in finalize: the rows are ASCII text
                 queries = _encode_set(batch, aligner.scoring, "q")
                 out.append((len(batch), list(aligner.iter_query_vs_database(queries, self.targets))))
         return out

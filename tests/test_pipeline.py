@@ -391,6 +391,37 @@ def test_engine_file_error_in_finalize_and_commit_fail_alone():
     assert store == {"a": b"AAA", "d": b"DDD"}
 
 
+def test_engine_rerun_of_a_failed_job_never_runs_a_prelim_stage_twice_at_once():
+    """A finalize error in a job of several files re-runs its payloads through the
+    job's prelim stage on the finalize thread while the stage's worker runs the next
+    job: the two calls must take turns (a stage's workspace/stream is not shared)."""
+    active, overlaps = [0], []
+    guard = threading.Lock()
+
+    def prelim(job):
+        with guard:
+            active[0] += 1
+            overlaps.append(active[0])
+        time.sleep(0.002)
+        with guard:
+            active[0] -= 1
+        return [p.upper() for p in job.payloads]
+
+    def finalize(partial):
+        if any(p.startswith(b"X") for p in partial) and len(partial) > 1:
+            raise OSError("disk trouble")  # a file error in a job of several files: re-run one by one
+        time.sleep(0.002)
+        return [Chunk(p, dict(records=1)) for p in partial]
+
+    store = {}
+    d = Dispatcher(lambda q, n: [x.encode() for x in q.paths], prelim, finalize, lambda q: MemorySink(store, q),
+                   workers=3, combine=True, job_bytes=6, size=len)
+    queries = [QueryFile(("xy" if i % 3 == 1 else f"a{i:02d}",), f"o{i}") for i in range(60)]
+    results = d.run(queries)
+    assert max(overlaps) == 1, "a prelim stage ran on two threads at once"
+    assert all(r.status == "ok" for r in results)  # re-run alone, "XY" passes (one payload)
+
+
 @pytest.mark.parametrize("workers", [0, 2])
 @pytest.mark.parametrize("where", ["prelim", "finalize"])
 @pytest.mark.parametrize("error", [RuntimeError("boom"), KeyboardInterrupt()])

@@ -209,6 +209,43 @@ def test_bad_files_fail_alone(data, tmp_path, capsys):
                                                           capsys)
 
 
+@pytest.mark.parametrize("workers", [0, 1, 3])
+def test_a_bad_name_in_a_combined_job_fails_only_its_file(data, tmp_path, capsys, workers):
+    """Small files share jobs; a non-ASCII name in one of them fails that file (before
+    the DP), and the files beside it in the same jobs keep gseek align's bytes."""
+    files = []
+    for i in range(8):
+        path = tmp_path / f"f{i}.fa"
+        body = data["files"][0].read_bytes().split(b">")[1 + i].rstrip(b"\n")  # one record each
+        name = b"bad\xe9" if i % 4 == 2 else f"ok{i}".encode()
+        path.write_bytes(b">" + name + b"\n" + body.split(b"\n", 1)[1] + b"\n")
+        files.append(path)
+    out = tmp_path / "out"
+    summary = run_pipeline(listing(tmp_path, files), data["targets"], out, "align", devices=[CpuBackend(1)],
+                           workers=workers, job_bytes=600, progress=False, quiet=True, mode="local",
+                           traceback=True)
+    for i, (f, r) in enumerate(zip(files, summary.files)):
+        if i % 4 == 2:
+            assert r.status == "failed" and "is not ASCII" in str(r.error) and "bad" in str(r.error)
+        else:
+            assert r.status == "ok", r.error
+            assert output_of(out, f).read_bytes() == expected(data, f, data["targets"], ("--mode", "local",
+                                                                                         "--traceback"), capsys)
+    no_temporaries(out)
+
+
+def test_what_would_fail_every_file_fails_once_before_the_work(data, tmp_path, capsys):
+    bad = tmp_path / "bad_targets.fa"
+    bad.write_bytes(b">t\xe9\nACGTACGT\n")
+    with pytest.raises(OptionError, match=r"bad_targets.fa: sequence name 't\\xe9|bad_targets.fa: sequence name 'té"):
+        AlignTask(bad, device="cpu")
+    with pytest.raises(OptionError, match="the DP's range"):
+        AlignTask(data["targets"], device="cpu", match=600_000, mode="local")  # 600,000 x ~240 bp
+    code, _, err = gseek(cli_pipeline(data, tmp_path, "-t", bad), capsys)
+    assert code == 1 and err.startswith("gseek: error: ") and "is not ASCII" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").glob("*.tsv"))
+
+
 def test_resume_follows_options_and_targets(data, tmp_path):
     files = data["files"][:2]
     lst = listing(tmp_path, files)
@@ -268,7 +305,7 @@ def test_cli_align_task_usage_errors(data, tmp_path, capsys, args, message):
 
 @pytest.mark.parametrize("args, message", [
     (["-x", "I", "--mode", "local"], "--mode: not an option of --task map"),
-    (["-x", "I", "--traceback", "--match", "1"], "--match, --traceback: not an option of --task map"),
+    (["-x", "I", "--score-only", "--match", "1"], "--match, --traceback/--score-only: not an option of --task map"),
     (["-x", "I", "-t", "T"], "--task map takes -x/--index INDEX"),
     ([], "--task map takes -x/--index INDEX"),
 ])
