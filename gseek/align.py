@@ -1296,6 +1296,17 @@ def _triangle(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 # --------------------------------------------------------------------------- writer
 
 
+def stream_encoding(fh: Any) -> tuple[str, str]:
+    """``(encoding, errors)`` of the bytes :class:`AlignmentWriter` makes for the
+    text stream ``fh``: the stream's own when it is a plain byte encoding with a
+    binary layer (a file from ``open_output``: ascii, strict), else utf-8 with
+    surrogatepass (that text is decoded again and written as text)."""
+    encoding = getattr(fh, "encoding", None)
+    if byte_encoding(encoding) and getattr(fh, "buffer", None) is not None:
+        return encoding, getattr(fh, "errors", None) or "strict"
+    return "utf-8", "surrogatepass"
+
+
 class AlignmentWriter:
     """Stream results to a file, written under a temporary name and renamed
     when complete (``-`` or None: stdout).
@@ -1332,12 +1343,9 @@ class AlignmentWriter:
         # Bytes go to the text stream's binary layer when its encoding is a
         # plain one (ascii, utf-8, latin-1); a text-only stream (io.StringIO)
         # or another encoding gets the same text decoded, so it encodes it.
-        encoding = getattr(self._fh, "encoding", None)
-        self._binary = getattr(self._fh, "buffer", None) if byte_encoding(encoding) else None
-        if self._binary is not None:
-            self._formatter = TsvFormatter(encoding, getattr(self._fh, "errors", None) or "strict")
-        else:
-            self._formatter = TsvFormatter("utf-8", "surrogatepass")
+        self._binary = getattr(self._fh, "buffer", None) if byte_encoding(getattr(self._fh, "encoding", None)) \
+            else None
+        self._formatter = TsvFormatter(*stream_encoding(self._fh))
         if self.header:
             self._fh.write("#" + "\t".join(self.columns) + "\n")
         return self

@@ -261,24 +261,31 @@ def align(seqs, all_vs_all, query, target, pairs, align_options, output) -> None
     from .errors import OptionError
     from .seqio import read_fastx
 
-    aligner = PairAligner(**align_options, device=_backend())
-    alphabet = "protein" if align_options["matrix"] else "dna"
-    bar = _PairBar()
     if all_vs_all:
         if not seqs or query or target or pairs:
             raise OptionError("--all-vs-all takes -i FASTA (and no -q/-t/--pairs)")
+    elif not (query and target) or seqs:
+        raise OptionError("give -q FASTA -t FASTA (optionally --pairs TSV), or -i FASTA --all-vs-all")
+    bar = _PairBar()
+    if not all_vs_all and not pairs:
+        # every query against every target: the query file streams through the pipeline
+        # engine (gseek pipeline --task align with one file), the targets held once
+        from .pipeline.tasks import align_files
+
+        with bar:
+            done = align_files(target, query, output, device=_backend(), threads=STATE.threads,
+                               progress=bar.update, **align_options)
+        _say(f"[gseek] align: {done['rows']:,} alignments on {done['device']}")
+        return
+    aligner = PairAligner(**align_options, device=_backend())
+    alphabet = "protein" if align_options["matrix"] else "dna"
+    if all_vs_all:
         s = read_fastx(seqs, alphabet=alphabet)
         bar.total = len(s) * (len(s) - 1) // 2
         chunks = aligner.iter_all_vs_all(s, bar.update)
     else:
-        if not (query and target) or seqs:
-            raise OptionError("give -q FASTA -t FASTA (optionally --pairs TSV), or -i FASTA --all-vs-all")
         q, t = read_fastx(query, alphabet=alphabet), read_fastx(target, alphabet=alphabet)
-        if pairs:
-            chunks = aligner.iter_pair_list(q, t, pairs, bar.update)
-        else:
-            bar.total = len(q) * len(t)
-            chunks = aligner.iter_query_vs_database(q, t, bar.update)
+        chunks = aligner.iter_pair_list(q, t, pairs, bar.update)
     with bar, AlignmentWriter(output, aligner.columns) as writer:
         write_behind(chunks, writer.write)
     _say(f"[gseek] align: {writer.rows:,} alignments on {aligner.backend.describe()}")

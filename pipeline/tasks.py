@@ -43,9 +43,9 @@ from gseek.index import Index
 from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
 from gseek.seqio import FastxReader, SequenceBatch
 
-from .engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueBounds
+from .engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, Progress, QueryFile, QueueBounds
 
-__all__ = ["AlignTask", "MapTask", "map_files", "batch_nbytes", "warm_host"]
+__all__ = ["AlignTask", "MapTask", "align_files", "map_files", "batch_nbytes", "warm_host"]
 
 #: Input per job on a GPU (``DEFAULT_JOB_BYTES`` on the CPU): fewer, larger launches
 #: (search of 1M reads on the H200: 0.16 s in 16 MiB batches, 0.08 s in 64 MiB ones).
@@ -403,13 +403,18 @@ class _TsvSink:
             writer.__exit__(RuntimeError, None, None)
 
 
-def _ascii_names(batch: SequenceBatch, where: str | None = None) -> None:
-    """Refuse a record name that the ASCII output cannot hold (OptionError naming it)."""
+def _writable_names(batch: SequenceBatch, encoding: tuple[str, str], where: str | None = None) -> None:
+    """Refuse a record name the output's encoding cannot hold (OptionError naming it);
+    names of ASCII bytes only, the usual case, cost one pass over the bytes."""
     names = np.asarray(batch.names)
-    if names.size and int(names.max()) >= 0x80:
-        i = int(np.searchsorted(batch.name_offsets, int(np.argmax(names >= 0x80)), side="right")) - 1
-        text = f"sequence name {batch.name_list()[i]!r} is not ASCII (the TSV output is)"
-        raise OptionError(f"{where}: {text}" if where else text)
+    if not names.size or int(names.max()) < 0x80:
+        return
+    for name in batch.name_list():
+        try:
+            name.encode(*encoding)
+        except UnicodeError:
+            text = f"sequence name {name!r} cannot be written in the output's encoding ({encoding[0]})"
+            raise OptionError(f"{where}: {text}" if where else text) from None
 
 
 class AlignTask:
@@ -431,6 +436,8 @@ class AlignTask:
         targets: FASTA/FASTQ of the targets (the database).
         devices, device, threads: as :class:`MapTask`.
         command: unused (TSV has no header line for it); accepted for the runner.
+        encoding: ``(encoding, errors)`` of the outputs' text (files: ascii,
+            strict; stdout: :func:`gseek.align.stream_encoding`).
         **align_options: :class:`~gseek.align.PairAligner` options (``mode``,
             ``match``, ``matrix``, ``traceback``, ``min_score``, ``outfmt``, ...).
     """
@@ -448,6 +455,7 @@ class AlignTask:
         device: str | Backend | None = None,
         threads: int | None = None,
         command: str = "gseek",
+        encoding: tuple[str, str] = ("ascii", "strict"),
         **align_options: Any,
     ) -> None:
         from gseek.align import PairAligner, _check_range, _encode_set
@@ -474,8 +482,9 @@ class AlignTask:
         self.target_path = os.fspath(targets)
         batch = read_fastx(self.target_path, alphabet=self.alphabet)
         self.targets = _encode_set(batch, first.scoring, "t")
+        self.encoding = (str(encoding[0]), str(encoding[1]))
         # what would fail every query file fails here, once, before any work
-        _ascii_names(batch, self.target_path)
+        _writable_names(batch, self.encoding, self.target_path)
         _check_range(np.ones(1, np.int32), self.targets.lengths.max(initial=0)[None], first.scoring)
         self.columns = first.columns
         self.options = {k: v for k, v in sorted(align_options.items())}
@@ -518,18 +527,18 @@ class AlignTask:
         out = []
         with _numba_guard(aligner.backend.name == "cpu"):  # CPU kernels (align.py guards its host passes)
             for batch in job.payloads:
-                _ascii_names(batch)  # fail here, not in finalize: the rows are ASCII text
+                _writable_names(batch, self.encoding)  # fail here, not in finalize
                 queries = _encode_set(batch, aligner.scoring, "q")
                 out.append((len(batch), list(aligner.iter_query_vs_database(queries, self.targets))))
         return out
 
     def finalize(self, partial: list[Any]) -> list[Chunk]:
-        """TSV rows of every batch of a job (encoded for a file: ascii), with counts."""
+        """TSV rows of every batch of a job (bytes in :attr:`encoding`), with counts."""
         from gseek._tsvfmt import TsvFormatter
 
         fmt = getattr(self._formatters, "fmt", None)
         if fmt is None:
-            fmt = self._formatters.fmt = TsvFormatter("ascii", "strict")
+            fmt = self._formatters.fmt = TsvFormatter(*self.encoding)
         chunks = []
         for records, parts in partial:
             rows = sum(len(p) for p in parts)
@@ -548,3 +557,51 @@ class AlignTask:
             options["job_bytes"] = self.job_bytes
         return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
                           combine=True, file_errors=self.file_errors, **options)
+
+
+class _PairCount(Progress):
+    def __init__(self, report: Any, targets: int) -> None:
+        self.report, self.targets = report, targets
+
+    def update(self, query: QueryFile, counts: dict[str, int]) -> None:
+        self.report(int(counts.get("records", 0)) * self.targets)
+
+
+def align_files(
+    targets: str | os.PathLike,
+    queries: str | os.PathLike | list[str | os.PathLike],
+    output: str | os.PathLike | None,
+    *,
+    device: str | Backend | None = None,
+    threads: int | None = None,
+    workers: int = 2,
+    job_bytes: int | None = None,
+    bounds: QueueBounds | None = None,
+    progress: Any = None,
+    **align_options: Any,
+) -> dict[str, Any]:
+    """``gseek align -q QUERIES -t TARGETS`` through the pipeline engine (one query, a pipeline of one).
+
+    Several query files go to one output, in order; ``output`` None or ``-``
+    is stdout. ``progress(pairs)`` is called as rows are written. Bad input
+    raises. Returns the query ``records``, the ``rows`` written and the
+    ``device`` line.
+    """
+    import sys
+
+    from gseek.align import stream_encoding
+
+    out = "-" if output is None or os.fspath(output) == "-" else os.fspath(output)
+    encoding = stream_encoding(sys.stdout) if out == "-" else ("ascii", "strict")
+    files = [queries] if isinstance(queries, (str, os.PathLike)) else list(queries)
+    if not files:
+        raise OptionError("no query file given")
+    task = AlignTask(targets, device=device, threads=threads, encoding=encoding, **align_options)
+    query = QueryFile(tuple(os.fspath(f) for f in files), out)
+    options: dict[str, Any] = dict(workers=workers, bounds=bounds, job_bytes=job_bytes)
+    if progress is not None:
+        options["progress"] = _PairCount(progress, len(task.targets))
+    result, = task.dispatcher(**options).run([query])
+    if result.error is not None:
+        raise result.error
+    return dict(records=result.records, rows=result.hits, device=task.aligners[0].backend.describe())

@@ -146,6 +146,51 @@ def test_outputs_equal_gseek_align_file_by_file(data, tmp_path, capsys, engine, 
     no_temporaries(out)
 
 
+@pytest.mark.parametrize("cli, options", OPTION_SETS, ids=lambda x: " ".join(x) if isinstance(x, list) else "")
+def test_gseek_align_query_vs_targets_equals_the_api(data, tmp_path, capsys, cli, options):
+    """``gseek align -q -t`` (which streams the queries through AlignTask) writes what
+    the API's whole-file ``PairAligner.query_vs_database`` + ``AlignmentWriter`` write:
+    the reference the other tests' ``expected`` rests on; stdout too."""
+    from gseek.align import AlignmentWriter, PairAligner
+
+    aligner = PairAligner(device=CpuBackend(1), **options)
+    for f in data["files"][:3]:
+        api = tmp_path / "api.tsv"
+        with AlignmentWriter(api, aligner.columns) as w:
+            w.write(aligner.query_vs_database(read_fastx(f), read_fastx(data["targets"])))
+        assert expected(data, f, data["targets"], tuple(cli), capsys) == api.read_bytes(), f.name
+    code, out, err = gseek(["--device", "cpu", "--quiet", "align", "-q", data["files"][0], "-t", data["targets"],
+                            *cli], capsys)
+    assert code == 0 and out.encode() == expected(data, data["files"][0], data["targets"], tuple(cli), capsys)
+
+
+@pytest.mark.parametrize("content, message", [
+    ("", "no FASTA/FASTQ records (empty file)"),
+    (">x\nAC\n+\nI\n", "q.fa"),
+    (None, "No such file"),
+])
+def test_gseek_align_bad_queries_are_one_line(data, tmp_path, capsys, content, message):
+    query = tmp_path / "q.fa"
+    if content is not None:
+        query.write_text(content)
+    out = tmp_path / "o.tsv"
+    code, _, err = gseek(["--device", "cpu", "align", "-q", query, "-t", data["targets"], "-o", out], capsys)
+    assert code == 1 and err.startswith("gseek: error: ") and message in err and len(err.splitlines()) == 1
+    assert not out.exists() and not list(tmp_path.glob(".o.tsv.tmp-*"))
+
+
+@pytest.mark.parametrize("residue, message", [
+    ("J", "p.fa:4: invalid protein character 'J'"),  # the reader's alphabet
+    ("U", "sequence 'odd': residue 'U' at position 3 is not in the alphabet of matrix BLOSUM62"),  # the matrix's
+])
+def test_gseek_align_bad_residue_names_the_sequence(data, tmp_path, capsys, residue, message):
+    query = tmp_path / "p.fa"
+    query.write_text(f">good\nACDEF\n>odd\nAC{residue}EF\n")
+    code, _, err = gseek(["--device", "cpu", "align", "-q", query, "-t", data["prot_t"], "--matrix", "BLOSUM62"],
+                         capsys)
+    assert code == 1 and message in err and len(err.splitlines()) == 1
+
+
 def test_job_size_does_not_change_the_rows(data, tmp_path, capsys):
     """Jobs split a file into batches of one record, or gather all files into one:
     the same bytes (the row order is query-major in input order)."""
@@ -226,7 +271,7 @@ def test_a_bad_name_in_a_combined_job_fails_only_its_file(data, tmp_path, capsys
                            traceback=True)
     for i, (f, r) in enumerate(zip(files, summary.files)):
         if i % 4 == 2:
-            assert r.status == "failed" and "is not ASCII" in str(r.error) and "bad" in str(r.error)
+            assert r.status == "failed" and "cannot be written in the output" in str(r.error) and "bad" in str(r.error)
         else:
             assert r.status == "ok", r.error
             assert output_of(out, f).read_bytes() == expected(data, f, data["targets"], ("--mode", "local",
@@ -242,7 +287,7 @@ def test_what_would_fail_every_file_fails_once_before_the_work(data, tmp_path, c
     with pytest.raises(OptionError, match="the DP's range"):
         AlignTask(data["targets"], device="cpu", match=600_000, mode="local")  # 600,000 x ~240 bp
     code, _, err = gseek(cli_pipeline(data, tmp_path, "-t", bad), capsys)
-    assert code == 1 and err.startswith("gseek: error: ") and "is not ASCII" in err and len(err.splitlines()) == 1
+    assert code == 1 and err.startswith("gseek: error: ") and "cannot be written" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").glob("*.tsv"))
 
 
