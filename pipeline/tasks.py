@@ -384,7 +384,7 @@ class _TsvSink:
 
     def write(self, data: tuple[Any, int, int, tuple[str, str]]) -> None:
         text, rows, records, encoding = data
-        if encoding != self.writer.encoding:  # finalize formats for a file's encoding (ascii)
+        if encoding != self.writer.encoding:  # finalize formats in the task's encoding: the sink's
             raise RuntimeError(f"rows formatted as {encoding}, the output takes {self.writer.encoding}")
         self.writer.write_encoded(text, rows)
         self.records += records
@@ -458,13 +458,11 @@ class AlignTask:
         encoding: tuple[str, str] = ("ascii", "strict"),
         **align_options: Any,
     ) -> None:
-        from gseek.align import PairAligner, _check_range, _encode_set
+        from gseek.align import PairAligner, _check_range, _default_traceback_memory, _encode_set
         from gseek.seqio import read_fastx
 
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
-        from gseek.align import _default_traceback_memory
-
         backends = [get_backend(d, threads) for d in devices] if devices is not None else \
             [get_backend(device or "auto", threads)]
         self.aligners = []
@@ -518,7 +516,7 @@ class AlignTask:
                                    threads=self.parse_threads)
 
     def prelims(self) -> list[Any]:
-        """One prelim callable per device."""
+        """One prelim callable per aligner (per CPU device; two per GPU)."""
         return [functools.partial(self._prelim, a) for a in self.aligners]
 
     def _prelim(self, aligner: Any, job: Job) -> list[Any]:
