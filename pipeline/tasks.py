@@ -372,18 +372,23 @@ ALIGN_STREAMS_PER_GPU = 2
 
 class _TsvSink:
     """One output of :class:`AlignTask`: an :class:`~gseek.align.AlignmentWriter`
-    (temporary name, renamed when complete) taking rows formatted by finalize."""
+    (temporary name, renamed when complete) taking rows formatted by finalize.
+    Opened at the first batch, so a query file without records writes nothing
+    (not even the header on stdout) before its error."""
 
     def __init__(self, path: str, columns: Sequence[str], query: QueryFile) -> None:
         from gseek.align import AlignmentWriter
 
         self.query = query
         self.writer: Any = AlignmentWriter(path, columns)
-        self.writer.__enter__()
+        self.opened = False
         self.records = 0
 
     def write(self, data: tuple[Any, int, int, tuple[str, str]]) -> None:
         text, rows, records, encoding = data
+        if not self.opened:
+            self.writer.__enter__()
+            self.opened = True
         if encoding != self.writer.encoding:  # finalize formats in the task's encoding: the sink's
             raise RuntimeError(f"rows formatted as {encoding}, the output takes {self.writer.encoding}")
         self.writer.write_encoded(text, rows)
@@ -400,7 +405,8 @@ class _TsvSink:
     def abort(self) -> None:
         if self.writer is not None:
             writer, self.writer = self.writer, None
-            writer.__exit__(RuntimeError, None, None)
+            if self.opened:
+                writer.__exit__(RuntimeError, None, None)
 
 
 def _writable_names(batch: SequenceBatch, encoding: tuple[str, str], where: str | None = None) -> None:

@@ -177,6 +177,8 @@ def test_gseek_align_bad_queries_are_one_line(data, tmp_path, capsys, content, m
     code, _, err = gseek(["--device", "cpu", "align", "-q", query, "-t", data["targets"], "-o", out], capsys)
     assert code == 1 and err.startswith("gseek: error: ") and message in err and len(err.splitlines()) == 1
     assert not out.exists() and not list(tmp_path.glob(".o.tsv.tmp-*"))
+    code, text, err = gseek(["--device", "cpu", "align", "-q", query, "-t", data["targets"]], capsys)
+    assert code == 1 and message in err and text == ""  # stdout: not even the header
 
 
 @pytest.mark.parametrize("residue, message", [
