@@ -18,4 +18,4 @@ GSEEK_TRACE="$OUT/trace-$reads.json" $py -P -m gseek --quiet --device "$device" 
     -x "$work/ref.gseek" -q "$work/r$reads.fq" -v 3 -o "$work/out.sam"
 end=$(date +%s.%N)
 { echo "gseek search, $reads reads, device $device: whole command $($py -c "print(round($end - $start, 2))") s"
-  $py benchmarks/trace_summary.py "$OUT/trace-$reads.json"; } | tee "$OUT/trace-$reads.txt"
+  $py benchmarks/trace_summary.py "$OUT/trace-$reads.json" --command "$start" "$end"; } | tee "$OUT/trace-$reads.txt"

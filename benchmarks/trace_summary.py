@@ -23,9 +23,16 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
     ap.add_argument("--width", type=int, default=100, help="timeline columns (default 100)")
+    ap.add_argument("--command", nargs=2, type=float, metavar=("START", "END"),
+                    help="the command's start and end (epoch seconds, date +%%s.%%N): also print the time "
+                         "before the dispatcher (start-up) and after it (teardown)")
     args = ap.parse_args()
     data = json.load(open(args.trace, encoding="utf-8"))
     wall, spans = data["wall"], data["spans"]
+    if args.command and "epoch" in data:
+        start, end = args.command
+        print(f"whole command {end - start:.3f} s: before the dispatcher {data['epoch'] - start:.3f} s, "
+              f"after it {end - data['epoch'] - wall:.3f} s")
     busy: dict[str, float] = defaultdict(float)
     calls: dict[str, int] = defaultdict(int)
     for s in spans:

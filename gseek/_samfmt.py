@@ -13,7 +13,7 @@ The bound is checked against every real size (a row that outgrew it is an
 error, not silent output). One formatting pass instead of a sizing pass and a
 filling pass: the sizing pass computed MD and the integers twice (36% of the
 formatter's time on the H200 host). MD and the ``=``/``X`` CIGAR are computed
-from the packed reference (``pack_2bit`` layout, N mask) while writing, so no
+from the packed reference (``pack_2bit`` layout, N runs) while writing, so no
 per-hit mismatch list is built. Each row depends only on its own inputs: the
 text is the same for any thread count. ``gseek.sam`` documents the fields;
 ``tests/reference_sam.py`` is the slow reference it must equal byte for byte.
@@ -91,11 +91,14 @@ def _tag_int(out, p, c1, c2, value, write):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _mismatch_mask(codes, complement, a, b, rev, text, nmask, has_amb, g0, t0, n):
+def _mismatch_mask(codes, complement, a, b, rev, text, amb_start, amb_end, g0, t0, n):
     """Bit ``t - t0`` set where base ``t`` (``t0 <= t < t0 + n <= t0 + 64``) of read
     ``codes[a:b]``, as aligned to the forward reference at text position ``g0``,
     is a mismatch: different bases, or an N on either side. Branch-free loops
-    (one per strand) that LLVM vectorises; the callers emit text from the bits."""
+    (one per strand) that LLVM vectorises; the reference N come from its runs
+    ``[amb_start, amb_end)`` (sorted, a handful: a binary search, where an N
+    mask as large as the text would cost a cache miss a record); the callers
+    emit text from the bits."""
     m = np.uint64(0)
     if rev:
         for t in range(t0, t0 + n):
@@ -109,62 +112,100 @@ def _mismatch_mask(codes, complement, a, b, rev, text, nmask, has_amb, g0, t0, n
             r = (np.int64(text[g >> 4]) >> (30 - 2 * (g & 15))) & 3
             q = np.int64(codes[a + t])
             m |= np.uint64((q != r) | (q == 4)) << np.uint64(t - t0)
-    if has_amb:
-        for t in range(t0, t0 + n):
-            g = g0 + t
-            m |= np.uint64((np.int64(nmask[g >> 4]) >> (30 - 2 * (g & 15))) & 3 != 0) << np.uint64(t - t0)
+    lo = g0 + t0
+    i = np.searchsorted(amb_end, lo, side="right")  # first run ending after lo
+    while i < amb_start.size and amb_start[i] < lo + n:
+        s, e = max(amb_start[i], lo), min(amb_end[i], lo + n)
+        run = np.uint64(0xFFFFFFFFFFFFFFFF) if e - s == 64 else (np.uint64(1) << np.uint64(e - s)) - np.uint64(1)
+        m |= run << np.uint64(s - lo)
+        i += 1
     return m
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _ref_base(text, nmask, has_amb, g):
+def _ref_base(text, amb_start, amb_end, g):
     """Code (0..3, 4 = N) of text position ``g`` of the packed reference."""
-    shift = 30 - 2 * (g & 15)
-    r = (np.int64(text[g >> 4]) >> shift) & 3
-    if has_amb:
-        if (np.int64(nmask[g >> 4]) >> shift) & 3:
-            r = 4
-    return r
+    i = np.searchsorted(amb_end, g, side="right")
+    if i < amb_start.size and amb_start[i] <= g:
+        return 4
+    return (np.int64(text[g >> 4]) >> (30 - 2 * (g & 15))) & 3
+
+
+#: Lowest set bit of a 64-bit word by a de Bruijn multiply: ``_DB_INDEX[(low * _DEBRUIJN) >> 58]``
+#: is the index of ``low``, a single bit.
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DB_INDEX = np.zeros(64, dtype=np.int64)
+for _i in range(64):
+    _DB_INDEX[((1 << _i) * 0x03F79D71B4CB0A89 & 0xFFFFFFFFFFFFFFFF) >> 58] = _i
+
+
+@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _low_bit(m):
+    """(index, value) of the lowest set bit of ``m`` (not 0)."""
+    low = m & (~m + np.uint64(1))
+    return _DB_INDEX[(low * _DEBRUIJN) >> np.uint64(58)], low
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _cigar_eq(out, p, codes, complement, a, b, rev, text, nmask, has_amb, g0, write):
-    """``=``/``X`` runs of the ungapped alignment of read ``codes[a:b]`` at text position ``g0``."""
+def _cigar_eq(out, p, codes, complement, a, b, rev, text, amb_start, amb_end, g0, nm, write):
+    """``=``/``X`` runs of the ungapped alignment of read ``codes[a:b]`` at text
+    position ``g0``, which has ``nm`` mismatches (the verified count: the scan
+    stops at the last one; none: one ``=`` run without reading the reference)."""
     length = b - a
-    run, run_bad = 0, np.uint64(0)
+    last = 0  # bases written so far
+    xs, xe = 0, 0  # the X run being grown, [xs, xe)
+    left = nm
     for t0 in range(0, length, 64):
-        n = min(64, length - t0)
-        m = _mismatch_mask(codes, complement, a, b, rev, text, nmask, has_amb, g0, t0, n)
-        for t in range(n):
-            bad = (m >> np.uint64(t)) & np.uint64(1)
-            if run > 0 and bad != run_bad:
-                p = _int(out, p, run, write)
-                p = _byte(out, p, _X if run_bad else _EQ, write)
-                run = 0
-            run_bad = bad
-            run += 1
-    if run > 0:
-        p = _int(out, p, run, write)
-        p = _byte(out, p, _X if run_bad else _EQ, write)
+        if left <= 0:
+            break
+        m = _mismatch_mask(codes, complement, a, b, rev, text, amb_start, amb_end, g0, t0, min(64, length - t0))
+        while m != 0:
+            bit, low = _low_bit(m)
+            t = t0 + bit
+            if t != xe or xe == 0:
+                if xe > xs:
+                    if xs > last:
+                        p = _int(out, p, xs - last, write)
+                        p = _byte(out, p, _EQ, write)
+                    p = _int(out, p, xe - xs, write)
+                    p = _byte(out, p, _X, write)
+                    last = xe
+                xs = t
+            xe = t + 1
+            m ^= low
+            left -= 1
+    if xe > xs:
+        if xs > last:
+            p = _int(out, p, xs - last, write)
+            p = _byte(out, p, _EQ, write)
+        p = _int(out, p, xe - xs, write)
+        p = _byte(out, p, _X, write)
+        last = xe
+    if length > last:
+        p = _int(out, p, length - last, write)
+        p = _byte(out, p, _EQ, write)
     return p
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _md(out, p, codes, complement, letters, a, b, rev, text, nmask, has_amb, g0, write):
-    """MD:Z value: matched run lengths and the reference letter at each mismatch."""
+def _md(out, p, codes, complement, letters, a, b, rev, text, amb_start, amb_end, g0, nm, write):
+    """MD:Z value: matched run lengths and the reference letter at each mismatch;
+    ``nm`` as :func:`_cigar_eq`."""
     length = b - a
     last = 0
+    left = nm
     for t0 in range(0, length, 64):
-        n = min(64, length - t0)
-        m = _mismatch_mask(codes, complement, a, b, rev, text, nmask, has_amb, g0, t0, n)
-        t = t0
+        if left <= 0:
+            break
+        m = _mismatch_mask(codes, complement, a, b, rev, text, amb_start, amb_end, g0, t0, min(64, length - t0))
         while m != 0:
-            if m & np.uint64(1):
-                p = _int(out, p, t - last, write)
-                p = _byte(out, p, letters[_ref_base(text, nmask, has_amb, g0 + t)], write)
-                last = t + 1
-            m >>= np.uint64(1)
-            t += 1
+            bit, low = _low_bit(m)
+            t = t0 + bit
+            p = _int(out, p, t - last, write)
+            p = _byte(out, p, letters[_ref_base(text, amb_start, amb_end, g0 + t)], write)
+            last = t + 1
+            m ^= low
+            left -= 1
     return _int(out, p, length - last, write)
 
 
@@ -204,7 +245,7 @@ def _row(i, names, name_off, codes, seq_off, quals, has_qual, letters, complemen
          contig, pos, strand, mismatches, secondary,
          best, n_best, n_second, n_found, mapq, capped,
          alt_off, alt_contig, alt_pos, alt_strand, alt_mismatches,
-         cnames, cname_off, contig_start, text, nmask, has_amb, cigar_eq,
+         cnames, cname_off, contig_start, text, amb_start, amb_end, cigar_eq,
          out, p, write):
     """Lines of read ``i`` at ``p``; returns (end, records)."""
     a, b = seq_off[i], seq_off[i + 1]
@@ -239,7 +280,7 @@ def _row(i, names, name_off, codes, seq_off, quals, has_qual, letters, complemen
         p = _int(out, p, mapq[i] if (not sec or mismatches[j] == best[i]) else 0, write)
         p = _byte(out, p, _TAB, write)
         if cigar_eq:
-            p = _cigar_eq(out, p, codes, complement, a, b, rev, text, nmask, has_amb, g0, write)
+            p = _cigar_eq(out, p, codes, complement, a, b, rev, text, amb_start, amb_end, g0, mismatches[j], write)
         else:
             p = _int(out, p, length, write)
             p = _byte(out, p, _M, write)
@@ -252,7 +293,7 @@ def _row(i, names, name_off, codes, seq_off, quals, has_qual, letters, complemen
         p = _byte(out, p, _TAB, write)
         for c in (77, 68, _COLON, 90, _COLON):  # "MD:Z:"
             p = _byte(out, p, c, write)
-        p = _md(out, p, codes, complement, letters, a, b, rev, text, nmask, has_amb, g0, write)
+        p = _md(out, p, codes, complement, letters, a, b, rev, text, amb_start, amb_end, g0, mismatches[j], write)
         p = _tag_int(out, p, 88, 48, n_best[i], write)  # X0
         p = _tag_int(out, p, 88, 49, n_second[i], write)  # X1
         if not sec and alt_off[i + 1] > alt_off[i]:
@@ -318,7 +359,7 @@ def record_fill(rows, names, name_off, codes, seq_off, quals, has_qual, letters,
                 contig, pos, strand, mismatches, secondary,
                 best, n_best, n_second, n_found, mapq, capped,
                 alt_off, alt_contig, alt_pos, alt_strand, alt_mismatches,
-                cnames, cname_off, contig_start, text, nmask, has_amb, cigar_eq,
+                cnames, cname_off, contig_start, text, amb_start, amb_end, cigar_eq,
                 starts, scratch, sizes, records):
     """Pass 2: every row's text at ``starts[r]`` of ``scratch`` (its bound apart),
     its bytes in ``sizes`` and records in ``records``."""
@@ -328,7 +369,7 @@ def record_fill(rows, names, name_off, codes, seq_off, quals, has_qual, letters,
                       contig, pos, strand, mismatches, secondary,
                       best, n_best, n_second, n_found, mapq, capped,
                       alt_off, alt_contig, alt_pos, alt_strand, alt_mismatches,
-                      cnames, cname_off, contig_start, text, nmask, has_amb, cigar_eq,
+                      cnames, cname_off, contig_start, text, amb_start, amb_end, cigar_eq,
                       scratch, starts[r], True)
         sizes[r] = end - starts[r]
         records[r] = n
@@ -390,7 +431,7 @@ def format_records(rows, *, names, name_off, codes, seq_off, quals, letters, com
                    contig=_E64, pos=_E64, strand=_E64, mismatches=_E64, secondary=_E64,
                    best=_E64, n_best=_E64, n_second=_E64, n_found=_E64, mapq=_E64, capped=_E64,
                    alt_off=None, alt_contig=_E64, alt_pos=_E64, alt_strand=_E64, alt_mismatches=_E64,
-                   cnames=_EU8, cname_off=_E64, contig_start=_E64, text=_EU32, nmask=_EU32, has_amb=False,
+                   cnames=_EU8, cname_off=_E64, contig_start=_E64, text=_EU32, amb_start=_E64, amb_end=_E64,
                    cigar_eq=False, threads=None, pool=None) -> tuple[np.ndarray, int]:
     """SAM text (``uint8``) of the reads ``rows``, in that order, and the number of records in it.
 
@@ -399,13 +440,19 @@ def format_records(rows, *, names, name_off, codes, seq_off, quals, letters, com
     hits ``hit_off[i]:hit_off[i+1]`` (none: an unmapped record, skipped with
     ``no_unal``, ending in ``extra[extra_off[i]:extra_off[i+1]]``), XA
     entries ``alt_off[i]:alt_off[i+1]``. Per-hit and per-read numbers are
-    int64; the reference is the packed text and N mask with contig starts
+    integer arrays; ``mismatches`` must be each hit's true mismatch count
+    (its NM): MD and the ``=``/``X`` CIGAR stop at the last mismatch, and
+    read no reference for a hit without one. The reference is the packed
+    text, its N runs ``[amb_start, amb_end)`` (sorted) and the contig starts
     ``contig_start``. ``threads`` sets Numba's thread count (None: leave it).
     ``pool``: a :class:`BufferPool` the returned text comes from (give it back
     with ``pool.put`` once written).
     """
     n = seq_off.size - 1
     as64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
+    # integer (or bool) arrays of any width as they come, not copied to int64 each
+    # batch (one compiled specialisation per set of dtypes, cached)
+    native = lambda a: np.ascontiguousarray(a) if np.asarray(a).dtype.kind in "iub" else as64(a)  # noqa: E731
     extra = _EU8 if extra is None else extra
     extra_off = np.zeros(n + 1, dtype=np.int64) if extra_off is None else as64(extra_off)
     alt_off = np.zeros(n + 1, dtype=np.int64) if alt_off is None else as64(alt_off)
@@ -414,12 +461,11 @@ def format_records(rows, *, names, name_off, codes, seq_off, quals, letters, com
             as64(seq_off), np.ascontiguousarray(quals, dtype=np.uint8) if has_qual else _EU8, has_qual,
             np.ascontiguousarray(letters, dtype=np.uint8), np.ascontiguousarray(complement, dtype=np.uint8),
             as64(hit_off), np.ascontiguousarray(extra, dtype=np.uint8), extra_off, bool(no_unal),
-            as64(contig), as64(pos), as64(strand), as64(mismatches), as64(secondary),
-            as64(best), as64(n_best), as64(n_second), as64(n_found), as64(mapq), as64(capped),
-            alt_off, as64(alt_contig), as64(alt_pos), as64(alt_strand), as64(alt_mismatches),
+            *map(native, (contig, pos, strand, mismatches, secondary, best, n_best, n_second, n_found, mapq,
+                          capped)),
+            alt_off, *map(native, (alt_contig, alt_pos, alt_strand, alt_mismatches)),
             np.ascontiguousarray(cnames, dtype=np.uint8), as64(cname_off), as64(contig_start),
-            np.ascontiguousarray(text, dtype=np.uint32), np.ascontiguousarray(nmask, dtype=np.uint32),
-            bool(has_amb), bool(cigar_eq))
+            np.ascontiguousarray(text, dtype=np.uint32), as64(amb_start), as64(amb_end), bool(cigar_eq))
     if threads is not None:
         numba.set_num_threads(threads)
     rows = as64(rows)
@@ -427,7 +473,7 @@ def format_records(rows, *, names, name_off, codes, seq_off, quals, letters, com
     a = dict(zip(("names", "name_off", "codes", "seq_off", "quals", "has_qual", "letters", "complement", "hit_off",
                   "extra", "extra_off", "no_unal", "contig", "pos", "strand", "mismatches", "secondary", "best",
                   "n_best", "n_second", "n_found", "mapq", "capped", "alt_off", "alt_contig", "alt_pos", "alt_strand",
-                  "alt_mismatches", "cnames", "cname_off", "contig_start", "text", "nmask", "has_amb", "cigar_eq"),
+                  "alt_mismatches", "cnames", "cname_off", "contig_start", "text", "amb_start", "amb_end", "cigar_eq"),
                  args))
     record_bounds(rows, a["name_off"], a["seq_off"], a["hit_off"], a["extra_off"], a["contig"], a["cname_off"],
                   a["alt_off"], a["alt_contig"], a["cigar_eq"], bounds)

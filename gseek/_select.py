@@ -8,8 +8,9 @@ passes over reads around a counting sort by read:
 2. ``strata`` -- every read sorts its rows by (mismatches, reference
    position, strand) and finds its best and second-best strata (mismatches
    and sizes);
-3. the caller derives, per read and vectorised, MAPQ, how many rows to
-   report (``limit``) and how many XA entries (``n_alt``), and their offsets;
+3. ``plan`` -- per read, how many rows to report (``limit``) and how many XA
+   entries (``n_alt``), the tie rotation from the name's hash, and their
+   offsets (the caller adds MAPQ, vectorised);
 4. ``fill`` -- every read writes its reported rows (best stratum rotated so
    that entry ``rot`` comes first: the deterministic tie choice) and its XA
    entries (ranks ``1 .. n_alt``).
@@ -50,10 +51,16 @@ def group(read, n_reads):
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def strata(first, perm, key, mm, best, second, n_best, n_second):
-    """Sort every read's rows by ``key`` (unique within a read) and find its strata."""
+def strata(first, perm, contig_start, contig, pos, strand, mm, key, best, second, n_best, n_second):
+    """Sort every read's rows by ``key`` -- mismatches, then the position in the
+    reference (contigs in order, ``contig_start``), then strand (- before +):
+    unique within a read, written here -- and find the read's strata."""
     for r in numba.prange(first.size - 1):
         a, b = first[r], first[r + 1]
+        for i in range(a, b):
+            j = perm[i]
+            key[j] = ((np.int64(mm[j]) << 59) | ((contig_start[contig[j]] + np.int64(pos[j])) << 1)
+                      | np.int64(strand[j] > 0))
         if b - a > _INSERTION_MAX:
             seg = perm[a:b].copy()
             order = np.argsort(key[seg])
@@ -84,6 +91,31 @@ def strata(first, perm, key, mm, best, second, n_best, n_second):
             while j < b and mm[perm[j]] == second[r]:
                 j += 1
             n_second[r] = j - i
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def plan(first, n_best, n_second, names, name_off, limit_max, capping, xa_limit,
+         n_found, rot, capped, hit_off, alt_off):
+    """Per read: ``n_found`` (rows), ``rot`` (the tie choice: name hash modulo
+    ``n_best``), rows to report (at most ``limit_max``; -1: all) and whether
+    that cuts (``capped``, only when ``capping``: ``--all --max-hits``), XA
+    entries (the other best and second-best rows when at most ``xa_limit``;
+    -1: no XA); then ``hit_off`` and ``alt_off``, their offsets."""
+    n = first.size - 1
+    hit_off[0] = 0
+    alt_off[0] = 0
+    for r in numba.prange(n):
+        found = first[r + 1] - first[r]
+        n_found[r] = found
+        rot[r] = np.int64(_name_hash(names, name_off, r) % np.uint64(max(n_best[r], 1)))
+        limit = found if limit_max < 0 else min(found, limit_max)
+        capped[r] = capping and limit < found
+        hit_off[r + 1] = limit
+        others = n_best[r] + n_second[r] - 1
+        alt_off[r + 1] = max(others, 0) if 0 <= xa_limit and others <= xa_limit else 0
+    for r in range(n):
+        hit_off[r + 1] += hit_off[r]
+        alt_off[r + 1] += alt_off[r]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -120,23 +152,29 @@ def fill(first, perm, n_best, rot, hit_off, alt_off, contig, pos, strand, mm,
             alt_mm[x + i] = mm[j]
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _name_hash(names, name_off, r):
+    """64-bit hash of name ``r``: sum of ``byte_i * P**(i+1)`` (mod 2**64) plus
+    the length, then splitmix64's finaliser."""
+    acc = np.uint64(0)
+    p = _P
+    for i in range(name_off[r], name_off[r + 1]):
+        acc += np.uint64(names[i]) * p
+        p *= _P
+    acc += np.uint64(name_off[r + 1] - name_off[r])
+    acc ^= acc >> np.uint64(30)
+    acc *= _M1
+    acc ^= acc >> np.uint64(27)
+    acc *= _M2
+    acc ^= acc >> np.uint64(31)
+    return acc
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def name_hashes(names, name_off):
-    """64-bit hash of every name: sum of ``byte_i * P**(i+1)`` (mod 2**64) plus
-    the length, then splitmix64's finaliser."""
+    """:func:`_name_hash` of every name."""
     n = name_off.size - 1
     out = np.empty(n, dtype=np.uint64)
     for r in numba.prange(n):
-        acc = np.uint64(0)
-        p = _P
-        for i in range(name_off[r], name_off[r + 1]):
-            acc += np.uint64(names[i]) * p
-            p *= _P
-        acc += np.uint64(name_off[r + 1] - name_off[r])
-        acc ^= acc >> np.uint64(30)
-        acc *= _M1
-        acc ^= acc >> np.uint64(27)
-        acc *= _M2
-        acc ^= acc >> np.uint64(31)
-        out[r] = acc
+        out[r] = _name_hash(names, name_off, r)
     return out

@@ -585,44 +585,33 @@ class Mapper:
         batch = _as_batch(batch)
         n = len(batch)
         p = placements
-        mm = np.ascontiguousarray(p.mismatches, dtype=np.int16)
         first, perm = _select.group(np.ascontiguousarray(p.read, dtype=np.int64), n)
-        # order within a read: mismatches, reference position (contigs in order), strand (- before +)
-        gpos = self.contig_offsets_host[p.contig] + p.pos
-        key = (mm.astype(np.int64) << 59) | (gpos << 1) | (p.strand > 0)
         best = np.empty(n, dtype=np.int16)
         second = np.empty(n, dtype=np.int16)
         n_best = np.empty(n, dtype=np.int64)
         n_second = np.empty(n, dtype=np.int64)
-        _select.strata(first, perm, key, mm, best, second, n_best, n_second)
-        n_found = np.diff(first)
+        key = np.empty(len(p), dtype=np.int64)
+        _select.strata(first, perm, self.contig_offsets_host, p.contig, p.pos, p.strand, p.mismatches, key,
+                       best, second, n_best, n_second)
         mapq = mapq_scale(best, second, n_best, n_second)
-        # tie choice: the best stratum rotated so that entry hash(name) % n_best comes first
-        hashes = _select.name_hashes(batch.names, batch.name_offsets)
-        rot = (hashes % np.maximum(n_best, 1).astype(np.uint64)).astype(np.int64)
-
-        if self.report_all:
-            limit = n_found if self.max_hits is None else np.minimum(n_found, self.max_hits)
+        if self.report_all:  # every row, or up to --max-hits (capped reads carry ZH)
+            limit_max, xa_limit = (-1 if self.max_hits is None else self.max_hits), -1
         elif self.max_alignments is not None:
-            limit = np.minimum(n_found, self.max_alignments)
-        else:
-            limit = np.minimum(n_found, 1)
-        capped = limit < n_found if self.report_all else np.zeros(n, dtype=bool)
-        hit_offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(limit, out=hit_offsets[1:])
-        # XA: the other best and second-best placements, best-stratum mode only
-        if self.report_all or self.max_alignments is not None:
-            n_alt = np.zeros(n, dtype=np.int64)
-        else:
-            others = n_best + n_second - 1
-            n_alt = np.where(others <= self.xa_limit, np.maximum(others, 0), 0)
-        alt_offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(n_alt, out=alt_offsets[1:])
+            limit_max, xa_limit = self.max_alignments, -1
+        else:  # best stratum: one row, and XA for the other best and second-best ones
+            limit_max, xa_limit = 1, self.xa_limit
+        n_found, rot = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        capped = np.empty(n, dtype=bool)
+        hit_offsets, alt_offsets = np.empty(n + 1, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
+        # the tie choice: the best stratum rotated so that entry hash(name) % n_best comes first
+        _select.plan(first, n_best, n_second, batch.names, batch.name_offsets, limit_max, self.report_all,
+                     xa_limit, n_found, rot, capped, hit_offsets, alt_offsets)
 
         h, x = int(hit_offsets[-1]), int(alt_offsets[-1])
         out = [np.empty(h, dtype=t) for t in (np.int64, p.contig.dtype, p.pos.dtype, p.strand.dtype, np.int16, bool)]
         alt = [np.empty(x, dtype=t) for t in (p.contig.dtype, p.pos.dtype, p.strand.dtype, np.int16)]
-        _select.fill(first, perm, n_best, rot, hit_offsets, alt_offsets, p.contig, p.pos, p.strand, mm, *out, *alt)
+        _select.fill(first, perm, n_best, rot, hit_offsets, alt_offsets, p.contig, p.pos, p.strand, p.mismatches,
+                     *out, *alt)
         return MappingResult(
             names=ReadNames(batch.names, batch.name_offsets),
             contig_names=tuple(self.index.contigs.names),

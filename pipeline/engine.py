@@ -382,6 +382,7 @@ class Dispatcher:
         self._trace_path = os.environ.get(TRACE_ENV) or None
         self._trace: list[tuple[str, str, float, float, int]] = []
         self._t0 = time.perf_counter()
+        self._epoch = time.time()  # the trace's t0 on the wall clock (start-up = it - the command's start)
         self.stats = dict(peak_jobs=0, peak_bytes=0, full_query=0, full_job=0, full_prelim=0, full_result=0,
                           jobs=0)
         self._stop = threading.Event()
@@ -422,7 +423,7 @@ class Dispatcher:
     def _write_trace(self) -> None:
         rows = [dict(stage=a, thread=b, start=round(c, 6), end=round(d, 6), job=e) for a, b, c, d, e in self._trace]
         with open(self._trace_path, "w", encoding="utf-8") as fh:  # type: ignore[arg-type]
-            json.dump(dict(wall=time.perf_counter() - self._t0, spans=rows), fh)
+            json.dump(dict(wall=time.perf_counter() - self._t0, epoch=self._epoch, spans=rows), fh)
 
     def _run_inline(self, queries: Iterable[QueryFile]) -> None:
         for setup in self.setup:

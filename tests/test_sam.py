@@ -160,8 +160,8 @@ def test_map_reads_writes_the_reference_text(genome, tmp_path):
 
 
 def _random_result(rng, batch, mapper, contig_names, contig_lengths) -> MappingResult:
-    """Random hits (not real mappings: any mismatches) grouped by read, random
-    counts, XA lists and caps, some reads unmapped."""
+    """Random hits (not real mappings: any number of mismatches, NM counting
+    them) grouped by read, random counts, XA lists and caps, some reads unmapped."""
     n = len(batch)
     lengths = batch.lengths
     per_read = rng.integers(0, 4, n)
@@ -177,18 +177,20 @@ def _random_result(rng, batch, mapper, contig_names, contig_lengths) -> MappingR
             strand.append(1 if rng.random() < 0.5 else -1)
             secondary.append(h > 0)
     per_read = np.bincount(np.array(read, dtype=np.int64), minlength=n)
-    h = len(read)
+    read, contig, pos, strand = (np.array(x, dtype=t) for x, t in ((read, np.int64), (contig, np.int32),
+                                                                     (pos, np.int64), (strand, np.int8)))
+    # NM is the hit's true mismatch count (the formatter's contract: MD stops at the last one)
+    _, at_off, _ = reference_sam.mismatch_positions(batch, mapper, contig, pos, strand, read)
+    mm = np.diff(at_off).astype(np.int16)
     hit_offsets = np.concatenate([[0], np.cumsum(per_read)]).astype(np.int64)
     mapped = per_read > 0
     alts = np.where(mapped, rng.integers(0, 4, n), 0)
     alt_offsets = np.concatenate([[0], np.cumsum(alts)]).astype(np.int64)
     a = int(alt_offsets[-1])
-    mm = rng.integers(0, 9, h).astype(np.int16)
     best = np.where(mapped, rng.integers(0, 4, n), -1).astype(np.int16)
     return MappingResult(
         names=tuple(batch.name_list()), contig_names=tuple(contig_names),
-        read=np.array(read, dtype=np.int64), contig=np.array(contig, dtype=np.int32),
-        pos=np.array(pos, dtype=np.int64), strand=np.array(strand, dtype=np.int8), mismatches=mm,
+        read=read, contig=contig, pos=pos, strand=strand, mismatches=mm,
         secondary=np.array(secondary, dtype=bool), hit_offsets=hit_offsets, best=best,
         second=np.where(mapped, best + 1, -1).astype(np.int16), n_best=per_read + rng.integers(0, 3, n),
         n_second=rng.integers(0, 1000, n), n_found=per_read + rng.integers(0, 100000, n),
@@ -225,6 +227,26 @@ def test_random_placements_equal_the_reference(genome, tmp_path, seed):
     assert len(result) > 0
     for cigar_eq in (False, True):
         _same(result, batch, mapper, cigar_eq=cigar_eq, no_unal=bool(seed % 3 == 0))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_placements_over_long_reference_n_runs(tmp_path, seed):
+    """Hits covering whole 64-base blocks of reference N (runs of 70 and 150, and
+    two runs a base apart), both strands, against the reference's MD and CIGAR."""
+    rng = np.random.default_rng(50 + seed)
+    contig = _dna(rng, 300) + "N" * 150 + _dna(rng, 200) + "N" * 70 + "A" + "N" * 3 + _dna(rng, 300)
+    fasta = tmp_path / "n.fa"
+    fasta.write_text(f">n\n{contig}\n>m\n{_dna(rng, 400)}\n")
+    index = Index.build(fasta, wgram=5, sa_sample=4, device="cpu")
+    reads = [_dna(rng, int(rng.choice([64, 100, 150, 200]))) for _ in range(60)]
+    batch = read_fastx(_write(tmp_path / "r.fq", reads, True, seed))
+    mapper = Mapper(index, 2, device=CpuBackend(1 + seed))
+    result = _random_result(rng, batch, mapper, index.contigs.names, np.asarray(index.contigs.lengths))
+    covered = [(c, q) for c, q, i in zip(result.contig, result.pos, result.read)
+               if c == 0 and q <= 300 and q + batch.lengths[i] >= 300 + 64]
+    assert covered  # some hits hold a whole block of N
+    for cigar_eq in (False, True):
+        _same(result, batch, mapper, cigar_eq=cigar_eq)
 
 
 # --------------------------------------------------------------------------- unmapped records
