@@ -1,7 +1,5 @@
 """``python -m gseek`` runs the command line."""
 
-import sys
+from .cli import exit_now, main
 
-from .cli import main
-
-sys.exit(main())
+exit_now(main())

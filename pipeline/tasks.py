@@ -123,21 +123,26 @@ class _Partial:
 
 
 class _SamSink:
-    """One output: a :class:`~gseek.sam.SamWriter` opened on the writer thread."""
+    """One output: a :class:`~gseek.sam.SamWriter` opened on the writer thread at
+    the first batch, so a query file without records (empty, missing) writes
+    nothing (not even the header on stdout) before its error."""
 
     def __init__(self, path: str, header: dict, query: QueryFile, pool: Any = None, check: Any = None) -> None:
-        from gseek.sam import SamWriter
-
         self.query = query
         self.pool = pool
         self.check = check
-        if check is not None and os.fspath(path) == "-":
-            check.result()  # stdout cannot be taken back: the index is checked before the first byte
-        self.writer = SamWriter(path, header)
+        self.path, self.header = path, header
+        self.writer: Any = None
         self.reads = 0
 
     def write(self, data: tuple[str, int, int]) -> None:
         text, records, reads = data
+        if self.writer is None:
+            from gseek.sam import SamWriter
+
+            if self.check is not None and os.fspath(self.path) == "-":
+                self.check.result()  # stdout cannot be taken back: the index is checked before the first byte
+            self.writer = SamWriter(self.path, self.header)
         self.writer.write_text(text, records)
         self.reads += reads
         if self.pool is not None and isinstance(text, np.ndarray):
@@ -150,7 +155,8 @@ class _SamSink:
             error = FastxError(", ".join(self.query.paths), None, "no FASTA/FASTQ records (empty file)")
             self.abort()
             raise error
-        self.writer.__exit__(None, None, None)
+        writer, self.writer = self.writer, None
+        writer.__exit__(None, None, None)
 
     def abort(self) -> None:
         if self.writer is not None:

@@ -476,3 +476,22 @@ def test_search_with_a_corrupted_index_part_fails_and_keeps_nothing(mapped, caps
     assert code == 1 and err.count("\n") == 1 and "sa_samples.npy: corrupted part" in err, err
     assert not out.exists() and not list(mapped.glob("out.sam*"))
     assert stdout == ""
+
+
+def test_command_line_process_flushes_everything_before_it_exits(tmp_path):
+    """``python -m gseek`` ends through ``exit_now`` (no interpreter teardown):
+    a whole SAM on stdout (larger than a pipe's buffer), the summary on stderr,
+    and the exit codes of success and of an error."""
+    from gseek.datasets import lambda_genome, lambda_reads
+    from gseek.index import Index
+
+    Index.build(lambda_genome(), wgram=8, device="cpu").save(tmp_path / "lambda.gseek")
+    cmd = [sys.executable, "-m", "gseek", "--device", "cpu", "search", "-x", str(tmp_path / "lambda.gseek"), "-v", "2"]
+    proc = subprocess.run(cmd + ["-q", str(lambda_reads())], capture_output=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    records = [x for x in proc.stdout.splitlines() if not x.startswith(b"@")]
+    assert len(proc.stdout) > 1 << 17 and len(records) == 2000 and proc.stdout.endswith(b"\n")
+    assert proc.stderr.startswith(b"[gseek] 2,000 reads") and proc.stderr.endswith(b"\n")
+    proc = subprocess.run(cmd + ["-q", str(tmp_path / "none.fq")], capture_output=True, cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert proc.stderr == f"gseek: error: {tmp_path / 'none.fq'}: cannot open: No such file or directory\n".encode()
