@@ -1,5 +1,5 @@
 """``python -m gseek`` runs the command line."""
 
-from .cli import exit_now, main
+from .cli import run
 
-exit_now(main())
+run()
