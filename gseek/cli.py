@@ -555,7 +555,8 @@ def exit_now(code: int) -> None:
     """
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:  # None: the descriptor was closed when the process started
+                stream.flush()
         except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said there
             pass
     os._exit(code)

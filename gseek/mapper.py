@@ -329,6 +329,7 @@ class Mapper:
         runs = np.asarray(idx.arrays["amb_runs"], dtype=np.int64).reshape(-1, 2)
         self.contig_offsets_host = np.asarray(idx.contigs.offsets, dtype=np.int64)
         self.amb_runs = runs
+        self.amb_start, self.amb_end = np.ascontiguousarray(runs[:, 0]), np.ascontiguousarray(runs[:, 1])
         self.n_text_words = int(text.size)
         self.has_amb = int(runs.shape[0] > 0)
         self.text_host = text

@@ -200,6 +200,6 @@ def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, 
         alt_off=result.alt_offsets, alt_contig=result.alt_contig, alt_pos=result.alt_pos,
         alt_strand=result.alt_strand, alt_mismatches=result.alt_mismatches, cnames=cnames, cname_off=cname_off,
         contig_start=mapper.contig_offsets_host, text=mapper.text_host,
-        amb_start=mapper.amb_runs[:, 0], amb_end=mapper.amb_runs[:, 1], cigar_eq=cigar_eq,
+        amb_start=mapper.amb_start, amb_end=mapper.amb_end, cigar_eq=cigar_eq,
         threads=getattr(mapper.backend, "threads", None), pool=pool)
     return (text if raw else _text(text)), records

@@ -495,3 +495,30 @@ def test_command_line_process_flushes_everything_before_it_exits(tmp_path):
     proc = subprocess.run(cmd + ["-q", str(tmp_path / "none.fq")], capture_output=True, cwd=tmp_path)
     assert proc.returncode == 1 and proc.stdout == b""
     assert proc.stderr == f"gseek: error: {tmp_path / 'none.fq'}: cannot open: No such file or directory\n".encode()
+
+
+def test_exit_now_flushes_and_keeps_the_code(tmp_path):
+    """``exit_now`` ends the process without the interpreter's teardown: text still
+    in stdout's buffer is written first, and the exit code is kept."""
+    script = "import sys; from gseek.cli import exit_now; sys.stdout.write('x' * 100000); exit_now(3)"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, cwd=tmp_path)
+    assert proc.returncode == 3 and proc.stdout == b"x" * 100000 and proc.stderr == b""
+
+
+def test_command_with_stdout_closed_exits_cleanly(tmp_path):
+    fa = tmp_path / "a.fa"
+    fa.write_text(">a\nACGT\n")
+    proc = subprocess.run(f"'{sys.executable}' -m gseek stats '{fa}' >&-", shell=True, capture_output=True,
+                          cwd=tmp_path)
+    assert b"Traceback" not in proc.stderr
+
+
+def test_every_module_imports_without_scipy_blas():
+    """The command's process refuses ``scipy.linalg.cython_blas`` (``gseek.cli.run``):
+    no gseek module may need SciPy's linear algebra."""
+    script = ("import sys, importlib, pkgutil; sys.modules['scipy.linalg.cython_blas'] = None; import gseek; "
+              "[importlib.import_module(m.name) for m in pkgutil.walk_packages(gseek.__path__, 'gseek.') "
+              "if m.name != 'gseek.__main__']; "
+              "from numba.np import arraymath; assert arraymath._HAVE_BLAS is False; print('ok')")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
