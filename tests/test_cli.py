@@ -500,9 +500,12 @@ def test_command_line_process_flushes_everything_before_it_exits(tmp_path):
 def test_exit_now_flushes_and_keeps_the_code(tmp_path):
     """``exit_now`` ends the process without the interpreter's teardown: text still
     in stdout's buffer is written first, and the exit code is kept."""
-    script = "import sys; from gseek.cli import exit_now; sys.stdout.write('x' * 100000); exit_now(3)"
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, cwd=tmp_path)
-    assert proc.returncode == 3 and proc.stdout == b"x" * 100000 and proc.stderr == b""
+    import os
+
+    script = "import sys; from gseek.cli import exit_now; sys.stdout.write('x' * 1000); exit_now(3)"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout buffered, as by default
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, cwd=tmp_path, env=env)
+    assert proc.returncode == 3 and proc.stdout == b"x" * 1000 and proc.stderr == b""
 
 
 def test_command_with_stdout_closed_exits_cleanly(tmp_path):
