@@ -147,6 +147,16 @@ def _low_bit(m):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
+def _eq_x(out, p, last, xs, xe, write):
+    """``=`` for the bases ``last:xs`` (none: nothing), then ``X`` for ``xs:xe``."""
+    if xs > last:
+        p = _int(out, p, xs - last, write)
+        p = _byte(out, p, _EQ, write)
+    p = _int(out, p, xe - xs, write)
+    return _byte(out, p, _X, write)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _cigar_eq(out, p, codes, complement, a, b, rev, text, amb_start, amb_end, g0, nm, write):
     """``=``/``X`` runs of the ungapped alignment of read ``codes[a:b]`` at text
     position ``g0``, which has ``nm`` mismatches (the verified count: the scan
@@ -164,22 +174,14 @@ def _cigar_eq(out, p, codes, complement, a, b, rev, text, amb_start, amb_end, g0
             t = t0 + bit
             if t != xe or xe == 0:
                 if xe > xs:
-                    if xs > last:
-                        p = _int(out, p, xs - last, write)
-                        p = _byte(out, p, _EQ, write)
-                    p = _int(out, p, xe - xs, write)
-                    p = _byte(out, p, _X, write)
+                    p = _eq_x(out, p, last, xs, xe, write)
                     last = xe
                 xs = t
             xe = t + 1
             m ^= low
             left -= 1
     if xe > xs:
-        if xs > last:
-            p = _int(out, p, xs - last, write)
-            p = _byte(out, p, _EQ, write)
-        p = _int(out, p, xe - xs, write)
-        p = _byte(out, p, _X, write)
+        p = _eq_x(out, p, last, xs, xe, write)
         last = xe
     if length > last:
         p = _int(out, p, length - last, write)
