@@ -29,12 +29,11 @@ import time
 
 import numpy as np
 
-from gseek.align import (
+from gseek.align import PairAligner, encode_set as _encode_set
+from gseek.output.cigar import cigar_strings
+from gseek.dp import (
     DPWorkspace,
-    PairAligner,
-    _encode_set,
-    _flags,
-    cigar_strings,
+    dp_flags as _flags,
     score_pairs,
     traceback_pairs,
     xdrop_gapped,
@@ -103,12 +102,12 @@ def main() -> None:
                     help="trace-back bytes per batch [PairAligner default: 40%% of free GPU memory, 256 MiB CPU]")
     ap.add_argument("--warp-min-strips", type=int, default=None,
                     help="pairs of at least this many strips of rows take the warp kernels "
-                         "[gseek.align.WARP_MIN_STRIPS]")
+                         "[gseek.dp.nwsw.WARP_MIN_STRIPS]")
     args = ap.parse_args()
     if args.warp_min_strips is not None:
-        import gseek.align
+        import gseek.dp.nwsw
 
-        gseek.align.WARP_MIN_STRIPS = args.warp_min_strips
+        gseek.dp.nwsw.WARP_MIN_STRIPS = args.warp_min_strips
     kinds = args.kinds.split(",")
     for length in [int(x) for x in args.lengths.split(",")]:
         seqs, qi, ti = _pairs(args.pairs, length)

@@ -38,7 +38,7 @@ def main() -> int:
     from gseek.datasets.simulate import kmismatch_reads
     from gseek.index import Index
     from gseek.mapper import Mapper
-    from gseek.sam import format_mapping
+    from gseek.output.sam import format_mapping
     from gseek.seqio import FastxReader
 
     work = Path(tempfile.mkdtemp(prefix="gseek-profile-map-"))
@@ -67,7 +67,7 @@ def main() -> int:
 
         type(mapper.backend).launch = timed_launch
 
-    from gseek import _samfmt
+    from gseek.output import sam_records as _samfmt
 
     passes = {"record_bounds": 0.0, "record_fill": 0.0, "record_compact": 0.0}
 

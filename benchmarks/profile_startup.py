@@ -52,7 +52,7 @@ def main() -> int:
     step("first search (kernel load)", t)
     result = mapper.select(batch, found)
     step("first select (Numba cache load)", t)
-    from gseek.sam import format_mapping, sam_header
+    from gseek.output.sam import format_mapping, sam_header
 
     format_mapping(result, batch, mapper, raw=True)
     step("first format (Numba cache load)", t)

@@ -258,7 +258,8 @@ def _given(names) -> list[str]:
 @_common
 def align(seqs, all_vs_all, query, target, pairs, align_options, output) -> None:
     """Batched NW/SW/semiglobal alignment with optional (lazy) trace-back."""
-    from .align import AlignmentWriter, PairAligner
+    from .align import PairAligner
+    from .output.tabular import AlignmentWriter
     from .errors import OptionError
     from .seqio import read_fastx
 

@@ -6,8 +6,8 @@
 per device, each with its own copy of the index arrays on that device),
 ``finalize`` selects what to report (:meth:`Mapper.select
 <gseek.mapper.Mapper.select>`) and formats SAM text on a CPU thread
-(:func:`gseek.sam.format_mapping`), and ``open_output`` is a
-:class:`~gseek.sam.SamWriter` (temporary name, renamed when complete). The
+(:func:`gseek.output.sam.format_mapping`), and ``open_output`` is a
+:class:`~gseek.output.sam.SamWriter` (temporary name, renamed when complete). The
 output of a file is the same bytes for any batch size, queue bounds, worker
 and device count: mapping and formatting are per read.
 
@@ -77,7 +77,7 @@ def warm_host() -> threading.Thread:
         import tempfile
 
         from gseek import _select
-        from gseek.sam import format_unmapped
+        from gseek.output.sam import format_unmapped
 
         with tempfile.TemporaryDirectory(prefix="gseek-warm-") as tmp:
             path = os.path.join(tmp, "w.fq")
@@ -123,7 +123,7 @@ class _Partial:
 
 
 class _SamSink:
-    """One output: a :class:`~gseek.sam.SamWriter` opened on the writer thread at
+    """One output: a :class:`~gseek.output.sam.SamWriter` opened on the writer thread at
     the first batch, so a query file without records (empty, missing) writes
     nothing (not even the header on stdout) before its error."""
 
@@ -138,7 +138,7 @@ class _SamSink:
     def write(self, data: tuple[str, int, int]) -> None:
         text, records, reads = data
         if self.writer is None:
-            from gseek.sam import SamWriter
+            from gseek.output.sam import SamWriter
 
             if self.check is not None and os.fspath(self.path) == "-":
                 self.check.result()  # stdout cannot be taken back: the index is checked before the first byte
@@ -218,7 +218,7 @@ class MapTask:
         self.job_bytes = GPU_JOB_BYTES if gpu else DEFAULT_JOB_BYTES
         #: Threads that parse one query file (``FastxReader(threads=)``).
         self.parse_threads = max(1, min(MAX_PARSE_THREADS, threads or os.cpu_count() or 1))
-        from gseek._samfmt import BufferPool
+        from gseek.output.sam_records import BufferPool
 
         #: SAM text buffers, back from the writer once written (no fresh pages a batch).
         self.pool = BufferPool(keep=16)
@@ -227,7 +227,7 @@ class MapTask:
         self.command = command
         self.options = dict(mismatches=int(mismatches), no_unal=self.no_unal, cigar_eq=self.cigar_eq,
                             **{k: v for k, v in sorted(mapper_options.items())})
-        from gseek.sam import sam_header
+        from gseek.output.sam import sam_header
 
         self.header = sam_header(index.contigs.names, index.contigs.lengths, command=command,
                                  backend=self.mappers[0].backend.describe())
@@ -268,7 +268,7 @@ class MapTask:
 
     def finalize(self, partial: _Partial) -> list[Chunk]:
         """SAM text of every batch of a job, with its counts."""
-        from gseek.sam import format_mapping
+        from gseek.output.sam import format_mapping
 
         chunks = []
         threads = getattr(partial.mapper.backend, "threads", None)
@@ -377,13 +377,13 @@ ALIGN_STREAMS_PER_GPU = 2
 
 
 class _TsvSink:
-    """One output of :class:`AlignTask`: an :class:`~gseek.align.AlignmentWriter`
+    """One output of :class:`AlignTask`: an :class:`~gseek.output.tabular.AlignmentWriter`
     (temporary name, renamed when complete) taking rows formatted by finalize.
     Opened at the first batch, so a query file without records writes nothing
     (not even the header on stdout) before its error."""
 
     def __init__(self, path: str, columns: Sequence[str], query: QueryFile) -> None:
-        from gseek.align import AlignmentWriter
+        from gseek.output.tabular import AlignmentWriter
 
         self.query = query
         self.writer: Any = AlignmentWriter(path, columns)
@@ -438,8 +438,8 @@ class AlignTask:
     <gseek.align.PairAligner.iter_query_vs_database>`, the targets encoded
     once; one aligner per CPU device, :data:`ALIGN_STREAMS_PER_GPU` per GPU,
     each on its own CUDA stream and prelim worker), ``finalize`` formats the rows
-    (:class:`~gseek._tsvfmt.TsvFormatter`) and the writer appends them to an
-    :class:`~gseek.align.AlignmentWriter`. Each output is byte for byte what
+    (:class:`~gseek.output.tabular.TsvFormatter`) and the writer appends them to an
+    :class:`~gseek.output.tabular.AlignmentWriter`. Each output is byte for byte what
     ``gseek align -q FILE -t TARGETS`` writes with the same options: rows are
     per pair, in query-major order, whatever the batch size, worker and device
     count.
@@ -449,7 +449,7 @@ class AlignTask:
         devices, device, threads: as :class:`MapTask`.
         command: unused (TSV has no header line for it); accepted for the runner.
         encoding: ``(encoding, errors)`` of the outputs' text (files: ascii,
-            strict; stdout: :func:`gseek.align.stream_encoding`).
+            strict; stdout: :func:`gseek.output.tabular.stream_encoding`).
         **align_options: :class:`~gseek.align.PairAligner` options (``mode``,
             ``match``, ``matrix``, ``traceback``, ``min_score``, ``outfmt``, ...).
     """
@@ -470,7 +470,8 @@ class AlignTask:
         encoding: tuple[str, str] = ("ascii", "strict"),
         **align_options: Any,
     ) -> None:
-        from gseek.align import PairAligner, _check_range, _default_traceback_memory, _encode_set
+        from gseek.align import PairAligner, default_traceback_memory, encode_set
+        from gseek.dp import check_range
         from gseek.seqio import read_fastx
 
         if devices is not None and not devices:
@@ -484,18 +485,18 @@ class AlignTask:
                 continue
             # the workers of one GPU share its memory: each gets its part of the trace-back budget
             options = dict(align_options)
-            budget = options.get("traceback_memory") or _default_traceback_memory(b)
+            budget = options.get("traceback_memory") or default_traceback_memory(b)
             options["traceback_memory"] = max(1, int(budget) // ALIGN_STREAMS_PER_GPU)
             self.aligners += [PairAligner(device=b.with_stream(), **options) for _ in range(ALIGN_STREAMS_PER_GPU)]
         first = self.aligners[0]
         self.alphabet = "protein" if first.scoring.matrix else "dna"
         self.target_path = os.fspath(targets)
         batch = read_fastx(self.target_path, alphabet=self.alphabet)
-        self.targets = _encode_set(batch, first.scoring, "t")
+        self.targets = encode_set(batch, first.scoring, "t")
         self.encoding = (str(encoding[0]), str(encoding[1]))
         # what would fail every query file fails here, once, before any work
         _writable_names(batch, self.encoding, self.target_path)
-        _check_range(np.ones(1, np.int32), self.targets.lengths.max(initial=0)[None], first.scoring)
+        check_range(np.ones(1, np.int32), self.targets.lengths.max(initial=0)[None], first.scoring)
         self.columns = first.columns
         self.options = {k: v for k, v in sorted(align_options.items())}
         residues = max(1, int(self.targets.codes.size))
@@ -532,19 +533,19 @@ class AlignTask:
         return [functools.partial(self._prelim, a) for a in self.aligners]
 
     def _prelim(self, aligner: Any, job: Job) -> list[Any]:
-        from gseek.align import _encode_set
+        from gseek.align import encode_set
 
         out = []
         with _numba_guard(aligner.backend.name == "cpu"):  # CPU kernels (align.py guards its host passes)
             for batch in job.payloads:
                 _writable_names(batch, self.encoding)  # fail here, not in finalize
-                queries = _encode_set(batch, aligner.scoring, "q")
+                queries = encode_set(batch, aligner.scoring, "q")
                 out.append((len(batch), list(aligner.iter_query_vs_database(queries, self.targets))))
         return out
 
     def finalize(self, partial: list[Any]) -> list[Chunk]:
         """TSV rows of every batch of a job (bytes in :attr:`encoding`), with counts."""
-        from gseek._tsvfmt import TsvFormatter
+        from gseek.output.tabular import TsvFormatter
 
         fmt = getattr(self._formatters, "fmt", None)
         if fmt is None:
@@ -599,7 +600,7 @@ def align_files(
     """
     import sys
 
-    from gseek.align import stream_encoding
+    from gseek.output.tabular import stream_encoding
 
     out = "-" if output is None or os.fspath(output) == "-" else os.fspath(output)
     encoding = stream_encoding(sys.stdout) if out == "-" else ("ascii", "strict")

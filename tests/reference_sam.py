@@ -1,8 +1,8 @@
-"""Slow, readable reference of the SAM record formatter (``gseek._samfmt``).
+"""Slow, readable reference of the SAM record formatter (``gseek.output.sam_records``).
 
 This is the per-record Python formatter gseek shipped before the Numba one:
 f-strings over Python lists, MD and ``=``/``X`` CIGAR from the mismatch
-positions of each hit. ``tests/test_sam.py`` checks that ``gseek.sam``
+positions of each hit. ``tests/test_sam.py`` checks that ``gseek.output.sam``
 writes exactly these bytes.
 """
 

@@ -10,18 +10,11 @@ from host_cuda import build as host_cuda_build
 from host_cuda import build_warp as host_cuda_warp_build
 
 import reference_dp as ref
-from gseek.align import (
-    PairAligner,
-    Scoring,
-    AlignmentWriter,
-    identity_score_bound,
-    score_pairs,
-    traceback_pairs,
-    xdrop_gapped,
-    xdrop_ungapped,
-    cigar_strings,
-    _flags,
-)
+from gseek.align import PairAligner
+from gseek.dp import Scoring, dp_flags as _flags, identity_score_bound, score_pairs, traceback_pairs
+from gseek.dp import xdrop_gapped, xdrop_ungapped
+from gseek.output.cigar import cigar_strings
+from gseek.output.tabular import AlignmentWriter
 from gseek.errors import OptionError
 from gseek.kernels import dp
 
@@ -297,7 +290,7 @@ def _warp_cases(seed: int):
 def test_warp_kernels_equal_the_one_thread_kernels(backend, mode, free, monkeypatch):
     """Every pair through the warp-per-slot kernels (thresholds lowered) gives
     the one-thread kernels' arrays: scores, end cells, 16-bit re-runs, walks."""
-    import gseek.align as align_mod
+    import gseek.dp.nwsw as align_mod
 
     qs, ts = _warp_cases(len(free) * 3 + len(mode))
     schemes = [Scoring()] + ([Scoring(match=20, mismatch=-30, gap_open=50, gap_extend=20)] if mode == "global" else [])
@@ -600,7 +593,7 @@ def host_cuda_warp(tmp_path_factory):
 def test_warp_kernels_cuda_source_equal_the_numba_twin_on_the_host(host_cuda_warp, mode, free, monkeypatch):
     """dp.cu's warp kernels, run by 32 real threads (shuffles through a barrier), on
     pairs that fill one and two passes, idle lanes, 1-column and 1-row cases."""
-    import gseek.align as align_mod
+    import gseek.dp.nwsw as align_mod
 
     rng = random.Random(len(mode) + len(free))
     shapes = [(1, 1), (9, 33), (257, 40), (300, 5), (130, 70)]
@@ -634,7 +627,7 @@ def test_xdrop_gapped_cuda_source_equals_the_reference_on_the_host(host_cuda):
 
 
 def test_cigar_strings_take_concat_and_merge():
-    from gseek.align import CigarStrings, cigar_strings
+    from gseek.output.cigar import CigarStrings, cigar_strings
 
     runs = np.array([12 << 4 | 7, 1 << 4 | 8, 3 << 4 | 1, 100 << 4 | 7, 2 << 4 | 2], np.uint32)
     c = cigar_strings(runs, np.array([0, 2, 2, 5]))

@@ -1,4 +1,4 @@
-"""Alignment rows as text (gseek._tsvfmt): the bulk formatter equals the per-row reference byte for byte.
+"""Alignment rows as text (gseek.output.tabular): the bulk formatter equals the per-row reference byte for byte.
 
 The reference is ``"\\n".join(results.lines()) + "\\n"`` (``Alignment.value``
 per cell, the slow readable path kept in gseek.align), encoded as the writer's
@@ -19,18 +19,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gseek import _tsvfmt
-from gseek._tsvfmt import TsvFormatter, format_rows
-from gseek.align import (
-    _SCORE_COLUMNS,
-    _TSV_COLUMNS,
-    OUTFMT6_DEFAULT,
-    OUTFMT6_KEYWORDS,
-    AlignmentResults,
-    AlignmentWriter,
-    PairAligner,
-    cigar_strings,
-)
+from gseek.align import PairAligner
+from gseek.align.results import _SCORE_COLUMNS, _TSV_COLUMNS, OUTFMT6_DEFAULT, OUTFMT6_KEYWORDS, AlignmentResults
+from gseek.output import _text
+from gseek.output.cigar import cigar_strings
+from gseek.output.tabular import AlignmentWriter, TsvFormatter, format_rows
 from gseek.cli import main
 
 HYPOTHESIS = dict(deadline=None, derandomize=True, database=None)
@@ -149,7 +142,7 @@ def _fixed_texts(xs, k, five_k, ten_k):
     ends = np.empty(xs.size, np.int64)
     p = 0
     for i in range(xs.size):
-        p = _tsvfmt._fixed(out, p, xs[i], k, five_k, ten_k, True)
+        p = _text._fixed(out, p, xs[i], k, five_k, ten_k, True)
         ends[i] = p
     return out[:p], ends
 

@@ -151,7 +151,8 @@ def test_gseek_align_query_vs_targets_equals_the_api(data, tmp_path, capsys, cli
     """``gseek align -q -t`` (which streams the queries through AlignTask) writes what
     the API's whole-file ``PairAligner.query_vs_database`` + ``AlignmentWriter`` write:
     the reference the other tests' ``expected`` rests on; stdout too."""
-    from gseek.align import AlignmentWriter, PairAligner
+    from gseek.align import PairAligner
+    from gseek.output.tabular import AlignmentWriter
 
     aligner = PairAligner(device=CpuBackend(1), **options)
     for f in data["files"][:3]:

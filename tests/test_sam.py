@@ -1,4 +1,4 @@
-"""SAM records from the Numba formatter (``gseek._samfmt``) equal the slow
+"""SAM records from the Numba formatter (``gseek.output.sam_records``) equal the slow
 Python reference (``tests/reference_sam.py``) byte for byte: every reporting
 mode and option, N in reads and reference, both strands, FASTA and FASTQ,
 several batch sizes and thread counts, and random placements that are not
@@ -17,7 +17,7 @@ from reference import reverse_complement
 from gseek.backend import CpuBackend
 from gseek.index import Index
 from gseek.mapper import MAX_READ_LENGTH, Mapper, MappingResult, map_reads
-from gseek.sam import format_mapping, format_unmapped
+from gseek.output.sam import format_mapping, format_unmapped
 from gseek.seqio import FastxReader, read_fastx
 
 # --------------------------------------------------------------------------- inputs
@@ -273,7 +273,7 @@ def test_empty_read_is_a_star(tmp_path):
 
 def test_failed_bam_conversion_is_one_error_and_leaves_nothing(tmp_path):
     from gseek.errors import GseekError
-    from gseek.sam import SamWriter, sam_header
+    from gseek.output.sam import SamWriter, sam_header
 
     out = tmp_path / "x.bam"
     with pytest.raises(GseekError, match=r"x.bam: BAM conversion failed") as info:
@@ -284,7 +284,7 @@ def test_failed_bam_conversion_is_one_error_and_leaves_nothing(tmp_path):
 
 
 def test_buffer_pool_reuses_written_buffers():
-    from gseek._samfmt import BufferPool
+    from gseek.output.sam_records import BufferPool
 
     pool = BufferPool(keep=1)
     a = pool.get(1000)
@@ -299,7 +299,7 @@ def test_buffer_pool_reuses_written_buffers():
 
 
 def test_header_with_any_character_in_the_command_line(tmp_path):
-    from gseek.sam import SamWriter, sam_header
+    from gseek.output.sam import SamWriter, sam_header
 
     header = sam_header(["chr\xe9"], [10], command="gseek search -q reads_\u03b1.fq", backend="cpu")
     with SamWriter(tmp_path / "o.sam", header) as sam:
@@ -310,7 +310,7 @@ def test_header_with_any_character_in_the_command_line(tmp_path):
 
 
 def test_buffer_pool_ignores_a_second_put_of_one_buffer():
-    from gseek._samfmt import BufferPool
+    from gseek.output.sam_records import BufferPool
 
     pool = BufferPool(keep=4)
     a = pool.get(64)

@@ -15,7 +15,7 @@ filling pass: the sizing pass computed MD and the integers twice (36% of the
 formatter's time on the H200 host). MD and the ``=``/``X`` CIGAR are computed
 from the packed reference (``pack_2bit`` layout, N runs) while writing, so no
 per-hit mismatch list is built. Each row depends only on its own inputs: the
-text is the same for any thread count. ``gseek.sam`` documents the fields;
+text is the same for any thread count. :mod:`gseek.output.sam` documents the fields;
 ``tests/reference_sam.py`` is the slow reference it must equal byte for byte.
 """
 
@@ -26,58 +26,13 @@ import threading
 import numba
 import numpy as np
 
+from ._text import _byte, _bytes2, _copy, _int
+
 _TAB, _NL, _STAR, _COLON, _COMMA, _SEMI = 9, 10, 42, 58, 44, 59
 _PLUS, _MINUS, _ZERO, _EQ = 43, 45, 48, 61
 _M, _X = 77, 88
 #: SAM FLAG bits written here.
 FLAG_UNMAPPED, FLAG_REVERSE, FLAG_SECONDARY = 4, 16, 256
-
-
-@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _byte(out, p, value, write):
-    if write:
-        out[p] = value
-    return p + 1
-
-
-@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _bytes2(out, p, a, b, write):
-    if write:
-        out[p] = a
-        out[p + 1] = b
-    return p + 2
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _int(out, p, value, write):
-    """Decimal text of ``value`` at ``p``; returns the end."""
-    v = np.int64(value)
-    if v < 0:
-        p = _byte(out, p, _MINUS, write)
-        v = -v
-    n = 1
-    t = v
-    while t >= 10:
-        t //= 10
-        n += 1
-    if write:
-        e = p + n
-        while True:
-            e -= 1
-            out[e] = _ZERO + v % 10
-            v //= 10
-            if e == p:
-                break
-    return p + n
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _copy(out, p, src, a, b, write):
-    """``src[a:b]`` at ``p``."""
-    if write:
-        for t in range(b - a):
-            out[p + t] = src[a + t]
-    return p + (b - a)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")

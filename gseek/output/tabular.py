@@ -1,7 +1,7 @@
-"""Tab-separated alignment rows from result arrays, in Numba: size every row, then fill one buffer.
+"""Tabular alignment output: rows from result arrays in Numba (size every row, then fill one buffer), and the writer.
 
 Host-side code, not a kernel (there is no ``.cu`` twin), in the manner of
-:mod:`gseek._samfmt`: pass 1 (``row_sizes``) computes every row's exact byte
+:mod:`gseek.output.sam_records`: pass 1 (``row_sizes``) computes every row's exact byte
 count, a prefix sum places the rows, pass 2 (``row_fill``) writes each row at
 its place in one preallocated ``uint8`` buffer. Both passes run in parallel
 over rows; each row depends only on its own inputs, so the text is the same for
@@ -34,16 +34,22 @@ slow path, so they print, or raise, exactly as before.
 from __future__ import annotations
 
 import codecs
-import math
+import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numba
 import numpy as np
 
-from ._samfmt import _byte, _copy, _int
+from gseek import ragged
+from gseek.seqio import open_output
 
-__all__ = ["TsvFormatter", "format_rows", "NameTable", "byte_encoding"]
+from .cigar import CigarStrings
+
+from ._text import _byte, _copy, _fixed, _int
+
+__all__ = ["TsvFormatter", "format_rows", "NameTable", "byte_encoding", "stream_encoding", "AlignmentWriter"]
 
 _TAB, _NL, _STAR, _DOT, _ZERO = 9, 10, 42, 46, 48
 
@@ -83,31 +89,6 @@ _I64 = np.iinfo(np.int64)
 
 
 # --------------------------------------------------------------------------- kernels
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _fixed(out, p, x, k, five_k, ten_k, write):
-    """``f"{x:.{k}f}"`` of a double ``0 <= x < 2**10`` (``k <= 4``, ``five_k = 5**k``,
-    ``ten_k = 10**k``) at ``p``, correctly rounded, ties to even; returns the end."""
-    f, e = math.frexp(x)  # x = f * 2**e, 0.5 <= f < 1 (f = e = 0 for 0.0)
-    n = np.int64(f * 9007199254740992.0) * five_k  # M * 5**k, M = f * 2**53 < 2**53: < 2**63
-    s = 53 - e - k  # x * 10**k = n / 2**s; s >= 53 - 10 - 4 > 0
-    if s >= 64:
-        q = np.int64(0)  # n < 2**63 <= 2**(s - 1): below half
-    else:
-        q = n >> s
-        r = n - (q << s)
-        half = np.int64(1) << (s - 1)
-        if r > half or (r == half and (q & 1) == 1):
-            q += 1
-    p = _int(out, p, q // ten_k, write)
-    p = _byte(out, p, _DOT, write)
-    if write:
-        frac = q % ten_k
-        for t in range(k - 1, -1, -1):
-            out[p + t] = _ZERO + frac % 10
-            frac //= 10
-    return p + k
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -181,8 +162,7 @@ class NameTable:
                 parts.append(b"")
                 bad.append(k)
         self.data = np.frombuffer(bytearray(b"".join(parts)), dtype=np.uint8)  # writable: one kernel type
-        self.offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)), out=self.offsets[1:])
+        self.offsets = ragged.offsets(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))
         self.bad = None
         if bad:
             self.bad = np.zeros(len(parts), dtype=bool)
@@ -239,8 +219,7 @@ class TsvFormatter:
             return self.slow(results)
         sizes = np.empty(n, dtype=np.int64)
         row_sizes(*plan, sizes)
-        starts = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(sizes, out=starts[1:])
+        starts = ragged.offsets(sizes)
         out = np.empty(int(starts[-1]), dtype=np.uint8)
         row_fill(*plan, starts, out)
         return out
@@ -289,8 +268,6 @@ class TsvFormatter:
                     return None  # identity outside [0, 1], or not exactly a double division
         cigar, cigar_off = _EU8, _E64
         if K_CIGAR in kinds:
-            from .align import CigarStrings  # not at import: gseek.align imports this module
-
             cigars = results.cigars
             if not isinstance(cigars, CigarStrings) or len(cigars) != len(results):
                 return None
@@ -369,3 +346,84 @@ def format_rows(results: Any, encoding: str = "utf-8", errors: str = "strict") -
     q1	t1	8	4	4	4	4
     """
     return TsvFormatter(encoding, errors).format(results).tobytes()
+
+
+def stream_encoding(fh: Any) -> tuple[str, str]:
+    """``(encoding, errors)`` of the bytes :class:`AlignmentWriter` makes for the
+    text stream ``fh``: the stream's own when it is a plain byte encoding with a
+    binary layer (a file from ``open_output``: ascii, strict), else utf-8 with
+    surrogatepass (that text is decoded again and written as text)."""
+    encoding = getattr(fh, "encoding", None)
+    if byte_encoding(encoding) and getattr(fh, "buffer", None) is not None:
+        return encoding, getattr(fh, "errors", None) or "strict"
+    return "utf-8", "surrogatepass"
+
+
+class AlignmentWriter:
+    """Stream results to a file, written under a temporary name and renamed
+    when complete (``-`` or None: stdout).
+
+    Rows are formatted in bulk (:class:`TsvFormatter`, the same
+    text as :meth:`AlignmentResults.lines`) and written as bytes in the
+    stream's encoding (``open_output``'s for a file, stdout's own).
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "out.tsv")
+    >>> from gseek.align import PairAligner
+    >>> a = PairAligner(device="cpu")
+    >>> with AlignmentWriter(path, a.columns) as w:
+    ...     w.write(a.align_pairs(["ACGT"], ["ACGA"]))
+    >>> print(open(path).read(), end="")
+    #qname	tname	score	qend	tend	qlen	tlen
+    q0	t0	3	4	4	4	4
+    """
+
+    def __init__(self, path: str | os.PathLike | None, columns: Sequence[str], header: bool = True) -> None:
+        self.path = None if path in (None, "-") else path
+        self.columns = tuple(columns)
+        self.header = header and self.columns[0] != "qseqid"
+        self.rows = 0
+
+    def __enter__(self) -> AlignmentWriter:
+        if self.path is None:
+            self._ctx = None
+            self._fh = sys.stdout
+        else:
+            self._ctx = open_output(self.path, "w")
+            self._fh = self._ctx.__enter__()
+        # Bytes go to the text stream's binary layer when its encoding is a
+        # plain one (ascii, utf-8, latin-1); a text-only stream (io.StringIO)
+        # or another encoding gets the same text decoded, so it encodes it.
+        self._binary = getattr(self._fh, "buffer", None) if byte_encoding(getattr(self._fh, "encoding", None)) \
+            else None
+        self._formatter = TsvFormatter(*stream_encoding(self._fh))
+        if self.header:
+            self._fh.write("#" + "\t".join(self.columns) + "\n")
+        return self
+
+    def write(self, results: AlignmentResults) -> None:
+        n = len(results)
+        self.write_encoded(self._formatter.format(results) if n else None, n)
+
+    @property
+    def encoding(self) -> tuple[str, str]:
+        """``(encoding, errors)`` that :meth:`write_encoded`'s bytes must be made with
+        (a :class:`TsvFormatter` of these), once entered."""
+        return self._formatter.encoding, self._formatter.errors
+
+    def write_encoded(self, text: np.ndarray | None, rows: int) -> None:
+        """Write ``rows`` rows already formatted (``TsvFormatter(*self.encoding).format``),
+        e.g. on another thread."""
+        if rows:
+            if self._binary is None:
+                self._fh.write(text.tobytes().decode("utf-8", "surrogatepass"))
+            else:
+                self._fh.flush()  # the header, or anything else written as text, goes first
+                self._binary.write(text)
+        self.rows += rows
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self._ctx is not None:
+            self._ctx.__exit__(exc_type, exc, tb)
+        else:
+            self._fh.flush()

@@ -6,7 +6,7 @@ to the final name when closed without error. A name ending in ``.bam`` gives
 BAM (the SAM text is converted by htslib through pysam when the writer
 closes); ``-`` writes SAM to stdout. Records are formatted as text straight
 from the struct-of-arrays results (:func:`format_mapping`, by the Numba
-formatter in ``gseek._samfmt``); ``docs/sam.md`` documents fields, tags and
+formatter in :mod:`gseek.output.sam_records`); ``docs/sam.md`` documents fields, tags and
 MAPQ.
 
 >>> import os, tempfile
@@ -30,13 +30,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pysam
 
-from . import __version__, _samfmt
-from .alphabet import COMPLEMENT
-from .errors import GseekError
-from .seqio import SequenceBatch
+from gseek import __version__, ragged
+from gseek.alphabet import COMPLEMENT
+from gseek.errors import GseekError
+from gseek.seqio import SequenceBatch
+
+from . import sam_records
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .mapper import Mapper, MappingResult
+    from gseek.mapper import Mapper, MappingResult
 
 __all__ = ["SamWriter", "sam_header", "format_mapping", "format_unmapped"]
 
@@ -135,14 +137,11 @@ def _header_bytes(text: str) -> bytes:
 
 def _joined(texts) -> tuple[np.ndarray, np.ndarray]:
     """Strings as latin-1 bytes + offsets (the ``SequenceBatch.names`` layout)."""
-    encoded = [t.encode("latin-1") for t in texts]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+    return ragged.encode_strings(texts, "latin-1")
 
 
 def _reads(batch: SequenceBatch) -> dict:
-    """The read-side arguments of :func:`gseek._samfmt.format_records`."""
+    """The read-side arguments of :func:`gseek.sam_records.format_records`."""
     return dict(names=batch.names, name_off=batch.name_offsets, codes=batch.codes, seq_off=batch.offsets,
                 quals=batch.quals, letters=_LETTERS, complement=COMPLEMENT)
 
@@ -158,13 +157,13 @@ def format_unmapped(batch: SequenceBatch, reads: np.ndarray, tags: dict[int, str
     """
     n = len(batch)
     extra, extra_off = _joined(f"\t{tags[i]}" if i in tags else "" for i in range(n)) if tags else (None, None)
-    text, _ = _samfmt.format_records(np.asarray(reads), **_reads(batch), hit_off=np.zeros(n + 1, np.int64),
+    text, _ = sam_records.format_records(np.asarray(reads), **_reads(batch), hit_off=np.zeros(n + 1, np.int64),
                                      extra=extra, extra_off=extra_off)
     return _text(text)
 
 
 def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, *, no_unal: bool = False,
-                   cigar_eq: bool = False, raw: bool = False, pool: _samfmt.BufferPool | None = None
+                   cigar_eq: bool = False, raw: bool = False, pool: sam_records.BufferPool | None = None
                    ) -> tuple[str | np.ndarray, int]:
     """SAM record lines of one mapped batch, reads in input order, and their number.
 
@@ -173,24 +172,23 @@ def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, 
     reversed; NM, MD, X0, X1, (best mode) XA and (capped ``--all``) ZH.
     Unmapped reads: flag 4, ``YF:Z:TOO_LONG`` / ``YF:Z:TOO_SHORT`` for reads
     outside the length limits (not searched); none with ``no_unal``. The text
-    is built by the Numba formatter (``gseek._samfmt``) on the CPU mapper's
+    is built by the Numba formatter (:mod:`gseek.output.sam_records`) on the CPU mapper's
     threads; it is the same for any thread count. ``raw``: the text as a
     ``uint8`` array (what :meth:`SamWriter.write_text` writes without a copy),
-    from ``pool`` if given (:class:`gseek._samfmt.BufferPool`; ``pool.put``
+    from ``pool`` if given (:class:`gseek.sam_records.BufferPool`; ``pool.put``
     it once written).
     """
-    from .mapper import STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT
+    from gseek.mapper import STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT
 
     n = result.n_reads
     tags = {STATUS_TOO_LONG: b"\tYF:Z:TOO_LONG", STATUS_TOO_SHORT: b"\tYF:Z:TOO_SHORT"}  # reads not searched
     status = np.asarray(result.status)
     tag_length = np.zeros(max(tags) + 1, dtype=np.int64)
     tag_length[list(tags)] = [len(t) for t in tags.values()]
-    extra_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(tag_length[status], out=extra_off[1:])
+    extra_off = ragged.offsets(tag_length[status])
     extra = b"".join(tags[s] for s in status[status != STATUS_SEARCHED].tolist())
     cnames, cname_off = _joined(result.contig_names)
-    text, records = _samfmt.format_records(
+    text, records = sam_records.format_records(
         np.arange(n), **_reads(batch), hit_off=result.hit_offsets,
         extra=np.frombuffer(extra, dtype=np.uint8), extra_off=extra_off,
         no_unal=no_unal, contig=result.contig, pos=result.pos, strand=result.strand,

@@ -1,0 +1,133 @@
+"""BLAST's X-drop extensions of seeds: ungapped, and gapped (banded Gotoh) with trace-back.
+
+Used by ``gseek align``'s stages and by the BLAST-style search: each takes
+a backend, one residue array and per-seed offsets, lengths and seed cells,
+and runs the ``dp`` kernel family (CUDA or its Numba twin) with identical
+results. Rules in ``docs/alignment.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gseek import ragged
+from gseek.backend import Backend, on_device
+from gseek.errors import OptionError
+from gseek.kernels import dp
+
+from .scoring import Scoring
+
+__all__ = ["xdrop_ungapped", "xdrop_gapped"]
+
+
+@on_device
+def xdrop_ungapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
+                   t_len: np.ndarray, q_pos: np.ndarray, t_pos: np.ndarray, scoring: Scoring,
+                   xdrop: int) -> dict[str, np.ndarray]:
+    """BLAST's ungapped X-drop extension of seeds ``(q_pos, t_pos)`` both ways.
+
+    Returns ``score``, ``q_start``, ``q_end`` (the target extent is the same
+    diagonal: ``t_start = q_start + t_pos - q_pos``).
+
+    >>> from gseek import get_backend
+    >>> s = Scoring(match=1, mismatch=-3)
+    >>> codes = np.concatenate([s.encode("GGGACGTACGTCCC"), s.encode("TTTACGTACGTAAA")])
+    >>> r = xdrop_ungapped(get_backend("cpu"), codes, [0], [14], [14], [14], [5], [5], s, 5)
+    >>> int(r["score"][0]), int(r["q_start"][0]), int(r["q_end"][0])
+    (8, 3, 11)
+    """
+    n = len(q_len)
+    res = [backend.xp.empty(n, dtype=np.int32) for _ in range(3)]
+    if n:
+        args = [backend.asarray(np.asarray(a, dtype=d)) for a, d in
+                ((q_off, np.int64), (q_len, np.int32), (t_off, np.int64), (t_len, np.int32),
+                 (q_pos, np.int32), (t_pos, np.int32))]
+        backend.launch(dp, "xdrop_ungapped", n, backend.asarray(codes, dtype=np.uint8), *args, np.int64(n),
+                       backend.asarray(scoring.table.ravel()), np.int32(scoring.table.shape[0]), np.int32(xdrop), *res)
+    score, q_start, q_end = (backend.to_host(r) for r in res)
+    return {"score": score, "q_start": q_start, "q_end": q_end}
+
+
+@on_device
+def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
+                 t_len: np.ndarray, q_pos: np.ndarray, t_pos: np.ndarray, scoring: Scoring, xdrop: int,
+                 traceback: bool = True) -> dict[str, np.ndarray]:
+    """BLAST-style gapped X-drop extension of seed pairs ``(q_pos, t_pos)``
+    left and right (rules in ``docs/alignment.md``).
+
+    The seed pair is aligned; each side is a row-by-row DP from the seed
+    that drops cells more than ``xdrop`` below the best score so far and
+    ends at its best cell. Returns host arrays ``score``, ``q_start``,
+    ``q_end``, ``t_start``, ``t_end`` and, with ``traceback``, ``matches``,
+    ``mismatches``, ``gap_cols``, ``gap_opens`` and the CIGARs (pair p's
+    BAM-encoded runs at ``cigar[cigar_offsets[p]:cigar_offsets[p + 1]]``).
+    Trace-back is count -> prefix sum -> fill: a score-only sweep sizes the
+    trace-back bytes, a second sweep stores them and counts CIGAR runs, a
+    walk writes the runs.
+
+    >>> from gseek import get_backend
+    >>> s = Scoring()
+    >>> q, t = "TTGACGTTACGGATCCATTT", "AAGACGTTACCGGATCCAAA"
+    >>> codes = np.concatenate([s.encode(q), s.encode(t)])
+    >>> r = xdrop_gapped(get_backend("cpu"), codes, [0], [20], [20], [20], [4], [4], s, 20)
+    >>> [int(r[k][0]) for k in ("score", "q_start", "q_end", "t_start", "t_end")]
+    [23, 2, 17, 2, 18]
+    >>> from gseek.output.cigar import cigar_strings
+    >>> print(cigar_strings(r["cigar"], r["cigar_offsets"])[0])
+    7=1D8=
+    """
+    n = len(q_len)
+    q_off, t_off = np.asarray(q_off, np.int64), np.asarray(t_off, np.int64)
+    q_len, t_len = np.asarray(q_len, np.int32), np.asarray(t_len, np.int32)
+    q_pos, t_pos = np.asarray(q_pos, np.int32), np.asarray(t_pos, np.int32)
+    bad = (q_pos < 0) | (q_pos >= q_len) | (t_pos < 0) | (t_pos >= t_len)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise OptionError(f"seed {k}: (q_pos, t_pos) = ({q_pos[k]}, {t_pos[k]}) is not a residue pair of "
+                          f"lengths ({q_len[k]}, {t_len[k]})")
+    if not 0 <= int(xdrop) < (1 << 26):
+        raise OptionError(f"xdrop must be in [0, 2^26), not {xdrop}")
+    names = ("score", "q_start", "q_end", "t_start", "t_end")
+    out: dict[str, np.ndarray] = {k: np.zeros(n, np.int32) for k in names}
+    if traceback:
+        out.update({k: np.zeros(n, np.int32) for k in ("matches", "mismatches", "gap_cols", "gap_opens")})
+        out["cigar"], out["cigar_offsets"] = np.zeros(0, np.uint32), np.zeros(n + 1, np.int64)
+    if n == 0:
+        return out
+    xp = backend.xp
+    width = np.maximum(t_pos, t_len - t_pos - 1).astype(np.int64) + 1
+    work_off = ragged.offsets(2 * width)
+    dev = [backend.asarray(a) for a in (q_off, q_len, t_off, t_len, q_pos, t_pos)]
+    args = [backend.asarray(codes, dtype=np.uint8), *dev, np.int64(n), backend.asarray(scoring.table.ravel()),
+            np.int32(scoring.table.shape[0]), np.int32(scoring.gap_open), np.int32(scoring.gap_extend), np.int32(xdrop)]
+    work = xp.empty(int(work_off[-1]), dtype=np.int32)
+    res = xp.empty((5, n), dtype=np.int32)
+    cells, rows = xp.empty(n, dtype=np.int64), xp.empty(n, dtype=np.int32)
+    backend.launch(dp, "xdrop_gapped_score", n, *args, backend.asarray(work_off), work, *res, cells, rows)
+    host = backend.to_host(res)
+    for row, name in enumerate(names):
+        out[name] = host[row].copy()
+    if not traceback:
+        return out
+    tb_off, row_off = ragged.offsets(backend.to_host(cells)), ragged.offsets(backend.to_host(rows))
+    tb = xp.empty(max(int(tb_off[-1]), 1), dtype=np.uint8)
+    row_start = xp.empty(max(int(row_off[-1]), 1), dtype=np.int32)
+    row_tb = xp.empty(max(int(row_off[-1]), 1), dtype=np.int64)
+    ends = [res[1], res[2], res[3], res[4]]
+    stats = xp.empty((5, n), dtype=np.int32)
+    tb_off_d, row_off_d = backend.asarray(tb_off[:-1]), backend.asarray(row_off[:-1])
+    backend.launch(dp, "xdrop_gapped_fill", n, *args, np.int32(scoring.no_match_code), backend.asarray(work_off), work,
+                   *ends, tb_off_d, tb, row_off_d, row_start, row_tb, *stats)
+    host = backend.to_host(stats)
+    for row, name in enumerate(("matches", "mismatches", "gap_cols", "gap_opens"), 1):
+        out[name] = host[row].copy()
+    cig_off = ragged.offsets(host[0].astype(np.int64))
+    cigar = xp.empty(max(int(cig_off[-1]), 1), dtype=np.uint32)
+    backend.launch(dp, "xdrop_gapped_walk", n, args[0], dev[0], dev[2], dev[4], dev[5], np.int64(n),
+                   np.int32(scoring.no_match_code), *ends, tb, row_off_d, row_start, row_tb, stats[0],
+                   backend.asarray(cig_off[:-1]), cigar)
+    out["cigar"] = backend.to_host(cigar)[: int(cig_off[-1])].copy()
+    out["cigar_offsets"] = cig_off
+    return out

@@ -1,0 +1,83 @@
+"""Ragged arrays: variable-length items stored as one flat array plus offsets.
+
+Item ``i`` of ``(data, offsets)`` is ``data[offsets[i]:offsets[i + 1]]``;
+``offsets`` has one entry more than there are items, starts at 0 and never
+decreases. Every gseek stage that lays variable-length things side by side
+(reads, names, CIGAR runs, hits per read, text per row) uses these helpers, on
+numpy or CuPy arrays alike (``xp`` is the array module of the input).
+
+>>> import numpy as np
+>>> offsets(np.array([3, 0, 2]))
+array([0, 3, 3, 5])
+>>> data, offs = encode_strings(["ab", "", "xyz"])
+>>> bytes(data), offs.tolist()
+(b'abxyz', [0, 2, 2, 5])
+>>> decode_strings(data, offs)
+['ab', '', 'xyz']
+>>> d, o = gather(data, offs, np.array([2, 0]))
+>>> bytes(d), o.tolist()
+(b'xyzab', [0, 3, 5])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["offsets", "encode_strings", "decode_strings", "gather", "concat"]
+
+
+def _xp(array: Any) -> Any:
+    """numpy or cupy, whichever ``array`` belongs to (CuPy is not imported here)."""
+    return np if isinstance(array, np.ndarray) or not hasattr(array, "__cuda_array_interface__") \
+        else __import__("cupy")
+
+
+def offsets(sizes: Any, dtype: Any = np.int64) -> Any:
+    """Exclusive prefix sum of ``sizes`` with the total appended: n + 1 offsets.
+
+    Works on numpy and CuPy arrays (and on any sequence of integers).
+    """
+    if not hasattr(sizes, "dtype"):
+        sizes = np.fromiter(sizes, dtype=np.int64) if not isinstance(sizes, (list, tuple)) \
+            else np.asarray(sizes, dtype=np.int64)
+    xp = _xp(sizes)
+    out = xp.zeros(sizes.size + 1, dtype=dtype)
+    xp.cumsum(sizes, out=out[1:])
+    return out
+
+
+def encode_strings(items: Iterable[str | bytes], encoding: str = "utf-8",
+                   errors: str = "strict") -> tuple[np.ndarray, np.ndarray]:
+    """Strings (or bytes) as one ``uint8`` array and ``int64`` offsets."""
+    raw = [s if isinstance(s, (bytes, bytearray)) else s.encode(encoding, errors) for s in items]
+    return np.frombuffer(b"".join(raw), dtype=np.uint8).copy(), offsets([len(r) for r in raw])
+
+
+def decode_strings(data: np.ndarray, offs: np.ndarray, encoding: str = "utf-8") -> list[str]:
+    """The strings of ``(data, offsets)``."""
+    raw = np.asarray(data, dtype=np.uint8).tobytes()
+    o = np.asarray(offs).tolist()
+    return [raw[a:b].decode(encoding) for a, b in zip(o[:-1], o[1:])]
+
+
+def gather(data: Any, offs: Any, idx: Any) -> tuple[Any, Any]:
+    """Items ``idx`` of ``(data, offsets)``, vectorised: their data side by side and new offsets."""
+    xp = _xp(data)
+    starts, sizes = offs[idx], offs[idx + 1] - offs[idx]
+    new = offsets(sizes)
+    where = xp.repeat(starts - new[:-1], sizes.tolist() if xp is not np else sizes) + xp.arange(int(new[-1]))
+    return data[where], new
+
+
+def concat(parts: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+    """One ragged array holding the items of every ``(data, offsets)`` part, in order
+    (a part's offsets may start above 0: only ``data[offsets[0]:offsets[-1]]`` is used)."""
+    xp = _xp(parts[0][0]) if parts else np
+    shift = np.cumsum([0] + [int(o[-1] - o[0]) for _, o in parts[:-1]])
+    data = xp.concatenate([d[int(o[0]):int(o[-1])] for d, o in parts])
+    offs = xp.concatenate([xp.zeros(1, np.int64)] + [(o[1:] - o[0] + s).astype(np.int64)
+                                                      for (_, o), s in zip(parts, shift)])
+    return data, offs
