@@ -45,8 +45,8 @@ def main() -> int:
     args = p.parse_args()
     os.environ.setdefault("NUMBA_CACHE_DIR", str(harness.OUT_DIR / "numba-cache"))
 
-    import gseek.seqio as sq
-    from gseek import _fastx
+    import gseek.seqio.reader as sq
+    from gseek.seqio import parser as _fastx
 
     data = datagen.synthetic_fastq(args.reads, args.length, args.seed)
     tiny = datagen.synthetic_fastq(1000, args.length, args.seed + 1)

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gseek import _fastx, seqio
+from gseek import seqio
+from gseek.seqio import parser as _fastx
 from gseek.errors import FastxError
 from gseek.seqio import FastxReader, SequenceBatch, iter_fastx, open_output, read_fastx, write_fasta, write_fastq
 
@@ -252,10 +253,10 @@ def _assert_same_as_one_thread(path, threads=(2, 3, 8), **options):
 def small_reads(monkeypatch):
     """Let threads run with any chunk size and set how few bytes a read takes
     (both readers), so that small inputs make many reads and many chunks."""
-    monkeypatch.setattr(seqio, "PARALLEL_MIN_CHUNK_BYTES", 1)
+    monkeypatch.setattr(seqio.reader, "PARALLEL_MIN_CHUNK_BYTES", 1)
 
     def read_min(n):
-        monkeypatch.setattr(seqio, "_READ_MIN", n)
+        monkeypatch.setattr(_fastx, "READ_MIN", n)
 
     return read_min
 

@@ -4,7 +4,8 @@
 with the exact command line) and records to a temporary name, and renames it
 to the final name when closed without error. A name ending in ``.bam`` gives
 BAM (the SAM text is converted by htslib through pysam when the writer
-closes); ``-`` writes SAM to stdout. Records are formatted as text straight
+closes); ``-`` writes SAM to stdout and special files (``/dev/null``) are
+written in place. Records are formatted as text straight
 from the struct-of-arrays results (:func:`format_mapping`, by the Numba
 formatter in :mod:`gseek.output.sam_records`); ``docs/sam.md`` documents fields, tags and
 MAPQ.
@@ -33,7 +34,8 @@ import pysam
 from gseek import __version__, ragged
 from gseek.alphabet import COMPLEMENT
 from gseek.errors import GseekError
-from gseek.seqio import SequenceBatch
+from gseek.seqio import SequenceBatch, open_output
+from gseek.seqio.atomic import temporary_name
 
 from . import sam_records
 
@@ -55,64 +57,61 @@ def sam_header(contig_names, contig_lengths, *, command: str, backend: str) -> d
 
 
 class SamWriter:
-    """Context manager writing SAM (BAM for ``*.bam``, stdout for ``-``) under a temporary name."""
+    """Context manager writing SAM (BAM for ``*.bam``, stdout for ``-``), atomically.
+
+    The output is a :func:`~gseek.seqio.open_output`: a regular file is
+    written under a temporary name and renamed when complete; ``-`` and
+    special files (``/dev/null``, a FIFO) are written in place. BAM: the SAM
+    text goes to a scratch file beside the output, converted by htslib when
+    the writer closes.
+    """
 
     def __init__(self, path: str | os.PathLike, header: dict) -> None:
         self.header = pysam.AlignmentHeader.from_dict(header)
         self.records = 0
+        self.path = Path(path)
         self.stdout = os.fspath(path) == "-"
-        if self.stdout:
-            self.path = self.tmp = None
-            self._out = sys.stdout
-        else:
-            self.path = Path(path)
-            self.bam = self.path.suffix == ".bam"
-            self.tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
-            self._sam = self.path.with_name(f".{self.path.name}.sam.tmp-{os.getpid()}") if self.bam else self.tmp
+        self.bam = not self.stdout and self.path.suffix == ".bam"
+        self._target = open_output(path, "path" if self.bam else "wb")
+        if self.bam:
+            self._dest = self._target.__enter__()
+            self._sam = temporary_name(self.path.with_name(self.path.name + ".sam"))
             self._out = open(self._sam, "wb")
-        self._write(_header_bytes(str(self.header)))
+        else:
+            self._out = self._target.__enter__()
+        try:
+            self._write(_header_bytes(str(self.header)))
+        except BaseException:
+            self._close(*sys.exc_info())
+            raise
 
     def __enter__(self) -> SamWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if self.stdout:
-            self._out.flush()
+        self._close(exc_type, exc, tb)
+
+    def _close(self, exc_type, exc, tb) -> None:
+        if not self.bam:
+            self._target.__exit__(exc_type, exc, tb)
             return
-        ok = False
         try:
             self._out.close()
-            if exc_type is None and self.bam:
+            if exc_type is None:
                 try:
-                    pysam.view("-b", "-o", str(self.tmp), str(self._sam), catch_stdout=False)
+                    pysam.view("-b", "-o", str(self._dest), str(self._sam), catch_stdout=False)
                 except pysam.utils.SamtoolsError as err:
-                    raise GseekError(f"{self.path}: BAM conversion failed: {' '.join(str(err).split())}") from None
-            ok = exc_type is None
-            if ok:
-                # Renaming over an existing file makes ext4 (auto_da_alloc) write the new
-                # file's data out first: 1.2 s for 3 GB of SAM on the H200 host. The old
-                # output goes just before the complete new one is renamed into place.
-                if self.path.is_file():
-                    self.path.unlink(missing_ok=True)
-                os.replace(self.tmp, self.path)
+                    error = GseekError(f"{self.path}: BAM conversion failed: {' '.join(str(err).split())}")
+                    self._target.__exit__(GseekError, error, None)
+                    raise error from None
+            self._target.__exit__(exc_type, exc, tb)
         finally:
-            if self.bam:
-                self._sam.unlink(missing_ok=True)
-            if not ok:
-                self.tmp.unlink(missing_ok=True)
+            self._sam.unlink(missing_ok=True)
 
     def _write(self, data: str | bytes | np.ndarray) -> None:
         if isinstance(data, str):  # record text: one byte a character (names are latin-1, as read)
             data = data.encode("latin-1")
-        if self.stdout:
-            out = getattr(self._out, "buffer", None)
-            if out is None:  # a text-only stream
-                self._out.write(bytes(data).decode("latin-1"))
-                return
-            self._out.flush()
-            out.write(memoryview(data))
-        else:
-            self._out.write(memoryview(data))
+        self._out.write(memoryview(data))
 
     def write_text(self, text: str | bytes | np.ndarray, records: int) -> None:
         """Append SAM record lines (each ending in a newline) holding ``records`` records:

@@ -37,7 +37,7 @@ import codecs
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -46,6 +46,9 @@ from gseek import ragged
 from gseek.seqio import open_output
 
 from .cigar import CigarStrings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gseek.align.results import AlignmentResults
 
 from ._text import _byte, _copy, _fixed, _int
 

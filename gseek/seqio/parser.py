@@ -14,6 +14,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from gseek.alphabet import dna_table, protein_table
+
 # Error codes returned by parse_chunk (see ERROR_TEXT in gseek.seqio).
 OK = 0
 E_RECORD_START = 1  # line does not start with '>' / '@'
@@ -411,3 +413,32 @@ def tail_stop(buf, n, is_fastq, table):
             j += 1
         return j + 1
     return -1
+
+
+# --------------------------------------------------------------------------- messages and tables
+
+#: The reader reads at least this many bytes at a time.
+READ_MIN = 1 << 16
+
+#: Code -> message of each parse error (``a``, ``b``, ``col`` from the parser).
+ERROR_TEXT = {
+    E_RECORD_START: "expected '{head}' at the start of a record, found {a}",
+    E_SEQ_CHAR: "invalid {alphabet} character {a} in sequence (column {col})",
+    E_QUAL_LENGTH: "quality length {a} != sequence length {b}",
+    E_NO_PLUS: "truncated record: missing '+' line",
+    E_TRUNCATED: "truncated record: quality length {a} != sequence length {b}",
+    E_QUAL_CHAR: "invalid quality character {a} (column {col})",
+    E_EMPTY_NAME: "header line has no record name",
+}
+
+#: Byte -> residue code table of each alphabet.
+TABLES = {"dna": dna_table(), "protein": protein_table()}
+
+
+def show_byte(b: int) -> str:
+    """A byte as an error message shows it."""
+    if b == 0:
+        return "NUL byte (binary data?)"
+    if 32 < b < 127:
+        return repr(chr(b))
+    return f"byte 0x{b:02x}" + (" (binary data?)" if b < 32 or b >= 128 else "")

@@ -1,0 +1,151 @@
+"""A batch of FASTA/FASTQ records as struct-of-arrays (:class:`SequenceBatch`), and soft-mask runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from gseek.alphabet import decode_dna
+
+__all__ = ["SequenceBatch", "Alphabet", "mask_runs"]
+
+Alphabet = Literal["dna", "protein"]
+
+
+@dataclass(frozen=True, eq=False)
+class SequenceBatch:
+    """Records of one chunk of a FASTA/FASTQ file, as struct-of-arrays.
+
+    Record ``i`` has residues ``codes[offsets[i]:offsets[i+1]]`` (DNA: 0..3 =
+    ACGT, 4 = N/ambiguous; protein: uppercase ASCII), Phred+33 qualities at
+    the same offsets (FASTQ only), name bytes ``names[name_offsets[i]:...]``
+    and description bytes likewise. ``soft_mask`` holds half-open runs
+    ``[start, end)`` of lowercase residues in ``codes`` coordinates.
+    ``first_record`` is the index of record 0 in its file, ``lines`` the
+    1-based line of each header, for error messages.
+    """
+
+    path: str
+    format: Literal["fasta", "fastq"]
+    alphabet: Alphabet
+    codes: np.ndarray
+    offsets: np.ndarray
+    quals: np.ndarray | None
+    names: np.ndarray
+    name_offsets: np.ndarray
+    descriptions: np.ndarray
+    description_offsets: np.ndarray
+    soft_mask: np.ndarray
+    lines: np.ndarray
+    first_record: int = 0
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __repr__(self) -> str:
+        return (
+            f"SequenceBatch({self.path!r}, {self.format}, records={len(self)}, "
+            f"residues={self.codes.size}, first_record={self.first_record})"
+        )
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Length of every record (int64)."""
+        if "lengths" not in self._cache:
+            self._cache["lengths"] = np.diff(self.offsets)
+        return self._cache["lengths"]
+
+    @property
+    def total_length(self) -> int:
+        return int(self.codes.size)
+
+    def name(self, i: int) -> str:
+        return self.names[self.name_offsets[i] : self.name_offsets[i + 1]].tobytes().decode("latin-1")
+
+    def description(self, i: int) -> str:
+        lo, hi = self.description_offsets[i], self.description_offsets[i + 1]
+        return self.descriptions[lo:hi].tobytes().decode("latin-1")
+
+    def name_list(self) -> list[str]:
+        """All record names as Python strings (one decode, then split)."""
+        text = self.names.tobytes().decode("latin-1")
+        o = self.name_offsets
+        return [text[o[i] : o[i + 1]] for i in range(len(self))]
+
+    def codes_of(self, i: int) -> np.ndarray:
+        return self.codes[self.offsets[i] : self.offsets[i + 1]]
+
+    def sequence(self, i: int) -> str:
+        """Record ``i`` as text (DNA: ``ACGTN``; lowercase is not restored)."""
+        codes = self.codes_of(i)
+        if self.alphabet == "dna":
+            return decode_dna(codes)
+        return codes.tobytes().decode("ascii")
+
+    def quality(self, i: int) -> str | None:
+        if self.quals is None:
+            return None
+        return self.quals[self.offsets[i] : self.offsets[i + 1]].tobytes().decode("ascii")
+
+    def where(self, i: int) -> str:
+        """``path:line`` of record ``i``'s header, for error messages."""
+        return f"{self.path}:{int(self.lines[i])}"
+
+    @classmethod
+    def concat(cls, batches: list[SequenceBatch]) -> SequenceBatch:
+        """Join consecutive batches of one file into one batch."""
+        if not batches:
+            raise ValueError("concat() needs at least one batch")
+        if len(batches) == 1:
+            return batches[0]
+        first = batches[0]
+
+        def join_offsets(arrays):
+            parts, base = [np.zeros(1, dtype=np.int64)], 0
+            for a in arrays:
+                parts.append(a[1:] + base)
+                base += int(a[-1])
+            return np.concatenate(parts)
+
+        masks, base = [], 0
+        for b in batches:
+            masks.append(b.soft_mask + base)
+            base += b.codes.size
+        return cls(
+            path=first.path,
+            format=first.format,
+            alphabet=first.alphabet,
+            codes=np.concatenate([b.codes for b in batches]),
+            offsets=join_offsets([b.offsets for b in batches]),
+            quals=None if first.quals is None else np.concatenate([b.quals for b in batches]),
+            names=np.concatenate([b.names for b in batches]),
+            name_offsets=join_offsets([b.name_offsets for b in batches]),
+            descriptions=np.concatenate([b.descriptions for b in batches]),
+            description_offsets=join_offsets([b.description_offsets for b in batches]),
+            soft_mask=np.concatenate(masks).reshape(-1, 2),
+            lines=np.concatenate([b.lines for b in batches]),
+            first_record=first.first_record,
+        )
+
+
+def mask_runs(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Half-open ``[start, end)`` runs of true/non-zero entries of ``mask``, as an
+    ``(k, 2)`` int64 array, split at the record ``offsets`` so that a run never
+    spans two records.
+
+    >>> mask_runs(np.array([0, 1, 1, 1, 0, 1], dtype=np.uint8), np.array([0, 2, 6])).tolist()
+    [[1, 2], [2, 4], [5, 6]]
+    """
+    on = mask.astype(bool)
+    boundary = np.zeros(on.size + 1, dtype=bool)
+    boundary[offsets] = True
+    before = np.concatenate([[False], on[:-1]]) & ~boundary[:-1]
+    after = np.concatenate([on[1:], [False]]) & ~boundary[1:]
+    starts = np.flatnonzero(on & ~before)
+    ends = np.flatnonzero(on & ~after) + 1
+    return np.stack([starts, ends], axis=1).astype(np.int64)
+
+

@@ -1,0 +1,314 @@
+"""Fast FASTA/FASTQ input and output as struct-of-arrays batches.
+
+Reading streams a file (plain or gzip, detected by its magic bytes) in bounded
+chunks through a Numba parser; each chunk becomes a :class:`SequenceBatch` of
+numpy arrays, so a 50 GB FASTQ never sits in memory and no per-record Python
+object is built.
+
+>>> import io, gzip, tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "r.fq")
+>>> _ = open(path, "w").write("@r1 first\\nACGTn\\n+\\nIIIII\\n@r2\\nGG\\n+\\n!!\\n")
+>>> batch = read_fastx(path)
+>>> len(batch), batch.name(0), batch.description(0), batch.sequence(0)
+(2, 'r1', 'first', 'ACGTN')
+>>> batch.lengths.tolist(), batch.quality(1)
+([5, 2], '!!')
+>>> batch.soft_mask.tolist()     # the lowercase 'n' at offset 4
+[[4, 5]]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import zlib
+from collections.abc import Iterator
+from typing import BinaryIO, Literal
+
+import numpy as np
+from isal import igzip_threaded
+
+from gseek.errors import FastxError
+
+from . import parser as _fastx
+from .batch import Alphabet, SequenceBatch, mask_runs
+from .parallel import ParallelParse
+from .parser import ERROR_TEXT, TABLES, show_byte
+
+__all__ = ["FastxReader", "iter_fastx", "read_fastx", "open_input", "STDIN", "DEFAULT_CHUNK_BYTES"]
+
+#: Default bytes read per chunk; a batch holds the records of one chunk.
+DEFAULT_CHUNK_BYTES = 16 << 20
+#: Below this chunk_bytes, threads > 1 still parses in one thread: the Python
+#: work per chunk (under the GIL) would cost more than the threads save.
+PARALLEL_MIN_CHUNK_BYTES = 1 << 16
+
+
+#: The name that reads standard input wherever gseek reads a sequence file.
+STDIN = "-"
+
+
+def open_input(path: str | os.PathLike) -> tuple[BinaryIO, BinaryIO]:
+    """Open a sequence input once: ``(stream to read, file to close after it)``.
+
+    ``-`` is standard input. The first bytes are read from the opened file,
+    never by a second open, so pipes, FIFOs, ``/dev/stdin`` and ``<( )``
+    lose nothing; gzip (``1f 8b``) is decompressed by ISA-L on a background
+    thread (python-isal), overlapping the parser.
+    """
+    path = os.fspath(path)
+    raw: BinaryIO = os.fdopen(os.dup(sys.stdin.fileno()), "rb") if path == STDIN else open(path, "rb")
+    try:
+        magic = b""
+        while len(magic) < 2:
+            more = raw.read(2 - len(magic))
+            if not more:
+                break
+            magic += more
+        if raw.seekable():
+            raw.seek(0)
+            stream: BinaryIO = raw
+        else:
+            stream = _Prefixed(magic, raw)  # type: ignore[assignment]
+        if magic == b"\x1f\x8b":
+            stream = igzip_threaded.open(stream, "rb", threads=1)  # type: ignore[assignment]
+    except BaseException:
+        raw.close()
+        raise
+    return stream, raw
+
+
+class FastxReader:
+    """Stream a FASTA or FASTQ file as :class:`SequenceBatch` chunks.
+
+    Arguments:
+        path: file name, ``-`` for standard input; gzip (and bgzip) is
+            detected from the content, also on a pipe or FIFO.
+        alphabet: ``"dna"`` (codes 0..4) or ``"protein"`` (uppercase ASCII).
+        chunk_bytes: bytes of (uncompressed) input per batch; a record larger
+            than this is read whole.
+        max_records: at most this many records per batch.
+        threads: parse with this many threads (``None`` or 1: in the calling
+            thread; also when ``chunk_bytes`` is under 64 KiB, where threads
+            do not pay). Batches, records and errors are exactly those of the
+            one-thread reader; see docs/sequence-io.md for how.
+
+    The format is taken from the first non-blank byte (``>`` FASTA, ``@``
+    FASTQ). Bad input raises :class:`~gseek.errors.FastxError` naming the
+    file, the line and the rule broken.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        alphabet: Alphabet = "dna",
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        max_records: int = 1 << 20,
+        threads: int | None = None,
+    ) -> None:
+        if alphabet not in TABLES:
+            raise ValueError(f"unknown alphabet {alphabet!r} (expected 'dna' or 'protein')")
+        if chunk_bytes < 1 or max_records < 1:
+            raise ValueError("chunk_bytes and max_records must be positive")
+        if threads is not None and (isinstance(threads, bool) or int(threads) != threads or threads < 1):
+            raise ValueError(f"threads must be a positive integer or None, not {threads!r}")
+        self.path = os.fspath(path)
+        self.alphabet = alphabet
+        self.chunk_bytes = int(chunk_bytes)
+        self.max_records = int(max_records)
+        self.threads = 1 if threads is None else int(threads)
+        self.format: Literal["fasta", "fastq"] | None = None
+        self.records_read = 0
+        #: chunks parsed from a predicted start and used / thrown away (threads > 1)
+        self.pieces_used = 0
+        self.pieces_discarded = 0
+
+    def __iter__(self) -> Iterator[SequenceBatch]:
+        try:
+            fh, raw = open_input(self.path)
+        except OSError as exc:
+            raise FastxError(self.path, None, f"cannot open: {exc.strerror or exc}") from None
+        with raw, fh:
+            yield from self._batches(fh)
+
+    def _read(self, fh: BinaryIO, n: int) -> bytes:
+        try:
+            return fh.read(n)
+        except (OSError, EOFError, ValueError, zlib.error) as exc:
+            raise FastxError(self.path, None, f"cannot read: {exc}") from None
+
+    def _batches(self, fh: BinaryIO) -> Iterator[SequenceBatch]:
+        fh, first_line = self._skip_blank_lines(fh)
+        if self.threads > 1 and self.chunk_bytes >= PARALLEL_MIN_CHUNK_BYTES:
+            yield from ParallelParse(self, fh, first_line).batches()
+            return
+        table = TABLES[self.alphabet]
+        data = b""
+        eof = False
+        line = first_line
+        want = self.chunk_bytes
+        while True:
+            while not eof and len(data) < want:
+                more = self._read(fh, max(want - len(data), _fastx.READ_MIN))
+                if not more:
+                    eof = True
+                data += more
+            if self.format is None:
+                stripped = data.lstrip(b"\r\n")
+                if not stripped:
+                    return  # empty file: no records
+                head = stripped[:1]
+                if head == b">":
+                    self.format = "fasta"
+                elif head == b"@":
+                    self.format = "fastq"
+                else:
+                    line_no = line + data[: len(data) - len(stripped)].count(b"\n")
+                    raise FastxError(
+                        self.path,
+                        line_no,
+                        f"not FASTA or FASTQ: record starts with {show_byte(head[0])}, expected '>' or '@'",
+                    )
+            if not data:
+                return
+            batch, consumed, lines = self._parse(data, eof, table, line)
+            if batch is not None:
+                yield batch
+                want = self.chunk_bytes
+            elif eof:
+                return
+            else:
+                want = 2 * max(want, len(data))  # one record larger than the chunk
+            data = data[consumed:]
+            line += lines
+
+    def _skip_blank_lines(self, fh: BinaryIO) -> tuple[BinaryIO, int]:
+        """Drop the blank lines before the first record (however many: the
+        format is read from the first byte after them); the stream from that
+        byte on, and its line number."""
+        lines = 0
+        while True:
+            block = self._read(fh, _fastx.READ_MIN)
+            head = block.lstrip(b"\r\n")
+            lines += block[: len(block) - len(head)].count(b"\n")
+            if head or not block:
+                return _Prefixed(head, fh), 1 + lines
+
+    def _parse(self, data: bytes, eof: bool, table: np.ndarray, line: int):
+        return self._finish(self._parse_raw(np.frombuffer(data, dtype=np.uint8), eof, table), line)
+
+    def _parse_raw(self, buf: np.ndarray, eof: bool, table: np.ndarray) -> tuple:
+        """Run the parser over ``buf``; the outcome with line numbers relative to
+        ``buf``. Reads, never changes, the reader (runs on worker threads)."""
+        n = buf.size
+        fastq = self.format == "fastq"
+        cap = max(1, min(self.max_records, n // 2 + 1))
+        out = _fastx.empty_outputs(n, cap, fastq)
+        codes, quals, case_mask, seq_off, names, name_off, descs, desc_off, rec_line = out
+        r, consumed, lines, nb, lower, err, err_line, a, b = _fastx.parse_chunk(
+            buf, n, eof, fastq, table, cap, self.chunk_bytes, *out
+        )
+        if err or r == 0:
+            return err, err_line, a, b, r, consumed, lines, None
+        soft = mask_runs(case_mask[:nb], seq_off[: r + 1]) if lower else np.empty((0, 2), dtype=np.int64)
+        arrays = (
+            codes[:nb].copy(),
+            seq_off[: r + 1].copy(),
+            quals[:nb].copy() if fastq else None,
+            names[: name_off[r]].copy(),
+            name_off[: r + 1].copy(),
+            descs[: desc_off[r]].copy(),
+            desc_off[: r + 1].copy(),
+            soft,
+            rec_line[:r],
+        )
+        return err, err_line, a, b, r, consumed, lines, arrays
+
+    def _finish(self, raw: tuple, line: int):
+        """Raise the error of a :meth:`_parse_raw` outcome whose buffer starts at
+        ``line``, or make its batch (the next ``first_record``)."""
+        err, err_line, a, b, r, consumed, lines, arrays = raw
+        if err:
+            self._raise(err, line + err_line, a, b)
+        if r == 0:
+            return None, consumed, lines
+        codes, offsets, quals, names, name_offsets, descs, desc_offsets, soft, rec_line = arrays
+        batch = SequenceBatch(
+            path=self.path,
+            format=self.format,  # type: ignore[arg-type]
+            alphabet=self.alphabet,
+            codes=codes,
+            offsets=offsets,
+            quals=quals,
+            names=names,
+            name_offsets=name_offsets,
+            descriptions=descs,
+            description_offsets=desc_offsets,
+            soft_mask=soft,
+            lines=rec_line + line,
+            first_record=self.records_read,
+        )
+        self.records_read += r
+        return batch, consumed, lines
+
+    def _raise(self, err: int, line: int, a: int, b: int) -> None:
+        head = "@" if self.format == "fastq" else ">"
+        text = ERROR_TEXT[err].format(
+            head=head,
+            alphabet=self.alphabet.upper() if self.alphabet == "dna" else self.alphabet,
+            a=show_byte(a) if err in (_fastx.E_RECORD_START, _fastx.E_SEQ_CHAR, _fastx.E_QUAL_CHAR) else a,
+            b=b,
+            col=b + 1,
+        )
+        raise FastxError(self.path, line, text)
+
+
+class _Prefixed:
+    """A binary stream that returns ``head`` first, then the rest of ``fh``;
+    every read is as full as ``fh``'s own (no short read at the seam)."""
+
+    def __init__(self, head: bytes, fh: BinaryIO) -> None:
+        self.head = memoryview(head)
+        self.fh = fh
+
+    def read(self, n: int = -1) -> bytes:
+        if not self.head:
+            return self.fh.read(n)
+        if n is None or n < 0:
+            out, self.head = bytes(self.head) + self.fh.read(), memoryview(b"")
+            return out
+        out, self.head = bytes(self.head[:n]), self.head[n:]
+        return out + (self.fh.read(n - len(out)) if len(out) < n else b"")
+
+    def readinto(self, buffer) -> int:
+        view = memoryview(buffer).cast("B")
+        k = min(len(view), len(self.head))
+        view[:k] = self.head[:k]
+        self.head = self.head[k:]
+        if k < len(view):
+            readinto = getattr(self.fh, "readinto", None)
+            if readinto is not None:
+                k += readinto(view[k:]) or 0
+            else:
+                more = self.fh.read(len(view) - k)
+                view[k : k + len(more)] = more
+                k += len(more)
+        return k
+
+
+def iter_fastx(path: str | os.PathLike, **options) -> Iterator[SequenceBatch]:
+    """Iterate the batches of a FASTA/FASTQ file (see :class:`FastxReader`)."""
+    return iter(FastxReader(path, **options))
+
+
+def read_fastx(path: str | os.PathLike, **options) -> SequenceBatch:
+    """Read a whole FASTA/FASTQ file into one batch.
+
+    Raises :class:`~gseek.errors.FastxError` if the file holds no record.
+    """
+    reader = FastxReader(path, **options)
+    batches = list(reader)
+    if not batches:
+        raise FastxError(os.fspath(path), None, "no FASTA/FASTQ records (empty file)")
+    return SequenceBatch.concat(batches)
