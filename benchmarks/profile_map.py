@@ -49,7 +49,7 @@ def main() -> int:
     index = Index.load(work / "ref.gseek", device=args.device)
     mapper = Mapper(index, args.mismatches)
     warm = next(iter(FastxReader(work / "r.fq", max_records=1000)))
-    format_mapping(mapper.map(warm), warm, mapper)
+    format_mapping(mapper.map(warm), warm, mapper.reference)
     startup = time.perf_counter() - t
 
     kernel_events: list = []
@@ -106,7 +106,7 @@ def main() -> int:
         result = mapper.select(batch, found)
         times["select"] += time.perf_counter() - t
         t = time.perf_counter()
-        format_mapping(result, batch, mapper, raw=True)
+        format_mapping(result, batch, mapper.reference, raw=True)
         times["format"] += time.perf_counter() - t
     total = sum(times.values())
     print(f"{mapper.backend.describe()}: {args.reads:,} reads, k={args.mismatches}, {batches} batches "

@@ -54,7 +54,7 @@ def main() -> int:
     step("first select (Numba cache load)", t)
     from gseek.output.sam import format_mapping, sam_header
 
-    format_mapping(result, batch, mapper, raw=True)
+    format_mapping(result, batch, mapper.reference, raw=True)
     step("first format (Numba cache load)", t)
     sam_header(index.contigs.names, index.contigs.lengths, command="x", backend=backend.describe())
     step("SAM header", t)

@@ -90,10 +90,14 @@ def _offsets(backend: Backend, codes: Any, offsets: Any) -> Any:
 
 
 @on_device
-def reverse_complement(backend: Backend, codes: Any, offsets: Any) -> Any:
-    """Reverse-complement every record ``codes[offsets[i]:offsets[i+1]]`` (N stays N)."""
+def reverse_complement(backend: Backend, codes: Any, offsets: Any, *, check: bool = True) -> Any:
+    """Reverse-complement every record ``codes[offsets[i]:offsets[i+1]]`` (N stays N).
+
+    ``check=False``: ``offsets`` are known to be valid device ``int64`` offsets
+    (a stage's own), so they are not copied to the host to be checked.
+    """
     codes = backend.asarray(codes, dtype=np.uint8)
-    offsets = _offsets(backend, codes, offsets)
+    offsets = _offsets(backend, codes, offsets) if check else backend.asarray(offsets, dtype=np.int64)
     out = backend.xp.empty_like(codes)
     backend.launch(seqpack, "reverse_complement", codes.size, codes, offsets, np.int64(offsets.size - 1), out)
     return out

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from gseek import ragged
 from gseek.alphabet import encode_dna
 from gseek.backend import Backend, on_device
 from gseek.errors import OptionError
@@ -130,8 +131,7 @@ def pattern_arrays(patterns: Any, backend: Backend | None = None) -> tuple[Any, 
             raise OptionError("pattern codes must be 0..4 (A, C, G, T, N)")
         return codes, offsets
     texts = [p.decode("ascii") if isinstance(p, bytes) else str(p) for p in patterns]
-    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum([len(t) for t in texts], out=offsets[1:])
+    offsets = ragged.offsets([len(t) for t in texts])
     try:
         codes = encode_dna("".join(texts))
     except ValueError:
@@ -162,13 +162,13 @@ def backward_search(backend: Backend, fm: FmArrays, codes: Any, offsets: Any) ->
 
 
 @on_device
-def locate_rows(backend: Backend, fm: FmArrays, lo: Any, hi: Any) -> tuple[Any, Any]:
-    """Every row of every interval as ``(pattern index, text position)``,
-    sorted by pattern, then text position."""
+def locate_rows(backend: Backend, fm: FmArrays, lo: Any, hi: Any, *, sort: bool = True) -> tuple[Any, Any]:
+    """Every row of every interval as ``(interval index, text position)``: sorted by
+    interval, then text position, or (``sort=False``) interval by interval in SA order."""
     fm.need("occ", "dollar_rows", "sa_mark", "sa_samples", why="locate")
     xp = backend.xp
     n = int(lo.size)
-    starts = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(hi - lo)])
+    starts = ragged.offsets(hi - lo)
     total = int(starts[-1])
     pattern = xp.empty(total, dtype=np.int64)
     text_pos = xp.empty(total, dtype=np.int64)
@@ -177,7 +177,7 @@ def locate_rows(backend: Backend, fm: FmArrays, lo: Any, hi: Any) -> tuple[Any, 
         fm.occ, fm.dollar_rows, fm.C, fm.sa_mark, fm.sa_samples, np.int64(fm.wide),
         lo, starts, np.int64(n), np.int64(total), pattern, text_pos,
     )  # fmt: skip
-    if total == 0:
+    if total == 0 or not sort:
         return pattern, text_pos
     order = xp.lexsort(xp.stack([text_pos, pattern]))
     return pattern[order], text_pos[order]

@@ -80,19 +80,19 @@ def format_unmapped(batch, reads, tags=None) -> str:
     return "".join(lines)
 
 
-def mismatch_positions(batch, mapper, contig, pos, strand, read):
+def mismatch_positions(batch, reference, contig, pos, strand, read):
     """Per hit: (flat mismatch positions in SAM SEQ orientation, their offsets, reference codes there)."""
     lengths = batch.lengths[read]
     hit_off = np.zeros(read.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=hit_off[1:])
     total = int(hit_off[-1])
     within = np.arange(total) - np.repeat(hit_off[:-1], lengths)
-    g = np.repeat(mapper.contig_offsets_host[contig] + pos, lengths) + within
-    words = mapper.text_host[g >> 4]
+    g = np.repeat(reference.contig_offsets[contig] + pos, lengths) + within
+    words = reference.text[g >> 4]
     shift = (30 - 2 * (g & 15)).astype(np.uint32)
     ref = ((words >> shift) & 3).astype(np.uint8)
-    if mapper.has_amb:
-        ref[((mapper.ref_nmask_host[g >> 4] >> shift) & 3) != 0] = 4
+    if reference.has_amb:
+        ref[((reference.nmask[g >> 4] >> shift) & 3) != 0] = 4
     # the read as aligned to the forward reference: reverse complement for strand -1
     rev = np.repeat(strand < 0, lengths)
     start = np.repeat(batch.offsets[read], lengths)
@@ -106,7 +106,7 @@ def mismatch_positions(batch, mapper, contig, pos, strand, read):
     return flat - np.repeat(hit_off[:-1], np.diff(offsets)), offsets, ref[flat]
 
 
-def format_mapping(result, batch, mapper, *, no_unal: bool = False, cigar_eq: bool = False) -> tuple[str, int]:
+def format_mapping(result, batch, reference, *, no_unal: bool = False, cigar_eq: bool = False) -> tuple[str, int]:
     """SAM record lines of one mapped batch, reads in input order, and their number."""
     names = result.names
     contig_names = result.contig_names
@@ -114,7 +114,7 @@ def format_mapping(result, batch, mapper, *, no_unal: bool = False, cigar_eq: bo
     o = batch.offsets.tolist()
     lengths = batch.lengths.tolist()
     read, contig, pos, strand = result.read, result.contig, result.pos, result.strand
-    at, at_off, ref_at = mismatch_positions(batch, mapper, contig, pos, strand, read)
+    at, at_off, ref_at = mismatch_positions(batch, reference, contig, pos, strand, read)
     at_off = at_off.tolist()
     mm = result.mismatches.tolist()
     n_best, n_second, mapq = result.n_best.tolist(), result.n_second.tolist(), result.mapq.tolist()

@@ -102,8 +102,8 @@ MODES = [
 
 
 def _same(result, batch, mapper, **options):
-    got = format_mapping(result, batch, mapper, **options)
-    want = reference_sam.format_mapping(result, batch, mapper, **options)
+    got = format_mapping(result, batch, mapper.reference, threads=getattr(mapper.backend, "threads", None), **options)
+    want = reference_sam.format_mapping(result, batch, mapper.reference, **options)
     assert got[1] == want[1]
     if got[0] != want[0]:  # show the first differing line
         for a, b in zip(got[0].splitlines(), want[0].splitlines()):
@@ -147,7 +147,7 @@ def test_map_reads_writes_the_reference_text(genome, tmp_path):
     path = _write(tmp_path / "r.fq", _reads(7, contigs, 80), True, 7)
     batch = read_fastx(path)
     mapper = Mapper(index, 2, max_alignments=2)
-    want, _ = reference_sam.format_mapping(mapper.map(batch), batch, mapper, cigar_eq=True)
+    want, _ = reference_sam.format_mapping(mapper.map(batch), batch, mapper.reference, cigar_eq=True)
     for chunk, threads in ((1 << 20, 1), (700, 2)):
         out = tmp_path / f"o{chunk}.sam"
         map_reads(Index(index.arrays, index.header, CpuBackend(threads)), path, out, mismatches=2,

@@ -40,7 +40,8 @@ from gseek.seqio.atomic import temporary_name
 from . import sam_records
 
 if TYPE_CHECKING:  # pragma: no cover
-    from gseek.mapper import Mapper, MappingResult
+    from gseek.index.text import ReferenceText
+    from gseek.mapper import MappingResult
 
 __all__ = ["SamWriter", "sam_header", "format_mapping", "format_unmapped"]
 
@@ -161,9 +162,9 @@ def format_unmapped(batch: SequenceBatch, reads: np.ndarray, tags: dict[int, str
     return _text(text)
 
 
-def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, *, no_unal: bool = False,
-                   cigar_eq: bool = False, raw: bool = False, pool: sam_records.BufferPool | None = None
-                   ) -> tuple[str | np.ndarray, int]:
+def format_mapping(result: MappingResult, batch: SequenceBatch, reference: ReferenceText, *, no_unal: bool = False,
+                   cigar_eq: bool = False, raw: bool = False, pool: sam_records.BufferPool | None = None,
+                   threads: int | None = None) -> tuple[str | np.ndarray, int]:
     """SAM record lines of one mapped batch, reads in input order, and their number.
 
     Mapped reads: one primary record, then secondary ones (flag 256) for
@@ -171,8 +172,9 @@ def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, 
     reversed; NM, MD, X0, X1, (best mode) XA and (capped ``--all``) ZH.
     Unmapped reads: flag 4, ``YF:Z:TOO_LONG`` / ``YF:Z:TOO_SHORT`` for reads
     outside the length limits (not searched); none with ``no_unal``. The text
-    is built by the Numba formatter (:mod:`gseek.output.sam_records`) on the CPU mapper's
-    threads; it is the same for any thread count. ``raw``: the text as a
+    is built by the Numba formatter (:mod:`gseek.output.sam_records`) with
+    ``threads`` Numba threads (None: as set); it is the same for any thread count.
+    MD and the ``=``/``X`` CIGAR read the packed ``reference``. ``raw``: the text as a
     ``uint8`` array (what :meth:`SamWriter.write_text` writes without a copy),
     from ``pool`` if given (:class:`gseek.sam_records.BufferPool`; ``pool.put``
     it once written).
@@ -196,7 +198,6 @@ def format_mapping(result: MappingResult, batch: SequenceBatch, mapper: Mapper, 
         capped=result.capped if result.capped.size else np.zeros(n, dtype=bool),
         alt_off=result.alt_offsets, alt_contig=result.alt_contig, alt_pos=result.alt_pos,
         alt_strand=result.alt_strand, alt_mismatches=result.alt_mismatches, cnames=cnames, cname_off=cname_off,
-        contig_start=mapper.contig_offsets_host, text=mapper.text_host,
-        amb_start=mapper.amb_start, amb_end=mapper.amb_end, cigar_eq=cigar_eq,
-        threads=getattr(mapper.backend, "threads", None), pool=pool)
+        contig_start=reference.contig_offsets, text=reference.text,
+        amb_start=reference.amb_start, amb_end=reference.amb_end, cigar_eq=cigar_eq, threads=threads, pool=pool)
     return (text if raw else _text(text)), records

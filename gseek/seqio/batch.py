@@ -7,6 +7,7 @@ from typing import Literal
 
 import numpy as np
 
+from gseek import ragged
 from gseek.alphabet import decode_dna
 
 __all__ = ["SequenceBatch", "Alphabet", "mask_runs"]
@@ -93,6 +94,19 @@ class SequenceBatch:
     def where(self, i: int) -> str:
         """``path:line`` of record ``i``'s header, for error messages."""
         return f"{self.path}:{int(self.lines[i])}"
+
+    @classmethod
+    def from_codes(cls, codes: np.ndarray, offsets: np.ndarray, names: list[str], path: str,
+                   alphabet: Alphabet = "dna") -> SequenceBatch:
+        """A FASTA-like batch of records ``codes[offsets[i]:offsets[i+1]]`` named ``names``
+        (no descriptions or qualities; record i's header is line 2i + 1)."""
+        name_bytes, name_offsets = ragged.encode_strings(names)
+        return cls(
+            path=path, format="fasta", alphabet=alphabet, codes=codes, offsets=offsets, quals=None,
+            names=name_bytes, name_offsets=name_offsets, descriptions=np.zeros(0, np.uint8),
+            description_offsets=np.zeros(len(names) + 1, np.int64), soft_mask=np.zeros((0, 2), np.int64),
+            lines=np.arange(1, 2 * len(names), 2, dtype=np.int64), first_record=0,
+        )
 
     @classmethod
     def concat(cls, batches: list[SequenceBatch]) -> SequenceBatch:

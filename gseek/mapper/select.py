@@ -1,4 +1,4 @@
-"""What to report of a batch's placements, in Numba: :meth:`gseek.mapper.Mapper.select`'s work.
+"""What to report of a batch's placements (:func:`select_placements`), in Numba passes; MAPQ.
 
 Host-side code, not a kernel (no ``.cu`` twin). Placements arrive unordered,
 one row each; every read's rows are independent, so the work is two parallel
@@ -24,6 +24,17 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
+from gseek.seqio import SequenceBatch
+
+from .result import MappingResult, Placements, ReadNames
+
+__all__ = ["select_placements", "mapq_scale", "MAPQ_MAX", "MISMATCH_PHRED"]
+
+#: MAPQ of a unique best placement with no second-best one within ``k``.
+MAPQ_MAX = 60
+#: Phred weight of one extra mismatch in the MAPQ model (``docs/sam.md``).
+MISMATCH_PHRED = 20
 
 #: Reads with at most this many rows are sorted in place (insertion sort); more: argsort.
 _INSERTION_MAX = 32
@@ -178,3 +189,67 @@ def name_hashes(names, name_off):
     for r in numba.prange(n):
         out[r] = _name_hash(names, name_off, r)
     return out
+
+
+# --------------------------------------------------------------------------- the stage
+
+
+def select_placements(batch: SequenceBatch, placements: Placements, contig_offsets: np.ndarray,
+                      contig_names: tuple[str, ...], *, report_all: bool = False, max_hits: int | None = None,
+                      max_alignments: int | None = None, xa_limit: int = 3) -> MappingResult:
+    """Report ``placements`` of ``batch`` (host): best stratum, counts, the tie choice,
+    ``-k`` (``max_alignments``) / ``--all`` (``report_all``, up to ``max_hits``), MAPQ, XA."""
+    n = len(batch)
+    p = placements
+    first, perm = group(np.ascontiguousarray(p.read, dtype=np.int64), n)
+    best = np.empty(n, dtype=np.int16)
+    second = np.empty(n, dtype=np.int16)
+    n_best = np.empty(n, dtype=np.int64)
+    n_second = np.empty(n, dtype=np.int64)
+    key = np.empty(len(p), dtype=np.int64)
+    strata(first, perm, contig_offsets, p.contig, p.pos, p.strand, p.mismatches, key, best, second, n_best,
+           n_second)
+    mapq = mapq_scale(best, second, n_best, n_second)
+    if report_all:  # every row, or up to --max-hits (capped reads carry ZH)
+        limit_max, xa = (-1 if max_hits is None else max_hits), -1
+    elif max_alignments is not None:
+        limit_max, xa = max_alignments, -1
+    else:  # best stratum: one row, and XA for the other best and second-best ones
+        limit_max, xa = 1, xa_limit
+    n_found, rot = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    capped = np.empty(n, dtype=bool)
+    hit_offsets, alt_offsets = np.empty(n + 1, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
+    # the tie choice: the best stratum rotated so that entry hash(name) % n_best comes first
+    plan(first, n_best, n_second, batch.names, batch.name_offsets, limit_max, report_all, xa, n_found, rot, capped,
+         hit_offsets, alt_offsets)
+    h, x = int(hit_offsets[-1]), int(alt_offsets[-1])
+    out = [np.empty(h, dtype=t) for t in (np.int64, p.contig.dtype, p.pos.dtype, p.strand.dtype, np.int16, bool)]
+    alt = [np.empty(x, dtype=t) for t in (p.contig.dtype, p.pos.dtype, p.strand.dtype, np.int16)]
+    fill(first, perm, n_best, rot, hit_offsets, alt_offsets, p.contig, p.pos, p.strand, p.mismatches, *out, *alt)
+    return MappingResult(
+        names=ReadNames(batch.names, batch.name_offsets), contig_names=tuple(contig_names),
+        read=out[0], contig=out[1], pos=out[2], strand=out[3], mismatches=out[4], secondary=out[5],
+        hit_offsets=hit_offsets, best=best, second=second, n_best=n_best, n_second=n_second, n_found=n_found,
+        mapq=mapq, status=p.status, alt_offsets=alt_offsets, alt_contig=alt[0], alt_pos=alt[1], alt_strand=alt[2],
+        alt_mismatches=alt[3], capped=capped,
+    )
+
+
+def mapq_scale(best: np.ndarray, second: np.ndarray, n_best: np.ndarray, n_second: np.ndarray) -> np.ndarray:
+    """MAPQ per read: ``-10 log10(1 - 1/S)``, ``S = X0 + X1 * 10^(-2 d)``, capped at 60.
+
+    ``d`` is the gap between the second-best and best strata (each extra
+    mismatch costs :data:`MISMATCH_PHRED`); unmapped reads get 0. Unique
+    with nothing else within k: 60; two equally good placements: 3.
+
+    >>> mapq_scale(np.array([0, 0, 1, 0, -1]), np.array([-1, -1, 2, 3, -1]),
+    ...            np.array([1, 2, 1, 1, 0]), np.array([0, 0, 1, 1, 0])).tolist()
+    [60, 3, 20, 60, 0]
+    """
+    gap = np.where(second >= 0, second - best, 0).astype(np.float64)
+    s = n_best + np.where(second >= 0, n_second * 10.0 ** (-MISMATCH_PHRED * gap / 10), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_wrong = 1.0 - 1.0 / np.maximum(s, 1.0)
+        q = np.where(p_wrong > 0, -10.0 * np.log10(np.maximum(p_wrong, 1e-300)), MAPQ_MAX)
+    q = np.floor(np.minimum(q, MAPQ_MAX) + 0.5).astype(np.int64)
+    return np.where(best >= 0, q, 0).astype(np.uint8)

@@ -1,0 +1,132 @@
+"""What mapping returns: :class:`MappingResult` (reported hits, struct-of-arrays) and
+:class:`Placements` (everything the device search found), read statuses, read names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["MappingResult", "Placements", "ReadNames", "STATUS_SEARCHED", "STATUS_TOO_LONG", "STATUS_TOO_SHORT"]
+
+#: Read status: mapped or not by search (0), longer than MAX_READ_LENGTH (1),
+#: shorter than MIN_READ_LENGTH (2); the last two are not searched.
+STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT = 0, 1, 2
+
+
+class ReadNames(Sequence[str]):
+    """Read names, decoded one at a time from a batch's name bytes and offsets.
+
+    A mapped batch keeps its names this way instead of building one Python
+    string per read (the SAM formatter reads the bytes directly).
+
+    >>> names = ReadNames(np.frombuffer(b"r1read2", np.uint8), np.array([0, 2, 7]))
+    >>> len(names), names[1], list(names[1:])
+    (2, 'read2', ['read2'])
+    """
+
+    __slots__ = ("_bytes", "_offsets")
+
+    def __init__(self, name_bytes: np.ndarray, offsets: np.ndarray) -> None:
+        self._bytes = name_bytes
+        self._offsets = offsets
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            if step != 1:
+                raise ValueError("ReadNames slices must be contiguous")
+            return ReadNames(self._bytes, self._offsets[start : max(start, stop) + 1])
+        i = int(i) + len(self) if int(i) < 0 else int(i)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._bytes[self._offsets[i] : self._offsets[i + 1]].tobytes().decode("latin-1")
+
+
+@dataclass(frozen=True, eq=False)
+class MappingResult:
+    """Placements of one batch of reads, struct-of-arrays (0-based coordinates).
+
+    Reported hits, grouped by read in input order, primary first: ``read``
+    (int64), ``contig`` (int32), ``pos`` (0-based leftmost base, int64),
+    ``strand`` (+1 / -1, int8), ``mismatches`` (int16) and ``secondary``
+    (bool); ``hit_offsets[i]:hit_offsets[i+1]`` are read ``i``'s hits.
+
+    Per read: ``best`` and ``second`` (mismatches of the best and second-best
+    strata, -1 when absent), ``n_best`` / ``n_second`` (placements in them:
+    SAM X0 / X1), ``n_found`` (all placements within ``k``), ``mapq`` and
+    ``status`` (:data:`STATUS_TOO_LONG` / :data:`STATUS_TOO_SHORT` for reads
+    not searched).
+
+    ``alt_*``: alternative placements for the XA tag of the primary record
+    (best-stratum mode only), grouped by read through ``alt_offsets``.
+    """
+
+    names: Sequence[str]
+    contig_names: tuple[str, ...]
+    read: np.ndarray
+    contig: np.ndarray
+    pos: np.ndarray
+    strand: np.ndarray
+    mismatches: np.ndarray
+    secondary: np.ndarray
+    hit_offsets: np.ndarray
+    best: np.ndarray
+    second: np.ndarray
+    n_best: np.ndarray
+    n_second: np.ndarray
+    n_found: np.ndarray
+    mapq: np.ndarray
+    status: np.ndarray
+    alt_offsets: np.ndarray
+    alt_contig: np.ndarray
+    alt_pos: np.ndarray
+    alt_strand: np.ndarray
+    alt_mismatches: np.ndarray
+    capped: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def __len__(self) -> int:
+        """Number of reported hits."""
+        return int(self.read.size)
+
+    @property
+    def n_reads(self) -> int:
+        return int(self.best.size)
+
+    def __repr__(self) -> str:
+        mapped = int((self.best >= 0).sum())
+        return f"MappingResult(reads={self.n_reads}, mapped={mapped}, hits={len(self)})"
+
+    def hit_text(self, j: int) -> str:
+        """Hit ``j`` as ``name  contig  pos  strand  mismatches`` (0-based pos, tab-separated)."""
+        return (f"{self.names[self.read[j]]}\t{self.contig_names[self.contig[j]]}\t{int(self.pos[j])}\t"
+                f"{'+' if self.strand[j] > 0 else '-'}\t{int(self.mismatches[j])}")
+
+    def placements(self) -> set[tuple[int, int, int, int, int]]:
+        """Reported hits as a set of ``(read, contig, pos, strand, mismatches)``."""
+        return set(zip(self.read.tolist(), self.contig.tolist(), self.pos.tolist(), self.strand.tolist(),
+                       self.mismatches.tolist()))
+
+
+@dataclass(frozen=True, eq=False)
+class Placements:
+    """What :meth:`Mapper.search` found for one batch (host arrays, unordered).
+
+    ``status`` per read (as :class:`MappingResult`); one row per placement:
+    ``read`` (index in the batch), ``strand`` (+1 / -1), ``contig``, ``pos``
+    (0-based), ``mismatches``.
+    """
+
+    status: np.ndarray
+    read: np.ndarray
+    strand: np.ndarray
+    contig: np.ndarray
+    pos: np.ndarray
+    mismatches: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.read.size)
