@@ -639,17 +639,46 @@ def test_cigar_strings_take_concat_and_merge():
     assert np.array_equal(both.runs[both.run_offsets[0]:both.run_offsets[1]], runs[2:])
 
 
-def test_workspace_is_reused_between_batches():
+def test_workspace_is_reused_between_batches(monkeypatch):
+    """The aligner's one DPWorkspace hands out the same buffers batch after
+    batch (replaced only to grow) and call after call; results are the
+    one-batch run's."""
+    from gseek.align import DPWorkspace
+
     rng = random.Random(4)
     qs = [_seq(rng, rng.randint(20, 90), "ACGT") for _ in range(60)]
     ts = [_seq(rng, rng.randint(20, 90), "ACGT") for _ in range(60)]
     one = PairAligner(mode="local", traceback=True, device="cpu").align_pairs(qs, ts)
     small = PairAligner(mode="local", traceback=True, device="cpu", batch_pairs=7, traceback_memory=3000)
+    handed: list[tuple[DPWorkspace, str, np.ndarray]] = []
+    get = DPWorkspace.get
+
+    def recording_get(self, name, size, dtype):
+        buf = get(self, name, size, dtype)
+        handed.append((self, name, buf))
+        return buf
+
+    monkeypatch.setattr(DPWorkspace, "get", recording_get)
     many = small.align_pairs(qs, ts)
-    size = small.workspace.nbytes
+    first = len(handed)
     again = small.align_pairs(qs, ts)
-    assert small.workspace.nbytes == size
-    assert many.cigars == one.cigars == again.cigars and many.score.tolist() == one.score.tolist()
+
+    def owner(buf):  # the allocation a handed-out view lives in
+        return buf if buf.base is None else buf.base
+
+    assert {id(ws) for ws, _, _ in handed} == {id(small.workspace)}
+    calls = [handed[:first], handed[first:]]
+    names = [[name for _, name, _ in call] for call in calls]
+    assert names[0] == names[1] and all(names[0].count(n) > 1 for n in names[0])  # several batches a call
+    held: dict[str, np.ndarray] = {}
+    for _, name, buf in calls[0]:
+        if name in held and owner(buf) is not held[name]:
+            assert buf.size > held[name].size, f"{name}: replaced without growing"
+        held[name] = owner(buf)
+    for _, name, buf in calls[1]:
+        assert owner(buf) is held[name], f"{name}: a new buffer on the second call"
+    assert many.cigars == one.cigars == again.cigars
+    assert many.score.tolist() == one.score.tolist() == again.score.tolist()
 
 
 @pytest.mark.parametrize("options, message", [

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from gseek import __version__
 from gseek.cli import main
+from gseek.errors import FastxError
 
 COMMANDS = ["index", "search", "align", "pipeline", "stats", "demo"]
 
@@ -33,27 +36,228 @@ def test_top_level_help_lists_every_command(capsys):
         assert option in out
 
 
-@pytest.mark.parametrize(
-    "command, options",
-    [
-        ("index", ["--sa-sample", "--wgram", "--output", "--device", "--threads"]),
-        ("search", ["--index", "--query", "--task", "--mismatches", "--all", "--max-hits", "--norc", "--nofw",
-                    "--no-unal", "--xa-limit", "--cigar-eq", "--evalue", "--outfmt", "--output"]),
-        ("align", ["--all-vs-all", "--query", "--target", "--pairs", "--mode", "--free-ends", "--match",
-                   "--mismatch", "--gap-open", "--gap-extend", "--matrix", "--min-score", "--min-identity",
-                   "--traceback", "--cigar-m", "--outfmt", "--output"]),
-        ("pipeline", ["--queries", "--index", "--task", "--outdir", "--gpus", "--resume", "--mismatches", "--all",
-                      "--max-hits", "--norc", "--nofw", "--no-unal", "--xa-limit", "--cigar-eq", "--workers",
-                      "--job-mb"]),
-        ("stats", ["--protein"]),
-        ("demo", ["--outdir"]),
-    ],
-)
-def test_each_command_documents_its_options(capsys, command, options):
-    code, out, _ = run([command, "--help"], capsys)
-    assert code == 0
-    for option in options:
-        assert option in out, option
+# --------------------------------------------------------------------------- every option reaches the API
+#
+# Each row runs a command with the API it calls replaced by a recorder and
+# checks what the API received: argv, the API function, and the expected
+# arguments (an int: positional, a str: keyword). The values differ from the
+# defaults, so an option that is parsed but dropped fails its row. Rows whose
+# function is "error" expect a non-zero exit whose message names the text;
+# "raises" expects the exception to propagate (--debug; the recorders raise
+# a FastxError when given the name "bad"). An expected "stderr" is the whole
+# of stderr (--quiet).
+
+INDEX = ["index", "ref.fa"]
+SEARCH = ["search", "-x", "idx", "-q", "r.fq"]
+ALIGN = ["align", "-q", "q.fa", "-t", "t.fa"]
+PAIRS = ALIGN + ["--pairs", "p.tsv"]
+PIPE_MAP = ["pipeline", "--queries", "list.txt", "--outdir", "out", "-x", "idx"]
+PIPE_ALIGN = ["pipeline", "--queries", "list.txt", "--outdir", "out", "--task", "align", "-t", "t.fa"]
+
+MAP_CASES = [  # (spellings, value args, API keyword, value): search and pipeline --task map
+    (("-v", "--mismatches"), ["3"], "mismatches", 3),
+    (("-k",), ["4"], "max_alignments", 4),
+    (("-a", "--all"), [], "report_all", True),
+    (("--norc",), [], "norc", True),
+    (("--nofw",), [], "nofw", True),
+    (("--no-unal",), [], "no_unal", True),
+    (("--xa-limit",), ["5"], "xa_limit", 5),
+    (("--cigar-eq",), [], "cigar_eq", True),
+]
+ALIGN_CASES = [  # the same for align and pipeline --task align
+    (("--mode",), ["local"], "mode", "local"),
+    (("--free-ends",), ["query_start,target_end"], "free_ends", ("query_start", "target_end")),
+    (("--match",), ["3"], "match", 3),
+    (("--mismatch",), ["-4"], "mismatch", -4),
+    (("--gap-open",), ["7"], "gap_open", 7),
+    (("--gap-extend",), ["3"], "gap_extend", 3),
+    (("--matrix",), ["BLOSUM62"], "matrix", "BLOSUM62"),
+    (("--min-score",), ["10"], "min_score", 10),
+    (("--min-identity",), ["0.9"], "min_identity", 0.9),
+    (("--traceback",), [], "traceback", True),
+    (("--cigar-m",), [], "cigar_m", True),
+    (("--outfmt",), ["6 qseqid score"], "outfmt", "6 qseqid score"),
+]
+
+
+def _spelled(base, call, cases):
+    return [(base + [spelling, *args], call, {key: value})
+            for spellings, args, key, value in cases for spelling in spellings]
+
+
+OPTION_CASES = [
+    (INDEX + ["--sa-sample", "8"], "build", {0: "ref.fa", "sa_sample": 8}),
+    (INDEX + ["--wgram", "9"], "build", {"wgram": 9}),
+    (INDEX + ["-o", "lam"], "save", {0: Path("lam.gseek")}),
+    (INDEX + ["--output", "lam.gseek"], "save", {0: Path("lam.gseek")}),
+    (INDEX + ["-p", "3"], "build", {"threads": 3}),
+    (INDEX + ["--threads", "3"], "build", {"threads": 3}),
+    (INDEX + ["--device", "gpu"], "build", {"device": "cpu"}),  # the build runs on the CPU (documented)
+    (INDEX + ["--quiet"], "build", {"progress": False, "stderr": ""}),
+    (["index", "bad"], "error", "gseek: error: bad:1: bad record\n"),
+    (["index", "bad", "--debug"], "raises", FastxError),
+    (["search", "--index", "idx2", "--query", "r.fq", "-q", "r2.fq"], "map_files", {0: "idx2", 1: ["r.fq", "r2.fq"]}),
+    (SEARCH + ["--task", "map"], "map_files", {0: "idx"}),
+    (SEARCH + ["--task", "megablast"], "error", "--task megablast"),
+    (SEARCH + ["--all", "--max-hits", "6"], "map_files", {"report_all": True, "max_hits": 6}),
+    (SEARCH + ["--max-hits", "6"], "error", "--max-hits caps --all"),
+    (SEARCH + ["--evalue", "1e-5"], "error", "--evalue and --outfmt"),
+    (SEARCH + ["--outfmt", "6"], "error", "--evalue and --outfmt"),
+    (SEARCH + ["-o", "out.sam"], "map_files", {2: "out.sam"}),
+    (SEARCH + ["--output", "out.bam"], "map_files", {2: "out.bam"}),
+    (SEARCH + ["--device", "gpu", "-p", "3"], "get_backend", {0: "gpu", "threads": 3}),
+    (["--device", "gpu", "--threads", "2", *SEARCH], "get_backend", {0: "gpu", "threads": 2}),
+    (SEARCH + ["--quiet"], "map_files", {"stderr": ""}),
+    (["search", "-x", "bad", "-q", "r.fq", "--debug"], "raises", FastxError),
+    *_spelled(SEARCH, "map_files", MAP_CASES),
+    (ALIGN, "align_files", {0: "t.fa", 1: "q.fa", 2: None}),
+    (["align", "--query", "q.fa", "--target", "t.fa", "-o", "a.tsv"], "align_files",
+     {0: "t.fa", 1: "q.fa", 2: "a.tsv"}),
+    (ALIGN + ["--output", "a.tsv", "-p", "3"], "align_files", {2: "a.tsv", "threads": 3}),
+    (ALIGN + ["--device", "gpu"], "get_backend", {0: "gpu"}),
+    (PAIRS, "iter_pair_list", {0: ("q.fa", "dna"), 1: ("t.fa", "dna"), 2: "p.tsv"}),
+    (PAIRS + ["--matrix", "BLOSUM62", "--mode", "local"], "iter_pair_list", {0: ("q.fa", "protein")}),
+    (PAIRS + ["-o", "a.tsv"], "AlignmentWriter", {0: "a.tsv"}),
+    (PAIRS + ["--gap-open", "7"], "PairAligner", {"gap_open": 7}),
+    (["align", "-i", "s.fa", "--all-vs-all"], "iter_all_vs_all", {0: ("s.fa", "dna")}),
+    (["align", "--input", "s.fa", "--all-vs-all", "--mode", "local"], "PairAligner", {"mode": "local"}),
+    (["align", "-i", "s.fa"], "error", "--all-vs-all"),
+    (ALIGN + ["--traceback", "--score-only"], "align_files", {"traceback": False}),
+    (ALIGN + ["--quiet", "--threads", "2"], "align_files", {"threads": 2, "stderr": ""}),
+    (["align", "-q", "q.fa", "-t", "bad", "--debug"], "raises", FastxError),
+    *_spelled(ALIGN, "align_files", ALIGN_CASES),
+    (PIPE_MAP, "run_pipeline", {0: "list.txt", 1: "idx", 2: "out", 3: "map"}),
+    (["pipeline", "--queries", "l2.txt", "--outdir", "o2", "--index", "i2"], "run_pipeline",
+     {0: "l2.txt", 1: "i2", 2: "o2"}),
+    (PIPE_ALIGN, "run_pipeline", {1: "t.fa", 3: "align"}),
+    (["pipeline", "--queries", "l.txt", "--outdir", "o", "--task", "align", "--target", "t2.fa"], "run_pipeline",
+     {1: "t2.fa"}),
+    (PIPE_MAP + ["--task", "blastn"], "error", "--task blastn"),
+    (PIPE_MAP + ["--gpus", "0,1"], "run_pipeline", {"gpus": [0, 1]}),
+    (PIPE_MAP + ["--resume"], "run_pipeline", {"resume": True}),
+    (PIPE_MAP + ["--workers", "0"], "run_pipeline", {"workers": 0}),
+    (PIPE_MAP + ["--job-mb", "0.5"], "run_pipeline", {"job_bytes": 1 << 19}),
+    (PIPE_MAP + ["--quiet"], "run_pipeline", {"quiet": True, "progress": False}),
+    (PIPE_MAP + ["--device", "gpu", "-p", "3"], "run_pipeline", {"device": ("gpu", 3), "threads": 3}),
+    (PIPE_MAP + ["--threads", "2"], "run_pipeline", {"device": ("auto", 2), "threads": 2}),
+    (["pipeline", "--queries", "bad", "--outdir", "out", "-x", "idx", "--debug"], "raises", FastxError),
+    (PIPE_MAP + ["--all", "--max-hits", "6"], "run_pipeline", {"max_hits": 6}),
+    (PIPE_MAP + ["--mode", "local"], "error", "--mode: not an option of --task map"),
+    (PIPE_ALIGN + ["--mismatches", "1"], "error", "--mismatches: not an option of --task align"),
+    *_spelled(PIPE_MAP, "run_pipeline", MAP_CASES),
+    (PIPE_ALIGN + ["--traceback", "--score-only"], "run_pipeline", {"traceback": False}),
+    *_spelled(PIPE_ALIGN, "run_pipeline", ALIGN_CASES),
+    (["stats", "a.fa", "b.fq"], "FastxReader", {0: "b.fq", "alphabet": "dna"}),
+    (["stats", "a.fa", "--protein"], "FastxReader", {"alphabet": "protein"}),
+    (["stats", "a.fa", "--device", "gpu", "-p", "3", "--threads", "2", "--quiet"], "FastxReader",
+     {0: "a.fa", "stderr": ""}),  # runs on the CPU and draws nothing: accepted, no effect
+    (["stats", "bad", "--debug"], "raises", FastxError),
+    (["--debug", "stats", "bad"], "raises", FastxError),
+    (["demo"], "run_demo", {1: Path("gseek-demo")}),
+    (["demo", "-o", "d1"], "run_demo", {1: Path("d1")}),
+    (["demo", "--outdir", "d2", "--device", "gpu"], "run_demo", {0: ("gpu", 0), 1: Path("d2")}),
+    (["demo", "-p", "3", "--quiet"], "run_demo", {0: ("auto", 3), "stderr": ""}),
+    (["demo", "--threads", "2"], "run_demo", {0: ("auto", 2)}),
+    (["demo", "-o", "bad", "--debug"], "raises", FastxError),
+]
+
+
+@pytest.fixture
+def api(monkeypatch):
+    """The API functions the commands call, replaced by recorders: name -> (args, kwargs) of the last call."""
+    import gseek.align
+    import gseek.backend
+    import gseek.demo
+    import gseek.pipeline
+    import gseek.pipeline.tasks
+    import gseek.seqio
+    from gseek.index import Index
+
+    calls: dict[str, tuple] = {}
+
+    def recorder(name, result=None):
+        def fake(*args, **kwargs):
+            calls[name] = (args, kwargs)
+            if "bad" in map(str, [*args, *kwargs.values()]):
+                raise FastxError("bad", 1, "bad record")
+            return result(*args, **kwargs) if callable(result) else result
+        return fake
+
+    class Reader(list):
+        format = "fasta"
+
+    class Writer:
+        rows = 0
+
+        def __init__(self, *args, **kwargs):
+            calls["AlignmentWriter"] = (args, kwargs)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+        def write(self, chunk):
+            pass
+
+    aligner = SimpleNamespace(columns=[], backend=SimpleNamespace(describe=lambda: "fake"),
+                              iter_all_vs_all=recorder("iter_all_vs_all", []),
+                              iter_pair_list=recorder("iter_pair_list", []))
+    counts = dict(reads=0, mapped=0, unmapped=0, too_long=0, too_short=0, records=0)
+    summary = SimpleNamespace(count=lambda status: 0, seconds=0.0, path="summary.tsv", exit_status=0)
+    fakes = [
+        (Index, "build", recorder("build", SimpleNamespace(save=recorder("save"), summary=lambda: "index"))),
+        (gseek.backend, "get_backend", recorder("get_backend", lambda device, threads=0: (device, threads))),
+        (gseek.pipeline.tasks, "warm_host", lambda: SimpleNamespace(join=lambda: None)),
+        (gseek.pipeline, "map_files", recorder("map_files", counts)),
+        (gseek.pipeline.tasks, "align_files", recorder("align_files", dict(rows=0, device="fake"))),
+        (gseek.pipeline, "run_pipeline", recorder("run_pipeline", summary)),
+        (gseek.align, "PairAligner", recorder("PairAligner", aligner)),
+        (gseek.align, "AlignmentWriter", Writer),
+        (gseek.seqio, "read_fastx", lambda path, alphabet: (path, alphabet)),
+        (gseek.seqio, "FastxReader", recorder("FastxReader", Reader())),
+        (gseek.demo, "run_demo", recorder("run_demo", [])),
+    ]
+    for owner, name, fake in fakes:
+        monkeypatch.setattr(owner, name, fake)
+    return calls
+
+
+@pytest.mark.parametrize("argv, call, expected", OPTION_CASES, ids=[" ".join(c[0]) for c in OPTION_CASES])
+def test_each_option_reaches_the_api(api, capsys, argv, call, expected):
+    if call == "raises":
+        with pytest.raises(expected):
+            main(argv)
+        return
+    code, _, err = run(argv, capsys)
+    if call == "error":
+        assert code != 0 and expected in err
+        return
+    assert code == 0, err
+    args, kwargs = api[call]
+    expected = dict(expected)
+    if "stderr" in expected:
+        assert err == expected.pop("stderr")
+    for key, value in expected.items():
+        got = args[key] if isinstance(key, int) else kwargs[key]
+        assert got == value and type(got) is type(value), (key, got, value)
+
+
+def test_every_documented_option_has_a_case(capsys):
+    """Every spelling of every option in each command's --help is run by a row of OPTION_CASES."""
+    from gseek.cli import cli
+
+    for name, command in cli.commands.items():
+        code, out, _ = run([name, "--help"], capsys)
+        assert code == 0
+        argv = [a for case in OPTION_CASES if next(a for a in case[0] if a in cli.commands) == name
+                for a in case[0]]
+        for param in command.params:
+            for spelling in param.opts + param.secondary_opts:
+                if spelling.startswith("-") and spelling not in ("-h", "--help"):
+                    assert spelling in out, f"{name} {spelling}: not in --help"
+                    assert spelling in argv, f"{name} {spelling}: no case in OPTION_CASES"
 
 
 @pytest.mark.parametrize("command, issue", [(["search", "--task", "blastn", "-q", "r.fq"], "BLAST-style"),

@@ -523,10 +523,33 @@ def test_resume_skips_complete_outputs_and_redoes_the_rest(data, tmp_path):
     assert [r.status for r in lost.files] == ["ok"]
 
 
-def test_progress_bars_on_request(data, tmp_path, capsys):
-    summary, _ = run(data, tmp_path, data["files"][:2], progress=True)
+def test_progress_bars_on_request(data, tmp_path, capsys, monkeypatch):
+    """progress=True draws tqdm bars on stderr that advance to the end: the
+    overall bar to every file, with the records and hits in its postfix, and
+    each file's bar to that file's records."""
+    import tqdm
+
+    bars = []
+
+    class Recorded(tqdm.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            bars.append(self)
+
+    monkeypatch.setattr(tqdm, "tqdm", Recorded)
+    files = [data["files"][0], data["files"][3], data["files"][1]]
+    summary, _ = run(data, tmp_path, files, progress=True, workers=2, job_bytes=4096)
     assert summary.exit_status == 0
-    assert "gseek pipeline" in capsys.readouterr().err
+    records, hits = sum(r.records for r in summary.files), sum(r.hits for r in summary.files)
+    assert records > 2000 and hits > 0
+    overall, *per_file = bars
+    assert (overall.n, overall.total) == (3, 3)
+    shown = {f"records={records:,}", f"hits={hits:,}"}
+    assert set(overall.postfix.split(", ")) == shown
+    assert sorted((bar.desc, bar.n) for bar in per_file) == sorted((f.name, r.records)
+                                                                   for f, r in zip(files, summary.files))
+    last = capsys.readouterr().err.rsplit("gseek pipeline:", 1)[-1]  # the overall bar as closed
+    assert last.startswith(" 100%") and "| 3/3 [" in last and all(text in last for text in shown)
 
 
 def test_a_stage_error_in_a_combined_job_fails_only_its_file(data, tmp_path, monkeypatch):
