@@ -98,6 +98,11 @@ class CpuBackend(Backend):
     def describe(self) -> str:
         return f"cpu (numba, {self.threads} threads)"
 
+    @property
+    def spec(self) -> str:
+        """The ``device`` name that builds this backend again (e.g. on another process)."""
+        return "cpu"
+
 
 class GpuBackend(Backend):
     """CuPy kernels on one CUDA device.
@@ -198,6 +203,11 @@ class GpuBackend(Backend):
 
     def describe(self) -> str:
         return f"gpu:{self.device_id} ({self.device_name}, sm_{self.compute_capability})"
+
+    @property
+    def spec(self) -> str:
+        """The ``device`` name that builds this backend again (e.g. on another process)."""
+        return f"gpu:{self.device_id}"
 
 
 def gpu_available() -> bool:

@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .errors import GseekError
+from .errors import GseekError, one_line
 
 DEVICE_CHOICE = click.Choice(["auto", "cpu", "gpu"], case_sensitive=False)
 
@@ -258,10 +258,7 @@ def _given(names) -> list[str]:
 @_common
 def align(seqs, all_vs_all, query, target, pairs, align_options, output) -> None:
     """Batched NW/SW/semiglobal alignment with optional (lazy) trace-back."""
-    from .align import PairAligner
-    from .output.tabular import AlignmentWriter
     from .errors import OptionError
-    from .seqio import read_fastx
 
     if all_vs_all:
         if not seqs or query or target or pairs:
@@ -269,82 +266,21 @@ def align(seqs, all_vs_all, query, target, pairs, align_options, output) -> None
     elif not (query and target) or seqs:
         raise OptionError("give -q FASTA -t FASTA (optionally --pairs TSV), or -i FASTA --all-vs-all")
     bar = _PairBar()
-    if not all_vs_all and not pairs:
-        # every query against every target: the query file streams through the pipeline
-        # engine (gseek pipeline --task align with one file), the targets held once
-        from .pipeline.tasks import align_files
+    options = dict(device=_backend(), threads=STATE.threads, progress=bar.update, **align_options)
+    with bar:
+        if all_vs_all:  # every pair i < j of one set
+            from .pipeline.tasks import align_pairs_files
 
-        with bar:
-            done = align_files(target, query, output, device=_backend(), threads=STATE.threads,
-                               progress=bar.update, **align_options)
-        _say(f"[gseek] align: {done['rows']:,} alignments on {done['device']}")
-        return
-    aligner = PairAligner(**align_options, device=_backend())
-    alphabet = "protein" if align_options["matrix"] else "dna"
-    if all_vs_all:
-        s = read_fastx(seqs, alphabet=alphabet)
-        bar.total = len(s) * (len(s) - 1) // 2
-        chunks = aligner.iter_all_vs_all(s, bar.update)
-    else:
-        q, t = read_fastx(query, alphabet=alphabet), read_fastx(target, alphabet=alphabet)
-        chunks = aligner.iter_pair_list(q, t, pairs, bar.update)
-    with bar, AlignmentWriter(output, aligner.columns) as writer:
-        write_behind(chunks, writer.write)
-    _say(f"[gseek] align: {writer.rows:,} alignments on {aligner.backend.describe()}")
+            done = align_pairs_files(seqs, output, total=bar.set_total, **options)
+        elif pairs:  # the pairs a list names
+            from .pipeline.tasks import align_pairs_files
 
+            done = align_pairs_files(target, output, queries=query, pairs=pairs, total=bar.set_total, **options)
+        else:  # every query against every target: the query file streams (a pipeline of one file)
+            from .pipeline.tasks import align_files
 
-def write_behind(chunks, write) -> None:
-    """``write(chunk)`` for every chunk, on a second thread, while the next chunk
-    is computed (the device aligns batch b + 1 while the host formats and
-    writes batch b). At most two chunks wait. An error on either side stops
-    both and is raised here; on an error or Ctrl-C here the waiting chunks are
-    dropped, not written. The thread is joined (a daemon: a second Ctrl-C
-    during the join does not hang the exit).
-
-    Parallel Numba work on the two threads goes through ``numba_guard`` (a
-    lock under Numba's workqueue layer, where the two sides then take turns;
-    nothing under omp or tbb)."""
-    import queue
-    import threading
-
-    from .backend import numba_guard
-
-    pending: queue.Queue = queue.Queue(maxsize=2)
-    failed: list[BaseException] = []
-    stop = threading.Event()
-
-    def run() -> None:
-        while (chunk := pending.get()) is not None:
-            if not failed and not stop.is_set():
-                try:
-                    with numba_guard():
-                        write(chunk)
-                except BaseException as exc:  # handed to the caller
-                    failed.append(exc)
-
-    thread = threading.Thread(target=run, name="gseek-align-writer", daemon=True)
-    thread.start()
-    try:
-        it = iter(chunks)
-        while not failed:
-            with numba_guard():
-                chunk = next(it, None)
-            if chunk is None:
-                break
-            pending.put(chunk)
-    except BaseException:
-        stop.set()
-        while True:  # drop what waits, so the sentinel below finds room
-            try:
-                pending.get_nowait()
-            except queue.Empty:
-                break
-        raise
-    finally:
-        pending.put(None)
-        thread.join()
-    if failed:
-        raise failed[0]
+            done = align_files(target, query, output, **options)
+    _say(f"[gseek] align: {done['rows']:,} alignments on {done['device']}")
 
 
 class _PairBar:
@@ -360,6 +296,11 @@ class _PairBar:
 
             self._bar = tqdm(total=self.total, desc="gseek align", unit=" pairs", unit_scale=True, file=sys.stderr)
         return self
+
+    def set_total(self, pairs: int) -> None:
+        if self._bar is not None:
+            self._bar.total = pairs
+            self._bar.refresh()
 
     def update(self, pairs: int) -> None:
         if self._bar is not None:
@@ -513,19 +454,12 @@ def main(argv: list[str] | None = None) -> int:
     except (GseekError, OSError, ValueError, MemoryError) as exc:
         if STATE.debug:
             raise
-        click.echo(f"gseek: error: {_one_line(exc)}", err=True)
+        click.echo(f"gseek: error: {one_line(exc)}", err=True)
         return 1
     except KeyboardInterrupt:
         click.echo("gseek: interrupted", err=True)
         return 130
     return code if isinstance(code, int) else 0  # a command's ctx.exit(N) (pipeline: a file failed)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    if isinstance(exc, OSError) and exc.filename and exc.strerror:
-        text = f"{exc.filename}: {exc.strerror}"
-    return " ".join(text.split())
 
 
 def run() -> None:

@@ -15,7 +15,7 @@ from gseek.datasets import lambda_genome, lambda_reads, lambda_truth, read_truth
 
 from .backend import Backend
 from .index import Index
-from .mapper import map_reads
+from .pipeline.tasks import map_reads
 
 MISMATCHES = 3
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 __all__ = [
+    "one_line",
     "GseekError",
     "FastxError",
     "BackendError",
@@ -59,3 +60,14 @@ class IndexFormatError(GseekError, ValueError):
         self.path = os.fspath(path)
         self.rule = message
         super().__init__(f"{self.path}: {message}")
+
+
+def one_line(exc: BaseException | None) -> str:
+    """An exception as the one line the CLI and the pipeline summary print
+    (an ``OSError`` as ``file: reason``; "" for None)."""
+    if exc is None:
+        return ""
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    return " ".join(text.split())

@@ -1,11 +1,12 @@
-"""The threaded query/job/prelim/result pipeline (``gseek pipeline``, issue 6).
+"""The threaded query/job/prelim/result pipeline: one engine behind ``gseek search``, ``align`` and ``pipeline``.
 
 * :mod:`gseek.pipeline.engine` -- :class:`Dispatcher`, the bounded, ordered
   dispatcher over query files; it knows nothing about mapping.
-* :mod:`gseek.pipeline.tasks` -- :class:`MapTask` (read mapping as stages),
-  :func:`map_files` (one query through the engine: ``gseek search`` and
-  ``gseek.mapper.map_reads``) and :class:`AlignTask` (batched DP of each
-  query file against a target set: ``gseek pipeline --task align``).
+* :mod:`gseek.pipeline.tasks` -- the tasks (stages and their picklable
+  :class:`TaskSpec`): :class:`MapTask` (read mapping; :func:`map_files`,
+  :func:`map_reads`), :class:`AlignTask` (batched DP of each query file
+  against a target set; :func:`align_files`) and :class:`PairsTask` (named
+  pairs or all-vs-all; :func:`align_pairs_files`).
 * :mod:`gseek.pipeline.runner` -- :func:`run_pipeline`: a query list, an
   output folder, ``summary.tsv``, resume, progress bars.
 
@@ -14,7 +15,16 @@
 
 from .engine import Chunk, Dispatcher, FileResult, Job, Progress, QueryFile, QueueBounds
 from .runner import PipelineSummary, QueryListError, read_query_list, run_pipeline
-from .tasks import AlignTask, MapTask, map_files
+from .tasks import (
+    AlignTask,
+    MapTask,
+    PairsTask,
+    TaskSpec,
+    align_files,
+    align_pairs_files,
+    map_files,
+    map_reads,
+)
 
 __all__ = [
     "Chunk",
@@ -26,7 +36,12 @@ __all__ = [
     "QueueBounds",
     "AlignTask",
     "MapTask",
+    "PairsTask",
+    "TaskSpec",
+    "align_files",
+    "align_pairs_files",
     "map_files",
+    "map_reads",
     "PipelineSummary",
     "QueryListError",
     "read_query_list",

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from gseek.backend import Backend
-from gseek.errors import GseekError, OptionError
+from gseek.errors import GseekError, OptionError, one_line
 from gseek.index import Index
 from gseek.seqio import open_output
 
@@ -263,7 +263,7 @@ class _Recorder(Progress):
             entry.update(records=result.records, hits=result.hits)
             self.manifest.record(self.names[key], entry)
         elif result.status == "failed" and self.log is not None:
-            print(f"gseek: {result.query.name}: failed: {_one_line(result.error)}", file=self.log)
+            print(f"gseek: {result.query.name}: failed: {one_line(result.error)}", file=self.log)
         self.inner.finish(result)
 
 
@@ -381,7 +381,7 @@ def run_pipeline(
         if isinstance(bars, _Bars):
             bars.close()
         done = {id(r.query): r for r in dispatcher.results}
-        reason = "interrupted" if isinstance(failure, KeyboardInterrupt) else _one_line(failure)
+        reason = "interrupted" if isinstance(failure, KeyboardInterrupt) else one_line(failure)
         for i, (query, _) in enumerate(entries):
             if i not in results:
                 results[i] = done.get(id(query)) or FileResult(query, "failed", error=RuntimeError(reason))
@@ -398,19 +398,10 @@ def _remove_stale_temporaries(target: Path) -> None:
             stale.unlink(missing_ok=True)
 
 
-def _one_line(exc: BaseException | None) -> str:
-    if exc is None:
-        return ""
-    text = str(exc) or type(exc).__name__
-    if isinstance(exc, OSError) and exc.filename and exc.strerror:
-        text = f"{exc.filename}: {exc.strerror}"
-    return " ".join(text.split())
-
-
 def _write_summary(summary: PipelineSummary, outputs: list[str]) -> None:
     with open_output(summary.path, "wb") as fh:
         fh.write(("\t".join(SUMMARY_COLUMNS) + "\n").encode())
         for r, name in zip(summary.files, outputs):
             row = (r.query.name, r.status, str(r.records), str(r.hits), f"{r.seconds:.3f}",
-                   _one_line(r.error).replace("\t", " "), name)
+                   one_line(r.error).replace("\t", " "), name)
             fh.write(("\t".join(row) + "\n").encode("utf-8", "replace"))

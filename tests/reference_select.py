@@ -1,4 +1,4 @@
-"""Readable reference for ``Mapper.select`` (``gseek._select``): the numpy version it replaced.
+"""Readable reference for ``Mapper.select`` (``gseek.mapper.select``): the numpy version it replaced.
 
 Sort all placements by (read, mismatches, contig, pos, strand), find the strata
 as runs of equal (read, mismatches), rotate each read's best stratum by the

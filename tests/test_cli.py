@@ -115,12 +115,12 @@ OPTION_CASES = [
      {0: "t.fa", 1: "q.fa", 2: "a.tsv"}),
     (ALIGN + ["--output", "a.tsv", "-p", "3"], "align_files", {2: "a.tsv", "threads": 3}),
     (ALIGN + ["--device", "gpu"], "get_backend", {0: "gpu"}),
-    (PAIRS, "iter_pair_list", {0: ("q.fa", "dna"), 1: ("t.fa", "dna"), 2: "p.tsv"}),
-    (PAIRS + ["--matrix", "BLOSUM62", "--mode", "local"], "iter_pair_list", {0: ("q.fa", "protein")}),
-    (PAIRS + ["-o", "a.tsv"], "AlignmentWriter", {0: "a.tsv"}),
-    (PAIRS + ["--gap-open", "7"], "PairAligner", {"gap_open": 7}),
-    (["align", "-i", "s.fa", "--all-vs-all"], "iter_all_vs_all", {0: ("s.fa", "dna")}),
-    (["align", "--input", "s.fa", "--all-vs-all", "--mode", "local"], "PairAligner", {"mode": "local"}),
+    (PAIRS, "align_pairs_files", {0: "t.fa", 1: None, "queries": "q.fa", "pairs": "p.tsv"}),
+    (PAIRS + ["--matrix", "BLOSUM62", "--mode", "local"], "align_pairs_files", {"matrix": "BLOSUM62", "mode": "local"}),
+    (PAIRS + ["-o", "a.tsv"], "align_pairs_files", {1: "a.tsv"}),
+    (PAIRS + ["--gap-open", "7"], "align_pairs_files", {"gap_open": 7}),
+    (["align", "-i", "s.fa", "--all-vs-all"], "align_pairs_files", {0: "s.fa", 1: None}),
+    (["align", "--input", "s.fa", "--all-vs-all", "--mode", "local"], "align_pairs_files", {"mode": "local"}),
     (["align", "-i", "s.fa"], "error", "--all-vs-all"),
     (ALIGN + ["--traceback", "--score-only"], "align_files", {"traceback": False}),
     (ALIGN + ["--quiet", "--threads", "2"], "align_files", {"threads": 2, "stderr": ""}),
@@ -165,7 +165,6 @@ OPTION_CASES = [
 @pytest.fixture
 def api(monkeypatch):
     """The API functions the commands call, replaced by recorders: name -> (args, kwargs) of the last call."""
-    import gseek.align
     import gseek.backend
     import gseek.demo
     import gseek.pipeline
@@ -186,24 +185,6 @@ def api(monkeypatch):
     class Reader(list):
         format = "fasta"
 
-    class Writer:
-        rows = 0
-
-        def __init__(self, *args, **kwargs):
-            calls["AlignmentWriter"] = (args, kwargs)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            pass
-
-        def write(self, chunk):
-            pass
-
-    aligner = SimpleNamespace(columns=[], backend=SimpleNamespace(describe=lambda: "fake"),
-                              iter_all_vs_all=recorder("iter_all_vs_all", []),
-                              iter_pair_list=recorder("iter_pair_list", []))
     counts = dict(reads=0, mapped=0, unmapped=0, too_long=0, too_short=0, records=0)
     summary = SimpleNamespace(count=lambda status: 0, seconds=0.0, path="summary.tsv", exit_status=0)
     fakes = [
@@ -212,9 +193,8 @@ def api(monkeypatch):
         (gseek.pipeline.tasks, "warm_host", lambda: SimpleNamespace(join=lambda: None)),
         (gseek.pipeline, "map_files", recorder("map_files", counts)),
         (gseek.pipeline.tasks, "align_files", recorder("align_files", dict(rows=0, device="fake"))),
+        (gseek.pipeline.tasks, "align_pairs_files", recorder("align_pairs_files", dict(rows=0, device="fake"))),
         (gseek.pipeline, "run_pipeline", recorder("run_pipeline", summary)),
-        (gseek.align, "PairAligner", recorder("PairAligner", aligner)),
-        (gseek.align, "AlignmentWriter", Writer),
         (gseek.seqio, "read_fastx", lambda path, alphabet: (path, alphabet)),
         (gseek.seqio, "FastxReader", recorder("FastxReader", Reader())),
         (gseek.demo, "run_demo", recorder("run_demo", [])),
@@ -638,33 +618,6 @@ def test_align_matrix_excludes_match_scores(tmp_path, capsys):
 def test_align_cigar_m_needs_traceback(fasta, capsys):
     code, _, err = run(["align", "-i", str(fasta), "--all-vs-all", "--cigar-m"], capsys)
     assert code == 1 and "trace-back" in err
-
-
-def test_align_write_behind_keeps_order_and_raises_either_side():
-    from gseek.cli import write_behind
-
-    out: list[int] = []
-    write_behind(iter(range(50)), out.append)
-    assert out == list(range(50))
-
-    def bad_write(x):
-        if x == 3:
-            raise OSError("disk full")
-        out.append(x)
-
-    out.clear()
-    with pytest.raises(OSError, match="disk full"):
-        write_behind(iter(range(1000)), bad_write)
-    assert out == [0, 1, 2]
-
-    def chunks():
-        yield 1
-        raise ValueError("bad record")
-
-    out.clear()
-    with pytest.raises(ValueError, match="bad record"):
-        write_behind(chunks(), out.append)
-    assert out in ([], [1])  # what waits when the producer fails is dropped (the output is aborted anyway)
 
 
 @pytest.mark.parametrize("to_stdout", [False, True])

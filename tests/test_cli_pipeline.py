@@ -10,7 +10,7 @@ from gseek.cli import main
 from gseek.datasets import lambda_genome
 from gseek.datasets.simulate import kmismatch_reads
 from gseek.index import Index
-from gseek.mapper import map_reads
+from gseek.pipeline import map_reads
 from gseek.pipeline import engine
 from gseek.seqio import write_fastq
 

@@ -23,7 +23,9 @@ from gseek.errors import FastxError, IndexFormatError, OptionError
 from gseek.index import Index
 from gseek.index import search as stages
 from gseek.kernels import _cuda, kmismatch
-from gseek.mapper import MAX_READ_LENGTH, STATUS_TOO_SHORT, Mapper, map_reads, mapq_scale
+from gseek.mapper import MAX_READ_LENGTH, STATUS_TOO_SHORT, Mapper, mapq_scale
+from gseek.mapper.approx import dfs_intervals
+from gseek.pipeline import map_reads
 from gseek.seqio import read_fastx
 
 DATA = Path(__file__).parent / "data" / "bowtie"
@@ -248,7 +250,8 @@ def test_piece_search_equals_its_reference(genome):
         piece = "".join(piece)
         for budget in (0, 1, 2):
             codes = np.array(["ACGTN".index(x) for x in piece], dtype=np.uint8)
-            lo, hi, _ = mapper._dfs(codes, np.array([0, 12]), np.array([budget]), np.array([0]))
+            lo, hi, _ = dfs_intervals(b, mapper.fm, b.asarray(codes), b.asarray(np.array([0, 12])),
+                                      b.asarray(np.array([budget])), b.asarray(np.array([0])))
             pattern, text_pos = stages.locate_rows(b, mapper.fm, xp.asarray(lo), xp.asarray(hi))
             contig, pos = stages.text_to_contig(b, mapper.fm, text_pos)
             got = set(zip(contig.tolist(), pos.tolist()))

@@ -24,7 +24,7 @@ from gseek.datasets import lambda_genome
 from gseek.datasets.simulate import kmismatch_reads
 from gseek.errors import FastxError
 from gseek.index import Index
-from gseek.mapper import map_reads
+from gseek.pipeline import map_reads
 from gseek.pipeline import (Chunk, Dispatcher, Progress, QueryFile, QueryListError, QueueBounds, map_files,
                             read_query_list, run_pipeline)
 from gseek.pipeline.engine import THREAD_PREFIX

@@ -16,7 +16,8 @@ from reference import reverse_complement
 
 from gseek.backend import CpuBackend
 from gseek.index import Index
-from gseek.mapper import MAX_READ_LENGTH, Mapper, MappingResult, map_reads
+from gseek.mapper import MAX_READ_LENGTH, Mapper, MappingResult
+from gseek.pipeline import map_reads
 from gseek.output.sam import format_mapping, format_unmapped
 from gseek.seqio import FastxReader, read_fastx
 
@@ -180,7 +181,7 @@ def _random_result(rng, batch, mapper, contig_names, contig_lengths) -> MappingR
     read, contig, pos, strand = (np.array(x, dtype=t) for x, t in ((read, np.int64), (contig, np.int32),
                                                                      (pos, np.int64), (strand, np.int8)))
     # NM is the hit's true mismatch count (the formatter's contract: MD stops at the last one)
-    _, at_off, _ = reference_sam.mismatch_positions(batch, mapper, contig, pos, strand, read)
+    _, at_off, _ = reference_sam.mismatch_positions(batch, mapper.reference, contig, pos, strand, read)
     mm = np.diff(at_off).astype(np.int16)
     hit_offsets = np.concatenate([[0], np.cumsum(per_read)]).astype(np.int64)
     mapped = per_read > 0

@@ -1,4 +1,4 @@
-"""``Mapper.select`` (Numba, ``gseek._select``) equals the numpy reference on random placements."""
+"""``Mapper.select`` (Numba, ``gseek.mapper.select``) equals the numpy reference on random placements."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import reference_select
 
-from gseek import _select
+from gseek.mapper import select as _select
 from gseek.index import Index
-from gseek.mapper import Mapper, Placements, _dna_batch
+from gseek.mapper import Mapper, Placements
+from gseek.seqio import SequenceBatch
 
 FIELDS = [f.name for f in dataclasses.fields(reference_select.MappingResult) if f.name not in ("names", "contig_names")]
 
@@ -47,7 +48,7 @@ def batch_of(rng, n_reads):
     names = ["" if rng.random() < 0.05 else f"r{rng.integers(0, 10**9)}/{i}" for i in range(n_reads)]
     codes = np.zeros(20 * n_reads, dtype=np.uint8)
     offsets = np.arange(0, 20 * n_reads + 1, 20, dtype=np.int64)
-    return _dna_batch(codes, offsets, names, "<test>")
+    return SequenceBatch.from_codes(codes, offsets, names, "<test>")
 
 
 @pytest.mark.parametrize("options", [

@@ -22,8 +22,8 @@ The DP stages themselves are in :mod:`gseek.dp`; the text writers in
 :mod:`gseek.output.tabular`.
 """
 
-from .aligner import EncodedSet, PairAligner, default_traceback_memory, encode_set, read_pair_list
+from .aligner import EncodedSet, PairAligner, default_traceback_memory, encode_set, read_pair_list, triangle
 from .results import NEEDS_TRACEBACK, Alignment, AlignmentResults, parse_outfmt
 
 __all__ = ["PairAligner", "AlignmentResults", "Alignment", "parse_outfmt", "NEEDS_TRACEBACK", "read_pair_list",
-           "EncodedSet", "encode_set", "default_traceback_memory"]
+           "EncodedSet", "encode_set", "default_traceback_memory", "triangle"]

@@ -35,7 +35,7 @@ from gseek.seqio import SequenceBatch
 
 from .results import NEEDS_TRACEBACK, Alignment, AlignmentResults, parse_outfmt
 
-__all__ = ["PairAligner", "EncodedSet", "encode_set", "read_pair_list", "default_traceback_memory"]
+__all__ = ["PairAligner", "EncodedSet", "encode_set", "read_pair_list", "default_traceback_memory", "triangle"]
 
 
 class EncodedSet:
@@ -257,7 +257,7 @@ class PairAligner:
         total = n * (n - 1) // 2
         for start in range(0, total, self.batch_pairs):
             k = np.arange(start, min(total, start + self.batch_pairs), dtype=np.int64)
-            i, j = _triangle(k, n)
+            i, j = triangle(k, n)
             yield from self.iter_pairs(s, s, i, j, progress)
 
     def iter_query_vs_database(self, queries: Any, database: Any,
@@ -367,8 +367,12 @@ def _joined(q: EncodedSet, t: EncodedSet) -> tuple[np.ndarray, int]:
     return np.concatenate([q.codes, t.codes]), int(q.codes.size)
 
 
-def _triangle(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(i, j) with i < j of the k-th pair in row-major order of the upper triangle."""
+def triangle(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j) with i < j of the k-th pair in row-major order of the upper triangle.
+
+    >>> [x.tolist() for x in triangle(np.arange(6), 4)]
+    [[0, 0, 0, 1, 1, 2], [1, 2, 3, 2, 3, 3]]
+    """
     # Row i starts at i*n - i*(i+1)/2; solve for i with floating point, then fix.
     kf = k.astype(np.float64)
     i = np.floor(((2 * n - 1) - np.sqrt((2 * n - 1) ** 2 - 8 * kf)) / 2).astype(np.int64)

@@ -1,0 +1,324 @@
+"""Read mapping as pipeline stages: :class:`MapTask`, and :func:`map_files` / :func:`map_reads` on top.
+
+:class:`MapTask` is read mapping: ``read`` streams FASTA/FASTQ batches
+(:class:`~gseek.seqio.FastxReader`), ``prelim`` is :meth:`Mapper.search
+<gseek.mapper.Mapper.search>` on one device (one :class:`~gseek.mapper.Mapper`
+per device, each with its own copy of the index arrays on that device),
+``finalize`` selects what to report (:meth:`Mapper.select
+<gseek.mapper.Mapper.select>`) and formats SAM text on a CPU thread
+(:func:`gseek.output.sam.format_mapping`), and ``open_output`` is a
+:class:`~gseek.output.sam.SamWriter` (temporary name, renamed when complete). The
+output of a file is the same bytes for any batch size, queue bounds, worker
+and device count: mapping and formatting are per read.
+
+:func:`map_files` runs the engine over one query (a pipeline of one): the
+front door of ``gseek search --task map``, and, with ``workers=0``, of
+:func:`map_reads`.
+
+>>> import os, tempfile
+>>> from gseek.datasets import lambda_genome, lambda_reads
+>>> from gseek.index import Index
+>>> idx = Index.build(lambda_genome(), wgram=8, device="cpu")
+>>> out = os.path.join(tempfile.mkdtemp(), "r.sam")
+>>> counts = map_files(idx, lambda_reads(), out, mismatches=2, workers=1)
+>>> counts["reads"] == counts["mapped"] + counts["unmapped"], sorted(counts)
+(True, ['mapped', 'reads', 'records', 'too_long', 'too_short', 'unmapped'])
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numba
+import numpy as np
+
+from gseek.backend import Backend, get_backend, numba_guard
+from gseek.errors import FastxError, OptionError
+from gseek.index import Index
+from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
+from gseek.output.sam import SamWriter, format_mapping, sam_header
+from gseek.output.sam_records import BufferPool
+from gseek.seqio import FastxReader, SequenceBatch
+
+from ..engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueBounds
+from ._base import GPU_JOB_BYTES, LazySink, TaskSpec, batch_nbytes, parse_threads
+
+__all__ = ["MapTask", "map_files", "map_reads"]
+
+
+class _Partial:
+    """What prelim hands to finalize: the mapper used, the job's batches, and
+    the placements found (of each batch, or of all of them joined: ``joined``)."""
+
+    __slots__ = ("mapper", "batches", "joined", "placements")
+
+    def __init__(self, mapper: Mapper, batches: list[SequenceBatch], joined: SequenceBatch | None,
+                 placements: list[Placements]) -> None:
+        self.mapper, self.batches, self.joined, self.placements = mapper, batches, joined, placements
+
+    def results(self) -> list[MappingResult]:
+        """The batches' results (:meth:`Mapper.select <gseek.mapper.Mapper.select>`, host only)."""
+        if self.joined is None:
+            return [self.mapper.select(b, p) for b, p in zip(self.batches, self.placements)]
+        whole = self.mapper.select(self.joined, self.placements[0])
+        results, lo = [], 0
+        for b in self.batches:
+            results.append(_slice(whole, lo, lo + len(b)))
+            lo += len(b)
+        return results
+
+
+class _SamSink(LazySink):
+    """One output: a :class:`~gseek.output.sam.SamWriter` opened at the first batch
+    (on the writer thread). The index's background check is waited for before
+    the first byte on stdout (which cannot be taken back) and before a file is
+    renamed into place."""
+
+    def __init__(self, query: QueryFile, header: dict, pool: Any = None, check: Any = None) -> None:
+        super().__init__(query)
+        self.header, self.pool, self.check = header, pool, check
+
+    def open(self) -> SamWriter:
+        if self.check is not None and os.fspath(self.query.output) == "-":
+            self.check.result()
+        return SamWriter(self.query.output, self.header)
+
+    def put(self, data: tuple[Any, int, int]) -> int:
+        text, records, reads = data
+        self.writer.write_text(text, records)
+        if self.pool is not None and isinstance(text, np.ndarray):
+            self.pool.put(text)  # written: the buffer can hold the next batch
+        return reads
+
+    def before_commit(self) -> None:
+        if self.check is not None:
+            self.check.result()  # a corrupted index part: fatal, nothing is renamed into place
+
+
+class MapTask:
+    """Complete k-mismatch read mapping as pipeline stages (SAM/BAM out).
+
+    Arguments:
+        index: an :class:`~gseek.index.Index` or the path of a saved one
+            (a path makes the task's :attr:`spec` picklable).
+        mismatches: ``k`` (as :class:`~gseek.mapper.Mapper`).
+        devices: one backend (or device name: ``"gpu:1"``, ``"cpu"``) per
+            prelim worker; each gets its own :class:`~gseek.mapper.Mapper`
+            and its own copy of the index arrays on that device. Default:
+            ``device``, as :func:`map_reads` chooses it.
+        device, threads: as :func:`map_reads`.
+        command: SAM ``@PG CL``.
+        no_unal, cigar_eq: as :func:`map_reads`.
+        **mapper_options: the other :class:`~gseek.mapper.Mapper` options.
+
+    The SAM header names the first device's backend (``@PG DS``).
+    """
+
+    name = "map"
+    output_suffix = ".sam"
+
+    def __init__(
+        self,
+        index: Index | str | os.PathLike,
+        mismatches: int = 2,
+        *,
+        devices: Sequence[str | Backend] | None = None,
+        device: str | Backend | None = None,
+        threads: int | None = None,
+        command: str = "gseek",
+        no_unal: bool = False,
+        cigar_eq: bool = False,
+        **mapper_options: Any,
+    ) -> None:
+        if devices is not None and not devices:
+            raise OptionError("devices: give at least one device")
+        backends = None if devices is None else [get_backend(d, threads) for d in devices]
+        #: The SHA-256 check of an index loaded here runs beside the work and
+        #: is waited for before an output is renamed into place.
+        self.index_check = None
+        source = index.path if isinstance(index, Index) else index
+        #: What rebuilds this task on another process (None for an index that was never saved).
+        self.spec = None if source is None else TaskSpec.of(
+            "map", source, dict(mismatches=int(mismatches), command=command, no_unal=no_unal, cigar_eq=cigar_eq,
+                                **mapper_options), devices, threads)
+        if not isinstance(index, Index):
+            first = backends[0] if backends else (device or "auto")
+            index = Index.load(index, device=first, threads=threads, verify=False)  # every part present
+            self.index_check = index.check_in_background()
+            device = None
+        self.index = index
+        if backends is None:
+            backends = [index.backend if device is None else get_backend(device, threads)]
+        self.mappers = [Mapper(index, mismatches, device=b, **mapper_options) for b in backends]
+        gpu = any(m.backend.name == "gpu" for m in self.mappers)
+        #: Input per job when the caller sets none: a GPU launch pays off on bigger batches.
+        self.job_bytes = GPU_JOB_BYTES if gpu else DEFAULT_JOB_BYTES
+        #: Threads that parse one query file (``FastxReader(threads=)``).
+        self.parse_threads = parse_threads(threads)
+        #: SAM text buffers, back from the writer once written (no fresh pages a batch).
+        self.pool = BufferPool(keep=16)
+        self.no_unal = bool(no_unal)
+        self.cigar_eq = bool(cigar_eq)
+        self.command = command
+        self.options = dict(mismatches=int(mismatches), no_unal=self.no_unal, cigar_eq=self.cigar_eq,
+                            **{k: v for k, v in sorted(mapper_options.items())})
+        self.header = sam_header(index.contigs.names, index.contigs.lengths, command=command,
+                                 backend=self.mappers[0].backend.describe())
+
+    def __repr__(self) -> str:
+        return f"MapTask({self.mappers[0]!r}, devices={len(self.mappers)})"
+
+    # ------------------------------------------------------------------ identity (for --resume)
+
+    def fingerprint(self) -> str:
+        """Hash of everything that changes the records: task, options, index.
+
+        Not the command line (``@PG CL``) nor the device (results are
+        identical on every backend).
+        """
+        index_id = json.dumps(self.index.header, sort_keys=True, default=str)
+        text = json.dumps(dict(task=self.name, options=self.options, index=index_id), sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    # ------------------------------------------------------------------ stages
+
+    def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
+        """Batches of the query's files, in order."""
+        for path in query.paths:
+            yield from FastxReader(path, chunk_bytes=chunk_bytes, threads=self.parse_threads)
+
+    def prelims(self) -> list[Any]:
+        """One prelim callable per device."""
+        return [functools.partial(self._prelim, m) for m in self.mappers]
+
+    def _prelim(self, mapper: Mapper, job: Job) -> _Partial:
+        batches = job.payloads
+        with numba_guard(mapper.backend.name == "cpu"):
+            if len(batches) > 1 and len({(b.format, b.alphabet) for b in batches}) == 1:
+                joined = SequenceBatch.concat(batches)  # one launch for the small batches of a job
+                return _Partial(mapper, batches, joined, [mapper.search(joined)])
+            return _Partial(mapper, batches, None, [mapper.search(b) for b in batches])
+
+    def finalize(self, partial: _Partial) -> list[Chunk]:
+        """SAM text of every batch of a job, with its counts."""
+        chunks = []
+        threads = getattr(partial.mapper.backend, "threads", None)
+        with numba_guard(True):
+            if threads is not None:  # Numba's thread count is per calling thread
+                numba.set_num_threads(threads)
+            results = partial.results()
+        for batch, result in zip(partial.batches, results):
+            with numba_guard(True):
+                text, records = format_mapping(result, batch, partial.mapper.reference, no_unal=self.no_unal,
+                                               cigar_eq=self.cigar_eq, raw=True, pool=self.pool, threads=threads)
+            mapped = int((result.best >= 0).sum())
+            counts = dict(records=len(batch), hits=len(result), mapped=mapped,
+                          too_long=int((result.status == STATUS_TOO_LONG).sum()),
+                          too_short=int((result.status == STATUS_TOO_SHORT).sum()), sam_records=records)
+            chunks.append(Chunk((text, records, len(batch)), counts))
+        return chunks
+
+    def open_output(self, query: QueryFile) -> _SamSink:
+        return _SamSink(query, self.header, self.pool, self.index_check)
+
+    def dispatcher(self, **options: Any) -> Dispatcher:
+        """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages
+        (``job_bytes`` default: :attr:`job_bytes`)."""
+        if options.get("job_bytes") is None:
+            options["job_bytes"] = self.job_bytes
+        # GPU kernels load while the first batch is read; the CPU twins need no warm-up
+        # (and a parallel Numba call beside the others would need the lock)
+        options.setdefault("setup", [m.warm_up if m.backend.name == "gpu" else None for m in self.mappers])
+        return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
+                          combine=True, file_errors=(FastxError, OSError), **options)
+
+
+def _slice(r: MappingResult, lo: int, hi: int) -> MappingResult:
+    """Reads ``lo:hi`` of a result, as if they had been mapped alone."""
+    h0, h1 = int(r.hit_offsets[lo]), int(r.hit_offsets[hi])
+    a0, a1 = int(r.alt_offsets[lo]), int(r.alt_offsets[hi])
+    return MappingResult(
+        names=r.names[lo:hi], contig_names=r.contig_names, read=r.read[h0:h1] - lo, contig=r.contig[h0:h1],
+        pos=r.pos[h0:h1], strand=r.strand[h0:h1], mismatches=r.mismatches[h0:h1], secondary=r.secondary[h0:h1],
+        hit_offsets=r.hit_offsets[lo : hi + 1] - h0, best=r.best[lo:hi], second=r.second[lo:hi],
+        n_best=r.n_best[lo:hi], n_second=r.n_second[lo:hi], n_found=r.n_found[lo:hi], mapq=r.mapq[lo:hi],
+        status=r.status[lo:hi], alt_offsets=r.alt_offsets[lo : hi + 1] - a0, alt_contig=r.alt_contig[a0:a1],
+        alt_pos=r.alt_pos[a0:a1], alt_strand=r.alt_strand[a0:a1], alt_mismatches=r.alt_mismatches[a0:a1],
+        capped=r.capped[lo:hi] if r.capped.size else np.zeros(hi - lo, dtype=bool),
+    )
+
+
+def map_files(
+    index: Index | str | os.PathLike,
+    reads: str | os.PathLike | list[str | os.PathLike],
+    output: str | os.PathLike,
+    *,
+    mismatches: int = 2,
+    command: str = "gseek",
+    threads: int | None = None,
+    no_unal: bool = False,
+    cigar_eq: bool = False,
+    device: str | Backend | None = None,
+    devices: Sequence[str | Backend] | None = None,
+    chunk_bytes: int | None = None,
+    workers: int = 2,
+    bounds: QueueBounds | None = None,
+    **mapper_options: Any,
+) -> dict[str, int]:
+    """:func:`map_reads` through the pipeline engine with ``workers`` finalize threads: same arguments,
+    output and counts.
+
+    Several read files go to one output, in order. Bad input raises (as
+    ``map_reads``) instead of being recorded. ``workers`` finalize threads
+    format SAM while the device maps the next batch (0: no threads).
+    """
+    files = [reads] if isinstance(reads, (str, os.PathLike)) else list(reads)
+    if not files:
+        raise OptionError("no read file given")
+    task = MapTask(index, mismatches, devices=devices, device=device, threads=threads, command=command,
+                   no_unal=no_unal, cigar_eq=cigar_eq, **mapper_options)
+    query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
+    dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or task.job_bytes, bounds=bounds)
+    result, = dispatcher.run([query])
+    if result.error is not None:
+        raise result.error
+    c = result.counts
+    return dict(reads=c["records"], mapped=c["mapped"], unmapped=c["records"] - c["mapped"],
+                too_long=c["too_long"], too_short=c["too_short"], records=c["sam_records"])
+
+
+def map_reads(
+    index: Index | str | os.PathLike,
+    reads: str | os.PathLike | list[str | os.PathLike],
+    output: str | os.PathLike,
+    *,
+    mismatches: int = 2,
+    command: str = "gseek",
+    threads: int | None = None,
+    no_unal: bool = False,
+    cigar_eq: bool = False,
+    device: str | Backend | None = None,
+    chunk_bytes: int | None = None,
+    **mapper_options: Any,
+) -> dict[str, int]:
+    """Map FASTA/FASTQ file(s) (gzip ok, ``-`` for stdin) and write SAM, or BAM for ``*.bam``, ``-`` for stdout.
+
+    Several read files go to one output, in order. The output is written
+    under a temporary name and renamed when complete. This is the pipeline
+    engine run in the caller's thread (:func:`map_files` with ``workers=0``):
+    the same stages as ``gseek search``. Returns counts: ``reads``,
+    ``mapped``, ``unmapped`` (with ``too_long`` and ``too_short``: reads not
+    searched), ``records``.
+
+    Arguments beyond the :class:`~gseek.mapper.Mapper` options: ``command``
+    (SAM ``@PG CL``), ``no_unal`` (drop unmapped reads), ``cigar_eq`` (CIGAR
+    with ``=``/``X``), ``chunk_bytes`` (input per batch), ``threads`` (CPU
+    threads when ``index`` is a path to load).
+    """
+    return map_files(index, reads, output, mismatches=mismatches, command=command, threads=threads, no_unal=no_unal,
+                     cigar_eq=cigar_eq, device=device, chunk_bytes=chunk_bytes, workers=0, **mapper_options)
