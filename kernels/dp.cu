@@ -36,12 +36,7 @@
 // __vibmax_s32 for E/F, which returns the trace-back bit with the max.
 // Every kernel is a grid-stride loop over slots: any grid gives the same result.
 
-typedef unsigned char u8;
-typedef unsigned int u32;
-typedef long long i64;
-
-#define GRID_STRIDE(i, n) \
-    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
+#include "common.cuh"  // u8, u32, i64, GRID_STRIDE
 
 #define NEG_INF (-(1 << 28))
 #define NO_CAND (-2147483647 - 1)

@@ -1,7 +1,7 @@
 // fm_occ.cuh: FM-index Occ on the interleaved 64-byte blocks, shared by the
 // kernel families that walk the index (fmindex.cu, kmismatch.cu).
 // Included by kernels/_cuda.py's loader (textual #include of local headers),
-// after the includer's typedefs (u32, i64) and with OCC_INTERVAL_32,
+// after common.cuh (u32, i64) and with OCC_INTERVAL_32,
 // OCC_INTERVAL_64 and BLOCK_WORDS defined (-D options). Layout:
 // docs/index-format.md.
 

@@ -12,12 +12,7 @@
 // an N on either side is always a mismatch.
 // Every kernel is a grid-stride loop: any grid size gives the same result.
 
-typedef unsigned char u8;
-typedef unsigned int u32;
-typedef long long i64;
-
-#define GRID_STRIDE(i, n) \
-    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
+#include "common.cuh"  // u8, u32, i64, GRID_STRIDE
 
 #define LOW_BITS 0x55555555u
 

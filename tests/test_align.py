@@ -643,7 +643,7 @@ def test_workspace_is_reused_between_batches(monkeypatch):
     """The aligner's one DPWorkspace hands out the same buffers batch after
     batch (replaced only to grow) and call after call; results are the
     one-batch run's."""
-    from gseek.align import DPWorkspace
+    from gseek.dp import DPWorkspace
 
     rng = random.Random(4)
     qs = [_seq(rng, rng.randint(20, 90), "ACGT") for _ in range(60)]
@@ -679,6 +679,31 @@ def test_workspace_is_reused_between_batches(monkeypatch):
         assert owner(buf) is held[name], f"{name}: a new buffer on the second call"
     assert many.cigars == one.cigars == again.cigars
     assert many.score.tolist() == one.score.tolist() == again.score.tolist()
+
+
+def test_residues_and_scoring_stay_on_the_device_between_chunks(monkeypatch):
+    """A job's chunks share one upload of both sides' residues and of the scoring
+    table (DPWorkspace.resident), instead of one per chunk."""
+    from gseek.dp import DPWorkspace
+
+    rng = random.Random(5)
+    qs = [_seq(rng, rng.randint(20, 60), "ACGT") for _ in range(6)]
+    ts = [_seq(rng, rng.randint(20, 60), "ACGT") for _ in range(9)]
+    aligner = PairAligner(mode="local", traceback=True, device="cpu", batch_pairs=5)
+    made: list[str] = []
+    resident = DPWorkspace.resident
+
+    def counting(self, name, owners, make):
+        def recorded():
+            made.append(name)
+            return make()
+        return resident(self, name, owners, recorded)
+
+    monkeypatch.setattr(DPWorkspace, "resident", counting)
+    chunked = aligner.query_vs_database(qs, ts)  # 54 pairs: 11 chunks
+    assert sorted(made) == ["codes", "table"], made
+    whole = PairAligner(mode="local", traceback=True, device="cpu").query_vs_database(qs, ts)
+    assert chunked.cigars == whole.cigars and chunked.score.tolist() == whole.score.tolist()
 
 
 @pytest.mark.parametrize("options, message", [

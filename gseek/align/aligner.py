@@ -313,7 +313,9 @@ class PairAligner:
 
     def _run(self, q: EncodedSet, t: EncodedSet, qi: np.ndarray, ti: np.ndarray, lazy: bool) -> AlignmentResults:
         backend = self.backend
-        codes, t_shift = _joined(q, t)
+        # both sides' residues on the device once for all the chunks of q against t
+        codes = self.workspace.resident("codes", (q, t), lambda: _joined(q, t))
+        t_shift = 0 if q is t else int(q.codes.size)
         q_off, q_len = q.offsets[qi], q.lengths[qi]
         t_off, t_len = t.offsets[ti] + t_shift, t.lengths[ti]
         if not self.traceback and not lazy:
@@ -360,11 +362,9 @@ def default_traceback_memory(backend: Backend) -> int:
     return max(256 << 20, int(0.4 * free))
 
 
-def _joined(q: EncodedSet, t: EncodedSet) -> tuple[np.ndarray, int]:
-    """One residue array holding both sides (one upload per call)."""
-    if q is t:
-        return q.codes, 0
-    return np.concatenate([q.codes, t.codes]), int(q.codes.size)
+def _joined(q: EncodedSet, t: EncodedSet) -> np.ndarray:
+    """One residue array holding both sides, the queries first (one upload for both)."""
+    return q.codes if q is t else np.concatenate([q.codes, t.codes])
 
 
 def triangle(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -83,6 +83,7 @@ class DPWorkspace:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self._buffers: dict[str, Any] = {}
+        self._resident: dict[str, tuple[tuple[Any, ...], Any]] = {}
 
     def get(self, name: str, size: int, dtype: Any) -> Any:
         """A buffer of ``size`` elements (contents undefined)."""
@@ -93,6 +94,18 @@ class DPWorkspace:
             buf = self.backend.xp.empty(size + size // 8, dtype=dtype)
             self._buffers[name] = buf
         return buf[:size]
+
+    def resident(self, name: str, owners: tuple[Any, ...], make: Any) -> Any:
+        """``make()`` on the device, uploaded once and kept while the same ``owners``
+        (compared by identity) ask for it: a target set and the scoring table stay
+        on the device for every batch of a job instead of being sent again."""
+        held = self._resident.get(name)
+        if held is not None and len(held[0]) == len(owners) and all(a is b for a, b in zip(held[0], owners)):
+            return held[1]
+        self._resident.pop(name, None)
+        array = self.backend.asarray(make())
+        self._resident[name] = (owners, array)
+        return array
 
     @property
     def nbytes(self) -> int:
@@ -164,7 +177,7 @@ def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, tracebac
     strip = dp.TB_STRIP if traceback else dp.SCORE_STRIP
     order = _sort_slots(q_len.astype(np.int64), t_len.astype(np.int64), strip)
     long = _warp_mask(backend, q_len[order], t_len[order], strip)
-    table = backend.asarray(scoring.table.ravel())
+    table = ws.resident("table", (scoring,), lambda: scoring.table.ravel())
     codes = backend.asarray(codes, dtype=np.uint8)
     walks: list = []
     groups = [(order[long == warp], warp) for warp in (False, True)]
