@@ -34,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.random import PCG64, Generator
 
+from gseek import ragged
 from gseek.alphabet import COMPLEMENT, DNA_N, decode_dna
 from gseek.errors import OptionError
 from gseek.seqio import SequenceBatch, open_output, read_fastx, write_fasta, write_fastq
@@ -399,8 +400,7 @@ def kmismatch_reads(
     random_bases = rng.integers(0, 4, size=int(lengths[is_random].sum()), dtype=np.uint8)
     noise = rng.integers(-2, 3, size=int(lengths.sum()), dtype=np.int8)
 
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = ragged.offsets(lengths)
     codes = np.empty(int(offsets[-1]), dtype=np.uint8)
     quals = np.empty_like(codes)
 
@@ -450,8 +450,7 @@ def kmismatch_reads(
 
     counts = np.zeros(n, dtype=np.int64)
     counts[placed] = m
-    mismatch_offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=mismatch_offsets[1:])
+    mismatch_offsets = ragged.offsets(counts)
     sorted_where = np.sort(np.where(used, where, np.iinfo(np.int64).max), axis=1)
     mismatch_positions = sorted_where[used].astype(np.int32)  # the m used ones sort first
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["offsets", "encode_strings", "decode_strings", "gather", "concat"]
+__all__ = ["offsets", "encode_strings", "decode_strings", "gather", "concat", "concat_offsets"]
 
 
 def _xp(array: Any) -> Any:
@@ -60,6 +60,9 @@ def decode_strings(data: np.ndarray, offs: np.ndarray, encoding: str = "utf-8") 
     """The strings of ``(data, offsets)``."""
     raw = np.asarray(data, dtype=np.uint8).tobytes()
     o = np.asarray(offs).tolist()
+    if encoding in ("latin-1", "ascii"):  # one character a byte: one decode, then slices
+        text = raw.decode(encoding)
+        return [text[a:b] for a, b in zip(o[:-1], o[1:])]
     return [raw[a:b].decode(encoding) for a, b in zip(o[:-1], o[1:])]
 
 
@@ -72,12 +75,18 @@ def gather(data: Any, offs: Any, idx: Any) -> tuple[Any, Any]:
     return data[where], new
 
 
+def concat_offsets(parts: list[Any]) -> Any:
+    """Offsets of the items of several ragged arrays laid side by side (each part's
+    offsets may start above 0)."""
+    xp = _xp(parts[0]) if parts else np
+    shift = np.cumsum([0] + [int(o[-1] - o[0]) for o in parts[:-1]])
+    return xp.concatenate([xp.zeros(1, np.int64)] + [(o[1:] - o[0] + s).astype(np.int64)
+                                                      for o, s in zip(parts, shift)])
+
+
 def concat(parts: list[tuple[Any, Any]]) -> tuple[Any, Any]:
     """One ragged array holding the items of every ``(data, offsets)`` part, in order
     (a part's offsets may start above 0: only ``data[offsets[0]:offsets[-1]]`` is used)."""
     xp = _xp(parts[0][0]) if parts else np
-    shift = np.cumsum([0] + [int(o[-1] - o[0]) for _, o in parts[:-1]])
     data = xp.concatenate([d[int(o[0]):int(o[-1])] for d, o in parts])
-    offs = xp.concatenate([xp.zeros(1, np.int64)] + [(o[1:] - o[0] + s).astype(np.int64)
-                                                      for (_, o), s in zip(parts, shift)])
-    return data, offs
+    return data, concat_offsets([o for _, o in parts])

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from gseek import ragged
 from gseek.backend import CpuBackend
 from gseek.encode import pack_2bit
 from gseek.errors import FastxError, OptionError
@@ -223,8 +224,7 @@ def sample_sa(sa: np.ndarray, rate: int, *, wide: bool) -> tuple[np.ndarray, np.
     pos_dtype = np.int64 if wide else np.uint32
     samples = sa[marked[:n]].astype(pos_dtype)
     per_block = marked.reshape(n_blocks, rows).sum(axis=1, dtype=np.int64)
-    before = np.zeros(n_blocks, dtype=np.int64)
-    np.cumsum(per_block[:-1], out=before[1:])
+    before = ragged.offsets(per_block[:-1])
     bits = np.packbits(marked, bitorder="little").view("<u4").astype(np.uint32)
     sa_mark = np.zeros((n_blocks, kernels.BLOCK_WORDS), dtype=np.uint32)
     sa_mark[:, header:] = bits.reshape(n_blocks, rows // 32)

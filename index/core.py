@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from gseek import ragged
 from gseek.backend import Backend, get_backend
 from gseek.errors import OptionError
 from gseek.kernels import fmindex as kernels
@@ -96,9 +97,7 @@ class ContigTable:
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> ContigTable:
-        text = np.asarray(arrays["contig_names"]).tobytes().decode("latin-1")
-        o = np.asarray(arrays["contig_name_offsets"]).tolist()
-        names = tuple(text[o[i] : o[i + 1]] for i in range(len(o) - 1))
+        names = tuple(ragged.decode_strings(arrays["contig_names"], arrays["contig_name_offsets"], "latin-1"))
         return cls(names, np.asarray(arrays["contig_offsets"]))
 
 

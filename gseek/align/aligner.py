@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -113,18 +114,14 @@ def _lookup(scoring: Scoring, raw: np.ndarray, offsets: np.ndarray, names: list[
     return codes
 
 
-_DEFAULTS: dict[str, Any] = {
-    "mode": "global", "scoring": "dna", "traceback": False, "device": "auto", "threads": None,
-    "free_ends": FREE_END_NAMES, "min_score": None, "min_identity": None, "cigar_m": False,
-    "outfmt": None, "batch_pairs": 1 << 16, "traceback_memory": None,
-}
+#: The scoring overrides of :class:`PairAligner` (None: the ``scoring`` preset's value).
 _SCORING_FIELDS = ("match", "mismatch", "gap_open", "gap_extend", "matrix", "n_score")
 
 
 class PairAligner:
     """Batched NW / SW / semiglobal aligner; one configured object per job.
 
-    Arguments (unknown names raise :class:`OptionError`):
+    Arguments (keyword only; unknown names raise :class:`OptionError`):
         mode: ``global``, ``local`` or ``semiglobal``.
         scoring: a preset name (:data:`SCORING_PRESETS`: dna, megablast, edit,
             blosum62, blosum50) or a :class:`Scoring`; ``match``, ``mismatch``,
@@ -153,18 +150,44 @@ class PairAligner:
     gseek.errors.OptionError: unknown PairAligner option 'colour' (known: ...)
     """
 
-    def __init__(self, **options: Any) -> None:
-        known = set(_DEFAULTS) | set(_SCORING_FIELDS)
-        for name in options:
-            if name not in known:
-                raise OptionError(f"unknown PairAligner option {name!r} (known: {', '.join(sorted(known))})")
-        self._given = dict(options)
-        opts = {**_DEFAULTS, **{k: v for k, v in options.items() if k in _DEFAULTS}}
+    def __init__(
+        self,
+        *,
+        mode: str = "global",
+        scoring: str | Scoring = "dna",
+        match: int | None = None,
+        mismatch: int | None = None,
+        gap_open: int | None = None,
+        gap_extend: int | None = None,
+        matrix: str | None = None,
+        n_score: int | None = None,
+        traceback: bool = False,
+        free_ends: str | tuple[str, ...] | None = None,
+        min_score: int | None = None,
+        min_identity: float | None = None,
+        cigar_m: bool = False,
+        outfmt: str | None = None,
+        device: str | Backend = "auto",
+        threads: int | None = None,
+        batch_pairs: int = 1 << 16,
+        traceback_memory: int | None = None,
+        **unknown: Any,
+    ) -> None:
+        if unknown:
+            known = sorted(p for p in inspect.signature(PairAligner).parameters if p != "unknown")
+            raise OptionError(f"unknown PairAligner option {next(iter(unknown))!r} (known: {', '.join(known)})")
+        given = dict(mode=mode, scoring=scoring, match=match, mismatch=mismatch, gap_open=gap_open,
+                     gap_extend=gap_extend, matrix=matrix, n_score=n_score, traceback=traceback, free_ends=free_ends,
+                     min_score=min_score, min_identity=min_identity, cigar_m=cigar_m, outfmt=outfmt, device=device,
+                     batch_pairs=batch_pairs, traceback_memory=traceback_memory)
+        defaults = {p.name: p.default for p in inspect.signature(PairAligner).parameters.values()}
+        self._shown = {k: v for k, v in given.items() if v != defaults[k]}
+        opts = dict(given, free_ends=FREE_END_NAMES if free_ends is None else free_ends, threads=threads)
         if opts["mode"] not in MODES:
             raise OptionError(f"mode must be one of {', '.join(MODES)}, not {opts['mode']!r}")
         self.mode: str = opts["mode"]
         base = opts["scoring"]
-        overrides = {k: options[k] for k in _SCORING_FIELDS if k in options}
+        overrides = {k: given[k] for k in _SCORING_FIELDS if given[k] is not None}
         if overrides.get("matrix") is not None and {"match", "mismatch"} & set(overrides):
             raise OptionError("match/mismatch do not apply with a substitution matrix (it gives every pair's score)")
         if isinstance(base, Scoring):
@@ -179,7 +202,7 @@ class PairAligner:
         for name in free:
             if name not in FREE_END_NAMES:
                 raise OptionError(f"free_ends: {name!r} is not one of {', '.join(FREE_END_NAMES)}")
-        if "free_ends" in options and self.mode != "semiglobal":
+        if free_ends is not None and self.mode != "semiglobal":
             raise OptionError("free_ends applies to mode='semiglobal' only")
         self.free_ends = free
         self.flags = dp_flags(self.mode, free)
@@ -207,8 +230,7 @@ class PairAligner:
         self.workspace = DPWorkspace(self.backend)
 
     def __repr__(self) -> str:
-        shown = {k: v for k, v in self._given.items()
-                 if k != "threads" and (k not in _DEFAULTS or v != _DEFAULTS[k])}
+        shown = dict(self._shown)
         if "device" in shown:
             shown["device"] = self.backend.name
         return "PairAligner(" + ", ".join(f"{k}={v!r}" for k, v in shown.items()) + ")"

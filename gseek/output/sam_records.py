@@ -26,6 +26,8 @@ import threading
 import numba
 import numpy as np
 
+from gseek import ragged
+
 from ._text import _byte, _bytes2, _copy, _int
 
 _TAB, _NL, _STAR, _COLON, _COMMA, _SEMI = 9, 10, 42, 58, 44, 59
@@ -434,16 +436,14 @@ def format_records(rows, *, names, name_off, codes, seq_off, quals, letters, com
                  args))
     record_bounds(rows, a["name_off"], a["seq_off"], a["hit_off"], a["extra_off"], a["contig"], a["cname_off"],
                   a["alt_off"], a["alt_contig"], a["cigar_eq"], bounds)
-    starts = np.zeros(rows.size + 1, dtype=np.int64)
-    np.cumsum(bounds, out=starts[1:])
+    starts = ragged.offsets(bounds)
     scratch = _SCRATCH.get(int(starts[-1]))
     sizes = np.empty(rows.size, dtype=np.int64)
     records = np.empty(rows.size, dtype=np.int64)
     record_fill(rows, *args, starts, scratch, sizes, records)
     if (sizes > bounds).any():
         raise RuntimeError("SAM formatter: a record outgrew its size bound (a bug)")
-    out_starts = np.zeros(rows.size + 1, dtype=np.int64)
-    np.cumsum(sizes, out=out_starts[1:])
+    out_starts = ragged.offsets(sizes)
     out = np.empty(int(out_starts[-1]), dtype=np.uint8) if pool is None else pool.get(int(out_starts[-1]))
     record_compact(scratch, starts, out_starts, out)
     _SCRATCH.put(scratch)

@@ -72,9 +72,7 @@ class SequenceBatch:
 
     def name_list(self) -> list[str]:
         """All record names as Python strings (one decode, then split)."""
-        text = self.names.tobytes().decode("latin-1")
-        o = self.name_offsets
-        return [text[o[i] : o[i + 1]] for i in range(len(self))]
+        return ragged.decode_strings(self.names, self.name_offsets, "latin-1")
 
     def codes_of(self, i: int) -> np.ndarray:
         return self.codes[self.offsets[i] : self.offsets[i + 1]]
@@ -117,13 +115,6 @@ class SequenceBatch:
             return batches[0]
         first = batches[0]
 
-        def join_offsets(arrays):
-            parts, base = [np.zeros(1, dtype=np.int64)], 0
-            for a in arrays:
-                parts.append(a[1:] + base)
-                base += int(a[-1])
-            return np.concatenate(parts)
-
         masks, base = [], 0
         for b in batches:
             masks.append(b.soft_mask + base)
@@ -133,12 +124,12 @@ class SequenceBatch:
             format=first.format,
             alphabet=first.alphabet,
             codes=np.concatenate([b.codes for b in batches]),
-            offsets=join_offsets([b.offsets for b in batches]),
+            offsets=ragged.concat_offsets([b.offsets for b in batches]),
             quals=None if first.quals is None else np.concatenate([b.quals for b in batches]),
             names=np.concatenate([b.names for b in batches]),
-            name_offsets=join_offsets([b.name_offsets for b in batches]),
+            name_offsets=ragged.concat_offsets([b.name_offsets for b in batches]),
             descriptions=np.concatenate([b.descriptions for b in batches]),
-            description_offsets=join_offsets([b.description_offsets for b in batches]),
+            description_offsets=ragged.concat_offsets([b.description_offsets for b in batches]),
             soft_mask=np.concatenate(masks).reshape(-1, 2),
             lines=np.concatenate([b.lines for b in batches]),
             first_record=first.first_record,

@@ -1,21 +1,6 @@
-"""Fast FASTA/FASTQ input and output as struct-of-arrays batches.
-
-Reading streams a file (plain or gzip, detected by its magic bytes) in bounded
-chunks through a Numba parser; each chunk becomes a :class:`SequenceBatch` of
-numpy arrays, so a 50 GB FASTQ never sits in memory and no per-record Python
-object is built.
-
->>> import io, gzip, tempfile, os
->>> path = os.path.join(tempfile.mkdtemp(), "r.fq")
->>> _ = open(path, "w").write("@r1 first\\nACGTn\\n+\\nIIIII\\n@r2\\nGG\\n+\\n!!\\n")
->>> batch = read_fastx(path)
->>> len(batch), batch.name(0), batch.description(0), batch.sequence(0)
-(2, 'r1', 'first', 'ACGTN')
->>> batch.lengths.tolist(), batch.quality(1)
-([5, 2], '!!')
->>> batch.soft_mask.tolist()     # the lowercase 'n' at offset 4
-[[4, 5]]
-"""
+"""Reading FASTA/FASTQ: :class:`FastxReader` streams a file (plain or gzip, ``-`` for stdin) in
+bounded chunks through the Numba parser (:mod:`.parser`), one :class:`~gseek.seqio.SequenceBatch`
+a chunk; :func:`read_fastx` reads a whole file into one batch."""
 
 from __future__ import annotations
 

@@ -292,33 +292,18 @@ def map_files(
                 too_long=c["too_long"], too_short=c["too_short"], records=c["sam_records"])
 
 
-def map_reads(
-    index: Index | str | os.PathLike,
-    reads: str | os.PathLike | list[str | os.PathLike],
-    output: str | os.PathLike,
-    *,
-    mismatches: int = 2,
-    command: str = "gseek",
-    threads: int | None = None,
-    no_unal: bool = False,
-    cigar_eq: bool = False,
-    device: str | Backend | None = None,
-    chunk_bytes: int | None = None,
-    **mapper_options: Any,
-) -> dict[str, int]:
+def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[str | os.PathLike],
+              output: str | os.PathLike, **options: Any) -> dict[str, int]:
     """Map FASTA/FASTQ file(s) (gzip ok, ``-`` for stdin) and write SAM, or BAM for ``*.bam``, ``-`` for stdout.
 
-    Several read files go to one output, in order. The output is written
-    under a temporary name and renamed when complete. This is the pipeline
-    engine run in the caller's thread (:func:`map_files` with ``workers=0``):
-    the same stages as ``gseek search``. Returns counts: ``reads``,
-    ``mapped``, ``unmapped`` (with ``too_long`` and ``too_short``: reads not
-    searched), ``records``.
+    :func:`map_files` with every stage in the caller's thread (``workers=0``):
+    the same stages, output and counts as ``gseek search``. Several read files
+    go to one output, in order, written under a temporary name and renamed
+    when complete. Returns counts: ``reads``, ``mapped``, ``unmapped`` (with
+    ``too_long`` and ``too_short``: reads not searched), ``records``.
 
-    Arguments beyond the :class:`~gseek.mapper.Mapper` options: ``command``
-    (SAM ``@PG CL``), ``no_unal`` (drop unmapped reads), ``cigar_eq`` (CIGAR
-    with ``=``/``X``), ``chunk_bytes`` (input per batch), ``threads`` (CPU
-    threads when ``index`` is a path to load).
+    ``options``: those of :func:`map_files` (``mismatches``, ``command`` for
+    SAM ``@PG CL``, ``no_unal``, ``cigar_eq``, ``chunk_bytes``, ``threads``,
+    ``device``) and the :class:`~gseek.mapper.Mapper` options.
     """
-    return map_files(index, reads, output, mismatches=mismatches, command=command, threads=threads, no_unal=no_unal,
-                     cigar_eq=cigar_eq, device=device, chunk_bytes=chunk_bytes, workers=0, **mapper_options)
+    return map_files(index, reads, output, workers=0, **options)
