@@ -164,3 +164,13 @@ def test_import_gseek_loads_neither_numba_nor_cupy():
     code = "import sys, gseek; print(sorted(m for m in ('numba', 'cupy', 'numpy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_every_package_is_installed():
+    """pyproject.toml lists every package folder: a wheel (not only an editable
+    install) holds each sub-package."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    packages = {name for name, path in MODULES.items() if path.name == "__init__.py"}
+    assert packages == listed, f"missing: {sorted(packages - listed)}, extra: {sorted(listed - packages)}"
