@@ -9,14 +9,15 @@ SHA-256), and anything wrong is refused with one :class:`IndexFormatError`
 line naming the file.
 
 >>> import tempfile, os
->>> import numpy as np
->>> path = os.path.join(tempfile.mkdtemp(), "demo.gseek")
->>> _ = write_index(path, {"parameters": {}}, {"contig_offsets": np.array([0, 4])})
->>> sorted(os.listdir(path))
-['contig_offsets.npy', 'header.json']
+>>> from gseek.index import Index
+>>> fasta = os.path.join(tempfile.mkdtemp(), "demo.fa")
+>>> _ = open(fasta, "w").write(">a\\nGATTACA\\n")
+>>> path = Index.build(fasta, wgram=2, device="cpu").save(fasta[:-3] + ".gseek")
+>>> sorted(os.listdir(path))[:3]
+['amb_runs.npy', 'contig_name_offsets.npy', 'contig_names.npy']
 >>> header, arrays = read_index(path, ["contig_offsets"])
 >>> header["format_version"] == FORMAT_VERSION, arrays["contig_offsets"].tolist()
-(True, [0, 4])
+(True, [0, 7])
 >>> with open(os.path.join(path, "contig_offsets.npy"), "r+b") as fh:
 ...     _ = fh.seek(-1, 2); _ = fh.write(b"\\x07")
 >>> read_index(path, ["contig_offsets"])

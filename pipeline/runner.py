@@ -40,7 +40,7 @@ PosixPath('.../lambda.gseek')
 >>> [(os.path.basename(r.query.output), r.status) for r in summary.files], summary.exit_status
 ([('lambda.sam', 'ok'), ('missing.sam', 'failed')], 1)
 >>> sorted(os.listdir(os.path.join(d, "out")))
-['.gseek-manifest.json', 'lambda.sam', 'summary.tsv']
+['.gseek-lock', '.gseek-manifest.json', 'lambda.sam', 'summary.tsv']
 >>> again = run_pipeline(os.path.join(d, "list.txt"), os.path.join(d, "lambda.gseek"), os.path.join(d, "out"),
 ...                      device="cpu", progress=False, resume=True)
 >>> [r.status for r in again.files]
