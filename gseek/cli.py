@@ -8,9 +8,12 @@ Commands parse options and call the API; errors print one line
 
 from __future__ import annotations
 
+import errno
 import functools
+import io
 import os
 import shlex
+import signal
 import sys
 import time
 from pathlib import Path
@@ -18,9 +21,15 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .errors import GseekError, one_line
+from .errors import GseekError, Terminated, one_line
 
 DEVICE_CHOICE = click.Choice(["auto", "cpu", "gpu"], case_sensitive=False)
+
+#: Exit status when the reader of stdout went away (``| head -1``): 128 + SIGPIPE,
+#: what a shell reports for samtools or bowtie killed by SIGPIPE (docs/exit-codes.md).
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+#: Signals handled like Ctrl-C (exit 128 + the signal number: SIGTERM 143, SIGHUP 129).
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class NotYetAvailable(GseekError):
@@ -105,7 +114,23 @@ def _map_options(func):
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _BrokenPipe(Exception):
+    """A write to a pipe whose reader went away (EPIPE), out of the command:
+    click would end the process with ``sys.exit(1)``; :func:`main` returns
+    :data:`EXIT_BROKEN_PIPE`."""
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise _BrokenPipe(str(exc)) from exc
+            raise
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", prog_name="gseek")
 @_common
 def cli() -> None:
@@ -178,6 +203,7 @@ def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> 
     from .pipeline import map_files
     from .pipeline.tasks import warm_host
 
+    _remove_stale_temporaries(output)
     started = time.perf_counter()
     warm = warm_host()  # Numba's set-up overlaps the device's and the index's
     try:
@@ -265,6 +291,7 @@ def align(seqs, all_vs_all, query, target, pairs, align_options, output) -> None
             raise OptionError("--all-vs-all takes -i FASTA (and no -q/-t/--pairs)")
     elif not (query and target) or seqs:
         raise OptionError("give -q FASTA -t FASTA (optionally --pairs TSV), or -i FASTA --all-vs-all")
+    _remove_stale_temporaries(output)
     bar = _PairBar()
     options = dict(device=_backend(), threads=STATE.threads, progress=bar.update, **align_options)
     with bar:
@@ -432,6 +459,14 @@ def demo(outdir) -> None:
     _say(f"[gseek] demo finished in {time.perf_counter() - started:.2f} s")
 
 
+def _remove_stale_temporaries(output: str | None) -> None:
+    """What a killed earlier run left beside ``output`` (``.NAME.tmp-PID``; docs/exit-codes.md)."""
+    if output and output != "-":
+        from .seqio.atomic import remove_stale_temporaries
+
+        remove_stale_temporaries(output)
+
+
 def _command_line() -> str:
     """The command as the user typed it, for SAM @PG CL and BLAST headers."""
     return " ".join(shlex.quote(a) for a in ["gseek", *STATE.argv])
@@ -443,8 +478,15 @@ def main(argv: list[str] | None = None) -> int:
     STATE.__dict__.update(device="auto", threads=0, quiet=False, debug="--debug" in args, argv=tuple(args))
     try:
         code = cli.main(args=args, prog_name="gseek", standalone_mode=False)
+        if sys.stdout is not None:
+            sys.stdout.flush()  # an error writing what is still buffered is the command's error
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except Terminated as exc:  # SIGTERM, SIGHUP (run()): cleaned up as Ctrl-C is
+        click.echo(f"gseek: {exc}", err=True)
+        return exc.exit_status
+    except (_BrokenPipe, BrokenPipeError):  # the reader of stdout went away: stop quietly, as samtools does
+        return EXIT_BROKEN_PIPE
     except click.Abort:
         click.echo("gseek: interrupted", err=True)
         return 130
@@ -475,7 +517,68 @@ def run() -> None:
     records that it has no BLAS. A program importing gseek is left as it is.
     """
     sys.modules.setdefault("scipy.linalg.cython_blas", None)  # type: ignore[arg-type]
-    exit_now(main())
+    _standard_streams()
+    for signum in TERMINATING_SIGNALS:
+        signal.signal(signum, _terminate)
+    try:
+        code = main()
+    except Terminated as exc:  # arrived before main's own handler
+        code = exc.exit_status
+    exit_now(code)
+
+
+def _terminate(signum: int, frame) -> None:
+    """SIGTERM/SIGHUP handler: raise :class:`~gseek.errors.Terminated` in the main
+    thread, which unwinds like Ctrl-C. Later signals are ignored so that they
+    cannot interrupt the clean-up (SIGKILL still ends the process)."""
+    for other in TERMINATING_SIGNALS:
+        signal.signal(other, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+class _ClosedStdout(io.TextIOBase):
+    """``sys.stdout`` when the process started with descriptor 1 closed (``>&-``):
+    every write raises ``OSError(EBADF)`` naming standard output, so a command
+    that writes there fails with one line instead of dropping its output
+    (Python would leave ``sys.stdout`` None, which click writes nothing to)."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    @property
+    def buffer(self) -> _ClosedStdout:  # binary writers (SAM) fail the same way
+        return self
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF), "standard output")
+
+
+def _standard_streams() -> None:
+    """Descriptors 0, 1, 2 closed at start are opened on /dev/null, so no file the
+    command opens takes their number; a closed stdout then fails every write to it.
+
+    Under ``PYTHONUNBUFFERED`` (or ``-u``) ``sys.stdout.buffer`` is the raw file,
+    whose ``write`` may write part of the data (a pipe, a signal) and say so only
+    in its return value; the binary writers (SAM) write through a buffered
+    writer instead, which writes it all or raises. Text still goes out at once.
+    """
+    if isinstance(getattr(sys.stdout, "buffer", None), io.RawIOBase):
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(sys.stdout.buffer), encoding=sys.stdout.encoding,
+                                      errors=sys.stdout.errors, line_buffering=sys.stdout.line_buffering,
+                                      write_through=True)
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            if fd == 1:
+                sys.stdout = _ClosedStdout()
 
 
 def exit_now(code: int) -> None:

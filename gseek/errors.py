@@ -17,6 +17,8 @@ __all__ = [
     "KernelCompileError",
     "OptionError",
     "IndexFormatError",
+    "OutputBusyError",
+    "Terminated",
 ]
 
 
@@ -60,6 +62,35 @@ class IndexFormatError(GseekError, ValueError):
         self.path = os.fspath(path)
         self.rule = message
         super().__init__(f"{self.path}: {message}")
+
+
+class OutputBusyError(GseekError, RuntimeError):
+    """An output folder another gseek run is writing to (it holds the folder's
+    lock). The message reads ``DIR: in use by ...``."""
+
+    def __init__(self, path: str | os.PathLike, message: str) -> None:
+        self.path = os.fspath(path)
+        self.rule = message
+        super().__init__(f"{self.path}: {message}")
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised in the main thread of the ``gseek`` command.
+
+    A ``BaseException`` like ``KeyboardInterrupt`` (nothing that catches
+    ``Exception`` stops it), so it unwinds through the same context managers
+    as Ctrl-C: temporary outputs are removed, the pipeline's threads are
+    stopped and its ``summary.tsv`` is rewritten. ``exit_status`` is
+    128 + the signal number (143 for SIGTERM, 129 for SIGHUP), as a shell
+    reports a process killed by that signal.
+    """
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = int(signum)
+        self.exit_status = 128 + self.signum
+        super().__init__(f"terminated by {signal.Signals(self.signum).name}")
 
 
 def one_line(exc: BaseException | None) -> str:

@@ -9,14 +9,15 @@ SHA-256), and anything wrong is refused with one :class:`IndexFormatError`
 line naming the file.
 
 >>> import tempfile, os
->>> import numpy as np
->>> path = os.path.join(tempfile.mkdtemp(), "demo.gseek")
->>> _ = write_index(path, {"parameters": {}}, {"contig_offsets": np.array([0, 4])})
->>> sorted(os.listdir(path))
-['contig_offsets.npy', 'header.json']
+>>> from gseek.index import Index
+>>> fasta = os.path.join(tempfile.mkdtemp(), "demo.fa")
+>>> _ = open(fasta, "w").write(">a\\nGATTACA\\n")
+>>> path = Index.build(fasta, wgram=2, device="cpu").save(fasta[:-3] + ".gseek")
+>>> sorted(os.listdir(path))[:3]
+['amb_runs.npy', 'contig_name_offsets.npy', 'contig_names.npy']
 >>> header, arrays = read_index(path, ["contig_offsets"])
 >>> header["format_version"] == FORMAT_VERSION, arrays["contig_offsets"].tolist()
-(True, [0, 4])
+(True, [0, 7])
 >>> with open(os.path.join(path, "contig_offsets.npy"), "r+b") as fh:
 ...     _ = fh.seek(-1, 2); _ = fh.write(b"\\x07")
 >>> read_index(path, ["contig_offsets"])
@@ -38,7 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from gseek.seqio.atomic import remove_stale_temporaries
 from gseek.errors import IndexFormatError, OptionError
+from gseek.kernels import fmindex as _kernels
 
 __all__ = [
     "FORMAT_NAME",
@@ -50,6 +53,7 @@ __all__ = [
     "write_index",
     "read_header",
     "read_index",
+    "check_header",
 ]
 
 #: ``format`` field of every header.
@@ -62,6 +66,14 @@ HEADER_NAME = "header.json"
 SUFFIX = ".gseek"
 
 _CHUNK = 8 << 20
+
+# Layout facts the header is checked against (docs/index-format.md, "Parts");
+# the interval and block constants are the kernels' own.
+_OCC_INTERVAL = {False: _kernels.OCC_INTERVAL_32, True: _kernels.OCC_INTERVAL_64}
+_MARK_ROWS = {False: _kernels.MARK_ROWS_32, True: _kernels.MARK_ROWS_64}
+_POS_DTYPE = {False: "<u4", True: "<i8"}
+_POS32_LIMIT = 1 << 32
+_STATS = ("contigs", "bases", "ambiguous", "segments", "text_length")
 
 
 def sha256_file(path: str | os.PathLike) -> str:
@@ -94,11 +106,10 @@ def write_index(path: str | os.PathLike, header: Mapping[str, Any], arrays: Mapp
     if final.exists() and not (final.is_dir() and (final / HEADER_NAME).is_file()):
         raise OptionError(f"{final}: exists and is not a gseek index; not overwriting it")
     final.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(final)  # left by a killed save (SIGKILL, power loss)
     tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    try:
+    try:  # the folder is made inside: a signal right after mkdir still removes it
+        tmp.mkdir()
         parts = {}
         for name, array in arrays.items():
             file = tmp / f"{name}.npy"
@@ -154,7 +165,156 @@ def read_header(path: str | os.PathLike) -> dict:
         )
     if not isinstance(header.get("parts"), dict):
         raise IndexFormatError(head, "header has no parts table")
+    _check_fields(head, header)
     return header
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int  # not bool, not float
+
+
+def _check_fields(head: Path, header: dict) -> None:
+    """Types and ranges of every field the code reads, and the parts table
+    against the shapes the parameters imply (before any part is opened)."""
+
+    def bad(message: str) -> IndexFormatError:
+        return IndexFormatError(head, message)
+
+    params = header.get("parameters")
+    if not isinstance(params, dict):
+        raise bad("header has no parameters table")
+    pos64 = params.get("pos64")
+    if type(pos64) is not bool:
+        raise bad(f"parameters.pos64 must be true or false, not {pos64!r}")
+    sa_sample, wgram = params.get("sa_sample"), params.get("wgram")
+    if not _is_int(sa_sample) or sa_sample < 1:
+        raise bad(f"parameters.sa_sample must be an integer >= 1, not {sa_sample!r}")
+    if not _is_int(wgram) or not 0 <= wgram <= _kernels.WGRAM_MAX:
+        raise bad(f"parameters.wgram must be an integer 0..{_kernels.WGRAM_MAX}, not {wgram!r}")
+    for key, table in (("occ_interval", _OCC_INTERVAL), ("mark_rows", _MARK_ROWS)):
+        if params.get(key) != table[pos64] or not _is_int(params.get(key)):
+            raise bad(f"parameters.{key} is {params.get(key)!r}; {'64' if pos64 else '32'}-bit positions "
+                      f"(pos64 {str(pos64).lower()}) use {table[pos64]}")
+    stats = header.get("stats")
+    if not isinstance(stats, dict):
+        raise bad("header has no stats table")
+    for key in _STATS:
+        if not _is_int(stats.get(key)) or stats[key] < 0:
+            raise bad(f"stats.{key} must be an integer >= 0, not {stats.get(key)!r}")
+    C = header.get("C")
+    if not isinstance(C, list) or len(C) != 5 or not all(_is_int(c) for c in C):
+        raise bad(f"C must be a list of 5 integers, not {C!r}")
+    n, segments = stats["text_length"], stats["segments"]
+    if C[0] != segments + 1 or C[4] != n or any(C[i] > C[i + 1] for i in range(4)):
+        raise bad(f"C {C} is not the cumulative base counts of a text of {n} characters with "
+                  f"{segments + 1} separators")
+    if n >= _POS32_LIMIT and not pos64:
+        raise bad(f"a text of {n} characters needs 64-bit positions, but pos64 is false")
+    if stats["ambiguous"] > stats["bases"]:
+        raise bad(f"stats.ambiguous {stats['ambiguous']} > stats.bases {stats['bases']}")
+    if not isinstance(header.get("source", ""), (str, type(None))):
+        raise bad(f"source must be a string, not {header['source']!r}")
+    expected = _expected_parts(header)
+    for name, entry in header["parts"].items():
+        if not isinstance(entry, dict) or entry.get("file") != f"{name}.npy":
+            raise bad(f"bad entry for part {name!r} (its file must be {name}.npy)")
+        size, sha = entry.get("bytes"), entry.get("sha256")
+        if not _is_int(size) or size < 0 or not isinstance(sha, str):
+            raise bad(f"bad entry for part {name!r} (bytes, sha256)")
+        if name not in expected:
+            continue  # not a part this version reads: never opened
+        if name == "wgram" and not wgram:
+            raise bad("a wgram part, but parameters.wgram is 0")
+        dtype, shape = expected[name]
+        if entry.get("dtype") != dtype or (shape is not None and entry.get("shape") != shape):
+            want = f"{dtype} {shape}" if shape is not None else dtype
+            raise bad(f"part {name!r} is {entry.get('dtype')} {entry.get('shape')}, but the parameters, C and "
+                      f"stats make it {want}")
+        shape_ = entry.get("shape")
+        if not isinstance(shape_, list) or not all(_is_int(d) and d >= 0 for d in shape_):
+            raise bad(f"bad entry for part {name!r} (shape {shape_!r})")
+
+
+def _expected_parts(header: dict) -> dict[str, tuple[str, list[int] | None]]:
+    """dtype and shape (None: any) of every part, from the header's parameters, C and stats."""
+    params, stats = header["parameters"], header["stats"]
+    wide = params["pos64"]
+    pos = _POS_DTYPE[wide]
+    n, contigs, segments = stats["text_length"], stats["contigs"], stats["segments"]
+    sa_sample, w = params["sa_sample"], params["wgram"]
+    return {
+        "contig_offsets": ("<i8", [contigs + 1]),
+        "contig_names": ("|u1", None),
+        "contig_name_offsets": ("<i8", [contigs + 1]),
+        "seg_text_start": ("<i8", [segments + 1]),
+        "seg_ref_start": ("<i8", [segments]),
+        "seg_contig": ("<i4", [segments]),
+        "occ": ("<u4", [n // _OCC_INTERVAL[wide] + 1, _kernels.BLOCK_WORDS]),
+        "dollar_rows": (pos, [segments + 2]),
+        "sa_mark": ("<u4", [n // _MARK_ROWS[wide] + 1, _kernels.BLOCK_WORDS]),
+        "sa_samples": (pos, [(n + sa_sample - 1) // sa_sample]),
+        "wgram": (pos, [4**w, 2]),
+        "text": ("<u4", [(stats["bases"] + 15) // 16]),
+        "amb_runs": ("<i8", None),
+    }
+
+
+def check_header(path: str | os.PathLike, header: dict, arrays: Mapping[str, np.ndarray]) -> None:
+    """Check the header's C and stats against the content of the loaded parts.
+
+    The header's fields were range-checked by :func:`read_header` and each
+    part's dtype and shape by its load; this compares the values a kernel
+    trusts with what the parts hold: the text length (the last segment start,
+    the dollar-row sentinel), the contig and N totals, and C against the base
+    counts of the BWT (the last Occ block's counts plus its tail). A few
+    words are read per part, whatever the index size.
+    """
+    head = resolve(path) / HEADER_NAME
+    stats, C = header["stats"], header["C"]
+    n, wide = stats["text_length"], header["parameters"]["pos64"]
+
+    def check(name: str, what: str, found: int, expected: int) -> None:
+        if int(found) != int(expected):
+            raise IndexFormatError(head, f"{what} is {expected}, but {name}.npy says {int(found)}")
+
+    if "contig_offsets" in arrays:
+        offsets = arrays["contig_offsets"]
+        check("contig_offsets", "the first contig offset", offsets[0], 0)
+        check("contig_offsets", "stats.bases", offsets[-1], stats["bases"])
+    if "contig_name_offsets" in arrays and "contig_names" in arrays:
+        check("contig_name_offsets", "the name bytes", arrays["contig_name_offsets"][-1], arrays["contig_names"].size)
+    if "seg_text_start" in arrays:
+        check("seg_text_start", "stats.text_length", arrays["seg_text_start"][-1], n)
+    if "amb_runs" in arrays:
+        runs = np.asarray(arrays["amb_runs"], dtype=np.int64).reshape(-1, 2)
+        check("amb_runs", "stats.ambiguous", (runs[:, 1] - runs[:, 0]).sum(), stats["ambiguous"])
+    if "dollar_rows" in arrays:
+        check("dollar_rows", "stats.text_length (the sentinel)", arrays["dollar_rows"][-1], n)
+        if "occ" in arrays:
+            totals = _bwt_base_counts(arrays["occ"], C[0], n, wide)
+            counts = [C[c + 1] - C[c] for c in range(4)]
+            if totals != counts:
+                raise IndexFormatError(head, f"C {C} does not match the BWT: occ.npy counts {totals} of A, C, G, T "
+                                             f"(C says {counts})")
+
+
+def _bwt_base_counts(occ: np.ndarray, dollars: int, n: int, wide: bool) -> list[int]:
+    """Occurrences of A, C, G, T in the whole BWT (rows [0, n)), dollar rows
+    excluded: the last block's counts plus its characters below row n."""
+    interval = _OCC_INTERVAL[wide]
+    header = 8 if wide else 4
+    b = n // interval
+    block = np.asarray(occ[b], dtype=np.uint64)
+    if wide:
+        before = [int(block[2 * c]) | (int(block[2 * c + 1]) << 32) for c in range(4)]
+    else:
+        before = [int(block[c]) for c in range(4)]
+    words = block[header:].astype(np.uint32)
+    shifts = np.arange(30, -1, -2, dtype=np.uint32)
+    chars = ((words[:, None] >> shifts[None, :]) & 3).reshape(-1)[: n - b * interval]
+    tail = np.bincount(chars, minlength=4).tolist()
+    dollars_in_block = dollars - (b * interval - sum(before))  # the placeholders (A) of dollar rows
+    return [before[0] + tail[0] - dollars_in_block, *(before[c] + tail[c] for c in range(1, 4))]
 
 
 def _load_part(root: Path, name: str, entry: Any, verify: bool) -> np.ndarray:
@@ -230,4 +390,5 @@ def read_index(
         if entry is None:
             raise IndexFormatError(root / HEADER_NAME, f"the index has no part {name!r}")
         arrays[name] = _load_part(root, name, entry, verify)
+    check_header(root, header, arrays)
     return header, arrays

@@ -16,9 +16,17 @@ Resume: an output appears under its final name only when complete (it is
 written under a temporary name and renamed), and each completed output is
 recorded in ``DIR/.gseek-manifest.json`` with the task fingerprint (task,
 options that change records, index header), the size and modification time
-of its inputs, and its own size. ``resume=True`` skips a file when its
-output exists and its manifest entry matches all of these; anything else
-(no output, output of another size, changed input, other options) is redone.
+of its inputs, and its own size and SHA-256. ``resume=True`` skips a file
+when its output exists and its manifest entry matches all of these (the
+SHA-256 read back from the output); anything else (no output, output of
+another size or content, changed input, other options) is redone.
+
+One run at a time per output folder: a run holds an exclusive ``flock`` on
+``DIR/.gseek-lock`` from start to end, and a second run on the same folder
+is refused (:class:`~gseek.errors.OutputBusyError`) before it touches
+anything. Temporaries left by a killed run (``.NAME.tmp-PID`` of a process
+that no longer runs) are removed at the start of the next run on the folder,
+with or without ``resume``.
 
 >>> import os, tempfile
 >>> from gseek.datasets import lambda_genome, lambda_reads
@@ -32,7 +40,7 @@ PosixPath('.../lambda.gseek')
 >>> [(os.path.basename(r.query.output), r.status) for r in summary.files], summary.exit_status
 ([('lambda.sam', 'ok'), ('missing.sam', 'failed')], 1)
 >>> sorted(os.listdir(os.path.join(d, "out")))
-['.gseek-manifest.json', 'lambda.sam', 'summary.tsv']
+['.gseek-lock', '.gseek-manifest.json', 'lambda.sam', 'summary.tsv']
 >>> again = run_pipeline(os.path.join(d, "list.txt"), os.path.join(d, "lambda.gseek"), os.path.join(d, "out"),
 ...                      device="cpu", progress=False, resume=True)
 >>> [r.status for r in again.files]
@@ -41,6 +49,8 @@ PosixPath('.../lambda.gseek')
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import sys
@@ -51,20 +61,26 @@ from pathlib import Path
 from typing import Any
 
 from gseek.backend import Backend
-from gseek.errors import GseekError, OptionError, one_line
+from gseek.errors import GseekError, OptionError, OutputBusyError, Terminated, one_line
 from gseek.index import Index
+from gseek.index.format import sha256_file
+from gseek.seqio.atomic import remove_stale_temporaries
 from gseek.seqio import open_output
 
 from .engine import FileResult, Progress, QueryFile, QueueBounds
 from .tasks import AlignTask, MapTask
 
 __all__ = ["QueryListError", "PipelineSummary", "read_query_list", "run_pipeline", "TASKS",
-           "SUMMARY_NAME", "MANIFEST_NAME"]
+           "SUMMARY_NAME", "MANIFEST_NAME", "LOCK_NAME"]
 
 #: Tasks the pipeline runs (megablast/blastn come with the BLAST-style search).
 TASKS = {"map": MapTask, "align": AlignTask}
 SUMMARY_NAME = "summary.tsv"
 MANIFEST_NAME = ".gseek-manifest.json"
+#: The output folder's lock file (``flock``; holds the PID of the run holding it).
+LOCK_NAME = ".gseek-lock"
+#: Manifest layout; 2: each output's SHA-256 (a manifest of another version skips nothing).
+MANIFEST_VERSION = 2
 SUMMARY_COLUMNS = ("file", "status", "records", "hits", "seconds", "error", "output")
 _QUERY_SUFFIXES = (".fastq", ".fq", ".fasta", ".fa", ".fna", ".fas")
 
@@ -179,27 +195,63 @@ class _Manifest:
         self.path = outdir / MANIFEST_NAME
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-            self.outputs = dict(data["outputs"]) if data.get("version") == 1 else {}
+            self.outputs = dict(data["outputs"]) if data.get("version") == MANIFEST_VERSION else {}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.outputs = {}
 
-    def entry(self, query: QueryFile, fingerprint: str, output: Path) -> dict:
-        return dict(inputs=_input_stats(query), fingerprint=fingerprint,
-                    size=output.stat().st_size if output.exists() else None)
+    def entry(self, query: QueryFile, fingerprint: str, output: Path, *, content: bool = True) -> dict:
+        """What ``output`` was made from, its size and (``content``) its SHA-256."""
+        size = output.stat().st_size if output.exists() else None
+        return dict(inputs=_input_stats(query), fingerprint=fingerprint, size=size,
+                    sha256=sha256_file(output) if content and size is not None else None)
 
     def complete(self, query: QueryFile, name: str, fingerprint: str, output: Path) -> dict | None:
-        """The recorded entry when ``output`` is complete and made from the same inputs and options."""
+        """The recorded entry when ``output`` is complete and made from the same inputs and options:
+        same inputs, fingerprint and size, then the same content (its SHA-256 read back)."""
         old = self.outputs.get(name)
         if not old or not output.is_file():
             return None
-        now = self.entry(query, fingerprint, output)
+        now = self.entry(query, fingerprint, output, content=False)
         same = all(old.get(k) == now[k] for k in ("inputs", "fingerprint", "size")) and now["inputs"] is not None
-        return old if same else None
+        if not same or not isinstance(old.get("sha256"), str):
+            return None
+        try:
+            return old if sha256_file(output) == old["sha256"] else None
+        except OSError:
+            return None
 
     def record(self, name: str, entry: dict) -> None:
         self.outputs[name] = entry
         with open_output(self.path, "w") as fh:
-            fh.write(json.dumps(dict(version=1, outputs=self.outputs), indent=1, sort_keys=True) + "\n")
+            fh.write(json.dumps(dict(version=MANIFEST_VERSION, outputs=self.outputs), indent=1, sort_keys=True)
+                     + "\n")
+
+
+class _FolderLock:
+    """An exclusive ``flock`` on ``DIR/.gseek-lock`` for the length of a run.
+
+    The kernel drops it when the process ends, however it ends (SIGKILL too),
+    so a lock file left behind never blocks a later run. Refuses at once
+    (:class:`~gseek.errors.OutputBusyError`) when another run holds it.
+    """
+
+    def __init__(self, outdir: Path) -> None:
+        self.path = outdir / LOCK_NAME
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.pread(self.fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            os.close(self.fd)
+            if exc.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+                raise
+            raise OutputBusyError(outdir, f"in use by another gseek run (pid {holder}); wait for it to finish "
+                                          "or give another output folder") from None
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
+
+    def release(self) -> None:
+        os.close(self.fd)  # closing the descriptor drops the lock
 
 
 # --------------------------------------------------------------------------- progress
@@ -319,9 +371,11 @@ def run_pipeline(
 
     Returns a :class:`PipelineSummary`; its ``exit_status`` is 1 when a file
     failed. Errors in the list raise :class:`QueryListError` before anything
-    runs. An exception that is not about one file (or Ctrl-C) stops the run:
+    runs; a second run on the same ``outdir`` raises
+    :class:`~gseek.errors.OutputBusyError` (the folder's lock). An exception
+    that is not about one file (or Ctrl-C, SIGTERM, SIGHUP) stops the run:
     ``summary.tsv`` is still written (unfinished files ``failed``,
-    ``interrupted``) and the exception re-raised.
+    ``interrupted`` or ``terminated by SIGTERM``) and the exception re-raised.
     """
     started = time.perf_counter()
     if task not in TASKS:
@@ -330,32 +384,55 @@ def run_pipeline(
     entries = read_query_list(list_file, suffix=task_cls.output_suffix)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
+    lock = _FolderLock(out)
+    try:
+        return _run_locked(entries, task_cls, index, out, started, gpus=gpus, devices=devices, device=device,
+                           threads=threads, resume=resume, progress=progress, workers=workers, job_bytes=job_bytes,
+                           bounds=bounds, max_inflight_bytes=max_inflight_bytes, command=command, quiet=quiet,
+                           **task_options)
+    finally:
+        lock.release()
+
+
+def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any, out: Path, started: float, *,
+                gpus: Sequence[int] | None, devices: Sequence[str | Backend] | None, device: str | Backend,
+                threads: int | None, resume: bool, progress: bool | Progress | None, workers: int,
+                job_bytes: int | None, bounds: QueueBounds | None, max_inflight_bytes: int | None, command: str,
+                quiet: bool, **task_options: Any) -> PipelineSummary:
+    """:func:`run_pipeline` once the output folder's lock is held."""
+    remove_stale_temporaries(out, every=True)  # left by a killed run (no other run writes here now)
     if devices is None and gpus is not None:
         gpus = list(gpus)
         if not gpus:
             raise OptionError("gpus: give at least one GPU ordinal")
         devices = [f"gpu:{int(g)}" for g in gpus]
-    worker = task_cls(index, devices=devices, device=device if devices is None else None, threads=threads,
-                      command=command, **task_options)
-    fingerprint = worker.fingerprint()
-    manifest = _Manifest(out)
-
     results: dict[int, FileResult] = {}
     todo: list[QueryFile] = []
     names: dict[int, str] = {}
     paths: dict[int, Path] = {}
     for i, (query, name) in enumerate(entries):
-        target = out / name
-        query = QueryFile(query.paths, os.fspath(target), name=query.name, line=query.line)
-        entries[i] = (query, name)
-        old = manifest.complete(query, name, fingerprint, target) if resume else None
-        if old is not None:
-            results[i] = FileResult(query, "skipped", dict(records=old.get("records", 0), hits=old.get("hits", 0)))
-            continue
-        if resume:
-            _remove_stale_temporaries(target)
-        todo.append(query)
-        names[id(query)], paths[id(query)] = name, target
+        entries[i] = (QueryFile(query.paths, os.fspath(out / name), name=query.name, line=query.line), name)
+    try:
+        worker = task_cls(index, devices=devices, device=device if devices is None else None, threads=threads,
+                          command=command, **task_options)
+        fingerprint = worker.fingerprint()
+        manifest = _Manifest(out)
+        for i, (query, name) in enumerate(entries):
+            target = out / name
+            old = manifest.complete(query, name, fingerprint, target) if resume else None
+            if old is not None:
+                results[i] = FileResult(query, "skipped", dict(records=old.get("records", 0),
+                                                               hits=old.get("hits", 0)))
+                continue
+            todo.append(query)
+            names[id(query)], paths[id(query)] = name, target
+    except (KeyboardInterrupt, Terminated) as exc:  # stopped while setting up: no file ran
+        reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else one_line(exc)
+        summary = PipelineSummary([results.get(i) or FileResult(q, "failed", error=RuntimeError(reason))
+                                   for i, (q, _) in enumerate(entries)], out / SUMMARY_NAME,
+                                  time.perf_counter() - started)
+        _write_summary(summary, [name for _, name in entries])
+        raise
 
     bars: Progress
     if isinstance(progress, Progress):
@@ -391,11 +468,6 @@ def run_pipeline(
     return summary
 
 
-def _remove_stale_temporaries(target: Path) -> None:
-    """Temporary files of an earlier, killed run for this output (``.NAME.tmp-PID``, ``.NAME.sam.tmp-PID``)."""
-    for pattern in (f".{target.name}.tmp-*", f".{target.name}.sam.tmp-*"):
-        for stale in target.parent.glob(pattern):
-            stale.unlink(missing_ok=True)
 
 
 def _write_summary(summary: PipelineSummary, outputs: list[str]) -> None:

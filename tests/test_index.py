@@ -387,6 +387,71 @@ def test_wrong_version_and_bad_header_are_refused(saved):
         Index.load(path, device="cpu")
 
 
+def _set(path, *keys, value=None, delta=None):
+    """Edit one field of the header at ``path`` (``delta``: add to the number there)."""
+    head = path / "header.json"
+    header = json.loads(head.read_text())
+    node = header
+    for key in keys[:-1]:
+        node = node[key]
+    node[keys[-1]] = node[keys[-1]] + delta if delta is not None else value
+    head.write_text(json.dumps(header))
+
+
+@pytest.mark.parametrize("keys, edit, message", [
+    (("C", 2), dict(delta=1), r"C \[.*\] does not match the BWT: occ\.npy counts"),
+    (("C", 4), dict(delta=1), r"C \[.*\] is not the cumulative base counts of a text of"),
+    (("C",), dict(value=[1, 2, 3]), r"C must be a list of 5 integers"),
+    (("parameters", "pos64"), dict(value=True), r"parameters\.occ_interval is 192; 64-bit positions"),
+    (("parameters", "pos64"), dict(value="yes"), r"parameters\.pos64 must be true or false"),
+    (("parameters", "wgram"), dict(delta=1), r"part 'wgram' is <u4 \[.*\], but the parameters"),
+    (("parameters", "wgram"), dict(value=16), r"parameters\.wgram must be an integer 0\.\.15"),
+    (("parameters", "sa_sample"), dict(value=0), r"parameters\.sa_sample must be an integer >= 1"),
+    (("parameters", "sa_sample"), dict(value=1), r"part 'sa_samples' is"),
+    (("parameters",), dict(value=7), r"header has no parameters table"),
+    (("stats", "text_length"), dict(delta=5), r"is not the cumulative base counts"),
+    (("stats", "bases"), dict(delta=16), r"part 'text' is"),
+    (("stats", "bases"), dict(delta=1), r"stats\.bases is \d+, but contig_offsets\.npy says"),
+    (("stats", "ambiguous"), dict(delta=1), r"stats\.ambiguous is \d+, but amb_runs\.npy says"),
+    (("stats", "contigs"), dict(value=True), r"stats\.contigs must be an integer >= 0"),
+    (("parts", "occ", "file"), dict(value="../header.json"), r"bad entry for part 'occ' \(its file must be"),
+    (("parts", "occ", "shape"), dict(value=[1, 16]), r"part 'occ' is <u4 \[1, 16\]"),
+])
+def test_every_header_field_is_checked_against_the_parts(saved, keys, edit, message):
+    """A header edited by hand is refused, one line naming header.json, before any
+    kernel could read out of bounds with it (issue 13 item 4)."""
+    _, index, path = saved
+    _set(path, *keys, **edit)
+    with pytest.raises(IndexFormatError, match=message) as info:
+        Index.load(path, device="cpu", verify=False)
+    assert str(info.value).startswith(str(path / "header.json")) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("pos64", [False, True])
+@pytest.mark.parametrize("sa_sample, wgram", [(1, 0), (3, 2), (16, 5)])
+def test_the_header_checks_accept_every_layout(built, tmp_path_factory, pos64, sa_sample, wgram):
+    records, _ = built("n_runs")
+    index = Index.build(_write(tmp_path_factory, records), sa_sample=sa_sample, wgram=wgram, pos64=pos64,
+                        device="cpu")
+    path = index.save(tmp_path_factory.mktemp("layout") / "x.gseek")
+    assert Index.load(path, device="cpu").count("ACGT").tolist() == index.count("ACGT").tolist()
+
+
+def test_stale_temporaries_of_dead_processes_only(tmp_path):
+    from gseek.seqio.atomic import remove_stale_temporaries
+
+    proc = __import__("subprocess").Popen(["true"])
+    proc.wait()
+    dead, alive = proc.pid, os.getppid()
+    for name in (f".x.sam.tmp-{dead}", f".x.sam.sam.tmp-{dead}", f".x.sam.tmp-{alive}", f".y.sam.tmp-{dead}",
+                 ".x.sam.tmp-notapid"):
+        (tmp_path / name).write_text("half")
+    removed = remove_stale_temporaries(tmp_path / "x.sam")
+    assert sorted(p.name for p in removed) == [f".x.sam.sam.tmp-{dead}", f".x.sam.tmp-{dead}"]
+    assert sorted(p.name for p in remove_stale_temporaries(tmp_path, every=True)) == [f".y.sam.tmp-{dead}"]
+    assert sorted(os.listdir(tmp_path)) == [f".x.sam.tmp-{alive}", ".x.sam.tmp-notapid"]
+
+
 # --------------------------------------------------------------------------- bad input
 
 

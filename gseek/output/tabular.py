@@ -44,6 +44,7 @@ import numpy as np
 
 from gseek import ragged
 from gseek.seqio import open_output
+from gseek.seqio.atomic import write_all
 
 from .cigar import CigarStrings
 
@@ -422,7 +423,7 @@ class AlignmentWriter:
                 self._fh.write(text.tobytes().decode("utf-8", "surrogatepass"))
             else:
                 self._fh.flush()  # the header, or anything else written as text, goes first
-                self._binary.write(text)
+                write_all(self._binary, text)
         self.rows += rows
 
     def __exit__(self, exc_type, exc, tb) -> None:

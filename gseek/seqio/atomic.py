@@ -14,12 +14,13 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
 from typing import IO
 
-__all__ = ["open_output", "STDOUT", "temporary_name", "is_special"]
+__all__ = ["open_output", "STDOUT", "temporary_name", "is_special", "remove_stale_temporaries", "write_all"]
 
 #: The output name that means standard output.
 STDOUT = "-"
@@ -43,6 +44,17 @@ def is_special(path: str | os.PathLike) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
+def write_all(fh: IO, data) -> None:
+    """Write all of ``data`` to the binary stream ``fh``: an unbuffered stream (``python -u``,
+    ``PYTHONUNBUFFERED``) may write only part of it to a pipe in one call."""
+    view = memoryview(data).cast("B")
+    while view.nbytes:
+        n = fh.write(view)
+        if n is None:  # a non-blocking stream that would block: try again
+            continue
+        view = view[n:]
+
+
 class _StdoutBytes(io.RawIOBase):
     """Bytes to the current ``sys.stdout``, which stays open: its binary layer
     (after what its text layer holds), or the text itself, decoded as latin-1,
@@ -61,7 +73,7 @@ class _StdoutBytes(io.RawIOBase):
         if self._bytes is None:
             self._text.write(bytes(view).decode("latin-1"))
         else:
-            self._bytes.write(view)
+            write_all(self._bytes, view)
         return len(view)
 
     def close(self) -> None:
@@ -135,3 +147,48 @@ class open_output:
                     os.unlink(self.tmp)
                 except FileNotFoundError:
                     pass
+
+
+def remove_stale_temporaries(final: str | os.PathLike, *, every: bool = False) -> list[Path]:
+    """Remove what a killed writer of ``final`` left beside it and return it
+    (``every=True``: ``final`` is a folder, and every temporary in it goes).
+
+    Outputs are written as ``.NAME.tmp-PID`` (a BAM's SAM text as
+    ``.NAME.sam.tmp-PID``; an index as a ``.NAME.tmp-PID`` folder) and
+    renamed when complete; a SIGKILL or a power loss leaves them. A
+    temporary is stale when its PID is this process's (a run before this
+    one had the same PID) or no running process's; one of a running process
+    (a concurrent run) is left alone.
+    """
+    final = Path(final)
+    removed = []
+    patterns = (".*.tmp-*",) if every else (f".{final.name}.tmp-*", f".{final.name}.sam.tmp-*")
+    try:
+        candidates = [p for pattern in patterns for p in (final if every else final.parent).glob(pattern)]
+    except OSError:
+        return removed
+    for stale in candidates:
+        pid = stale.name.rsplit("-", 1)[1]
+        if not pid.isdigit() or (int(pid) != os.getpid() and _running(int(pid))):
+            continue
+        try:
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale)
+            else:
+                stale.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            continue  # not ours to remove (permissions): the run's own output is what matters
+        removed.append(stale)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process (OverflowError: not a PID; leave it alone)
+    return True

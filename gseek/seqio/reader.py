@@ -257,6 +257,15 @@ class _Prefixed:
         self.head = memoryview(head)
         self.fh = fh
 
+    def close(self) -> None:
+        self.fh.close()
+
+    def __enter__(self) -> _Prefixed:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     def read(self, n: int = -1) -> bytes:
         if not self.head:
             return self.fh.read(n)
