@@ -1,0 +1,109 @@
+"""Task specs: every pipeline task is a picklable ``TaskSpec`` (name, source file, options) that
+builds the same task again in another process, with byte-identical outputs; and ``PairsTask``
+(``align --pairs`` / ``--all-vs-all`` through the engine) writes what the aligner's own
+streaming API gives, for any worker count and chunk size."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from gseek.align import PairAligner
+from gseek.datasets import lambda_genome, lambda_reads
+from gseek.datasets.simulate import dp_families
+from gseek.index import Index
+from gseek.output.tabular import AlignmentWriter
+from gseek.pipeline import QueryFile
+from gseek.pipeline.tasks import AlignTask, MapTask, PairsTask, TaskSpec, align_pairs_files, map_files
+from gseek.seqio import read_fastx, write_fasta
+
+
+@pytest.fixture(scope="module")
+def seqs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tasks")
+    fam = dp_families(2, 6, 150, seed=3, max_divergence=0.2)
+    path = root / "seqs.fa"
+    write_fasta(path, fam.records)
+    pairs = root / "pairs.tsv"
+    names = [n for n, _ in fam.records]
+    pairs.write_text("".join(f"{names[i]}\t{names[(5 * i + 3) % len(names)]}\n" for i in range(len(names))))
+    return dict(root=root, path=path, pairs=pairs, names=names)
+
+
+def test_spec_survives_pickle_and_builds_the_same_align_task(seqs, tmp_path):
+    task = AlignTask(seqs["path"], device="cpu", threads=1, mode="local", traceback=True)
+    spec = pickle.loads(pickle.dumps(task.spec))
+    assert spec == task.spec and spec.task == "align" and dict(spec.options)["mode"] == "local"
+    again = spec.build()
+    assert isinstance(again, AlignTask) and again.fingerprint() == task.fingerprint()
+    for t, name in ((task, "a.tsv"), (again, "b.tsv")):
+        result, = t.dispatcher(workers=1).run([QueryFile((str(seqs["path"]),), str(tmp_path / name))])
+        assert result.error is None
+    assert (tmp_path / "a.tsv").read_bytes() == (tmp_path / "b.tsv").read_bytes()
+
+
+def test_map_spec_needs_a_saved_index_and_builds_in_another_process(tmp_path):
+    index = Index.build(lambda_genome(), wgram=8, device="cpu")
+    assert MapTask(index, 2, device="cpu").spec is None  # never saved: nothing to rebuild from
+    saved = index.save(tmp_path / "lambda.gseek")
+    task = MapTask(saved, 2, device="cpu", threads=1, command="gseek test")
+    blob = pickle.dumps(task.spec)
+    map_files(saved, lambda_reads(), tmp_path / "here.sam", mismatches=2, device="cpu", threads=1,
+              command="gseek test")
+    code = ("import pickle, sys\nfrom gseek.pipeline import QueryFile\n"
+            "task = pickle.loads(sys.stdin.buffer.read()).build()\n"
+            f"r, = task.dispatcher(workers=1).run([QueryFile(({str(lambda_reads())!r},), {str(tmp_path / 'there.sam')!r})])\n"
+            "assert r.error is None, r.error\n")
+    subprocess.run([sys.executable, "-c", code], input=blob, check=True)
+    assert (tmp_path / "there.sam").read_bytes() == (tmp_path / "here.sam").read_bytes()
+
+
+def test_an_unknown_task_spec_is_refused():
+    with pytest.raises(KeyError):
+        TaskSpec("blastx", "x.fa").build()
+
+
+@pytest.mark.parametrize("workers, batch_pairs", [(0, 7), (2, 5), (3, 1 << 16)])
+def test_all_vs_all_through_the_engine_equals_the_aligner(seqs, tmp_path, workers, batch_pairs):
+    options = dict(mode="global", traceback=True, batch_pairs=batch_pairs)
+    aligner = PairAligner(device="cpu", **options)
+    with AlignmentWriter(tmp_path / "want.tsv", aligner.columns) as w:
+        for chunk in aligner.iter_all_vs_all(read_fastx(seqs["path"])):
+            w.write(chunk)
+    totals = []
+    done = align_pairs_files(seqs["path"], tmp_path / "got.tsv", device="cpu", workers=workers, total=totals.append,
+                             **options)
+    n = len(seqs["names"])
+    assert totals == [n * (n - 1) // 2] and done["pairs"] == totals[0] and done["rows"] == totals[0]
+    assert (tmp_path / "got.tsv").read_bytes() == (tmp_path / "want.tsv").read_bytes()
+
+
+def test_pair_list_through_the_engine_equals_the_aligner(seqs, tmp_path):
+    options = dict(mode="local", min_score=20, batch_pairs=4)
+    aligner = PairAligner(device="cpu", **options)
+    batch = read_fastx(seqs["path"])
+    with AlignmentWriter(tmp_path / "want.tsv", aligner.columns) as w:
+        for chunk in aligner.iter_pair_list(batch, batch, seqs["pairs"]):
+            w.write(chunk)
+    done = align_pairs_files(seqs["path"], tmp_path / "got.tsv", queries=seqs["path"], pairs=seqs["pairs"],
+                             device="cpu", **options)
+    assert done["pairs"] == len(seqs["names"])
+    assert (tmp_path / "got.tsv").read_bytes() == (tmp_path / "want.tsv").read_bytes()
+
+
+def test_a_set_without_pairs_writes_the_header_alone(tmp_path):
+    one = tmp_path / "one.fa"
+    write_fasta(one, [("only", "ACGTACGT")])
+    done = align_pairs_files(one, tmp_path / "out.tsv", device="cpu")
+    assert done["pairs"] == 0 and done["rows"] == 0
+    assert (tmp_path / "out.tsv").read_text() == "#" + "\t".join(PairAligner(device="cpu").columns) + "\n"
+
+
+def test_pairs_task_needs_both_queries_and_pairs(seqs):
+    from gseek.errors import OptionError
+
+    with pytest.raises(OptionError, match="both queries and pairs"):
+        PairsTask(seqs["path"], pairs=seqs["pairs"], device="cpu")
