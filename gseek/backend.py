@@ -36,7 +36,20 @@ DEVICES = ("auto", "cpu", "gpu")
 
 
 class Backend:
-    """Where kernels run. Subclasses: :class:`CpuBackend`, :class:`GpuBackend`."""
+    """Where kernels run: a device, its array module ``xp`` and ``launch`` for kernel families.
+
+    Subclasses: :class:`CpuBackend` (Numba twins, numpy arrays) and
+    :class:`GpuBackend` (CUDA kernels, CuPy arrays); build one with
+    :func:`get_backend`. Stages allocate with ``backend.xp``, move arrays
+    with :meth:`asarray` / :meth:`to_host` and run kernels with
+    ``backend.launch(family, name, n_items, *args)``. Takes no arguments.
+
+    >>> b = get_backend("cpu", threads=1)
+    >>> isinstance(b, Backend), b.name, b.xp.__name__
+    (True, 'cpu', 'numpy')
+    >>> b.to_host(b.asarray([1, 2, 3], dtype="int32")).tolist()
+    [1, 2, 3]
+    """
 
     name: str = "?"
     xp: ModuleType = np
@@ -74,7 +87,18 @@ class Backend:
 
 
 class CpuBackend(Backend):
-    """Numba twins on the host CPU, ``threads`` worker threads (default: all cores)."""
+    """Numba twins on the host CPU, ``threads`` worker threads (default: all cores).
+
+    Arguments:
+        threads: Numba worker threads; None or 0: all of them
+            (``NUMBA_NUM_THREADS``, by default the number of cores), and a
+            larger number is capped at that. Negative raises
+            :class:`~gseek.errors.BackendError`.
+
+    >>> b = CpuBackend(threads=1)
+    >>> b, b.threads, b.spec
+    (<CpuBackend cpu (numba, 1 threads)>, 1, 'cpu')
+    """
 
     name = "cpu"
     xp = np
@@ -109,9 +133,22 @@ class GpuBackend(Backend):
 
     Arguments:
         device_id: CUDA device ordinal.
-        block_size: threads per block (a ``-D BLOCK`` constant of every kernel).
+        block_size: threads per block (a ``-D BLOCK`` constant of every kernel),
+            a multiple of 32 in 32..1024.
         max_blocks: cap on blocks per launch; kernels loop grid-stride over
             the rest. Tests shrink both so tiny inputs cross block boundaries.
+
+    Building one imports CuPy and checks the device; without CuPy or a
+    device it raises :class:`~gseek.errors.BackendError`. Results are
+    identical to :class:`CpuBackend`'s. Usually built by
+    ``get_backend("gpu")`` / ``get_backend("gpu:N")``; :meth:`with_stream`
+    gives a twin on its own CUDA stream. The GPU line below is skipped in the
+    doctests (it needs a device):
+
+    >>> get_backend("gpu:0", block_size=128)  # doctest: +SKIP
+    <GpuBackend gpu:0 (NVIDIA H100 80GB HBM3, sm_90)>
+    >>> issubclass(GpuBackend, Backend), GpuBackend.name
+    (True, 'gpu')
     """
 
     name = "gpu"
@@ -225,8 +262,28 @@ def gpu_available() -> bool:
 def get_backend(device: str = "auto", threads: int | None = None, **gpu_options: Any) -> Backend:
     """Build the backend for ``device``: ``auto``, ``cpu``, ``gpu`` or ``gpu:N``.
 
-    ``auto`` picks the GPU when CuPy finds one, else the CPU. ``threads`` sets
-    the CPU worker threads (default: all cores).
+    Arguments:
+        device: ``auto`` (the GPU when CuPy finds one, else the CPU), ``cpu``,
+            ``gpu`` (device 0) or ``gpu:N``, any case; a :class:`Backend` is
+            returned as it is.
+        threads: the CPU worker threads (default: all cores; see
+            :class:`CpuBackend`).
+        **gpu_options: ``block_size``, ``max_blocks`` of :class:`GpuBackend`.
+
+    Returns the :class:`CpuBackend` or :class:`GpuBackend`. Raises
+    :class:`~gseek.errors.BackendError` for an unknown name or an unusable
+    GPU. With the environment variable ``GSEEK_DISABLE_GPU`` set, ``auto``
+    takes the CPU and ``gpu`` raises.
+
+    >>> cpu = get_backend("cpu", threads=1)
+    >>> cpu.describe()
+    'cpu (numba, 1 threads)'
+    >>> get_backend(cpu) is cpu
+    True
+    >>> get_backend("gpu:x")
+    Traceback (most recent call last):
+    ...
+    gseek.errors.BackendError: bad device 'gpu:x': expected gpu:N
     """
     if isinstance(device, Backend):
         return device

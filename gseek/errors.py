@@ -23,14 +23,38 @@ __all__ = [
 
 
 class GseekError(Exception):
-    """Base class of every error gseek raises on purpose."""
+    """Base class of every error gseek raises on purpose.
+
+    Its subclasses in :mod:`gseek.errors` also derive from the built-in
+    exception a Python user would expect (``ValueError`` for bad input or options, ``RuntimeError``
+    for the machine), so ``except GseekError`` catches them all and
+    ``except ValueError`` still works. Arguments: as :class:`Exception`.
+
+    >>> try:
+    ...     raise OptionError("mismatches must be 0..8, not 9")
+    ... except GseekError as exc:
+    ...     print(type(exc).__name__, isinstance(exc, ValueError), exc)
+    OptionError True mismatches must be 0..8, not 9
+    """
 
 
 class FastxError(GseekError, ValueError):
-    """Malformed FASTA/FASTQ input.
+    """Malformed FASTA/FASTQ input (or a sequence file that cannot be opened or read).
 
     The message reads ``path:line: rule broken``, e.g.
-    ``reads.fq:4123: quality length 99 != sequence length 100``.
+    ``reads.fq:4123: quality length 99 != sequence length 100``, or
+    ``path: rule broken`` when it is not about one line.
+
+    Arguments:
+        path: the file (kept as ``.path``).
+        line: 1-based line number (``.line``), or None.
+        message: the rule broken (``.rule``).
+
+    >>> err = FastxError("reads.fq", 4123, "quality length 99 != sequence length 100")
+    >>> str(err), err.line, isinstance(err, ValueError)
+    ('reads.fq:4123: quality length 99 != sequence length 100', 4123, True)
+    >>> str(FastxError("reads.fq", None, "no FASTA/FASTQ records (empty file)"))
+    'reads.fq: no FASTA/FASTQ records (empty file)'
     """
 
     def __init__(self, path: str, line: int | None, message: str) -> None:
@@ -42,21 +66,72 @@ class FastxError(GseekError, ValueError):
 
 
 class BackendError(GseekError, RuntimeError):
-    """The requested compute backend cannot be used (e.g. no GPU found)."""
+    """The requested compute backend cannot be used (e.g. no GPU found, or an unknown device name).
+
+    Arguments: the message, as :class:`RuntimeError`.
+
+    >>> from gseek import get_backend
+    >>> get_backend("tpu")
+    Traceback (most recent call last):
+    ...
+    gseek.errors.BackendError: unknown device 'tpu' (expected auto, cpu, gpu or gpu:N)
+    >>> issubclass(BackendError, RuntimeError)
+    True
+    """
 
 
 class KernelCompileError(GseekError, RuntimeError):
-    """A ``.cu`` kernel failed to compile; the message names file and line."""
+    """A ``.cu`` kernel failed to compile; the message names file and line.
+
+    Raised by the GPU backend when NVRTC rejects a kernel family (the CPU
+    backend compiles no CUDA). The message is NVRTC's first error, as
+    ``kernels/FAMILY.cu:LINE: error ...``. Arguments: the message, as
+    :class:`RuntimeError`.
+
+    >>> err = KernelCompileError('kernels/dp.cu:120: error: identifier "H" is undefined')
+    >>> print(err)
+    kernels/dp.cu:120: error: identifier "H" is undefined
+    >>> isinstance(err, RuntimeError)
+    True
+    """
 
 
 class OptionError(GseekError, ValueError):
-    """An invalid option or combination of options."""
+    """An invalid option or combination of options.
+
+    Arguments: the message, as :class:`ValueError`; it names the option and
+    what it accepts.
+
+    >>> from gseek import PairAligner
+    >>> PairAligner(mode="fast", device="cpu")
+    Traceback (most recent call last):
+    ...
+    gseek.errors.OptionError: mode must be one of global, local, semiglobal, not 'fast'
+    >>> issubclass(OptionError, ValueError)
+    True
+    """
 
 
 class IndexFormatError(GseekError, ValueError):
-    """An index directory that cannot be used: missing, truncated or corrupted
-    part, wrong format version, unreadable header. The message reads
-    ``path: what is wrong``."""
+    """An index directory that cannot be used (bad part, format version or header).
+
+    A part may be missing, truncated or corrupted, the format version wrong,
+    the header unreadable. The message reads ``path: what is wrong``.
+
+    Arguments:
+        path: the index directory or part (kept as ``.path``).
+        message: what is wrong (``.rule``).
+
+    >>> err = IndexFormatError("ref.gseek", "not a gseek index (no header.json)")
+    >>> str(err), err.rule
+    ('ref.gseek: not a gseek index (no header.json)', 'not a gseek index (no header.json)')
+    >>> import os, tempfile
+    >>> from gseek import Index
+    >>> Index.load(os.path.join(tempfile.mkdtemp(), "missing.gseek"), device="cpu")
+    Traceback (most recent call last):
+    ...
+    gseek.errors.IndexFormatError: .../missing.gseek: no such index directory
+    """
 
     def __init__(self, path: str | os.PathLike, message: str) -> None:
         self.path = os.fspath(path)

@@ -102,12 +102,33 @@ class ContigTable:
 
 
 class Index:
-    """FM-index of a DNA reference: BWT with interleaved Occ blocks, sampled
-    SA, w-gram table, contig table and the 2-bit forward text.
+    """FM-index of a DNA reference, for exact count and locate of patterns.
+
+    Holds the BWT with interleaved Occ blocks, sampled SA, w-gram table,
+    contig table and the 2-bit forward text.
 
     Build with :meth:`build`, keep with :meth:`save`, open with :meth:`load`.
     Searches run on the backend chosen when the object is made (``device``)
     and return numpy arrays. ``docs/index-format.md`` describes every part.
+
+    Arguments (of the constructor, which :meth:`build` and :meth:`load` call):
+        arrays: the parts by name (numpy arrays or memory maps; made read-only).
+        header: the header (``source``, ``parameters``, ``C``, ``stats``).
+        backend: the :class:`~gseek.backend.Backend` searches run on.
+        path: the directory it was loaded from or saved to (None before).
+
+    >>> import os, tempfile
+    >>> fasta = os.path.join(tempfile.mkdtemp(), "ref.fa")
+    >>> _ = open(fasta, "w").write(">chr1\\nGATTACAGATTACA\\n>chr2\\nTTACGTA\\n")
+    >>> idx = Index.build(fasta, wgram=4, device="cpu")
+    >>> idx.contigs.names, idx.count(["GATTACA", "TTAC", "CCC"]).tolist()
+    (('chr1', 'chr2'), [2, 3, 0])
+    >>> hits = idx.locate("TTAC")
+    >>> hits.contig.tolist(), hits.position.tolist()
+    ([0, 0, 1], [2, 9, 0])
+    >>> saved = idx.save(os.path.join(tempfile.mkdtemp(), "ref.gseek"))
+    >>> Index.load(saved, device="cpu").count("ACAG").tolist()
+    [1]
     """
 
     def __init__(self, arrays: dict[str, np.ndarray], header: dict, backend: Backend, path: Path | None = None) -> None:

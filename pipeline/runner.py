@@ -376,6 +376,26 @@ def run_pipeline(
     that is not about one file (or Ctrl-C, SIGTERM, SIGHUP) stops the run:
     ``summary.tsv`` is still written (unfinished files ``failed``,
     ``interrupted`` or ``terminated by SIGTERM``) and the exception re-raised.
+
+    An ``align`` run (the module docstring has a ``map`` run and resume):
+
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(d, "targets.fa"), "w").write(">t1\\nACGTACGTAC\\n>t2\\nGATTACAGAT\\n")
+    >>> _ = open(os.path.join(d, "queries.fa"), "w").write(">q1\\nACGTTCGTAC\\n>q2\\nGATTACA\\n")
+    >>> _ = open(os.path.join(d, "list.txt"), "w").write("queries.fa\\nmissing.fa\\tm.tsv\\n")
+    >>> summary = run_pipeline(os.path.join(d, "list.txt"), os.path.join(d, "targets.fa"), os.path.join(d, "out"),
+    ...                        task="align", mode="local", device="cpu", progress=False, quiet=True)
+    >>> [(r.query.name, r.status, r.records, r.hits) for r in summary.files], summary.exit_status
+    ([('queries.fa', 'ok', 2, 4), ('missing.fa', 'failed', 0, 0)], 1)
+    >>> sorted(os.listdir(os.path.join(d, "out")))
+    ['.gseek-lock', '.gseek-manifest.json', 'queries.tsv', 'summary.tsv']
+    >>> print(open(os.path.join(d, "out", "queries.tsv")).read(), end="")
+    #qname  tname  score  qend  tend  qlen  tlen
+    q1      t1     15     10    10    10    10
+    q1      t2     6      10    6     10    10
+    q2      t1     6      6     6     7     10
+    q2      t2     14     7     7     7     10
     """
     started = time.perf_counter()
     if task not in TASKS:

@@ -135,7 +135,8 @@ class PairAligner:
         cigar_m: write ``M`` instead of ``=``/``X``.
         outfmt: None (gseek TSV), ``"6"`` or ``"6 COLUMNS..."``; columns
             that need the trace-back (pident, cigar, qstart, ...) turn it on.
-        device, threads: the backend (``auto``, ``cpu``, ``gpu``), chosen now.
+        device, threads: the backend (``auto``, ``cpu``, ``gpu``, ``gpu:N`` or a
+            :class:`~gseek.backend.Backend`), chosen now; CPU threads.
         batch_pairs, traceback_memory: pairs per scoring batch; bytes of
             trace-back matrices per batch (default: 256 MiB on the CPU, 40%
             of the free device memory on a GPU, so that enough long pairs

@@ -58,6 +58,33 @@ class AlignmentResults:
 
     ``query``/``target`` index ``query_names``/``target_names``; coordinates
     are 0-based half-open. Trace-back fields are None for score-only results.
+
+    Arguments (the fields; results are made by :class:`~gseek.align.PairAligner`):
+        query_names, target_names: the sequence names.
+        query, target: per pair, the index of its query and target.
+        score, q_end, t_end, q_len, t_len: score, alignment ends, lengths.
+        q_start, t_start, matches, mismatches, gap_cols, gap_opens, cigars:
+            the trace-back (None without it); ``cigars`` is a
+            :class:`~gseek.output.cigar.CigarStrings`.
+        columns: the output columns of ``str(results[i])`` and :meth:`header`.
+
+    ``results[i]`` (and iteration) gives :class:`Alignment` views, whose
+    ``str()`` is the output line; :meth:`lines` yields them all, :meth:`take`
+    keeps some rows.
+
+    >>> from gseek import PairAligner
+    >>> results = PairAligner(traceback=True, device="cpu").align_pairs(["ACGTACGT", "GATTACA"],
+    ...                                                                  ["ACGACGT", "GATTTACA"])
+    >>> results, results.score.tolist(), results.identity.tolist()
+    (<AlignmentResults 2 pairs, trace-back>, [7, 7], [0.875, 0.875])
+    >>> results[1], results[1].cigar
+    (<Alignment q1 vs t1 score=7>, '2=1D5=')
+    >>> print(results.header()); print("\\n".join(results.lines()))
+    qname tname score qstart qend tstart tend qlen tlen identity matches mismatches gapopens gaps cigar
+    q0    t0    7     0      8    0      7    8    7    0.8750   7       0          1        1    3=1I4=
+    q1    t1    7     0      7    0      8    7    8    0.8750   7       0          1        1    2=1D5=
+    >>> len(results.take(results.query == 0))
+    1
     """
 
     query_names: Sequence[str]

@@ -31,6 +31,15 @@ class Scoring:
     Gap costs are non-negative: a gap of length k scores
     ``-(gap_open + k * gap_extend)``; ``gap_open=0`` is a linear gap.
 
+    Arguments:
+        match, mismatch: DNA scores of equal / different bases (``match`` > 0;
+            both unused with a ``matrix``). Default 2 / -3 (blastn's).
+        gap_open, gap_extend: gap costs, as above (default 5 and 2).
+        matrix: a Biopython matrix name for protein (or other) scoring; None: DNA.
+        n_score: DNA score of an ambiguous base (default: ``mismatch``).
+
+    Invalid values raise :class:`~gseek.errors.OptionError`.
+
     >>> Scoring().gap_cost(3)
     11
     >>> Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1).score("W", "W")

@@ -24,7 +24,7 @@ both backends (``docs/architecture.md``, read mapping):
    as a base (:func:`flank_regions`): that can only lower a piece's
    mismatches, so the pigeonhole still holds; the candidates are verified
    on the real text, where an N is a mismatch again.
-5. **select** (host, vectorised) -- best stratum, counts of best and
+5. **select** (host, Numba passes) -- best stratum, counts of best and
    second-best placements, a deterministic choice among ties, ``-k`` /
    ``--all``, MAPQ. ``docs/sam.md`` documents the output.
 
@@ -104,6 +104,23 @@ class Mapper:
     ``candidates`` (placements verified), ``flank_candidates`` (of them, found
     in the flank text next to reference N) and ``flank_bases`` (size of that
     text; 0 until a read needs it).
+
+    Invalid options raise :class:`~gseek.errors.OptionError`.
+    :meth:`map` returns a :class:`~gseek.mapper.MappingResult`; SAM files
+    are written by :func:`gseek.map_files`.
+
+    >>> import os, tempfile
+    >>> fasta = os.path.join(tempfile.mkdtemp(), "ref.fa")
+    >>> _ = open(fasta, "w").write(">chr1\\nGATTACAGATTACATTTTCCCCGGGGAAAACGTACGTTGCA\\n")
+    >>> mapper = Mapper(Index.build(fasta, wgram=4, device="cpu"), mismatches=1)
+    >>> result = mapper.map(["ACATTTTCCCCGGTGA", "TGCAACGTACGTTTTC", "ACGT"])
+    >>> result
+    MappingResult(reads=3, mapped=2, hits=2)
+    >>> print("\\n".join(result.hit_text(j) for j in range(len(result))))
+    read0	chr1	11	+	1
+    read1	chr1	25	-	0
+    >>> result.status.tolist(), mapper.stats["reads"]   # read2 is too short to search
+    ([0, 0, 2], 3)
     """
 
     _defaults = dict(max_alignments=None, report_all=False, max_hits=None, norc=False, nofw=False, xa_limit=3,

@@ -64,6 +64,28 @@ class MappingResult:
 
     ``alt_*``: alternative placements for the XA tag of the primary record
     (best-stratum mode only), grouped by read through ``alt_offsets``.
+
+    Arguments (the fields; results are made by :meth:`Mapper.map
+    <gseek.mapper.Mapper.map>` / :meth:`Mapper.select <gseek.mapper.Mapper.select>`):
+        names: the read names; ``contig_names``: the index's contigs.
+        read ... alt_mismatches: the arrays above.
+        capped: per read, True when ``report_all`` with ``max_hits`` cut its
+            hits (SAM ``ZH:i``); empty when not reporting all.
+
+    >>> import os, tempfile
+    >>> from gseek import Index, Mapper
+    >>> fasta = os.path.join(tempfile.mkdtemp(), "ref.fa")
+    >>> _ = open(fasta, "w").write(">chr1\\nGATTACAGATTACATTTTCCCCGGGGAAAACGTACGTTGCA\\n")
+    >>> result = Mapper(Index.build(fasta, wgram=4, device="cpu"), mismatches=1).map(
+    ...     ["ACATTTTCCCCGGTGA", "TGCAACGTACGTTTTC", "GGGGGGGGGGGGGGGGGGGG"])
+    >>> result, result.n_reads, len(result)
+    (MappingResult(reads=3, mapped=2, hits=2), 3, 2)
+    >>> result.read.tolist(), result.pos.tolist(), result.strand.tolist(), result.mismatches.tolist()
+    ([0, 1], [11, 25], [1, -1], [1, 0])
+    >>> result.hit_offsets.tolist(), result.best.tolist(), result.n_best.tolist(), result.mapq.tolist()
+    ([0, 1, 2, 2], [1, 0, -1], [1, 1, 0], [60, 60, 0])
+    >>> result.hit_text(1)
+    'read1\\tchr1\\t25\\t-\\t0'
     """
 
     names: Sequence[str]

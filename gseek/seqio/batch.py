@@ -26,6 +26,29 @@ class SequenceBatch:
     ``[start, end)`` of lowercase residues in ``codes`` coordinates.
     ``first_record`` is the index of record 0 in its file, ``lines`` the
     1-based line of each header, for error messages.
+
+    Arguments (the fields; batches are made by :class:`~gseek.seqio.FastxReader`,
+    :func:`~gseek.seqio.read_fastx` or :meth:`from_codes`):
+        path: the file the records come from (for messages).
+        format: ``"fasta"`` or ``"fastq"``.
+        alphabet: ``"dna"`` or ``"protein"``.
+        codes, offsets, quals, names, name_offsets, descriptions,
+            description_offsets, soft_mask, lines, first_record: as above
+            (numpy arrays; ``quals`` None for FASTA).
+
+    >>> import os, tempfile
+    >>> from gseek import read_fastx
+    >>> path = os.path.join(tempfile.mkdtemp(), "reads.fq")
+    >>> _ = open(path, "w").write("@r1 first\\nACgtN\\n+\\nIIII#\\n@r2\\nGGCA\\n+\\n!!II\\n")
+    >>> batch = read_fastx(path)
+    >>> len(batch), batch.codes.tolist(), batch.offsets.tolist()
+    (2, [0, 1, 2, 3, 4, 2, 2, 1, 0], [0, 5, 9])
+    >>> batch.name(0), batch.description(0), batch.sequence(0), batch.quality(0), batch.soft_mask.tolist()
+    ('r1', 'first', 'ACGTN', 'IIII#', [[2, 4]])
+    >>> batch.where(1)
+    '.../reads.fq:5'
+    >>> SequenceBatch.from_codes(np.array([0, 1, 2, 3], np.uint8), np.array([0, 3, 4]), ["a", "b"], "<mem>")
+    SequenceBatch('<mem>', fasta, records=2, residues=4, first_record=0)
     """
 
     path: str

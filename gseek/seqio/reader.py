@@ -70,8 +70,9 @@ class FastxReader:
         path: file name, ``-`` for standard input; gzip (and bgzip) is
             detected from the content, also on a pipe or FIFO.
         alphabet: ``"dna"`` (codes 0..4) or ``"protein"`` (uppercase ASCII).
-        chunk_bytes: bytes of (uncompressed) input per batch; a record larger
-            than this is read whole.
+        chunk_bytes: bytes of (uncompressed) input per batch (read at least
+            64 KiB at a time); a batch also ends once its residues reach
+            this. A record larger than this is read whole.
         max_records: at most this many records per batch.
         threads: parse with this many threads (``None`` or 1: in the calling
             thread; also when ``chunk_bytes`` is under 64 KiB, where threads
@@ -79,8 +80,24 @@ class FastxReader:
             one-thread reader; see docs/sequence-io.md for how.
 
     The format is taken from the first non-blank byte (``>`` FASTA, ``@``
-    FASTQ). Bad input raises :class:`~gseek.errors.FastxError` naming the
-    file, the line and the rule broken.
+    FASTQ) and kept in :attr:`format`; :attr:`records_read` counts the
+    records of the batches so far. An empty file gives no batch. Bad input
+    raises :class:`~gseek.errors.FastxError` naming the file, the line and
+    the rule broken.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "reads.fq")
+    >>> _ = open(path, "w").write("@r1 first\\nACGTN\\n+\\nIIII#\\n@r2\\nGGCA\\n+\\n!!II\\n@r3\\nTTTT\\n+\\nIIII\\n")
+    >>> reader = FastxReader(path, max_records=2)
+    >>> [(batch.first_record, batch.name_list()) for batch in reader]
+    [(0, ['r1', 'r2']), (2, ['r3'])]
+    >>> reader.format, reader.records_read
+    ('fastq', 3)
+    >>> _ = open(path, "w").write("@r1\\nACGT\\n+\\nIII\\n")
+    >>> list(FastxReader(path))
+    Traceback (most recent call last):
+    ...
+    gseek.errors.FastxError: .../reads.fq:4: truncated record: quality length 3 != sequence length 4
     """
 
     def __init__(
@@ -292,14 +309,50 @@ class _Prefixed:
 
 
 def iter_fastx(path: str | os.PathLike, **options) -> Iterator[SequenceBatch]:
-    """Iterate the batches of a FASTA/FASTQ file (see :class:`FastxReader`)."""
+    """Iterate the batches of a FASTA/FASTQ file (see :class:`FastxReader`).
+
+    Arguments:
+        path: file name (plain or gzip), ``-`` for standard input.
+        **options: those of :class:`FastxReader` (``alphabet``,
+            ``chunk_bytes``, ``max_records``, ``threads``).
+
+    Returns an iterator of :class:`~gseek.seqio.SequenceBatch`, one per
+    chunk, in file order (none for an empty file).
+
+    >>> import gzip, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "reads.fa.gz")
+    >>> _ = open(path, "wb").write(gzip.compress(b">a\\nACGT\\n>b\\nGGG\\n>c\\nT\\n"))
+    >>> [(batch.name_list(), batch.lengths.tolist()) for batch in iter_fastx(path, max_records=2)]
+    [(['a', 'b'], [4, 3]), (['c'], [1])]
+    """
     return iter(FastxReader(path, **options))
 
 
 def read_fastx(path: str | os.PathLike, **options) -> SequenceBatch:
     """Read a whole FASTA/FASTQ file into one batch.
 
-    Raises :class:`~gseek.errors.FastxError` if the file holds no record.
+    Arguments:
+        path: file name (plain or gzip), ``-`` for standard input.
+        **options: those of :class:`FastxReader` (``alphabet``,
+            ``chunk_bytes``, ``max_records``, ``threads``).
+
+    Returns one :class:`~gseek.seqio.SequenceBatch` of every record. Raises
+    :class:`~gseek.errors.FastxError` for bad input, and if the file holds
+    no record.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "ref.fa")
+    >>> _ = open(path, "w").write(">chr1 first\\nACGTacgt\\nNN\\n>chr2\\nGATTACA\\n")
+    >>> batch = read_fastx(path)
+    >>> batch.name_list(), batch.lengths.tolist(), batch.sequence(0), batch.soft_mask.tolist()
+    (['chr1', 'chr2'], [10, 7], 'ACGTACGTNN', [[4, 8]])
+    >>> read_fastx(path, alphabet="protein").sequence(1)
+    'GATTACA'
+    >>> _ = open(path, "w").close()
+    >>> read_fastx(path)
+    Traceback (most recent call last):
+    ...
+    gseek.errors.FastxError: .../ref.fa: no FASTA/FASTQ records (empty file)
     """
     reader = FastxReader(path, **options)
     batches = list(reader)

@@ -27,8 +27,29 @@ def write_fasta(
 ) -> int:
     """Write ``(header, sequence)`` pairs (or a batch) as FASTA; return the count.
 
+    Arguments:
+        path: output file (``-``: standard output).
+        records: ``(header, sequence)`` pairs, or a
+            :class:`~gseek.seqio.SequenceBatch` (name and description as
+            the header; lowercase is not restored).
+        width: residues per sequence line; 0 or less: one line per sequence.
+
     ``header`` is written after ``>`` as is (name, then optional description).
-    Written under a temporary name and renamed when complete.
+    Written under a temporary name and renamed when complete. Returns the
+    number of records written.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "ref.fa")
+    >>> write_fasta(path, [("chr1 the first", "ACGTACGTAC"), ("chr2", "GATTACA")], width=4)
+    2
+    >>> print(open(path).read(), end="")
+    >chr1 the first
+    ACGT
+    ACGT
+    AC
+    >chr2
+    GATT
+    ACA
     """
     if isinstance(records, SequenceBatch):
         records = _batch_fasta_records(records)
@@ -47,7 +68,36 @@ def write_fastq(
     path: str | os.PathLike,
     records: Iterable[tuple[str, str, str]] | SequenceBatch,
 ) -> int:
-    """Write ``(header, sequence, quality)`` triples (or a batch) as 4-line FASTQ."""
+    """Write ``(header, sequence, quality)`` triples (or a batch) as 4-line FASTQ; return the count.
+
+    Arguments:
+        path: output file (``-``: standard output).
+        records: ``(header, sequence, quality)`` triples (Phred+33 text of
+            the sequence's length), or a FASTQ
+            :class:`~gseek.seqio.SequenceBatch`.
+
+    Written under a temporary name and renamed when complete. Returns the
+    number of records written. Raises ``ValueError`` for a quality of
+    another length than its sequence, or a batch without qualities.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "reads.fq")
+    >>> write_fastq(path, [("r1 first", "ACGTN", "IIII#"), ("r2", "GGCA", "!!II")])
+    2
+    >>> print(open(path).read(), end="")
+    @r1 first
+    ACGTN
+    +
+    IIII#
+    @r2
+    GGCA
+    +
+    !!II
+    >>> write_fastq(path, [("r3", "ACGT", "II")])
+    Traceback (most recent call last):
+    ...
+    ValueError: record 'r3': quality length 2 != sequence length 4
+    """
     if isinstance(records, SequenceBatch):
         if records.quals is None:
             raise ValueError("write_fastq needs a batch with qualities")

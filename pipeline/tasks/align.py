@@ -360,12 +360,42 @@ def align_files(
     progress: Any = None,
     **align_options: Any,
 ) -> dict[str, Any]:
-    """``gseek align -q QUERIES -t TARGETS`` through the pipeline engine (one query, a pipeline of one).
+    """Align every query of file(s) against every target, to TSV: ``gseek align -q QUERIES -t TARGETS``.
 
+    Runs through the pipeline engine (one query, a pipeline of one).
     Several query files go to one output, in order; ``output`` None or ``-``
     is stdout. ``progress(pairs)`` is called as rows are written. Bad input
     raises. Returns the query ``records``, the ``rows`` written and the
     ``device`` line.
+
+    Arguments:
+        targets: FASTA/FASTQ of the targets (the database), read once.
+        queries: a query FASTA/FASTQ file (gzip ok) or a list of them.
+        output: the TSV file (written under a temporary name, renamed when
+            complete); None or ``-``: stdout.
+        device, threads: the backend (default ``auto``) and CPU threads.
+        workers: finalize threads (0: every stage in the caller's thread).
+        job_bytes: query input per job (default: about 2^32 DP cells a job
+            on the CPU, 2^40 on a GPU).
+        bounds: the engine's :class:`~gseek.pipeline.engine.QueueBounds`.
+        progress: ``progress(pairs)``, called as rows are written.
+        **align_options: :class:`~gseek.align.PairAligner` options (``mode``,
+            ``scoring``, ``traceback``, ``min_score``, ``outfmt``, ...).
+
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> targets, queries = os.path.join(d, "targets.fa"), os.path.join(d, "queries.fa")
+    >>> _ = open(targets, "w").write(">t1\\nACGTACGTAC\\n>t2\\nGATTACAGAT\\n")
+    >>> _ = open(queries, "w").write(">q1\\nACGTTCGTAC\\n>q2\\nGATTACA\\n")
+    >>> out = os.path.join(d, "hits.tsv")
+    >>> align_files(targets, queries, out, mode="local", outfmt="6 qseqid sseqid score cigar", device="cpu",
+    ...             threads=1)
+    {'records': 2, 'rows': 4, 'device': 'cpu (numba, 1 threads)'}
+    >>> print(open(out).read(), end="")
+    q1  t1  15  4=1X5=
+    q1  t2  6   3=
+    q2  t1  6   3=
+    q2  t2  14  7=
     """
     out, encoding = _output_encoding(output)
     files = [queries] if isinstance(queries, (str, os.PathLike)) else list(queries)
@@ -390,11 +420,40 @@ def align_pairs_files(
     total: Any = None,
     **align_options: Any,
 ) -> dict[str, Any]:
-    """``gseek align --all-vs-all -i SEQS`` (or ``-q Q -t T --pairs TSV``) through the pipeline engine.
+    """Align all pairs of one set, or the named pairs of a list, to TSV through the pipeline engine.
 
+    ``gseek align --all-vs-all -i SEQS`` (or ``-q Q -t T --pairs TSV``).
     ``output`` None or ``-`` is stdout; ``total(pairs)`` is called once the
     pairs are known, ``progress(pairs)`` as rows are written. Returns the
     ``pairs`` aligned, the ``rows`` written and the ``device`` line.
+
+    Arguments:
+        sequences: FASTA/FASTQ: the set (all-vs-all: every pair ``i < j``,
+            query ``i``, target ``j``) or, with ``pairs``, the targets.
+        output: the TSV file (written under a temporary name, renamed when
+            complete); None or ``-``: stdout.
+        queries, pairs: a pair list (give both or neither): the queries'
+            FASTA/FASTQ and a file of ``query<TAB>target`` names, one pair
+            a line; rows come in the list's order.
+        device, threads: the backend (default ``auto``) and CPU threads.
+        workers: finalize threads (0: every stage in the caller's thread).
+        bounds: the engine's :class:`~gseek.pipeline.engine.QueueBounds`.
+        progress, total: ``progress(pairs)`` as rows are written,
+            ``total(pairs)`` once the pairs are known.
+        **align_options: :class:`~gseek.align.PairAligner` options
+            (``batch_pairs`` sets the pairs per job).
+
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> seqs = os.path.join(d, "seqs.fa")
+    >>> _ = open(seqs, "w").write(">a\\nACGTACGT\\n>b\\nACGACGT\\n>c\\nACGTTCGT\\n")
+    >>> out = os.path.join(d, "pairs.tsv")
+    >>> align_pairs_files(seqs, out, outfmt="6 qseqid sseqid score cigar", device="cpu", threads=1)
+    {'pairs': 3, 'rows': 3, 'device': 'cpu (numba, 1 threads)'}
+    >>> print(open(out).read(), end="")
+    a  b  7  3=1I4=
+    a  c  11 4=1X3=
+    b  c  2  3=1D1X3=
     """
     out, encoding = _output_encoding(output)
     task = PairsTask(sequences, queries=queries, pairs=pairs, device=device, threads=threads, encoding=encoding,

@@ -270,12 +270,44 @@ def map_files(
     bounds: QueueBounds | None = None,
     **mapper_options: Any,
 ) -> dict[str, int]:
-    """:func:`map_reads` through the pipeline engine with ``workers`` finalize threads: same arguments,
-    output and counts.
+    """Map FASTA/FASTQ file(s) to SAM/BAM through the pipeline engine, with ``workers`` finalize threads.
 
-    Several read files go to one output, in order. Bad input raises (as
-    ``map_reads``) instead of being recorded. ``workers`` finalize threads
-    format SAM while the device maps the next batch (0: no threads).
+    :func:`map_reads` is this with ``workers=0``: same arguments, output and
+    counts. Several read files go to one output, in order. Bad input raises
+    (as ``map_reads``) instead of being recorded. ``workers`` finalize
+    threads format SAM while the device maps the next batch (0: no threads).
+
+    Arguments:
+        index: an :class:`~gseek.index.Index`, or the path of a saved one
+            (loaded here; its SHA-256 check runs beside the mapping and is
+            waited for before the output is renamed into place).
+        reads: a FASTA/FASTQ file (gzip ok, ``-`` for stdin) or a list of them.
+        output: the SAM file, BAM for ``*.bam``, ``-`` for stdout; written
+            under a temporary name and renamed when complete.
+        mismatches: ``k``, as :class:`~gseek.mapper.Mapper`.
+        command: SAM ``@PG CL``.
+        threads: CPU threads of a backend built here (and of its SAM
+            formatting), and of parsing.
+        no_unal: write no record for unmapped reads.
+        cigar_eq: ``=``/``X`` CIGAR operations instead of ``M``.
+        device: backend of the mapper (default: the index's; for a path: ``auto``).
+        devices: one backend or device name per prelim worker, each with its
+            own :class:`~gseek.mapper.Mapper` and index copy (overrides ``device``).
+        chunk_bytes: read input per job (default 16 MiB, 64 MiB on a GPU).
+        workers: finalize threads (0: every stage in the caller's thread).
+        bounds: the engine's :class:`~gseek.pipeline.engine.QueueBounds`.
+        **mapper_options: the other :class:`~gseek.mapper.Mapper` options
+            (``max_alignments``, ``report_all``, ``max_hits``, ``norc``,
+            ``nofw``, ``xa_limit``, ``min_piece``).
+
+    Returns counts: ``reads``, ``mapped``, ``unmapped`` (with ``too_long``
+    and ``too_short``: reads not searched), ``records`` (SAM records written).
+
+    >>> import os, tempfile
+    >>> from gseek.datasets import lambda_genome, lambda_reads
+    >>> idx = Index.build(lambda_genome(), wgram=8, device="cpu")
+    >>> map_files(idx, lambda_reads(), os.path.join(tempfile.mkdtemp(), "lambda.sam"), mismatches=2, workers=1)
+    {'reads': 2000, 'mapped': 1459, 'unmapped': 541, 'too_long': 0, 'too_short': 0, 'records': 2000}
     """
     files = [reads] if isinstance(reads, (str, os.PathLike)) else list(reads)
     if not files:
@@ -302,8 +334,28 @@ def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[
     when complete. Returns counts: ``reads``, ``mapped``, ``unmapped`` (with
     ``too_long`` and ``too_short``: reads not searched), ``records``.
 
-    ``options``: those of :func:`map_files` (``mismatches``, ``command`` for
-    SAM ``@PG CL``, ``no_unal``, ``cigar_eq``, ``chunk_bytes``, ``threads``,
-    ``device``) and the :class:`~gseek.mapper.Mapper` options.
+    Arguments:
+        index: an :class:`~gseek.index.Index` or the path of a saved one.
+        reads: a FASTA/FASTQ file or a list of them.
+        output: the SAM (or ``*.bam``) file, ``-`` for stdout.
+        **options: those of :func:`map_files` but ``workers`` (``mismatches``,
+            ``command`` for SAM ``@PG CL``, ``no_unal``, ``cigar_eq``,
+            ``chunk_bytes``, ``threads``, ``device``, ``devices``, ``bounds``)
+            and the :class:`~gseek.mapper.Mapper` options.
+
+    >>> import os, tempfile
+    >>> from gseek import read_fastx, write_fastq
+    >>> from gseek.datasets import lambda_genome
+    >>> genome = read_fastx(lambda_genome()).sequence(0)
+    >>> d = tempfile.mkdtemp()
+    >>> _ = write_fastq(os.path.join(d, "reads.fq"), [("r1", genome[1000:1030], "I" * 30), ("r2", "ACGT", "IIII")])
+    >>> idx = Index.build(lambda_genome(), wgram=8, device="cpu")
+    >>> map_reads(idx, os.path.join(d, "reads.fq"), os.path.join(d, "out.sam"), mismatches=1)
+    {'reads': 2, 'mapped': 1, 'unmapped': 1, 'too_long': 0, 'too_short': 1, 'records': 2}
+    >>> for line in open(os.path.join(d, "out.sam")):
+    ...     if not line.startswith("@"):
+    ...         print(line.split("\\t")[:6])
+    ['r1', '0', 'gi|9626243|ref|NC_001416.1|', '1001', '60', '30M']
+    ['r2', '4', '*', '0', '0', '*']
     """
     return map_files(index, reads, output, workers=0, **options)
