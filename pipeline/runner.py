@@ -412,8 +412,8 @@ def _check_outputs(list_file: str | os.PathLike, entries: list[tuple[QueryFile, 
     for query, name in entries:
         path = out / name
         try:
-            task_cls.check_output_name(path)
             check_output(path, inputs, within=within)
+            task_cls.check_output_name(path)
         except (OSError, OutputError) as exc:
             raise QueryListError(list_file, query.line, one_line(exc)) from None
     for name in (SUMMARY_NAME, MANIFEST_NAME):

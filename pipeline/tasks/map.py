@@ -294,9 +294,9 @@ def map_files(
     files = [reads] if isinstance(reads, (str, os.PathLike)) else list(reads)
     if not files:
         raise OptionError("no read file given")
-    sam_format(output)
     index_dir = index.path if isinstance(index, Index) else resolve_index(index)
     check_output(output, files, within=[] if index_dir is None else [index_dir])
+    sam_format(output)
     task = MapTask(index, mismatches, devices=devices, device=device, threads=threads, command=command,
                    no_unal=no_unal, cigar_eq=cigar_eq, **mapper_options)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
