@@ -120,10 +120,13 @@ def test_a_folder_output_that_holds_an_input(tmp_path):
 
 
 def test_open_output_refuses_a_directory_before_writing(tmp_path):
+    folder = tmp_path / "x.sam"
+    folder.mkdir()
+    written = []
     with pytest.raises(IsADirectoryError) as info:
-        with open_output(tmp_path) as fh:
-            fh.write(b"x")
-    assert info.value.filename == str(tmp_path) and os.listdir(tmp_path) == []
+        with open_output(folder) as fh:
+            written.append(fh.write(b"x"))
+    assert info.value.filename == str(folder) and written == [] and os.listdir(tmp_path) == ["x.sam"]
 
 
 def test_output_file_errors_name_the_final_name(tmp_path):
