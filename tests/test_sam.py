@@ -356,7 +356,9 @@ def test_sam_gz_is_bgzf_of_the_same_sam_text(genome, tmp_path):
         assert [r.to_string() for r in bam] == [r.to_string() for r in b]
 
 
-def test_an_incompressible_block_is_stored():
+def test_incompressible_data_fits_its_blocks():
+    """Random bytes, written in pieces that straddle blocks: each block of
+    BLOCK_INPUT bytes still fits the 64 KiB a BGZF block may take."""
     import gzip
     import io
 
