@@ -2,11 +2,14 @@
 
 The query list (``list.txt``) has one query file per line (FASTA/FASTQ,
 gzip ok), optionally a second column naming its output (a file name inside
-the output folder; ``.bam`` gives BAM); columns are separated by a tab, or
-by blanks on a line without a tab. ``#`` starts a comment line; blank lines
-are skipped; relative paths are resolved against the list's folder. The
-default output is the query's name without its FASTA/FASTQ and ``.gz``
-suffixes, plus ``.sam``. Errors in the list name ``list.txt:LINE``.
+the output folder; mapping: ``.sam``, ``.bam`` or ``.sam.gz``); columns are
+separated by a tab, or by blanks on a line without a tab. ``#`` starts a
+comment line; blank lines are skipped; relative paths are resolved against
+the list's folder. The default output is the query's name without its
+FASTA/FASTQ and ``.gz`` suffixes, plus ``.sam``. Errors in the list name
+``list.txt:LINE``, and so does an output refused before the run starts
+(:func:`~gseek.seqio.atomic.check_output`: an input of any entry, the list,
+the targets; inside the index; a directory).
 
 ``DIR/summary.tsv`` has one row per listed file: ``file``, ``status``
 (``ok``, ``failed``, ``skipped``), ``records``, ``hits``, ``seconds``,

@@ -272,3 +272,13 @@ def test_option_mistakes_are_usage_errors(capsys, args, message):
     any file is opened (none of these files exist)."""
     code, err = run(args, capsys)
     assert code == 2 and "Error: " in err and message in err, err
+
+
+def test_align_errors_name_the_output(tmp_path, capsys):
+    """AlignmentWriter (through open_output): a full device is named, in one line."""
+    seqs = tmp_path / "s.fa"
+    seqs.write_text(">a\nACGTACGT\n>b\nACGTTCGT\n")
+    code, err = run(["align", "-i", seqs, "--all-vs-all", "-o", "/dev/full"], capsys)
+    assert code == 1 and err == "gseek: error: /dev/full: No space left on device\n"
+    code, err = run(["align", "-q", seqs, "-t", seqs, "-o", "/dev/full"], capsys)
+    assert code == 1 and err == "gseek: error: /dev/full: No space left on device\n"
