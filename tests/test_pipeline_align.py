@@ -251,7 +251,7 @@ def test_bad_files_fail_alone(data, tmp_path, capsys):
     assert status["empty.fa"] == ("failed", f"{empty}: no FASTA/FASTQ records (empty file)")
     assert status["resid.fa"][0] == "failed" and "'J'" in status["resid.fa"][1]
     assert summary.exit_status == 1
-    assert sorted(p.name for p in out.iterdir()) == [".gseek-manifest.json", "prot_q.tsv", "summary.tsv"]
+    assert sorted(p.name for p in out.iterdir()) == [".gseek-lock", ".gseek-manifest.json", "prot_q.tsv", "summary.tsv"]
     # the good output is complete, and what gseek align writes
     assert (out / "prot_q.tsv").read_bytes() == expected(data, good, data["prot_t"], ("--matrix", "BLOSUM62"),
                                                           capsys)
