@@ -197,7 +197,8 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 @_map_options
 @click.option("--evalue", type=float, default=None, help="BLAST: E-value cutoff [10].")
 @click.option("--outfmt", default=None, help="BLAST: 6 or 7 [with columns], or sam.")
-@click.option("-o", "--output", metavar="FILE", help="Output: FILE.sam, FILE.bam or FILE.sam.gz (BGZF-compressed SAM) [stdout].")
+@click.option("-o", "--output", metavar="FILE",
+              help="Output: FILE.sam, FILE.bam or FILE.sam.gz (BGZF-compressed SAM) [stdout].")
 @_common
 def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> None:
     """Map reads (--task map, SOAP3-style complete k-mismatch) or search queries

@@ -70,7 +70,7 @@ def sam_format(path: str | os.PathLike) -> str:
     >>> sam_format("x.cram")
     Traceback (most recent call last):
     ...
-    gseek.errors.OutputError: x.cram: CRAM output needs a reference to encode against, not written yet; name the output .sam, .bam or .sam.gz
+    gseek.errors.OutputError: x.cram: CRAM output needs a reference to encode against, not written yet; name ...
     """
     name = Path(path).name.lower()
     for suffix, fmt in SAM_SUFFIXES.items():
