@@ -107,6 +107,14 @@ def _map_options(func):
         map_options = {name: kwargs.pop(name) for name in MAP_OPTIONS}
         if map_options["max_hits"] is not None and not map_options["report_all"]:
             raise click.UsageError("--max-hits caps --all; give --all too")
+        from .errors import OptionError
+        from .mapper import check_map_options
+
+        checked = {k: map_options[k] for k in ("max_alignments", "report_all", "max_hits", "norc", "nofw", "xa_limit")}
+        try:  # every mistake in the options alone or together is a usage error (exit 2)
+            check_map_options(map_options["mismatches"], **checked)
+        except OptionError as exc:
+            raise click.UsageError(str(exc)) from None
         return func(map_options=map_options, **kwargs)
 
     for option in reversed(options):
@@ -156,9 +164,11 @@ def index(reference, prefix, sa_sample, wgram) -> None:
     The build runs on the CPU (the index is identical either way); --device
     applies to the searches that load it."""
     from .index import Index
+    from .seqio.atomic import check_output
 
     started = time.perf_counter()
     out = _index_path(reference, prefix)
+    check_output(out, [reference], folder=True)  # before the build: not the FASTA, nor holding it
     idx = Index.build(reference, sa_sample=sa_sample, wgram=wgram, threads=STATE.threads,
                       progress=not STATE.quiet and sys.stderr.isatty(), device="cpu")
     idx.save(out)
@@ -187,7 +197,8 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 @_map_options
 @click.option("--evalue", type=float, default=None, help="BLAST: E-value cutoff [10].")
 @click.option("--outfmt", default=None, help="BLAST: 6 or 7 [with columns], or sam.")
-@click.option("-o", "--output", metavar="FILE", help="Output (SAM; BAM if it ends in .bam) [stdout].")
+@click.option("-o", "--output", metavar="FILE",
+              help="Output: FILE.sam, FILE.bam or FILE.sam.gz (BGZF-compressed SAM) [stdout].")
 @_common
 def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> None:
     """Map reads (--task map, SOAP3-style complete k-mismatch) or search queries
@@ -263,6 +274,18 @@ def _align_options(func):
     return wrapper
 
 
+def _check_align_options(align_options: dict) -> None:
+    """The DP options checked as the API checks them (an aligner built on the
+    CPU, no input read): a mistake alone or together is a usage error (exit 2)."""
+    from .align import PairAligner
+    from .errors import OptionError
+
+    try:
+        PairAligner(device="cpu", threads=1, **align_options)
+    except OptionError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 def _given(names) -> list[str]:
     """The options among ``names`` (parameter names) set on the command line, as ``--option`` text."""
     from click.core import ParameterSource
@@ -284,13 +307,12 @@ def _given(names) -> list[str]:
 @_common
 def align(seqs, all_vs_all, query, target, pairs, align_options, output) -> None:
     """Batched NW/SW/semiglobal alignment with optional (lazy) trace-back."""
-    from .errors import OptionError
-
     if all_vs_all:
         if not seqs or query or target or pairs:
-            raise OptionError("--all-vs-all takes -i FASTA (and no -q/-t/--pairs)")
+            raise click.UsageError("--all-vs-all takes -i FASTA (and no -q/-t/--pairs)")
     elif not (query and target) or seqs:
-        raise OptionError("give -q FASTA -t FASTA (optionally --pairs TSV), or -i FASTA --all-vs-all")
+        raise click.UsageError("give -q FASTA -t FASTA (optionally --pairs TSV), or -i FASTA --all-vs-all")
+    _check_align_options(align_options)
     _remove_stale_temporaries(output)
     bar = _PairBar()
     options = dict(device=_backend(), threads=STATE.threads, progress=bar.update, **align_options)
@@ -392,6 +414,8 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_o
         reference, options = target, align_options
     if foreign:
         raise click.UsageError(f"{', '.join(foreign)}: not an option of --task {task}")
+    if task == "align":
+        _check_align_options(align_options)
     from .pipeline import run_pipeline
     from .pipeline.tasks import warm_host
 

@@ -18,6 +18,7 @@ __all__ = [
     "OptionError",
     "IndexFormatError",
     "OutputBusyError",
+    "OutputError",
     "Terminated",
 ]
 
@@ -142,6 +143,17 @@ class IndexFormatError(GseekError, ValueError):
 class OutputBusyError(GseekError, RuntimeError):
     """An output folder another gseek run is writing to (it holds the folder's
     lock). The message reads ``DIR: in use by ...``."""
+
+    def __init__(self, path: str | os.PathLike, message: str) -> None:
+        self.path = os.fspath(path)
+        self.rule = message
+        super().__init__(f"{self.path}: {message}")
+
+
+class OutputError(GseekError, ValueError):
+    """An output that would destroy what the run reads: the same file as an
+    input, or a file inside an index in use. Refused before any work starts;
+    the message reads ``PATH: what is wrong``."""
 
     def __init__(self, path: str | os.PathLike, message: str) -> None:
         self.path = os.fspath(path)

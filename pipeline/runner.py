@@ -2,11 +2,14 @@
 
 The query list (``list.txt``) has one query file per line (FASTA/FASTQ,
 gzip ok), optionally a second column naming its output (a file name inside
-the output folder; ``.bam`` gives BAM); columns are separated by a tab, or
-by blanks on a line without a tab. ``#`` starts a comment line; blank lines
-are skipped; relative paths are resolved against the list's folder. The
-default output is the query's name without its FASTA/FASTQ and ``.gz``
-suffixes, plus ``.sam``. Errors in the list name ``list.txt:LINE``.
+the output folder; mapping: ``.sam``, ``.bam`` or ``.sam.gz``); columns are
+separated by a tab, or by blanks on a line without a tab. ``#`` starts a
+comment line; blank lines are skipped; relative paths are resolved against
+the list's folder. The default output is the query's name without its
+FASTA/FASTQ and ``.gz`` suffixes, plus ``.sam``. Errors in the list name
+``list.txt:LINE``, and so does an output refused before the run starts
+(:func:`~gseek.seqio.atomic.check_output`: an input of any entry, the list,
+the targets; inside the index; a directory).
 
 ``DIR/summary.tsv`` has one row per listed file: ``file``, ``status``
 (``ok``, ``failed``, ``skipped``), ``records``, ``hits``, ``seconds``,
@@ -61,10 +64,11 @@ from pathlib import Path
 from typing import Any
 
 from gseek.backend import Backend
-from gseek.errors import GseekError, OptionError, OutputBusyError, Terminated, one_line
+from gseek.errors import GseekError, OptionError, OutputBusyError, OutputError, Terminated, one_line
 from gseek.index import Index
+from gseek.index.format import resolve as resolve_index
 from gseek.index.format import sha256_file
-from gseek.seqio.atomic import remove_stale_temporaries
+from gseek.seqio.atomic import check_output, remove_stale_temporaries
 from gseek.seqio import open_output
 
 from .engine import FileResult, Progress, QueryFile, QueueBounds
@@ -403,15 +407,40 @@ def run_pipeline(
     task_cls = TASKS[task]
     entries = read_query_list(list_file, suffix=task_cls.output_suffix)
     out = Path(outdir)
+    if task == "map":  # the index folder: nothing may be written inside it
+        index_dir = index.path if isinstance(index, Index) else resolve_index(index)
+        within, reference = ([] if index_dir is None else [index_dir]), []
+    else:  # the targets file: an input like the queries
+        within, reference = [], [index]
+    inputs = [list_file, *reference, *(p for query, _ in entries for p in query.paths)]
+    check_output(out, within=within, folder=True)
     out.mkdir(parents=True, exist_ok=True)
+    check_output(out / LOCK_NAME, inputs)
     lock = _FolderLock(out)
     try:
+        _check_outputs(list_file, entries, out, task_cls, inputs, within)
         return _run_locked(entries, task_cls, index, out, started, gpus=gpus, devices=devices, device=device,
                            threads=threads, resume=resume, progress=progress, workers=workers, job_bytes=job_bytes,
                            bounds=bounds, max_inflight_bytes=max_inflight_bytes, command=command, quiet=quiet,
                            **task_options)
     finally:
         lock.release()
+
+
+def _check_outputs(list_file: str | os.PathLike, entries: list[tuple[QueryFile, str]], out: Path, task_cls: Any,
+                   inputs: list[Any], within: list[Any]) -> None:
+    """Refuse, before any work, an output that would destroy an input (any
+    entry's, the list, the index or targets) or cannot be written: a list
+    entry's as ``list.txt:LINE``, ``summary.tsv`` and the manifest by name."""
+    for query, name in entries:
+        path = out / name
+        try:
+            check_output(path, inputs, within=within)
+            task_cls.check_output_name(path)
+        except (OSError, OutputError) as exc:
+            raise QueryListError(list_file, query.line, one_line(exc)) from None
+    for name in (SUMMARY_NAME, MANIFEST_NAME):
+        check_output(out / name, inputs, within=within)
 
 
 def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any, out: Path, started: float, *,

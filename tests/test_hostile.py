@@ -206,7 +206,6 @@ def test_02_pipe_fifo_and_stdin_input_lose_nothing(world, tmp_path):
 # --------------------------------------------------------------------------- 3. an output that is an input
 
 
-@phase2(3)
 def test_03_an_output_that_is_an_input_is_refused(world, tmp_path):
     """``-q x.fq -o x.fq``, a pipeline list ``s.fq<TAB>s.fq`` with the output folder
     = the list's folder, ``-o IDX.gseek/header.json``: refused, nothing changed."""
@@ -452,7 +451,6 @@ def test_05_sigterm_while_an_index_is_saved(world, tmp_path):
 # --------------------------------------------------------------------------- 6. output checked up front
 
 
-@phase2(6)
 def test_06_an_output_that_is_a_directory_is_refused_up_front(world, tmp_path):
     folder = tmp_path / "x.sam"
     folder.mkdir()
@@ -492,7 +490,6 @@ def test_07_early_closed_pipe_stops_quietly_with_141(world, inputs, unbuffered):
 # --------------------------------------------------------------------------- 8. long read names
 
 
-@phase2(8)
 def test_08_read_names_over_254_characters(world, tmp_path):
     """Refused up front naming file:line, or truncated with a warning; never
     SAM that samtools rejects."""
@@ -578,10 +575,10 @@ def test_10_a_kill_before_the_rename_keeps_the_old_output(world, tmp_path):
 
 
 @pytest.mark.parametrize("case", [
-    pytest.param("suffix", marks=phase2(11)),
-    pytest.param("max-hits", marks=phase2(11)),
+    "suffix",
+    "max-hits",
     "stats-closed-stdout",
-    pytest.param("qname", marks=phase2(11)),
+    "qname",
 ])
 def test_11_smaller_cases(world, tmp_path, case):
     if case == "suffix":  # -o x.sam.gz / x.BAM / x.cram: the format the suffix says, or refused

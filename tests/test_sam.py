@@ -6,6 +6,7 @@ real mappings (long reads, mismatches everywhere, N runs on word edges)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numba
@@ -319,3 +320,137 @@ def test_buffer_pool_ignores_a_second_put_of_one_buffer():
     pool.put(a[:10])  # the same buffer again (a view of it)
     x, y = pool.get(64), pool.get(64)
     assert not np.shares_memory(x, y)
+
+
+# --------------------------------------------------------------------------- output formats (issue 13 item 11)
+
+
+def test_sam_gz_is_bgzf_of_the_same_sam_text(genome, tmp_path):
+    """``.sam.gz`` (any case) is BGZF: the SAM text of ``.sam`` byte for byte once
+    decompressed, blocks with the ``BC`` field, the end-of-file block, readable by
+    htslib; ``x.BAM`` is BAM."""
+    import gzip
+
+    import pysam
+
+    from gseek.output.bgzf import BLOCK_INPUT, EOF_BLOCK
+
+    contigs, index, _ = genome
+    path = _write(tmp_path / "r.fq", _reads(11, contigs, 3000), True, 11)
+    outs = {name: tmp_path / name for name in ("x.sam", "x.sam.gz", "y.SAM.GZ", "x.BAM")}
+    for out in outs.values():
+        map_reads(index, path, out, mismatches=2, command="t")
+    sam = outs["x.sam"].read_bytes()
+    assert len(sam) > 2 * BLOCK_INPUT  # several blocks
+    for name in ("x.sam.gz", "y.SAM.GZ"):
+        packed = outs[name].read_bytes()
+        assert gzip.decompress(packed) == sam and packed.endswith(EOF_BLOCK)
+        at = 0
+        while at < len(packed):  # every member is a BGZF block that says its size
+            assert packed[at : at + 4] == b"\x1f\x8b\x08\x04" and packed[at + 12 : at + 14] == b"BC"
+            at += int.from_bytes(packed[at + 16 : at + 18], "little") + 1
+        assert at == len(packed)
+    with pysam.AlignmentFile(str(outs["x.sam.gz"])) as a, pysam.AlignmentFile(str(outs["x.sam"])) as b:
+        assert [r.to_string() for r in a] == [r.to_string() for r in b]
+    with pysam.AlignmentFile(str(outs["x.BAM"]), "rb") as bam, pysam.AlignmentFile(str(outs["x.sam"])) as b:
+        assert [r.to_string() for r in bam] == [r.to_string() for r in b]
+
+
+def test_incompressible_data_fits_its_blocks():
+    """Random bytes, written in pieces that straddle blocks: each block of
+    BLOCK_INPUT bytes still fits the 64 KiB a BGZF block may take."""
+    import gzip
+    import io
+
+    from gseek.output.bgzf import BLOCK_INPUT, BgzfWriter
+
+    data = np.random.default_rng(5).integers(0, 256, 3 * BLOCK_INPUT + 17, dtype=np.uint8).tobytes()
+    raw = io.BytesIO()
+    with BgzfWriter(raw, level=9) as fh:
+        for start in range(0, len(data), 1000):
+            fh.write(data[start : start + 1000])
+    packed = raw.getvalue()
+    assert gzip.decompress(packed) == data
+    sizes, at = [], 0
+    while at < len(packed):
+        sizes.append(int.from_bytes(packed[at + 16 : at + 18], "little") + 1)
+        at += sizes[-1]
+    assert len(sizes) == 5 and max(sizes) <= 1 << 16  # 3 whole blocks, the rest, the end-of-file block
+
+
+@pytest.mark.parametrize("name, rule", [("x.cram", "CRAM output needs a reference"), ("x.txt", "not a SAM output"),
+                                        ("x.sam.bz2", "not a SAM output"), ("x", "not a SAM output")])
+def test_other_output_names_are_refused(genome, tmp_path, name, rule):
+    from gseek.errors import OutputError
+
+    contigs, index, _ = genome
+    path = _write(tmp_path / "r.fq", _reads(12, contigs, 5), True, 12)
+    with pytest.raises(OutputError, match=rf"{name}: {rule}.*\.sam, \.bam or \.sam\.gz"):
+        map_reads(index, path, tmp_path / name)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.fq"]
+
+
+def test_special_files_are_sam_whatever_their_name(genome, tmp_path):
+    from gseek.output.sam import sam_format
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert sam_format(fifo) == sam_format("/dev/null") == sam_format("-") == "sam"
+    bam_fifo = tmp_path / "pipe.bam"
+    os.mkfifo(bam_fifo)
+    assert sam_format(bam_fifo) == "bam"
+
+
+# --------------------------------------------------------------------------- QNAME (issue 13 items 8, 11)
+
+
+@pytest.mark.parametrize("name, ok", [("n" * 254, True), ("!?AZaz~09", True), ("n" * 255, False),
+                                      ("r@1", False), ("r\u00e9ad", False), ("r\x01", False), ("", False)])
+def test_read_names_sam_cannot_hold_are_refused_with_file_and_line(genome, tmp_path, name, ok):
+    """QNAME is ``[!-?A-~]{1,254}``: a read outside that fails the file naming its
+    line, in whichever batch it is, before any SAM is written."""
+    from gseek.errors import FastxError
+
+    contigs, index, _ = genome
+    reads = _reads(13, contigs, 40)
+    text = "".join(f"@r{i}\n{seq}\n+\n{'I' * len(seq)}\n" for i, seq in enumerate(reads))
+    text += f"@{name}\nACGTACGTACGTACGTACGT\n+\nIIIIIIIIIIIIIIIIIIII\n@last\nACGTACGTACGTACGTACGT\n+\n{'I' * 20}\n"
+    path = tmp_path / "r.fq"
+    path.write_bytes(text.encode("utf-8"))
+    out = tmp_path / "out.bam"
+    if ok:
+        map_reads(index, path, out, chunk_bytes=1000)
+        return
+    rule = "header line has no record name" if not name else "read name"  # the parser's rule, or SAM's
+    with pytest.raises(FastxError, match=rf"^{path}:{4 * len(reads) + 1}: {rule}"):
+        map_reads(index, path, out, chunk_bytes=1000)  # several batches: the bad read is in a later one
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.fq"]
+
+
+def test_the_first_bad_name_is_named():
+    from gseek.errors import FastxError
+    from gseek.output.sam import check_read_names
+    from gseek.seqio import SequenceBatch
+
+    codes = np.zeros(12, np.uint8)
+    batch = SequenceBatch.from_codes(codes, np.arange(0, 13, 3), ["ok", "b@d", "n" * 300, "x y"], "s.fa")
+    with pytest.raises(FastxError, match=r"^s.fa:3: read name 'b@d'"):
+        check_read_names(batch)
+    batch = SequenceBatch.from_codes(codes, np.arange(0, 13, 3), ["ok", "n" * 300, "b@d", "x"], "s.fa")
+    with pytest.raises(FastxError, match=r"^s.fa:3: read name of 300 characters"):
+        check_read_names(batch)
+    batch = SequenceBatch.from_codes(codes, np.arange(0, 13, 3), ["ok", "fine", "", "b@d"], "s.fa")
+    with pytest.raises(FastxError, match=r"^s.fa:5: read without a name"):
+        check_read_names(batch)
+
+
+def test_write_unmapped_checks_names(tmp_path):
+    from gseek.errors import FastxError
+    from gseek.output.sam import SamWriter, sam_header
+    from gseek.seqio import SequenceBatch
+
+    batch = SequenceBatch.from_codes(np.zeros(4, np.uint8), np.array([0, 2, 4]), ["a", "b@"], "u.fa")
+    with pytest.raises(FastxError, match="u.fa:3"):
+        with SamWriter(tmp_path / "u.sam", sam_header(["c"], [10], command="t", backend="cpu")) as sam:
+            sam.write_unmapped(batch)
+    assert list(tmp_path.iterdir()) == []

@@ -17,11 +17,12 @@ read0	chr1	11	+	1
 """
 
 from .approx import flank_regions
-from .mapper import MAX_MISMATCHES, MAX_READ_LENGTH, MIN_READ_LENGTH, Mapper
+from .mapper import MAX_MISMATCHES, MAX_READ_LENGTH, MIN_READ_LENGTH, Mapper, check_map_options
 from .result import STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT, MappingResult, Placements, ReadNames
 from .select import MAPQ_MAX, MISMATCH_PHRED, mapq_scale
 
 __all__ = [
+    "check_map_options",
     "Mapper",
     "MappingResult",
     "Placements",

@@ -67,7 +67,36 @@ from .result import STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT, MappingR
 from .select import select_placements
 from .verify import verify_candidates
 
-__all__ = ["Mapper", "MAX_MISMATCHES", "MIN_READ_LENGTH", "MAX_READ_LENGTH"]
+__all__ = ["Mapper", "MAX_MISMATCHES", "MIN_READ_LENGTH", "MAX_READ_LENGTH", "check_map_options"]
+
+
+def check_map_options(mismatches: int = 2, *, max_alignments: int | None = None, report_all: bool = False,
+                      max_hits: int | None = None, norc: bool = False, nofw: bool = False, xa_limit: int = 3) -> None:
+    """Check :class:`Mapper`'s options alone and together (no index needed):
+    :class:`~gseek.errors.OptionError` naming the rule broken. The CLI calls
+    it as it parses options, so that every such mistake is a usage error.
+
+    >>> check_map_options(2, max_alignments=2, report_all=True)
+    Traceback (most recent call last):
+    ...
+    gseek.errors.OptionError: choose one of -k N and --all
+    """
+    if isinstance(mismatches, bool) or not isinstance(mismatches, (int, np.integer)):
+        raise OptionError(f"mismatches must be an integer 0..{MAX_MISMATCHES}, not {mismatches!r}")
+    if not 0 <= mismatches <= MAX_MISMATCHES:
+        raise OptionError(f"mismatches must be 0..{MAX_MISMATCHES}, not {mismatches}")
+    if max_alignments is not None and int(max_alignments) < 1:
+        raise OptionError(f"max_alignments (-k) must be >= 1, not {max_alignments}")
+    if max_alignments is not None and report_all:
+        raise OptionError("choose one of -k N and --all")
+    if max_hits is not None and int(max_hits) < 1:
+        raise OptionError(f"max_hits must be >= 1, not {max_hits}")
+    if max_hits is not None and not report_all:
+        raise OptionError("max_hits caps --all; give report_all=True")
+    if norc and nofw:
+        raise OptionError("norc and nofw together leave no strand to map")
+    if int(xa_limit) < 0:
+        raise OptionError(f"xa_limit must be >= 0, not {xa_limit}")
 
 #: Largest ``k`` (``--mismatches``).
 MAX_MISMATCHES = kmismatch.MAX_MISMATCHES
@@ -140,22 +169,8 @@ class Mapper:
         min_piece: int | None = None,
         device: str | Backend | None = None,
     ) -> None:
-        if isinstance(mismatches, bool) or not isinstance(mismatches, (int, np.integer)):
-            raise OptionError(f"mismatches must be an integer 0..{MAX_MISMATCHES}, not {mismatches!r}")
-        if not 0 <= mismatches <= MAX_MISMATCHES:
-            raise OptionError(f"mismatches must be 0..{MAX_MISMATCHES}, not {mismatches}")
-        if max_alignments is not None and int(max_alignments) < 1:
-            raise OptionError(f"max_alignments (-k) must be >= 1, not {max_alignments}")
-        if max_alignments is not None and report_all:
-            raise OptionError("choose one of -k N and --all")
-        if max_hits is not None and int(max_hits) < 1:
-            raise OptionError(f"max_hits must be >= 1, not {max_hits}")
-        if max_hits is not None and not report_all:
-            raise OptionError("max_hits caps --all; give report_all=True")
-        if norc and nofw:
-            raise OptionError("norc and nofw together leave no strand to map")
-        if int(xa_limit) < 0:
-            raise OptionError(f"xa_limit must be >= 0, not {xa_limit}")
+        check_map_options(mismatches, max_alignments=max_alignments, report_all=report_all, max_hits=max_hits,
+                          norc=norc, nofw=nofw, xa_limit=xa_limit)
         missing = [p for p in ("occ", "dollar_rows", "sa_mark", "sa_samples", "text", "amb_runs")
                    if p not in index.arrays]
         if missing:

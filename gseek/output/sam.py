@@ -2,10 +2,11 @@
 
 :class:`SamWriter` writes the header (``@HD``, one ``@SQ`` per contig, ``@PG``
 with the exact command line) and records to a temporary name, and renames it
-to the final name when closed without error. A name ending in ``.bam`` gives
-BAM (the SAM text is converted by htslib through pysam when the writer
-closes); ``-`` writes SAM to stdout and special files (``/dev/null``) are
-written in place. Records are formatted as text straight
+to the final name when closed without error. The name's suffix says the
+format (:func:`sam_format`, any case): ``.sam``, ``.bam`` (the SAM text is
+converted by htslib through pysam when the writer closes) or ``.sam.gz``
+(BGZF-compressed SAM); any other suffix is refused. ``-`` writes SAM to
+stdout and special files (``/dev/null``) are written in place. Records are formatted as text straight
 from the struct-of-arrays results (:func:`format_mapping`, by the Numba
 formatter in :mod:`gseek.output.sam_records`); ``docs/sam.md`` documents fields, tags and
 MAPQ.
@@ -33,19 +34,92 @@ import pysam
 
 from gseek import __version__, ragged
 from gseek.alphabet import COMPLEMENT
-from gseek.errors import GseekError
+from gseek.errors import FastxError, GseekError, OutputError
 from gseek.seqio import SequenceBatch, open_output
-from gseek.seqio.atomic import temporary_name
+from gseek.seqio.atomic import STDOUT, is_special, open_named, temporary_name
 
 from . import sam_records
+from .bgzf import BgzfWriter
 
 if TYPE_CHECKING:  # pragma: no cover
     from gseek.index.text import ReferenceText
     from gseek.mapper import MappingResult
 
-__all__ = ["SamWriter", "sam_header", "format_mapping", "format_unmapped"]
+__all__ = ["SamWriter", "sam_header", "format_mapping", "format_unmapped", "sam_format", "check_read_names",
+           "SAM_SUFFIXES", "QNAME_MAX"]
 
 _LETTERS = np.frombuffer(b"ACGTN", dtype=np.uint8)
+
+#: Output suffix (matched in any case) -> format written.
+SAM_SUFFIXES = {".sam": "sam", ".bam": "bam", ".sam.gz": "sam.gz"}
+#: The longest QNAME SAM allows (``[!-?A-~]{1,254}``).
+QNAME_MAX = 254
+
+
+def sam_format(path: str | os.PathLike) -> str:
+    """The format an output's name asks for: ``"sam"``, ``"bam"`` or ``"sam.gz"``
+    (BGZF-compressed SAM), by its suffix in any case; ``"sam"`` for ``-`` and a
+    special file (``/dev/null``, a FIFO) without one of these suffixes.
+
+    Any other name is refused (:class:`~gseek.errors.OutputError` naming it):
+    ``.cram`` needs the reference sequence to be written, which is not built
+    yet, and a name such as ``out.txt`` would hide the format.
+
+    >>> sam_format("x.sam"), sam_format("x.BAM"), sam_format("x.Sam.gz"), sam_format("-")
+    ('sam', 'bam', 'sam.gz', 'sam')
+    >>> sam_format("x.cram")
+    Traceback (most recent call last):
+    ...
+    gseek.errors.OutputError: x.cram: CRAM output needs a reference to encode against, not written yet; name ...
+    """
+    name = Path(path).name.lower()
+    for suffix, fmt in SAM_SUFFIXES.items():
+        if name.endswith(suffix):
+            return fmt
+    if os.fspath(path) == STDOUT or is_special(path):
+        return "sam"
+    accepted = "name the output .sam, .bam or .sam.gz"
+    if name.endswith(".cram"):
+        raise OutputError(path, f"CRAM output needs a reference to encode against, not written yet; {accepted}")
+    raise OutputError(path, f"not a SAM output name; {accepted} (BGZF-compressed SAM), or give - for stdout")
+
+
+def check_read_names(batch: SequenceBatch) -> None:
+    """Refuse a read whose name SAM's QNAME cannot hold (``[!-?A-~]{1,254}``: 1 to
+    254 printable ASCII characters, no ``@``): :class:`~gseek.errors.FastxError`
+    naming the file and the record's line. One pass over the name bytes.
+
+    >>> import os, tempfile
+    >>> from gseek.seqio import read_fastx
+    >>> path = os.path.join(tempfile.mkdtemp(), "r.fq")
+    >>> _ = open(path, "w").write("@ok\\nACGT\\n+\\nIIII\\n@" + "n" * 300 + "\\nACGT\\n+\\nIIII\\n")
+    >>> check_read_names(read_fastx(path))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gseek.errors.FastxError: .../r.fq:5: read name of 300 characters; SAM's QNAME holds at most 254
+    """
+    names = np.asarray(batch.names)
+    lengths = np.diff(batch.name_offsets)
+    bad_byte = (names < 0x21) | (names > 0x7E) | (names == 0x40)
+    bad_length = (lengths < 1) | (lengths > QNAME_MAX)
+    if not bad_byte.any() and not bad_length.any():
+        return
+    first_byte = int(np.argmax(bad_byte)) if bad_byte.any() else None
+    reads = [int(np.flatnonzero(bad_length)[0])] if bad_length.any() else []
+    if first_byte is not None:
+        reads.append(int(np.searchsorted(batch.name_offsets, first_byte, side="right")) - 1)
+    i = min(reads)
+    line = int(batch.lines[i])
+    name = batch.name(i)
+    if lengths[i] > QNAME_MAX:
+        raise FastxError(batch.path, line, f"read name of {int(lengths[i])} characters; SAM's QNAME holds at most "
+                                           f"{QNAME_MAX}")
+    if lengths[i] < 1:
+        raise FastxError(batch.path, line, "read without a name; SAM's QNAME needs 1 to 254 characters")
+    raw = names[batch.name_offsets[i] : batch.name_offsets[i + 1]].tobytes()
+    shown = raw.decode("utf-8", "backslashreplace")
+    raise FastxError(batch.path, line, f"read name {shown!r} holds a character SAM's QNAME does not allow "
+                                       "(printable ASCII other than '@' only)")
 
 
 def sam_header(contig_names, contig_lengths, *, command: str, backend: str) -> dict:
@@ -58,28 +132,33 @@ def sam_header(contig_names, contig_lengths, *, command: str, backend: str) -> d
 
 
 class SamWriter:
-    """Context manager writing SAM (BAM for ``*.bam``, stdout for ``-``), atomically.
+    """Context manager writing SAM, BAM or BGZF-compressed SAM (by the name's
+    suffix, :func:`sam_format`; SAM to stdout for ``-``), atomically.
 
     The output is a :func:`~gseek.seqio.open_output`: a regular file is
     written under a temporary name and renamed when complete; ``-`` and
     special files (``/dev/null``, a FIFO) are written in place. BAM: the SAM
     text goes to a scratch file beside the output, converted by htslib when
-    the writer closes.
+    the writer closes. Errors name ``path``, never a temporary name.
     """
 
     def __init__(self, path: str | os.PathLike, header: dict) -> None:
         self.header = pysam.AlignmentHeader.from_dict(header)
         self.records = 0
         self.path = Path(path)
-        self.stdout = os.fspath(path) == "-"
-        self.bam = not self.stdout and self.path.suffix == ".bam"
-        self._target = open_output(path, "path" if self.bam else "wb")
+        self.format = sam_format(path)
+        self.stdout = os.fspath(path) == STDOUT
+        self.bam = self.format == "bam"
+        self._target = open_output(path, "path" if self.bam else "wb", compress=False)
+        self._bgzf = None
         if self.bam:
             self._dest = self._target.__enter__()
             self._sam = temporary_name(self.path.with_name(self.path.name + ".sam"))
-            self._out = open(self._sam, "wb")
+            self._out = open_named(self._sam, self.path)
         else:
             self._out = self._target.__enter__()
+            if self.format == "sam.gz":
+                self._bgzf = self._out = BgzfWriter(self._out)
         try:
             self._write(_header_bytes(str(self.header)))
         except BaseException:
@@ -94,6 +173,13 @@ class SamWriter:
 
     def _close(self, exc_type, exc, tb) -> None:
         if not self.bam:
+            if self._bgzf is not None:
+                try:
+                    if exc_type is None:
+                        self._bgzf.close()  # the last block and the end-of-file block
+                except BaseException:
+                    self._target.__exit__(*sys.exc_info())
+                    raise
             self._target.__exit__(exc_type, exc, tb)
             return
         try:
@@ -102,7 +188,10 @@ class SamWriter:
                 try:
                     pysam.view("-b", "-o", str(self._dest), str(self._sam), catch_stdout=False)
                 except pysam.utils.SamtoolsError as err:
-                    error = GseekError(f"{self.path}: BAM conversion failed: {' '.join(str(err).split())}")
+                    text = " ".join(str(err).split())
+                    for scratch in (self._dest, self._sam):  # the user's name, never a temporary one
+                        text = text.replace(str(scratch), str(self.path))
+                    error = GseekError(f"{self.path}: BAM conversion failed: {text}")
                     self._target.__exit__(GseekError, error, None)
                     raise error from None
             self._target.__exit__(exc_type, exc, tb)
@@ -121,7 +210,9 @@ class SamWriter:
         self.records += records
 
     def write_unmapped(self, batch: SequenceBatch) -> None:
-        """Write every record of ``batch`` as an unmapped (flag 4) SAM record."""
+        """Write every record of ``batch`` as an unmapped (flag 4) SAM record
+        (a read name SAM cannot hold is refused: :func:`check_read_names`)."""
+        check_read_names(batch)
         text = format_unmapped(batch, np.arange(len(batch)))
         self.write_text(text, len(batch))
 

@@ -11,6 +11,8 @@ destroy them: ``-`` (standard output), character devices (``/dev/null``,
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import gzip
 import io
 import os
@@ -20,7 +22,10 @@ import sys
 from pathlib import Path
 from typing import IO
 
-__all__ = ["open_output", "STDOUT", "temporary_name", "is_special", "remove_stale_temporaries", "write_all"]
+from gseek.errors import OutputError
+
+__all__ = ["open_output", "STDOUT", "temporary_name", "is_special", "remove_stale_temporaries", "write_all",
+           "check_output", "named_error", "OutputFile"]
 
 #: The output name that means standard output.
 STDOUT = "-"
@@ -42,6 +47,52 @@ def is_special(path: str | os.PathLike) -> bool:
     except OSError:
         return False
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def named_error(exc: OSError, path: str | os.PathLike) -> OSError:
+    """``exc`` as an ``OSError`` naming ``path`` (the user's name, not a temporary
+    one; ``ENOSPC`` from a write names no file at all), so that
+    :func:`gseek.errors.one_line` prints ``path: reason``."""
+    if exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), os.fspath(path))
+
+
+class OutputFile(io.FileIO):
+    """A file opened for writing whose errors name ``shown`` (the output's final
+    name) instead of the file written (its temporary name) or nothing at all.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> OutputFile(os.path.join(d, "no", ".x.tmp-1"), shown="x.sam")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: [Errno 2] No such file or directory: 'x.sam'
+    """
+
+    def __init__(self, file: str | os.PathLike, shown: str | os.PathLike) -> None:
+        self.shown = os.fspath(shown)
+        try:
+            super().__init__(file, "wb")
+        except OSError as exc:
+            raise named_error(exc, shown) from exc
+
+    def write(self, data) -> int:  # type: ignore[override]
+        try:
+            return super().write(data)
+        except OSError as exc:
+            raise named_error(exc, self.shown) from exc
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError as exc:
+            raise named_error(exc, self.shown) from exc
+
+
+def open_named(file: str | os.PathLike, shown: str | os.PathLike) -> io.BufferedWriter:
+    """``open(file, "wb")`` whose errors name ``shown`` (see :class:`OutputFile`)."""
+    return io.BufferedWriter(OutputFile(file, shown))
 
 
 def write_all(fh: IO, data) -> None:
@@ -87,11 +138,15 @@ class open_output:
 
     Use as a context manager; on an exception the temporary file is removed
     and nothing appears under the final name (an existing file of that name
-    stays as it was). A name ending in ``.gz`` is gzip-compressed. ``-`` is
+    stays as it was). A name ending in ``.gz`` is gzip-compressed unless
+    ``compress`` is False (the caller compresses: BGZF). ``-`` is
     standard output and special files are written in place (see the module).
     ``mode`` is ``"wb"`` (a binary file), ``"w"`` (ASCII text) or ``"path"``:
     no file is opened and the context gives the path to write by name (for
     a tool such as htslib that opens files itself); it is renamed all the same.
+    Errors name ``path``, never the temporary name (a full disk too, whose
+    ``ENOSPC`` names no file): ``path: reason``. A ``path`` that is a
+    directory is refused at once, before anything is written.
 
     >>> import tempfile, os
     >>> d = tempfile.mkdtemp()
@@ -101,12 +156,15 @@ class open_output:
     ['x.txt']
     """
 
-    def __init__(self, path: str | os.PathLike, mode: str = "wb") -> None:
+    def __init__(self, path: str | os.PathLike, mode: str = "wb", *, compress: bool = True) -> None:
         if mode not in ("wb", "w", "path"):
             raise ValueError(f"mode must be 'wb', 'w' or 'path', not {mode!r}")
         self.path = Path(path)
         self.mode = mode
+        self.compress = compress and self.path.name.endswith(".gz")
         self.in_place = is_special(path)
+        if not self.in_place and self.path.is_dir():  # refused before anything is written
+            raise OSError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
         #: the file actually written: the temporary name, or the path itself in place
         self.tmp = self.path if self.in_place else temporary_name(self.path)
 
@@ -117,8 +175,8 @@ class open_output:
         if os.fspath(self.path) == STDOUT:
             raw: IO = _StdoutBytes()
         else:
-            raw = open(self.tmp, "wb")
-        if self.path.name.endswith(".gz"):
+            raw = open_named(self.tmp, self.path)
+        if self.compress:
             self._raw = raw
             fh: IO = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0)  # type: ignore[assignment]
         else:
@@ -141,12 +199,110 @@ class open_output:
             if self.in_place:
                 pass
             elif complete:
-                os.replace(self.tmp, self.path)
+                try:
+                    os.replace(self.tmp, self.path)
+                except OSError as exc:
+                    with contextlib.suppress(OSError):
+                        os.unlink(self.tmp)
+                    raise named_error(exc, self.path) from exc
             else:
                 try:
                     os.unlink(self.tmp)
                 except FileNotFoundError:
                     pass
+
+
+def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool = False) -> None:
+    """Refuse, before any work starts, an output that cannot be written or would
+    destroy what the run reads.
+
+    Arguments:
+        path: a file written through :class:`open_output`, or (``folder=True``)
+            a folder made or replaced whole (an index, a pipeline's output
+            folder); its missing parent folders are made.
+        inputs: the files the run reads: the output may not be one of them
+            (compared by device and inode, so another spelling of the name, a
+            symbolic or hard link counts), nor (a folder output) hold one.
+        within: folders the run reads (an index): the output may not lie inside one.
+
+    ``-`` and special files (``/dev/null``, a FIFO) pass: they are written in
+    place, and ``/dev/null`` may be both input and output. Raises ``OSError``
+    naming ``path`` (a directory where a file is written, a missing folder,
+    one without write permission) or :class:`~gseek.errors.OutputError` (an
+    input, a folder in use).
+
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> reads = os.path.join(d, "r.fq")
+    >>> _ = open(reads, "w").write("@r\\nACGT\\n+\\nIIII\\n")
+    >>> check_output(os.path.join(d, "r.sam"), [reads])
+    >>> check_output(os.path.join(d, ".", "r.fq"), [reads])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gseek.errors.OutputError: .../r.fq: is also an input (.../r.fq); give another output
+    """
+    if os.fspath(path) == STDOUT or is_special(path):
+        return
+    path = Path(path)
+    try:
+        st: os.stat_result | None = os.stat(path)
+    except OSError:
+        st = None
+    if st is not None and not folder and stat.S_ISDIR(st.st_mode):
+        raise OSError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+    if st is not None and folder and not stat.S_ISDIR(st.st_mode):
+        raise OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), os.fspath(path))
+    for name in inputs:
+        if name is None or os.fspath(name) == STDOUT:
+            continue
+        try:
+            other = os.stat(name)
+        except OSError:
+            continue  # a missing input is the input's error, reported when it is read
+        if not stat.S_ISREG(other.st_mode) and not stat.S_ISDIR(other.st_mode):
+            continue  # /dev/stdin, a FIFO: nothing under the output's name to destroy
+        if st is not None and _same(st, other):
+            raise OutputError(path, f"is also an input ({os.fspath(name)}); give another output")
+        if folder and st is not None and _inside(name, [st]):
+            raise OutputError(path, f"holds the input {os.fspath(name)}, which writing it would remove; "
+                                    "give another output")
+    folders = []
+    for name in within:
+        try:
+            folders.append((name, os.stat(name)))
+        except OSError:
+            continue
+    for name, st_folder in folders:
+        if _inside(path, [st_folder]):
+            raise OutputError(path, f"lies inside {os.fspath(name)}, which this run reads; give an output outside it")
+    parent = path.parent
+    if folder:  # its missing parents are made: the nearest existing one must take them
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+    if not parent.exists():
+        raise OSError(errno.ENOENT, f"{os.strerror(errno.ENOENT)} (folder {parent})", os.fspath(path))
+    if not parent.is_dir():
+        raise OSError(errno.ENOTDIR, f"{os.strerror(errno.ENOTDIR)} (folder {parent})", os.fspath(path))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OSError(errno.EACCES, f"{os.strerror(errno.EACCES)} (folder {parent})", os.fspath(path))
+
+
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _inside(path: str | os.PathLike, folders: list[os.stat_result]) -> bool:
+    """Whether ``path`` (existing or not) lies in one of ``folders``, or is one,
+    by the device and inode of each existing folder above it (links resolved)."""
+    real = Path(os.path.realpath(path))
+    for above in (real, *real.parents):
+        try:
+            st = os.stat(above)
+        except OSError:
+            continue
+        if any(_same(st, f) for f in folders):
+            return True
+    return False
 
 
 def remove_stale_temporaries(final: str | os.PathLike, *, every: bool = False) -> list[Path]:

@@ -22,6 +22,7 @@ from gseek.dp import check_range
 from gseek.errors import FastxError, OptionError
 from gseek.output.tabular import AlignmentWriter, TsvFormatter, stream_encoding
 from gseek.seqio import FastxReader, SequenceBatch, read_fastx
+from gseek.seqio.atomic import check_output
 
 from ..engine import Chunk, Dispatcher, Job, Progress, QueryFile, QueueBounds
 from ._base import GPU_JOB_BYTES, LazySink, TaskSpec, batch_nbytes, parse_threads
@@ -123,6 +124,10 @@ class _DPStages:
 
     def open_output(self, query: QueryFile) -> _TsvSink:
         return _TsvSink(query, self.columns, empty_error=self.empty_error)
+
+    @staticmethod
+    def check_output_name(path: str | os.PathLike) -> None:
+        """Any name is a TSV output (``.gz``: gzip-compressed)."""
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages."""
@@ -401,6 +406,7 @@ def align_files(
     files = [queries] if isinstance(queries, (str, os.PathLike)) else list(queries)
     if not files:
         raise OptionError("no query file given")
+    check_output(out, [*files, targets])
     task = AlignTask(targets, device=device, threads=threads, encoding=encoding, **align_options)
     result = _run_one(task, QueryFile(tuple(os.fspath(f) for f in files), out), workers, bounds, job_bytes, progress)
     return dict(records=result.records, rows=result.hits, device=task.aligners[0].backend.describe())
@@ -456,6 +462,7 @@ def align_pairs_files(
     b  c  2  3=1D1X3=
     """
     out, encoding = _output_encoding(output)
+    check_output(out, [sequences, queries, pairs])
     task = PairsTask(sequences, queries=queries, pairs=pairs, device=device, threads=threads, encoding=encoding,
                      **align_options)
     if total is not None:

@@ -40,10 +40,12 @@ import numpy as np
 from gseek.backend import Backend, get_backend, numba_guard
 from gseek.errors import FastxError, OptionError
 from gseek.index import Index
+from gseek.index.format import resolve as resolve_index
 from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
-from gseek.output.sam import SamWriter, format_mapping, sam_header
+from gseek.output.sam import SamWriter, check_read_names, format_mapping, sam_format, sam_header
 from gseek.output.sam_records import BufferPool
 from gseek.seqio import FastxReader, SequenceBatch
+from gseek.seqio.atomic import check_output
 
 from ..engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueBounds
 from ._base import GPU_JOB_BYTES, LazySink, TaskSpec, batch_nbytes, parse_threads
@@ -187,10 +189,19 @@ class MapTask:
 
     # ------------------------------------------------------------------ stages
 
+    @staticmethod
+    def check_output_name(path: str | os.PathLike) -> None:
+        """Refuse an output name whose suffix is no SAM format gseek writes (:func:`~gseek.output.sam.sam_format`)."""
+        sam_format(path)
+
     def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
-        """Batches of the query's files, in order."""
+        """Batches of the query's files, in order; a read name SAM cannot hold
+        fails the file here, before its batch is mapped or any of its SAM written
+        (:func:`~gseek.output.sam.check_read_names`)."""
         for path in query.paths:
-            yield from FastxReader(path, chunk_bytes=chunk_bytes, threads=self.parse_threads)
+            for batch in FastxReader(path, chunk_bytes=chunk_bytes, threads=self.parse_threads):
+                check_read_names(batch)
+                yield batch
 
     def prelims(self) -> list[Any]:
         """One prelim callable per device."""
@@ -276,6 +287,9 @@ def map_files(
     counts. Several read files go to one output, in order. Bad input raises
     (as ``map_reads``) instead of being recorded. ``workers`` finalize
     threads format SAM while the device maps the next batch (0: no threads).
+    The output is checked before anything is loaded
+    (:func:`~gseek.seqio.atomic.check_output`: not a read file, not inside
+    the index, a folder that takes it; :func:`~gseek.output.sam.sam_format`).
 
     Arguments:
         index: an :class:`~gseek.index.Index`, or the path of a saved one
@@ -312,6 +326,9 @@ def map_files(
     files = [reads] if isinstance(reads, (str, os.PathLike)) else list(reads)
     if not files:
         raise OptionError("no read file given")
+    index_dir = index.path if isinstance(index, Index) else resolve_index(index)
+    check_output(output, files, within=[] if index_dir is None else [index_dir])
+    sam_format(output)
     task = MapTask(index, mismatches, devices=devices, device=device, threads=threads, command=command,
                    no_unal=no_unal, cigar_eq=cigar_eq, **mapper_options)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))

@@ -1,0 +1,284 @@
+"""Outputs checked before the work starts (``gseek.seqio.atomic.check_output``)
+and errors that name the user's path, for every command that writes
+(issue 13, items 3 and 6); the CLI's usage errors (item 11)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gseek.cli import main
+from gseek.datasets import lambda_genome, lambda_reads
+from gseek.errors import OutputError
+from gseek.index import Index
+from gseek.pipeline import QueryListError, run_pipeline
+from gseek.seqio.atomic import OutputFile, check_output, open_output
+
+GSEEK = [sys.executable, "-m", "gseek", "--device", "cpu"]
+READS = "@r1\nACGTACGTACGTACGTACGTAAAC\n+\nIIIIIIIIIIIIIIIIIIIIIIII\n"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("outputs")
+    index = Index.build(lambda_genome(), wgram=4, device="cpu").save(root / "lambda.gseek")
+    few = root / "few.fq"
+    few.write_text("".join(Path(lambda_reads()).read_text().splitlines(True)[: 4 * 50]))
+    return dict(root=root, index=index, few=few)
+
+
+def run(argv, capsys) -> tuple[int, str]:
+    code = main(["--quiet", "--device", "cpu", "-p", "1", *map(str, argv)])
+    return code, capsys.readouterr().err
+
+
+def one_line(err: str, *names) -> None:
+    assert err.count("\n") == 1 and err.startswith("gseek: error: "), err
+    for name in names:
+        assert str(name) in err, err
+
+
+# --------------------------------------------------------------------------- check_output
+
+
+def test_the_same_file_by_another_name_or_a_link(tmp_path):
+    reads = tmp_path / "r.fq"
+    reads.write_text(READS)
+    (tmp_path / "hard.fq").hardlink_to(reads)
+    (tmp_path / "soft.fq").symlink_to(reads)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    for same in (reads, tmp_path / "hard.fq", tmp_path / "soft.fq", sub / ".." / "r.fq"):
+        with pytest.raises(OutputError, match="is also an input"):
+            check_output(same, [reads])
+    check_output(tmp_path / "r.sam", [reads])  # another file
+    check_output(reads, [tmp_path / "missing.fq"])  # a missing input is its own error, later
+
+
+def test_special_outputs_pass(tmp_path):
+    check_output("-", ["-"])
+    check_output(os.devnull, [os.devnull])  # /dev/null as input and output is fine
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    check_output(fifo, [fifo])
+
+
+def test_outputs_that_cannot_be_written(tmp_path):
+    with pytest.raises(IsADirectoryError) as info:
+        check_output(tmp_path, [])
+    assert info.value.filename == str(tmp_path)
+    with pytest.raises(FileNotFoundError) as info:
+        check_output(tmp_path / "no" / "x.sam", [])
+    assert info.value.filename == str(tmp_path / "no" / "x.sam") and "folder" in info.value.strerror
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(NotADirectoryError):
+        check_output(tmp_path / "file" / "x.sam", [])
+    with pytest.raises(NotADirectoryError):
+        check_output(tmp_path / "file", [], folder=True)
+    check_output(tmp_path / "new" / "deeper", [], folder=True)  # folders are made
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_a_folder_without_write_permission(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    with pytest.raises(PermissionError) as info:
+        check_output(locked / "x.sam", [])
+    assert info.value.filename == str(locked / "x.sam")
+
+
+def test_inside_a_folder_in_use(tmp_path):
+    index = tmp_path / "i.gseek"
+    (index / "sub").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(index)
+    for inside in (index / "header.json", index / "sub" / "x.sam", tmp_path / "link" / "x.sam"):
+        with pytest.raises(OutputError, match="lies inside"):
+            check_output(inside, [], within=[index])
+    with pytest.raises(OutputError, match="lies inside"):
+        check_output(index / "new" / "out", [], within=[index], folder=True)
+    check_output(tmp_path / "x.sam", [], within=[index])
+
+
+def test_a_folder_output_that_holds_an_input(tmp_path):
+    old = tmp_path / "ref.gseek"
+    old.mkdir()
+    (old / "ref.fa").write_text(">a\nACGT\n")
+    with pytest.raises(OutputError, match="holds the input"):
+        check_output(old, [old / "ref.fa"], folder=True)
+    check_output(old, [tmp_path / "other.fa"], folder=True)
+
+
+# --------------------------------------------------------------------------- errors name the user's path
+
+
+def test_open_output_refuses_a_directory_before_writing(tmp_path):
+    folder = tmp_path / "x.sam"
+    folder.mkdir()
+    written = []
+    with pytest.raises(IsADirectoryError) as info:
+        with open_output(folder) as fh:
+            written.append(fh.write(b"x"))
+    assert info.value.filename == str(folder) and written == [] and os.listdir(tmp_path) == ["x.sam"]
+
+
+def test_output_file_errors_name_the_final_name(tmp_path):
+    with pytest.raises(OSError) as info:
+        with OutputFile("/dev/full", "shown.sam") as fh:
+            fh.write(b"x")
+    assert info.value.errno == errno.ENOSPC and info.value.filename == "shown.sam"
+
+
+def _fsize_limit():  # in the child: files of at most 64 KiB, EFBIG instead of SIGXFSZ
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 16, 1 << 16))
+
+
+@pytest.mark.parametrize("name", ["out.sam", "out.sam.gz", "out.bam"])
+def test_a_write_that_fails_names_the_output(world, tmp_path, name):
+    """A regular file that cannot grow (EFBIG, as a full disk: the error names no
+    file): one line naming the user's path, no temporary left."""
+    out = tmp_path / name
+    proc = subprocess.run([*GSEEK, "search", "-x", world["index"], "-q", lambda_reads(), "-o", out],
+                          capture_output=True, preexec_fn=_fsize_limit, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    one_line(proc.stderr.decode(), out)
+    assert ".tmp-" not in proc.stderr.decode() and os.listdir(tmp_path) == []
+
+
+def test_a_full_device_is_named(world, capsys):
+    code, err = run(["search", "-x", world["index"], "-q", world["few"], "-o", "/dev/full"], capsys)
+    assert code == 1
+    assert err == "gseek: error: /dev/full: No space left on device\n"
+
+
+# --------------------------------------------------------------------------- every command
+
+
+def test_search_refuses_an_input_or_the_index(world, tmp_path, capsys):
+    reads = tmp_path / "r.fq"
+    shutil.copy(world["few"], reads)
+    (tmp_path / "link.fq").symlink_to(reads)
+    before = reads.read_bytes()
+    code, err = run(["search", "-x", world["index"], "-q", world["few"], "-q", reads, "-o", tmp_path / "link.fq"],
+                    capsys)
+    assert code == 1 and reads.read_bytes() == before
+    one_line(err, tmp_path / "link.fq", "is also an input")
+    code, err = run(["search", "-x", world["index"], "-q", reads, "-o", world["index"] / "x.sam"], capsys)
+    assert code == 1 and not (world["index"] / "x.sam").exists()
+    one_line(err, world["index"], "lies inside")
+    code, err = run(["search", "-x", world["index"], "-q", os.devnull, "-o", os.devnull], capsys)
+    assert code == 1 and "no FASTA/FASTQ records" in err  # /dev/null both ways: an empty input, not a clash
+
+
+def test_search_refuses_a_missing_folder_before_loading(world, tmp_path, capsys, monkeypatch):
+    import gseek.pipeline.tasks.map as map_task
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("the index was loaded")
+
+    monkeypatch.setattr(map_task.Index, "load", no_load)
+    out = tmp_path / "no" / "x.sam"
+    code, err = run(["search", "-x", world["index"], "-q", world["few"], "-o", out], capsys)
+    assert code == 1
+    one_line(err, out, "No such file or directory")
+
+
+@pytest.mark.parametrize("form", ["-q", "-t", "--pairs", "-i"])
+def test_align_refuses_each_input(tmp_path, capsys, form):
+    seqs = tmp_path / "s.fa"
+    seqs.write_text(">a\nACGTACGT\n>b\nACGTTCGT\n")
+    pairs = tmp_path / "p.tsv"
+    pairs.write_text("a\tb\n")
+    args = {"-q": ["-q", seqs, "-t", tmp_path / "t.fa"], "-t": ["-q", tmp_path / "q.fa", "-t", seqs],
+            "--pairs": ["-q", seqs, "-t", seqs, "--pairs", pairs], "-i": ["-i", seqs, "--all-vs-all"]}[form]
+    for other in ("q.fa", "t.fa"):
+        shutil.copy(seqs, tmp_path / other)
+    out = pairs if form == "--pairs" else seqs
+    before = out.read_bytes()
+    code, err = run(["align", *args, "-o", out], capsys)
+    assert code == 1 and out.read_bytes() == before
+    one_line(err, out, "is also an input")
+
+
+def test_index_refuses_to_replace_a_folder_holding_its_fasta(tmp_path, capsys):
+    old = tmp_path / "ref.gseek"
+    Index.build(lambda_genome(), wgram=2, device="cpu").save(old)
+    fasta = old / "ref.fa"
+    shutil.copy(lambda_genome(), fasta)
+    code, err = run(["index", fasta, "-o", tmp_path / "ref", "--wgram", "2"], capsys)
+    assert code == 1 and fasta.exists()
+    one_line(err, old, "holds the input")
+
+
+def test_pipeline_refuses_outputs_over_inputs(world, tmp_path):
+    """Each entry's output against every input (another entry's too), the list,
+    the index; an output that is a folder; the output folder inside the index."""
+    for name in ("a.fq", "b.fq"):
+        shutil.copy(world["few"], tmp_path / name)
+    listing = tmp_path / "list.txt"
+    for text, line, rule in [
+        ("a.fq\n# b\nb.fq\ta.fq\n", 3, "is also an input"),
+        ("a.fq\tlist.txt\n", 1, "is also an input"),
+        ("a.fq\tfolder.sam\n", 1, "Is a directory"),
+        ("a.fq\tx.cram\n", 1, "CRAM"),
+    ]:
+        listing.write_text(text)
+        (tmp_path / "folder.sam").mkdir(exist_ok=True)
+        with pytest.raises(QueryListError, match=rf"list.txt:{line}: .*{rule}"):
+            run_pipeline(listing, world["index"], tmp_path, device="cpu", progress=False)
+        assert (tmp_path / "a.fq").read_bytes() == world["few"].read_bytes()
+        assert not (tmp_path / "summary.tsv").exists()
+    listing.write_text("a.fq\n")
+    with pytest.raises(OutputError, match="lies inside"):
+        run_pipeline(listing, world["index"], world["index"] / "out", device="cpu", progress=False)
+    assert not (world["index"] / "out").exists()
+    listing.write_text("summary.tsv\tx.sam\n")
+    (tmp_path / "summary.tsv").write_text("@r\nACGT\n+\nIIII\n")
+    with pytest.raises(OutputError, match="summary.tsv: is also an input"):
+        run_pipeline(listing, world["index"], tmp_path, device="cpu", progress=False)
+
+
+def test_pipeline_align_refuses_the_targets(tmp_path):
+    seqs = tmp_path / "t.tsv"  # a target file named like an output
+    seqs.write_text(">a\nACGTACGT\n")
+    (tmp_path / "q.fa").write_text(">q\nACGTACGT\n")
+    listing = tmp_path / "list.txt"
+    listing.write_text("q.fa\tt.tsv\n")
+    with pytest.raises(QueryListError, match="list.txt:1: .*is also an input"):
+        run_pipeline(listing, seqs, tmp_path, "align", device="cpu", progress=False)
+
+
+# --------------------------------------------------------------------------- usage errors
+
+
+@pytest.mark.parametrize("args, message", [
+    (["search", "-x", "i", "-q", "r.fq", "--max-hits", "2"], "--max-hits caps --all"),
+    (["search", "-x", "i", "-q", "r.fq", "-k", "2", "--all"], "choose one of -k N and --all"),
+    (["search", "-x", "i", "-q", "r.fq", "--norc", "--nofw"], "no strand"),
+    (["pipeline", "--queries", "l", "-x", "i", "--outdir", "o", "-k", "2", "-a"], "choose one of -k N and --all"),
+    (["pipeline", "--queries", "l", "-t", "t.fa", "--outdir", "o", "--task", "align", "--cigar-m"], "trace-back"),
+    (["align", "-i", "s.fa", "--all-vs-all", "--mode", "semiglobal", "--free-ends", "middle"], "free_ends"),
+])
+def test_option_mistakes_are_usage_errors(capsys, args, message):
+    """Alone or together, found by click or by the API's checks: exit 2, before
+    any file is opened (none of these files exist)."""
+    code, err = run(args, capsys)
+    assert code == 2 and "Error: " in err and message in err, err
+
+
+def test_align_errors_name_the_output(tmp_path, capsys):
+    """AlignmentWriter (through open_output): a full device is named, in one line."""
+    seqs = tmp_path / "s.fa"
+    seqs.write_text(">a\nACGTACGT\n>b\nACGTTCGT\n")
+    code, err = run(["align", "-i", seqs, "--all-vs-all", "-o", "/dev/full"], capsys)
+    assert code == 1 and err == "gseek: error: /dev/full: No space left on device\n"
+    code, err = run(["align", "-q", seqs, "-t", seqs, "-o", "/dev/full"], capsys)
+    assert code == 1 and err == "gseek: error: /dev/full: No space left on device\n"
