@@ -84,6 +84,12 @@ def sam_format(path: str | os.PathLike) -> str:
     raise OutputError(path, f"not a SAM output name; {accepted} (BGZF-compressed SAM), or give - for stdout")
 
 
+#: Bytes SAM's QNAME may not hold (``[!-?A-~]``: printable ASCII but ``@``).
+_QNAME_BAD = np.ones(256, dtype=bool)
+_QNAME_BAD[0x21:0x7F] = False
+_QNAME_BAD[0x40] = True
+
+
 def check_read_names(batch: SequenceBatch) -> None:
     """Refuse a read whose name SAM's QNAME cannot hold (``[!-?A-~]{1,254}``: 1 to
     254 printable ASCII characters, no ``@``): :class:`~gseek.errors.FastxError`
@@ -100,7 +106,7 @@ def check_read_names(batch: SequenceBatch) -> None:
     """
     names = np.asarray(batch.names)
     lengths = np.diff(batch.name_offsets)
-    bad_byte = (names < 0x21) | (names > 0x7E) | (names == 0x40)
+    bad_byte = _QNAME_BAD[names]  # one pass over the name bytes
     bad_length = (lengths < 1) | (lengths > QNAME_MAX)
     if not bad_byte.any() and not bad_length.any():
         return
@@ -110,7 +116,6 @@ def check_read_names(batch: SequenceBatch) -> None:
         reads.append(int(np.searchsorted(batch.name_offsets, first_byte, side="right")) - 1)
     i = min(reads)
     line = int(batch.lines[i])
-    name = batch.name(i)
     if lengths[i] > QNAME_MAX:
         raise FastxError(batch.path, line, f"read name of {int(lengths[i])} characters; SAM's QNAME holds at most "
                                            f"{QNAME_MAX}")
