@@ -454,3 +454,24 @@ def test_write_unmapped_checks_names(tmp_path):
         with SamWriter(tmp_path / "u.sam", sam_header(["c"], [10], command="t", backend="cpu")) as sam:
             sam.write_unmapped(batch)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_mapped_and_unmapped_text_share_one_compiled_formatter(tmp_path):
+    """A search formats unmapped-only batches (and warm_host's one record) and mapped
+    ones: all go through one specialisation of the record formatter (each is ~11 s of a
+    cold start), whatever the arrays' origin (index parts are read-only)."""
+    import subprocess
+    import sys
+
+    from gseek.datasets import lambda_genome, lambda_reads
+
+    code = (
+        "import sys\n"
+        "from gseek.index import Index\nfrom gseek.pipeline import map_reads\nfrom gseek.pipeline.tasks import warm_host\n"
+        "from gseek.output import sam_records\n"
+        "warm_host().join()\n"
+        f"idx = Index.build({str(lambda_genome())!r}, wgram=8, device='cpu').save({str(tmp_path / 'l.gseek')!r})\n"
+        f"map_reads(str(idx), {str(lambda_reads())!r}, {str(tmp_path / 'o.sam')!r}, mismatches=2, device='cpu')\n"
+        "print(len(sam_records.record_fill.signatures), len(sam_records.record_bounds.signatures))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1", "1"], out

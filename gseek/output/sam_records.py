@@ -376,6 +376,14 @@ class BufferPool:
                 self._free.append(buf)
 
 
+def _read_only(x):
+    """A read-only view of an array (anything else as it is)."""
+    if isinstance(x, np.ndarray) and x.flags.writeable:
+        x = x.view()
+        x.flags.writeable = False
+    return x
+
+
 #: Scratch buffers of :func:`format_records`, shared by its callers' threads.
 _SCRATCH = BufferPool(keep=16)
 
@@ -383,13 +391,20 @@ _SCRATCH = BufferPool(keep=16)
 _E64 = np.zeros(0, dtype=np.int64)
 _EU8 = np.zeros(0, dtype=np.uint8)
 _EU32 = np.zeros(0, dtype=np.uint32)
+# The empty defaults have the dtypes a mapped batch's arrays have (MappingResult), so that
+# unmapped-only text and mapped text share one compiled formatter (one specialisation
+# of record_fill is ~11 s of a cold start on the 2-core VM).
+_E32 = np.zeros(0, dtype=np.int32)
+_EI16 = np.zeros(0, dtype=np.int16)
+_EI8 = np.zeros(0, dtype=np.int8)
+_EB = np.zeros(0, dtype=bool)
 
 
 def format_records(rows, *, names, name_off, codes, seq_off, quals, letters, complement, hit_off,
                    extra=None, extra_off=None, no_unal=False,
-                   contig=_E64, pos=_E64, strand=_E64, mismatches=_E64, secondary=_E64,
-                   best=_E64, n_best=_E64, n_second=_E64, n_found=_E64, mapq=_E64, capped=_E64,
-                   alt_off=None, alt_contig=_E64, alt_pos=_E64, alt_strand=_E64, alt_mismatches=_E64,
+                   contig=_E32, pos=_E64, strand=_EI8, mismatches=_EI16, secondary=_EB,
+                   best=_EI16, n_best=_E64, n_second=_E64, n_found=_E64, mapq=_EU8, capped=_EB,
+                   alt_off=None, alt_contig=_E32, alt_pos=_E64, alt_strand=_EI8, alt_mismatches=_EI16,
                    cnames=_EU8, cname_off=_E64, contig_start=_E64, text=_EU32, amb_start=_E64, amb_end=_E64,
                    cigar_eq=False, threads=None, pool=None) -> tuple[np.ndarray, int]:
     """SAM text (``uint8``) of the reads ``rows``, in that order, and the number of records in it.
@@ -425,9 +440,12 @@ def format_records(rows, *, names, name_off, codes, seq_off, quals, letters, com
             alt_off, *map(native, (alt_contig, alt_pos, alt_strand, alt_mismatches)),
             np.ascontiguousarray(cnames, dtype=np.uint8), as64(cname_off), as64(contig_start),
             np.ascontiguousarray(text, dtype=np.uint32), as64(amb_start), as64(amb_end), bool(cigar_eq))
+    # every input as a read-only view: Numba compiles read-only and writable arrays
+    # separately, and the inputs come both ways (index parts, frombuffer, fresh arrays)
+    args = tuple(_read_only(x) for x in args)
     if threads is not None:
         numba.set_num_threads(threads)
-    rows = as64(rows)
+    rows = _read_only(as64(rows))
     bounds = np.empty(rows.size, dtype=np.int64)
     a = dict(zip(("names", "name_off", "codes", "seq_off", "quals", "has_qual", "letters", "complement", "hit_off",
                   "extra", "extra_off", "no_unal", "contig", "pos", "strand", "mismatches", "secondary", "best",
