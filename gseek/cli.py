@@ -483,6 +483,29 @@ def demo(outdir) -> None:
     _say(f"[gseek] demo finished in {time.perf_counter() - started:.2f} s")
 
 
+@cli.command("compile")
+@click.option("--only", default=",".join(("parse", "index", "map", "align")), show_default=True,
+              help="Comma-separated workloads to compile: parse, index, map, align.")
+@click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Compile the workloads in this many processes at once.")
+@_common
+def compile_(only, processes) -> None:
+    """Compile every kernel the commands use (Numba and, on a GPU, CUDA) into the caches, ahead of time."""
+    from .precompile import WORKLOADS, cache_dirs, compile_kernels
+
+    chosen = tuple(w.strip() for w in only.split(",") if w.strip())
+    unknown = [w for w in chosen if w not in WORKLOADS]
+    if unknown or not chosen:
+        raise click.BadParameter(f"choose from {', '.join(WORKLOADS)}, not {only!r}", param_hint="--only")
+    started = time.perf_counter()
+    seconds = compile_kernels(_backend(), chosen, processes)
+    for name, took in seconds.items():
+        _say(f"[gseek] compile: {name} {took:.1f} s")
+    caches = cache_dirs()
+    _say(f"[gseek] compile: done in {time.perf_counter() - started:.1f} s (Numba cache: {caches['numba']}; "
+         f"CuPy cache: {caches['cupy']})")
+
+
 def _remove_stale_temporaries(output: str | None) -> None:
     """What a killed earlier run left beside ``output`` (``.NAME.tmp-PID``; docs/exit-codes.md)."""
     if output and output != "-":

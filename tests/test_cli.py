@@ -13,7 +13,7 @@ from gseek import __version__
 from gseek.cli import main
 from gseek.errors import FastxError
 
-COMMANDS = ["index", "search", "align", "pipeline", "stats", "demo"]
+COMMANDS = ["index", "search", "align", "pipeline", "stats", "demo", "compile"]
 
 
 def run(args, capsys):
@@ -159,6 +159,11 @@ OPTION_CASES = [
     (["demo", "-p", "3", "--quiet"], "run_demo", {0: ("auto", 3), "stderr": ""}),
     (["demo", "--threads", "2"], "run_demo", {0: ("auto", 2)}),
     (["demo", "-o", "bad", "--debug"], "raises", FastxError),
+    (["compile"], "compile_kernels", {0: ("auto", 0), 1: ("parse", "index", "map", "align"), 2: 1}),
+    (["compile", "--only", "map,align", "--device", "gpu"], "compile_kernels", {0: ("gpu", 0), 1: ("map", "align")}),
+    (["compile", "--processes", "3", "-p", "2"], "compile_kernels", {0: ("auto", 2), 2: 3}),
+    (["compile", "--only", "blast"], "error", "--only"),
+    (["compile", "--only", "blast", "--quiet", "--threads", "1", "--debug"], "error", "--only"),
 ]
 
 
@@ -167,6 +172,7 @@ def api(monkeypatch):
     """The API functions the commands call, replaced by recorders: name -> (args, kwargs) of the last call."""
     import gseek.backend
     import gseek.demo
+    import gseek.precompile
     import gseek.pipeline
     import gseek.pipeline.tasks
     import gseek.seqio
@@ -198,6 +204,7 @@ def api(monkeypatch):
         (gseek.seqio, "read_fastx", lambda path, alphabet: (path, alphabet)),
         (gseek.seqio, "FastxReader", recorder("FastxReader", Reader())),
         (gseek.demo, "run_demo", recorder("run_demo", [])),
+        (gseek.precompile, "compile_kernels", recorder("compile_kernels", {})),
     ]
     for owner, name, fake in fakes:
         monkeypatch.setattr(owner, name, fake)
@@ -682,3 +689,10 @@ def test_every_module_imports_without_scipy_blas():
               "from numba.np import arraymath; assert arraymath._HAVE_BLAS is False; print('ok')")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
+
+
+def test_compile_runs_its_workloads(capsys):
+    """``gseek compile`` for real (the fast workloads): each workload reports its time."""
+    code, _, err = run(["--device", "cpu", "compile", "--only", "parse,index"], capsys)
+    assert code == 0, err
+    assert "compile: parse" in err and "compile: index" in err and "compile: done" in err
