@@ -37,12 +37,17 @@ def _env(site: str, base: str) -> dict:
     return env
 
 
-def _run(cmd: list[str], env: dict, label: str) -> float:
+def _run(cmd: list[str], env: dict, label: str, trace: str | None = None) -> float:
+    if trace:  # the engine's span trace (GSEEK_TRACE); the command's start and end beside it
+        env = dict(env, GSEEK_TRACE=trace)
+        Path(trace + ".command").write_text(f"{time.time():.3f}")
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seconds = time.perf_counter() - t0
     if proc.returncode:
         sys.exit(f"{label}: exit {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+    if trace:
+        Path(trace + ".command").write_text(Path(trace + ".command").read_text() + f" {time.time():.3f}\n")
     return seconds
 
 
@@ -82,8 +87,9 @@ def bench_map(args: argparse.Namespace, work: Path) -> tuple[list[list[str]], di
     for r in range(args.repeat):
         for tree in "AB":
             out = work / f"{tree}.sam"
+            trace = os.path.join(args.trace, f"map-{tree}{r + 1}.json") if args.trace else None
             s = _run(_gseek(args) + ["search", "-x", str(work / f"idx{tree}"), "-q", str(reads), "-v", "3", "-o",
-                                     str(out)], envs[tree], f"search {tree}")
+                                     str(out)], envs[tree], f"search {tree}", trace)
             digests[tree] = _digest(out)
             out.unlink()
             record["runs"].append({"tree": tree, "run": r + 1, "seconds": s})
@@ -147,6 +153,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--json", help="write the record here")
+    p.add_argument("--trace", help="folder for a GSEEK_TRACE of every timed search (benchmarks/trace_summary.py)")
     sub = p.add_subparsers(dest="what", required=True)
     m = sub.add_parser("map")
     m.add_argument("--reference", required=True)
