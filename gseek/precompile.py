@@ -132,8 +132,9 @@ def compile_kernels(device: str | Backend = "auto", only: tuple[str, ...] = WORK
     """Compile what the ``only`` workloads use on ``device`` into the caches; seconds per workload.
 
     Arguments:
-        device: the backend to compile for (``auto``, ``cpu``, ``gpu``, ``gpu:N``); the
-            CPU's Numba code is compiled on any backend (host stages use it).
+        device: the backend to compile for (``auto``, ``cpu``, ``gpu``, ``gpu:N``). The
+            host stages' Numba code (parser, select, formatters) is compiled on any
+            backend; the Numba twins of the kernels only for ``cpu``.
         only: a subset of :data:`WORKLOADS`.
         processes: run the workloads in this many processes at once (1: here).
     """
