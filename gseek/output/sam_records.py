@@ -37,6 +37,10 @@ _M, _X = 77, 88
 FLAG_UNMAPPED, FLAG_REVERSE, FLAG_SECONDARY = 4, 16, 256
 
 
+# Tag letters as typed values: a literal argument would compile one specialisation per tag.
+_C_N, _C_M, _C_X, _C_Z, _C_H, _C_0, _C_1 = (np.int64(ord(c)) for c in "NMXZH01")
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _tag_int(out, p, c1, c2, value, write):
     """``\\tXY:i:value``."""
@@ -119,8 +123,8 @@ def _cigar_eq(out, p, codes, complement, a, b, rev, text, amb_start, amb_end, g0
     position ``g0``, which has ``nm`` mismatches (the verified count: the scan
     stops at the last one; none: one ``=`` run without reading the reference)."""
     length = b - a
-    last = 0  # bases written so far
-    xs, xe = 0, 0  # the X run being grown, [xs, xe)
+    last = np.int64(0)  # bases written so far (typed: no call specialised on a literal 0)
+    xs, xe = np.int64(0), np.int64(0)  # the X run being grown, [xs, xe)
     left = nm
     for t0 in range(0, length, 64):
         if left <= 0:
@@ -213,7 +217,7 @@ def _row(i, names, name_off, codes, seq_off, quals, has_qual, letters, complemen
             return p, 0
         p = _copy(out, p, names, name_off[i], name_off[i + 1], write)
         p = _byte(out, p, _TAB, write)
-        p = _int(out, p, FLAG_UNMAPPED, write)
+        p = _int(out, p, np.int64(FLAG_UNMAPPED), write)
         for c in (_TAB, _STAR, _TAB, _ZERO, _TAB, _ZERO, _TAB, _STAR, _TAB, _STAR, _TAB, _ZERO, _TAB, _ZERO,
                   _TAB):  # "\t*\t0\t0\t*\t*\t0\t0\t"
             p = _byte(out, p, c, write)
@@ -248,13 +252,13 @@ def _row(i, names, name_off, codes, seq_off, quals, has_qual, letters, complemen
         p = _seq(out, p, codes, complement, letters, a, b, rev, write)
         p = _byte(out, p, _TAB, write)
         p = _qual(out, p, quals, has_qual, a, b, rev, write)
-        p = _tag_int(out, p, 78, 77, mismatches[j], write)  # NM
+        p = _tag_int(out, p, _C_N, _C_M, mismatches[j], write)  # NM
         p = _byte(out, p, _TAB, write)
         for c in (77, 68, _COLON, 90, _COLON):  # "MD:Z:"
             p = _byte(out, p, c, write)
         p = _md(out, p, codes, complement, letters, a, b, rev, text, amb_start, amb_end, g0, mismatches[j], write)
-        p = _tag_int(out, p, 88, 48, n_best[i], write)  # X0
-        p = _tag_int(out, p, 88, 49, n_second[i], write)  # X1
+        p = _tag_int(out, p, _C_X, _C_0, n_best[i], write)  # X0
+        p = _tag_int(out, p, _C_X, _C_1, n_second[i], write)  # X1
         if not sec and alt_off[i + 1] > alt_off[i]:
             for c in (_TAB, 88, 65, _COLON, 90, _COLON):  # "\tXA:Z:"
                 p = _byte(out, p, c, write)
@@ -270,7 +274,7 @@ def _row(i, names, name_off, codes, seq_off, quals, has_qual, letters, complemen
                 p = _int(out, p, alt_mismatches[x], write)
                 p = _byte(out, p, _SEMI, write)
         if capped[i]:
-            p = _tag_int(out, p, 90, 72, n_found[i], write)  # ZH
+            p = _tag_int(out, p, _C_Z, _C_H, n_found[i], write)  # ZH
         p = _byte(out, p, _NL, write)
     return p, hit_off[i + 1] - hit_off[i]
 
