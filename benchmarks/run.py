@@ -562,6 +562,67 @@ def bench_map(args: argparse.Namespace) -> Report:
         shutil.rmtree(work, ignore_errors=True)
 
 
+# ------------------------------------------------------------------ startup
+
+
+def _startup_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reads", type=int, default=1000, help="reads of the small search (default 1,000 lambda reads)")
+    p.add_argument("--devices", default="cpu,gpu", help="backends to time (default cpu,gpu; gpu skipped without one)")
+    p.add_argument("--threads", type=int, default=os.cpu_count(), help="gseek -p")
+    p.add_argument("--compile", action="store_true", help="also time `gseek compile` cold and the search after it")
+
+
+@benchmark("startup", "the first command after an install (empty Numba and CuPy caches) and the same again warm",
+           _startup_options)
+def bench_startup(args: argparse.Namespace) -> Report:
+    """A small ``gseek search`` in fresh processes: cold (empty caches), warm, and after ``gseek compile``."""
+    import shutil
+
+    from gseek.datasets import lambda_genome, lambda_reads
+
+    work = Path(tempfile.mkdtemp(prefix="gseek-startup-bench-"))
+    try:
+        reads = work / "reads.fq"
+        lines = Path(lambda_reads()).read_text().splitlines()
+        reads.write_text("\n".join(lines[: 4 * min(args.reads, len(lines) // 4)]) + "\n")
+        gseek = [sys.executable, "-P", "-m", "gseek", "--quiet", "-p", str(args.threads)]
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(work / "index-cache"))
+        harness.run_process(gseek + ["--device", "cpu", "index", str(lambda_genome()), "-o", str(work / "lam")],
+                            env=env)
+        results, rows = [], []
+        for device in [d.strip() for d in args.devices.split(",") if d.strip()]:
+            if device == "gpu" and harness.gpu_name() == "none":
+                continue
+            caches = {"NUMBA_CACHE_DIR": str(work / f"numba-{device}"), "CUPY_CACHE_DIR": str(work / f"cupy-{device}")}
+            env = dict(os.environ, **caches)
+            search = gseek + ["--device", device, "search", "-x", str(work / "lam"), "-q", str(reads), "-v", "3",
+                              "-o", str(work / "out.sam")]
+            runs = [("cold (caches empty)", search), ("warm", search), ("warm", search)]
+            if args.compile:
+                env_c = dict(os.environ, NUMBA_CACHE_DIR=str(work / f"numba-c-{device}"),
+                             CUPY_CACHE_DIR=str(work / f"cupy-c-{device}"))
+                proc = harness.run_process(gseek + ["--device", device, "compile", "--processes",
+                                                    str(min(4, args.threads))], env=env_c)
+                results.append({"device": device, "run": "gseek compile (cold)", "seconds": proc.seconds})
+                rows.append([device, "gseek compile (cold)", f"{proc.seconds:.2f}"])
+                proc = harness.run_process(search, env=env_c)
+                results.append({"device": device, "run": "search after gseek compile", "seconds": proc.seconds})
+                rows.append([device, "search after gseek compile", f"{proc.seconds:.2f}"])
+            for label, cmd in runs:
+                proc = harness.run_process(cmd, env=env)
+                results.append({"device": device, "run": label, "seconds": proc.seconds,
+                                "peak_rss_mib": proc.peak_rss_mib})
+                rows.append([device, label, f"{proc.seconds:.2f}"])
+        table = markdown_table(["device", "run", "wall s"], rows, align="llr")
+        notes = [f"gseek search -v 3 of {args.reads:,} lambda reads on the lambda index, whole command in a fresh "
+                 "process; cold: NUMBA_CACHE_DIR and CUPY_CACHE_DIR empty (every kernel compiled); the index "
+                 "built beforehand with a cache of its own"]
+        return Report(title="Start-up", data={"summary": f"{args.reads:,} reads, lambda"}, table=table, notes=notes,
+                      results=results)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 # --------------------------------------------------------------------- align
 
 #: The issue's DNA scoring; a gap of k bases costs gap_open + k * gap_extend
