@@ -239,7 +239,7 @@ def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool 
     >>> check_output(os.path.join(d, ".", "r.fq"), [reads])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    gseek.errors.OutputError: .../r.fq: is also an input (.../r.fq); give another output
+    gseek.errors.OutputError: .../r.fq: is also an input; give another output
     """
     if os.fspath(path) == STDOUT or is_special(path):
         return
@@ -262,7 +262,8 @@ def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool 
         if not stat.S_ISREG(other.st_mode) and not stat.S_ISDIR(other.st_mode):
             continue  # /dev/stdin, a FIFO: nothing under the output's name to destroy
         if st is not None and _same(st, other):
-            raise OutputError(path, f"is also an input ({os.fspath(name)}); give another output")
+            also = "" if os.path.abspath(name) == os.path.abspath(path) else f" ({os.fspath(name)})"
+            raise OutputError(path, f"is also an input{also}; give another output")
         if folder and st is not None and _inside(name, [st]):
             raise OutputError(path, f"holds the input {os.fspath(name)}, which writing it would remove; "
                                     "give another output")
