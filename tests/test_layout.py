@@ -23,7 +23,7 @@ PACKAGES = {"gseek": "gseek", "index": "gseek.index", "kernels": "gseek.kernels"
 LAYERS = {
     "gseek": 0, "gseek.errors": 0, "gseek.alphabet": 0, "gseek.ragged": 0,
     "gseek.kernels": 1, "gseek.backend": 1,
-    "gseek.seqio": 2, "gseek.encode": 2, "gseek.index": 2, "gseek.dp": 2, "gseek.mapper": 2,
+    "gseek.seqio": 2, "gseek.encode": 2, "gseek.index": 2, "gseek.dp": 2, "gseek.mapper": 2, "gseek.blast": 2,
     "gseek.output": 3,
     "gseek.align": 4,
     "gseek.pipeline": 5,

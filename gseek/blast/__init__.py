@@ -1,0 +1,13 @@
+"""BLAST-style search stages (issue 16), layer 2: numbers and rules taken from BLAST+.
+
+So far: :mod:`gseek.blast.stats`, the Karlin-Altschul statistics of nucleotide scoring
+(BLAST+'s tables, length adjustment, e-values, bit scores and their ``-outfmt 6`` text).
+See ``docs/blast.md``.
+"""
+
+from gseek.blast.stats import (KarlinParams, bit_scores, effective_search_space, evalues,
+                               format_bitscore, format_evalue, length_adjustment,
+                               nucleotide_params, supported_gap_costs)
+
+__all__ = ["KarlinParams", "nucleotide_params", "supported_gap_costs", "length_adjustment",
+           "effective_search_space", "bit_scores", "evalues", "format_evalue", "format_bitscore"]
