@@ -1,13 +1,15 @@
 """BLAST-style search stages (issue 16), layer 2: numbers and rules taken from BLAST+.
 
 So far: :mod:`gseek.blast.stats`, the Karlin-Altschul statistics of nucleotide scoring
-(BLAST+'s tables, length adjustment, e-values, bit scores and their ``-outfmt 6`` text).
+(BLAST+'s tables, length adjustment, e-values, bit scores and their ``-outfmt 6`` text), and
+:mod:`gseek.blast.lookup`, the query lookup table and its presence vector.
 See ``docs/blast.md``.
 """
 
+from gseek.blast.lookup import LookupTable, build_lookup
 from gseek.blast.stats import (KarlinParams, bit_scores, effective_search_space, evalues,
                                format_bitscore, format_evalue, length_adjustment,
                                nucleotide_params, supported_gap_costs)
 
-__all__ = ["KarlinParams", "nucleotide_params", "supported_gap_costs", "length_adjustment",
+__all__ = ["LookupTable", "build_lookup", "KarlinParams", "nucleotide_params", "supported_gap_costs", "length_adjustment",
            "effective_search_space", "bit_scores", "evalues", "format_evalue", "format_bitscore"]
