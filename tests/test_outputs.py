@@ -282,3 +282,41 @@ def test_align_errors_name_the_output(tmp_path, capsys):
     assert code == 1 and err == "gseek: error: /dev/full: No space left on device\n"
     code, err = run(["align", "-q", seqs, "-t", seqs, "-o", "/dev/full"], capsys)
     assert code == 1 and err == "gseek: error: /dev/full: No space left on device\n"
+
+
+# --------------------------------------------------------------------------- names of file descriptors
+
+
+def test_a_link_to_stdout_writes_where_stdout_points(tmp_path):
+    """``-o /dev/stdout`` with stdout redirected to a regular file (here a link of our own to
+    /proc/self/fd/1, so that a regression cannot replace the machine's /dev/stdout): the rows go
+    to the redirected file and the link stays a link (it was renamed over)."""
+    if not os.path.exists("/proc/self/fd/1"):
+        pytest.skip("no /proc/self/fd")
+    link = tmp_path / "stdout"
+    link.symlink_to("/proc/self/fd/1")
+    fa = tmp_path / "q.fa"
+    fa.write_text(">q1\nACGTACGTAC\n>q2\nGATTACAGAT\n")
+    out = tmp_path / "out.txt"
+    with open(out, "wb") as fh:
+        proc = subprocess.run([*GSEEK, "--quiet", "align", "-q", fa, "-t", fa, "-o", link], stdout=fh,
+                              stderr=subprocess.PIPE)
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
+    assert out.read_text().splitlines()[0].startswith("#qname") and len(out.read_text().splitlines()) == 5
+
+
+def test_stdin_read_part_way_and_closed_stdin(tmp_path):
+    """``-`` reads stdin from where it is (a file the shell has read part of), and a
+    process started with stdin closed reads nothing, without a traceback."""
+    two = tmp_path / "two.fq"
+    two.write_text("@a\nACGT\n+\nIIII\n@b\nACGT\n+\nIIII\n")
+    fd = os.open(two, os.O_RDONLY)
+    try:
+        os.lseek(fd, len("@a\nACGT\n+\nIIII\n"), os.SEEK_SET)  # the shell has read the first record
+        proc = subprocess.run([*GSEEK, "stats", "-"], stdin=fd, capture_output=True, text=True)
+    finally:
+        os.close(fd)
+    assert proc.returncode == 0 and proc.stdout.splitlines()[1].split("\t")[:3] == ["-", "fastq", "1"], proc.stdout
+    proc = subprocess.run(["sh", "-c", f"{' '.join(map(str, GSEEK))} stats - <&-"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr

@@ -16,6 +16,7 @@ import errno
 import gzip
 import io
 import os
+import re
 import shutil
 import stat
 import sys
@@ -24,7 +25,7 @@ from typing import IO
 
 from gseek.errors import OutputError
 
-__all__ = ["open_output", "STDOUT", "temporary_name", "is_special", "remove_stale_temporaries", "write_all",
+__all__ = ["open_output", "STDOUT", "temporary_name", "is_special", "descriptor_of", "remove_stale_temporaries", "write_all",
            "check_output", "named_error", "OutputFile"]
 
 #: The output name that means standard output.
@@ -37,10 +38,31 @@ def temporary_name(path: str | os.PathLike, pid: int | None = None) -> Path:
     return path.with_name(f".{path.name}.tmp-{os.getpid() if pid is None else pid}")
 
 
+_FD_PATH = re.compile(r"/(?:dev/fd|proc/(?:self|\d+)/fd)/(\d+)")
+
+
+def descriptor_of(path: str | os.PathLike) -> int | None:
+    """The file descriptor a name stands for (``/dev/stdout``, ``/dev/fd/N``,
+    ``/proc/self/fd/N`` or a link to one), or None. Such a name is never renamed
+    over: it would replace the link, not write where the descriptor points."""
+    p = os.path.abspath(os.fspath(path))
+    for _ in range(16):  # a chain of links, as the kernel follows it
+        match = _FD_PATH.fullmatch(p)
+        if match:
+            return int(match.group(1))
+        try:
+            target = os.readlink(p)
+        except OSError:
+            return None
+        p = os.path.abspath(os.path.join(os.path.dirname(p), target))
+    return None
+
+
 def is_special(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is written in place: ``-``, or an existing file that is not a
-    regular file (a character device, FIFO or socket; ``/dev/stdout`` included)."""
-    if os.fspath(path) == STDOUT:
+    """Whether ``path`` is written in place: ``-``, a name of a file descriptor
+    (``/dev/stdout``, ``/dev/fd/N``: whatever it points to, a redirected file too),
+    or an existing file that is not a regular file (a character device, FIFO or socket)."""
+    if os.fspath(path) == STDOUT or descriptor_of(path) is not None:
         return True
     try:
         mode = os.stat(path).st_mode
@@ -172,8 +194,8 @@ class open_output:
         if self.mode == "path":
             self._fh = self._raw = None
             return Path("/dev/stdout") if os.fspath(self.path) == STDOUT else self.tmp  # type: ignore[return-value]
-        if os.fspath(self.path) == STDOUT:
-            raw: IO = _StdoutBytes()
+        if os.fspath(self.path) == STDOUT or descriptor_of(self.path) == 1:
+            raw: IO = _StdoutBytes()  # /dev/stdout too: written as stdout is, not reopened (no truncation)
         else:
             raw = open_named(self.tmp, self.path)
         if self.compress:

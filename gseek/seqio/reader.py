@@ -5,7 +5,6 @@ a chunk; :func:`read_fastx` reads a whole file into one batch."""
 from __future__ import annotations
 
 import os
-import sys
 import zlib
 from collections.abc import Iterator
 from typing import BinaryIO, Literal
@@ -42,8 +41,10 @@ def open_input(path: str | os.PathLike) -> tuple[BinaryIO, BinaryIO]:
     thread (python-isal), overlapping the parser.
     """
     path = os.fspath(path)
-    raw: BinaryIO = os.fdopen(os.dup(sys.stdin.fileno()), "rb") if path == STDIN else open(path, "rb")
+    # stdin by its descriptor, not sys.stdin (None when the process started with it closed)
+    raw: BinaryIO = os.fdopen(os.dup(0), "rb") if path == STDIN else open(path, "rb")
     try:
+        start = raw.tell() if raw.seekable() else 0  # stdin may be a file read part-way already
         magic = b""
         while len(magic) < 2:
             more = raw.read(2 - len(magic))
@@ -51,7 +52,7 @@ def open_input(path: str | os.PathLike) -> tuple[BinaryIO, BinaryIO]:
                 break
             magic += more
         if raw.seekable():
-            raw.seek(0)
+            raw.seek(start)
             stream: BinaryIO = raw
         else:
             stream = _Prefixed(magic, raw)  # type: ignore[assignment]
