@@ -320,3 +320,14 @@ def test_stdin_read_part_way_and_closed_stdin(tmp_path):
     assert proc.returncode == 0 and proc.stdout.splitlines()[1].split("\t")[:3] == ["-", "fastq", "1"], proc.stdout
     proc = subprocess.run(["sh", "-c", f"{' '.join(map(str, GSEEK))} stats - <&-"], capture_output=True, text=True)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_stale_temporaries_of_a_name_with_brackets_only(tmp_path):
+    """The sweep matches the output's own name literally: ``a[1].sam`` does not take ``a1.sam``'s."""
+    from gseek.seqio.atomic import remove_stale_temporaries
+
+    (tmp_path / ".a[1].sam.tmp-999999999").write_text("stale")
+    (tmp_path / ".a1.sam.tmp-999999999").write_text("another output's")
+    removed = remove_stale_temporaries(tmp_path / "a[1].sam")
+    assert [p.name for p in removed] == [".a[1].sam.tmp-999999999"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".a1.sam.tmp-999999999"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import gzip
 import io
 import os
@@ -341,7 +342,8 @@ def remove_stale_temporaries(final: str | os.PathLike, *, every: bool = False) -
     """
     final = Path(final)
     removed = []
-    patterns = (".*.tmp-*",) if every else (f".{final.name}.tmp-*", f".{final.name}.sam.tmp-*")
+    name = glob.escape(final.name)  # a name holding [ or * matches itself only
+    patterns = (".*.tmp-*",) if every else (f".{name}.tmp-*", f".{name}.sam.tmp-*")
     try:
         candidates = [p for pattern in patterns for p in (final if every else final.parent).glob(pattern)]
     except OSError:
