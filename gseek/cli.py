@@ -222,9 +222,11 @@ def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> 
                            **map_options)
     finally:
         warm.join()
+    why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
+        else " (auto: no GPU found)"
     _say(f"[gseek] {counts['reads']:,} reads, {counts['mapped']:,} mapped, {counts['unmapped']:,} unmapped "
          f"({counts['too_long']:,} too long, {counts['too_short']:,} too short), {counts['records']:,} records in "
-         f"{time.perf_counter() - started:.2f} s")
+         f"{time.perf_counter() - started:.2f} s on {counts['device']}{why}")
 
 
 # --------------------------------------------------------------------- align

@@ -191,7 +191,7 @@ def api(monkeypatch):
     class Reader(list):
         format = "fasta"
 
-    counts = dict(reads=0, mapped=0, unmapped=0, too_long=0, too_short=0, records=0)
+    counts = dict(reads=0, mapped=0, unmapped=0, too_long=0, too_short=0, records=0, device="fake")
     summary = SimpleNamespace(count=lambda status: 0, seconds=0.0, path="summary.tsv", exit_status=0)
     fakes = [
         (Index, "build", recorder("build", SimpleNamespace(save=recorder("save"), summary=lambda: "index"))),
@@ -696,3 +696,13 @@ def test_compile_runs_its_workloads(capsys):
     code, _, err = run(["--device", "cpu", "compile", "--only", "parse,index"], capsys)
     assert code == 0, err
     assert "compile: parse" in err and "compile: index" in err and "compile: done" in err
+
+
+@pytest.mark.parametrize("device, why", [("cpu", ""), ("auto", " (auto: no GPU found)")])
+def test_search_summary_names_the_device_and_why(mapped, capsys, monkeypatch, device, why):
+    """The summary line says which backend mapped, and for --device auto why it was chosen."""
+    monkeypatch.setenv("GSEEK_DISABLE_GPU", "1")  # auto finds no GPU, on any machine
+    args = [a for a in _three_reads(mapped) if a != "--quiet"]
+    code, _, err = run(["--device", device, *args, "-o", str(mapped / "o.sam")], capsys)
+    assert code == 0, err
+    assert err.rstrip().endswith(f" on cpu (numba, {__import__('numba').config.NUMBA_NUM_THREADS} threads){why}"), err

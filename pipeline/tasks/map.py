@@ -22,7 +22,7 @@ front door of ``gseek search --task map``, and, with ``workers=0``, of
 >>> out = os.path.join(tempfile.mkdtemp(), "r.sam")
 >>> counts = map_files(idx, lambda_reads(), out, mismatches=2, workers=1)
 >>> counts["reads"] == counts["mapped"] + counts["unmapped"], sorted(counts)
-(True, ['mapped', 'reads', 'records', 'too_long', 'too_short', 'unmapped'])
+(True, ['device', 'mapped', 'reads', 'records', 'too_long', 'too_short', 'unmapped'])
 """
 
 from __future__ import annotations
@@ -315,13 +315,17 @@ def map_files(
             ``nofw``, ``xa_limit``, ``min_piece``).
 
     Returns counts: ``reads``, ``mapped``, ``unmapped`` (with ``too_long``
-    and ``too_short``: reads not searched), ``records`` (SAM records written).
+    and ``too_short``: reads not searched), ``records`` (SAM records written),
+    and ``device``, the backend that mapped (:meth:`~gseek.Backend.describe`).
 
     >>> import os, tempfile
     >>> from gseek.datasets import lambda_genome, lambda_reads
     >>> idx = Index.build(lambda_genome(), wgram=8, device="cpu")
-    >>> map_files(idx, lambda_reads(), os.path.join(tempfile.mkdtemp(), "lambda.sam"), mismatches=2, workers=1)
+    >>> counts = map_files(idx, lambda_reads(), os.path.join(tempfile.mkdtemp(), "lambda.sam"), mismatches=2, workers=1)
+    >>> {k: v for k, v in counts.items() if k != "device"}
     {'reads': 2000, 'mapped': 1459, 'unmapped': 541, 'too_long': 0, 'too_short': 0, 'records': 2000}
+    >>> counts["device"].startswith("cpu (numba")
+    True
     """
     files = [reads] if isinstance(reads, (str, os.PathLike)) else list(reads)
     if not files:
@@ -338,7 +342,8 @@ def map_files(
         raise result.error
     c = result.counts
     return dict(reads=c["records"], mapped=c["mapped"], unmapped=c["records"] - c["mapped"],
-                too_long=c["too_long"], too_short=c["too_short"], records=c["sam_records"])
+                too_long=c["too_long"], too_short=c["too_short"], records=c["sam_records"],
+                device=task.mappers[0].backend.describe())
 
 
 def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[str | os.PathLike],
@@ -349,7 +354,7 @@ def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[
     the same stages, output and counts as ``gseek search``. Several read files
     go to one output, in order, written under a temporary name and renamed
     when complete. Returns counts: ``reads``, ``mapped``, ``unmapped`` (with
-    ``too_long`` and ``too_short``: reads not searched), ``records``.
+    ``too_long`` and ``too_short``: reads not searched), ``records``, ``device``.
 
     Arguments:
         index: an :class:`~gseek.index.Index` or the path of a saved one.
@@ -367,8 +372,8 @@ def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[
     >>> d = tempfile.mkdtemp()
     >>> _ = write_fastq(os.path.join(d, "reads.fq"), [("r1", genome[1000:1030], "I" * 30), ("r2", "ACGT", "IIII")])
     >>> idx = Index.build(lambda_genome(), wgram=8, device="cpu")
-    >>> map_reads(idx, os.path.join(d, "reads.fq"), os.path.join(d, "out.sam"), mismatches=1)
-    {'reads': 2, 'mapped': 1, 'unmapped': 1, 'too_long': 0, 'too_short': 1, 'records': 2}
+    >>> map_reads(idx, os.path.join(d, "reads.fq"), os.path.join(d, "out.sam"), mismatches=1)  # doctest: +ELLIPSIS
+    {'reads': 2, 'mapped': 1, 'unmapped': 1, 'too_long': 0, 'too_short': 1, 'records': 2, 'device': 'cpu (numba, ...)'}
     >>> for line in open(os.path.join(d, "out.sam")):
     ...     if not line.startswith("@"):
     ...         print(line.split("\\t")[:6])
