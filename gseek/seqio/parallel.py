@@ -19,7 +19,7 @@ from gseek.errors import FastxError
 
 from . import parser as _fastx
 from .batch import SequenceBatch
-from .parser import TABLES, show_byte
+from .parser import TABLES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .reader import FastxReader
@@ -258,18 +258,10 @@ class ParallelParse:
             stripped = block.lstrip(b"\r\n")
             if not stripped:
                 continue
-            head = stripped[:1]
-            if head == b">":
-                rd.format = "fasta"
-            elif head == b"@":
-                rd.format = "fastq"
-            else:
+            rd.format = _fastx.FORMATS.get(stripped[:1])
+            if rd.format is None:
                 skipped = buf[: lo + len(block) - len(stripped)].tobytes()
-                piece.error = FastxError(
-                    rd.path,
-                    self.first_line + skipped.count(b"\n"),
-                    f"not FASTA or FASTQ: record starts with {show_byte(head[0])}, expected '>' or '@'",
-                )
+                piece.error = _fastx.not_fastx(rd.path, self.first_line + skipped.count(b"\n"), stripped[:1])
                 return False
             return True
         piece.stop = True  # nothing but blank lines: no records

@@ -15,6 +15,7 @@ import numba
 import numpy as np
 
 from gseek.alphabet import dna_table, protein_table
+from gseek.errors import FastxError
 
 # Error codes returned by parse_chunk (see ERROR_TEXT in gseek.seqio).
 OK = 0
@@ -442,3 +443,12 @@ def show_byte(b: int) -> str:
     if 32 < b < 127:
         return repr(chr(b))
     return f"byte 0x{b:02x}" + (" (binary data?)" if b < 32 or b >= 128 else "")
+
+
+#: The format a file's first non-blank byte names.
+FORMATS = {b">": "fasta", b"@": "fastq"}
+
+
+def not_fastx(path: str, line: int, head: bytes) -> FastxError:
+    """The error of a file whose first record starts with ``head`` (not ``>`` or ``@``)."""
+    return FastxError(path, line, f"not FASTA or FASTQ: record starts with {show_byte(head[0])}, expected '>' or '@'")

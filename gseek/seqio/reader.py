@@ -161,18 +161,10 @@ class FastxReader:
                 stripped = data.lstrip(b"\r\n")
                 if not stripped:
                     return  # empty file: no records
-                head = stripped[:1]
-                if head == b">":
-                    self.format = "fasta"
-                elif head == b"@":
-                    self.format = "fastq"
-                else:
-                    line_no = line + data[: len(data) - len(stripped)].count(b"\n")
-                    raise FastxError(
-                        self.path,
-                        line_no,
-                        f"not FASTA or FASTQ: record starts with {show_byte(head[0])}, expected '>' or '@'",
-                    )
+                self.format = _fastx.FORMATS.get(stripped[:1])
+                if self.format is None:
+                    raise _fastx.not_fastx(self.path, line + data[: len(data) - len(stripped)].count(b"\n"),
+                                           stripped[:1])
             if not data:
                 return
             batch, consumed, lines = self._parse(data, eof, table, line)
