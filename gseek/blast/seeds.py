@@ -15,6 +15,7 @@ import numpy as np
 
 from gseek import ragged
 from gseek.backend import Backend, on_device
+from gseek.errors import OptionError
 from gseek.index.text import ReferenceText
 from gseek.kernels import blast as kblast
 
@@ -43,8 +44,9 @@ class QuerySet:
 def device_queries(backend: Backend, codes: np.ndarray, offsets: np.ndarray, valid: np.ndarray,
                    table: LookupTable) -> QuerySet:
     """Upload one batch's sequences and its lookup table (offsets as int32 when they fit)."""
-    first = table.first.astype(np.int32) if table.n_words < (1 << 31) else table.first
-    positions = table.positions.astype(np.int32) if codes.size < (1 << 31) else table.positions
+    if codes.size >= (1 << 31) - 1:
+        raise OptionError(f"a query batch holds {codes.size} bases; at most 2^31 - 2 are searched at once")
+    first, positions = table.first.astype(np.int32), table.positions.astype(np.int32)
     up = backend.asarray
     return QuerySet(up(np.ascontiguousarray(codes, np.uint8)), up(np.asarray(offsets, np.int64)),
                     up(np.ascontiguousarray(valid, np.uint8)), up(first), up(positions), up(table.pv),
