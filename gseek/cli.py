@@ -122,6 +122,95 @@ def _map_options(func):
     return wrapper
 
 
+BLAST_OPTIONS = ("evalue", "word_size", "reward", "penalty", "gapopen", "gapextend", "dust", "soft_masking",
+                 "lcase_masking", "strand", "max_target_seqs", "max_hsps", "perc_identity", "qcov_hsp_perc",
+                 "xdrop_ungap", "xdrop_gap", "xdrop_gap_final", "ungapped", "outfmt")
+
+
+def _dust_value(ctx, param, value):
+    """``--dust yes|no|'LEVEL WINDOW LINKER'`` (BLAST+'s forms) as None, a triple or "default"."""
+    if value is None:
+        return None
+    text = value.strip().lower()
+    if text == "yes":
+        return "yes"
+    if text == "no":
+        return "no"
+    parts = text.split()
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise click.BadParameter(f"expected yes, no or 'LEVEL WINDOW LINKER' (e.g. '20 64 1'), not {value!r}")
+    return tuple(int(p) for p in parts)
+
+
+def _blast_options(func=None, *, outfmt: bool = True):
+    """The BLAST-style search's options (BLAST+ 2.12's names) shared by ``search`` and ``pipeline``,
+    collected into one ``blast_options`` dict of the values given (the task's presets fill the rest).
+    ``outfmt=False``: the command has its own ``--outfmt`` (``pipeline``, shared with align)."""
+    if func is None:
+        return functools.partial(_blast_options, outfmt=outfmt)
+    options = [
+        click.option("--evalue", type=float, default=None, help="megablast/blastn: E-value cutoff [10]."),
+    ]
+    if outfmt:
+        options.append(click.option(
+            "--outfmt", default=None,
+            help="megablast/blastn: 6 or 7, optionally with BLAST+ field keywords (e.g. '6 std qlen') [6]."))
+    options += [
+        click.option("--word-size", type=int, default=None, help="megablast/blastn: word size [28 / 11]."),
+        click.option("--reward", type=int, default=None, help="megablast/blastn: match reward [1 / 2]."),
+        click.option("--penalty", type=int, default=None, help="megablast/blastn: mismatch penalty [-2 / -3]."),
+        click.option("--gapopen", type=int, default=None,
+                     help="megablast/blastn: gap existence cost [0 / 5] (megablast 0 0: linear gaps)."),
+        click.option("--gapextend", type=int, default=None,
+                     help="megablast/blastn: gap extension cost [0 / 2]."),
+        click.option("--dust", callback=_dust_value, default=None, metavar="yes|no|'L W K'",
+                     help="megablast/blastn: DUST-mask queries for seeding [yes = '20 64 1']."),
+        click.option("--soft-masking", type=click.BOOL, default=None, metavar="true|false",
+                     help="megablast/blastn: masks apply to seeding only [true]."),
+        click.option("--lcase-masking", is_flag=True, default=None, help="megablast/blastn: lowercase never seeds."),
+        click.option("--strand", type=click.Choice(["both", "plus", "minus"]), default=None,
+                     help="megablast/blastn: query strand(s) searched [both]."),
+        click.option("--max-target-seqs", type=click.IntRange(min=1), default=None,
+                     help="megablast/blastn: subjects kept per query [500]."),
+        click.option("--max-hsps", type=click.IntRange(min=1), default=None,
+                     help="megablast/blastn: HSPs kept per subject and query [all]."),
+        click.option("--perc-identity", type=click.FloatRange(0, 100), default=None,
+                     help="megablast/blastn: minimum percent identity [0]."),
+        click.option("--qcov-hsp-perc", type=click.FloatRange(0, 100), default=None,
+                     help="megablast/blastn: minimum query coverage per HSP [0]."),
+        click.option("--xdrop-ungap", type=float, default=None, help="megablast/blastn: ungapped X-drop, bits [20]."),
+        click.option("--xdrop-gap", type=float, default=None, help="megablast/blastn: gapped X-drop, bits [25 / 30]."),
+        click.option("--xdrop-gap-final", type=float, default=None,
+                     help="megablast/blastn: final gapped X-drop, bits [100]."),
+        click.option("--ungapped", is_flag=True, default=None, help="megablast/blastn: no gapped extension."),
+    ]
+
+    names = BLAST_OPTIONS if outfmt else tuple(n for n in BLAST_OPTIONS if n != "outfmt")
+
+    @functools.wraps(func)
+    def wrapper(**kwargs):
+        blast_options = {name: kwargs.pop(name) for name in names}
+        return func(blast_options=blast_options, **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def _blast_kwargs(given: dict) -> dict:
+    """The given BLAST options as :class:`~gseek.blast.options.BlastOptions` overrides (``outfmt`` apart)."""
+    from .blast.dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW
+
+    out = {k: v for k, v in given.items() if v is not None and k != "outfmt"}
+    for cli_name, name in (("gapopen", "gap_open"), ("gapextend", "gap_extend")):
+        if cli_name in out:
+            out[name] = out.pop(cli_name)
+    if "dust" in out:
+        out["dust"] = None if out["dust"] == "no" else (DUST_LEVEL, DUST_WINDOW, DUST_LINKER) \
+            if out["dust"] == "yes" else out["dust"]
+    return out
+
+
 class _BrokenPipe(Exception):
     """A write to a pipe whose reader went away (EPIPE), out of the command:
     click would end the process with ``sys.exit(1)``; :func:`main` returns
@@ -195,18 +284,20 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 @click.option("--task", type=click.Choice(["map", "megablast", "blastn"]), default="map", show_default=True,
               help="map: complete k-mismatch read mapping; megablast/blastn: seed-and-extend search.")
 @_map_options
-@click.option("--evalue", type=float, default=None, help="BLAST: E-value cutoff [10].")
-@click.option("--outfmt", default=None, help="BLAST: 6 or 7 [with columns], or sam.")
+@_blast_options
 @click.option("-o", "--output", metavar="FILE",
-              help="Output: FILE.sam, FILE.bam or FILE.sam.gz (BGZF-compressed SAM) [stdout].")
+              help="Output: map: FILE.sam, FILE.bam or FILE.sam.gz (BGZF-compressed SAM); megablast/blastn: "
+                   "BLAST tabular text (.gz: gzip) [stdout].")
 @_common
-def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> None:
+def search(index_prefix, queries, task, map_options, blast_options, output) -> None:
     """Map reads (--task map, SOAP3-style complete k-mismatch) or search queries
     (--task megablast|blastn, G-BLASTN-style) against an index."""
     if task != "map":
-        raise NotYetAvailable(f"gseek search --task {task}: not available yet (the BLAST-style search)")
-    if evalue is not None or outfmt not in (None, "sam"):
-        raise click.UsageError("--evalue and --outfmt apply to --task megablast|blastn; --task map writes SAM/BAM")
+        _blast_search(index_prefix, queries, task, blast_options, output)
+        return
+    given = _given(BLAST_OPTIONS)
+    if given:
+        raise click.UsageError(f"{', '.join(given)}: these apply to --task megablast|blastn; --task map writes SAM/BAM")
     if not index_prefix:
         raise click.UsageError("--task map needs -x INDEX")
     if not queries:
@@ -227,6 +318,39 @@ def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> 
     _say(f"[gseek] {counts['reads']:,} reads, {counts['mapped']:,} mapped, {counts['unmapped']:,} unmapped "
          f"({counts['too_long']:,} too long, {counts['too_short']:,} too short), {counts['records']:,} records in "
          f"{time.perf_counter() - started:.2f} s on {counts['device']}{why}")
+
+
+def _blast_search(index_prefix, queries, task, blast_options, output) -> None:
+    """``gseek search --task megablast|blastn``."""
+    foreign = _given(MAP_OPTIONS)
+    if foreign:
+        raise click.UsageError(f"{', '.join(foreign)}: options of --task map, not of --task {task}")
+    if not index_prefix:
+        raise click.UsageError(f"--task {task} needs -x INDEX (a `gseek index` directory)")
+    if not queries:
+        raise click.UsageError(f"--task {task} needs -q FILE (FASTA queries)")
+    from .errors import OptionError
+    from .pipeline.tasks import blast_files
+
+    options = _blast_kwargs(blast_options)
+    outfmt = blast_options["outfmt"] or "6"
+    try:
+        from .blast.options import BlastOptions
+        from .blast.report import parse_outfmt
+
+        BlastOptions.for_task(task, **options)
+        if parse_outfmt(outfmt)[0] == "sam":
+            raise OptionError("--outfmt sam is not available yet; use 6 or 7")
+    except OptionError as exc:
+        raise click.UsageError(str(exc)) from None
+    _remove_stale_temporaries(output)
+    started = time.perf_counter()
+    counts = blast_files(index_prefix, list(queries), output or "-", task=task, outfmt=outfmt, device=_backend(),
+                         threads=STATE.threads, database=os.fspath(index_prefix), **options)
+    why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
+        else " (auto: no GPU found)"
+    _say(f"[gseek] {task}: {counts['queries']:,} queries, {counts['with_hits']:,} with hits, {counts['hsps']:,} HSPs "
+         f"in {time.perf_counter() - started:.2f} s on {counts['device']}{why}")
 
 
 # --------------------------------------------------------------------- align
@@ -391,28 +515,41 @@ def _gpu_list(ctx, param, value):
 @click.option("--resume", is_flag=True, help="Skip files whose outputs are complete.")
 @_map_options
 @_align_options
+@_blast_options(outfmt=False)
 @click.option("--workers", type=click.IntRange(min=0), default=2, show_default=True,
               help="Finalize threads (SAM/TSV formatting) beside the device workers; 0: everything in one thread.")
 @click.option("--job-mb", type=click.FloatRange(min=0, min_open=True), default=None,
               help="MiB of query input per job (big files are split, small ones combined) "
                    "[map: 64 on a GPU, 16 on the CPU; align: about 2^40 DP cells on a GPU, 2^32 on the CPU].")
 @_common
-def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_options, align_options, workers,
-             job_mb) -> None:
+def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_options, align_options,
+             blast_options, workers, job_mb) -> None:
     """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
-    if task in ("megablast", "blastn"):
-        raise NotYetAvailable(f"gseek pipeline --task {task}: not available yet (the BLAST-style search)")
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
     if task == "map":
         if index_prefix is None or target is not None:
             raise click.UsageError("--task map takes -x/--index INDEX (and no -t)")
-        foreign = _given(ALIGN_OPTIONS)
+        foreign = _given(ALIGN_OPTIONS) + _given(BLAST_OPTIONS[:-1])
         reference, options = index_prefix, map_options
+    elif task in ("megablast", "blastn"):
+        if index_prefix is None or target is not None:
+            raise click.UsageError(f"--task {task} takes -x/--index INDEX (and no -t)")
+        foreign = [o for o in _given(ALIGN_OPTIONS) if o != "--outfmt"] + _given(MAP_OPTIONS)
+        reference, options = index_prefix, _blast_kwargs(blast_options)
+        options["outfmt"] = align_options["outfmt"] or "6"
+        options["database"] = os.fspath(index_prefix)
+        from .blast.options import BlastOptions
+        from .errors import OptionError
+
+        try:
+            BlastOptions.for_task(task, **{k: v for k, v in options.items() if k not in ("outfmt", "database")})
+        except OptionError as exc:
+            raise click.UsageError(str(exc)) from None
     else:
         if target is None or index_prefix is not None:
             raise click.UsageError("--task align takes -t/--target FASTA, the targets (and no -x)")
-        foreign = _given(MAP_OPTIONS)
+        foreign = _given(MAP_OPTIONS) + _given(BLAST_OPTIONS[:-1])
         reference, options = target, align_options
     if foreign:
         raise click.UsageError(f"{', '.join(foreign)}: not an option of --task {task}")

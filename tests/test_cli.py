@@ -78,6 +78,28 @@ ALIGN_CASES = [  # the same for align and pipeline --task align
     (("--cigar-m",), ["--traceback"], "cigar_m", True),  # the API's rule: checked as options are parsed
     (("--outfmt",), ["6 qseqid score"], "outfmt", "6 qseqid score"),
 ]
+BLASTN = SEARCH + ["--task", "blastn"]
+BLAST_CASES = [  # the same for search and pipeline --task megablast|blastn (blastn's presets)
+    (("--evalue",), ["1e-5"], "evalue", 1e-5),
+    (("--outfmt",), ["7 qseqid sseqid"], "outfmt", "7 qseqid sseqid"),
+    (("--word-size",), ["16"], "word_size", 16),
+    (("--reward",), ["1"], "reward", 1),
+    (("--penalty",), ["-4", "--gapopen", "4", "--gapextend", "4"], "penalty", -4),
+    (("--gapopen",), ["4"], "gap_open", 4),
+    (("--gapextend",), ["4", "--gapopen", "2"], "gap_extend", 4),
+    (("--dust",), ["no"], "dust", None),
+    (("--soft-masking",), ["false"], "soft_masking", False),
+    (("--lcase-masking",), [], "lcase_masking", True),
+    (("--strand",), ["plus"], "strand", "plus"),
+    (("--max-target-seqs",), ["5"], "max_target_seqs", 5),
+    (("--max-hsps",), ["2"], "max_hsps", 2),
+    (("--perc-identity",), ["90"], "perc_identity", 90.0),
+    (("--qcov-hsp-perc",), ["50"], "qcov_hsp_perc", 50.0),
+    (("--xdrop-ungap",), ["10"], "xdrop_ungap", 10.0),
+    (("--xdrop-gap",), ["20"], "xdrop_gap", 20.0),
+    (("--xdrop-gap-final",), ["50"], "xdrop_gap_final", 50.0),
+    (("--ungapped",), [], "ungapped", True),
+]
 
 
 def _spelled(base, call, cases):
@@ -98,11 +120,23 @@ OPTION_CASES = [
     (["index", "bad", "--debug"], "raises", FastxError),
     (["search", "--index", "idx2", "--query", "r.fq", "-q", "r2.fq"], "map_files", {0: "idx2", 1: ["r.fq", "r2.fq"]}),
     (SEARCH + ["--task", "map"], "map_files", {0: "idx"}),
-    (SEARCH + ["--task", "megablast"], "error", "--task megablast"),
+    (SEARCH + ["--task", "megablast"], "blast_files", {0: "idx", 1: ["r.fq"], 2: "-", "task": "megablast",
+                                                       "outfmt": "6"}),
+    (["search", "--task", "blastn", "-q", "r.fq"], "error", "--task blastn needs -x INDEX"),
+    (["search", "--task", "blastn", "-x", "idx"], "error", "--task blastn needs -q FILE"),
+    (BLASTN + ["--reward", "3", "--penalty", "-7"], "error", "3/-7 is not supported"),
+    (BLASTN + ["--word-size", "3"], "error", "word size must be at least 4"),
+    (BLASTN + ["--outfmt", "5"], "error", "outfmt '5' is not supported"),
+    (BLASTN + ["--dust", "20 64"], "error", "LEVEL WINDOW LINKER"),
+    (BLASTN + ["-v", "1"], "error", "--mismatches: options of --task map"),
+    (BLASTN + ["--dust", "10 32 2"], "blast_files", {"dust": (10, 32, 2)}),
+    (BLASTN + ["--dust", "yes"], "blast_files", {"dust": (20, 64, 1)}),
+    (BLASTN + ["-o", "hits.tsv"], "blast_files", {2: "hits.tsv", "task": "blastn"}),
+    *_spelled(BLASTN, "blast_files", BLAST_CASES),
     (SEARCH + ["--all", "--max-hits", "6"], "map_files", {"report_all": True, "max_hits": 6}),
     (SEARCH + ["--max-hits", "6"], "error", "--max-hits caps --all"),
-    (SEARCH + ["--evalue", "1e-5"], "error", "--evalue and --outfmt"),
-    (SEARCH + ["--outfmt", "6"], "error", "--evalue and --outfmt"),
+    (SEARCH + ["--evalue", "1e-5"], "error", "apply to --task megablast|blastn"),
+    (SEARCH + ["--outfmt", "6"], "error", "apply to --task megablast|blastn"),
     (SEARCH + ["-o", "out.sam"], "map_files", {2: "out.sam"}),
     (SEARCH + ["--output", "out.bam"], "map_files", {2: "out.bam"}),
     (SEARCH + ["--device", "gpu", "-p", "3"], "get_backend", {0: "gpu", "threads": 3}),
@@ -132,7 +166,13 @@ OPTION_CASES = [
     (PIPE_ALIGN, "run_pipeline", {1: "t.fa", 3: "align"}),
     (["pipeline", "--queries", "l.txt", "--outdir", "o", "--task", "align", "--target", "t2.fa"], "run_pipeline",
      {1: "t2.fa"}),
-    (PIPE_MAP + ["--task", "blastn"], "error", "--task blastn"),
+    (PIPE_MAP + ["--task", "blastn"], "run_pipeline", {1: "idx", 3: "blastn", "outfmt": "6", "database": "idx"}),
+    (PIPE_MAP + ["--task", "megablast", "--outfmt", "7 qseqid"], "run_pipeline", {3: "megablast",
+                                                                                 "outfmt": "7 qseqid"}),
+    (PIPE_MAP + ["--task", "blastn", "--mode", "local"], "error", "--mode: not an option of --task blastn"),
+    (PIPE_MAP + ["--evalue", "1"], "error", "--evalue: not an option of --task map"),
+    (PIPE_MAP + ["--task", "blastn", "--reward", "3", "--penalty", "-7"], "error", "3/-7 is not supported"),
+    *_spelled(PIPE_MAP + ["--task", "blastn"], "run_pipeline", [c for c in BLAST_CASES if c[0] != ("--outfmt",)]),
     (PIPE_MAP + ["--gpus", "0,1"], "run_pipeline", {"gpus": [0, 1]}),
     (PIPE_MAP + ["--resume"], "run_pipeline", {"resume": True}),
     (PIPE_MAP + ["--workers", "0"], "run_pipeline", {"workers": 0}),
@@ -201,6 +241,8 @@ def api(monkeypatch):
         (gseek.pipeline.tasks, "align_files", recorder("align_files", dict(rows=0, device="fake"))),
         (gseek.pipeline.tasks, "align_pairs_files", recorder("align_pairs_files", dict(rows=0, device="fake"))),
         (gseek.pipeline, "run_pipeline", recorder("run_pipeline", summary)),
+        (gseek.pipeline.tasks, "blast_files", recorder("blast_files", dict(queries=0, hsps=0, with_hits=0,
+                                                                          device="fake"))),
         (gseek.seqio, "read_fastx", lambda path, alphabet: (path, alphabet)),
         (gseek.seqio, "FastxReader", recorder("FastxReader", Reader())),
         (gseek.demo, "run_demo", recorder("run_demo", [])),
@@ -247,13 +289,17 @@ def test_every_documented_option_has_a_case(capsys):
                     assert spelling in argv, f"{name} {spelling}: no case in OPTION_CASES"
 
 
-@pytest.mark.parametrize("command, issue", [(["search", "--task", "blastn", "-q", "r.fq"], "BLAST-style"),
-                                            (["pipeline", "--queries", "l.txt", "-x", "i", "--outdir", "o",
-                                              "--task", "megablast"], "BLAST-style")])
-def test_planned_commands_say_so_in_one_line(capsys, command, issue):
+@pytest.mark.parametrize("command", [["search", "--task", "blastn", "-x", "nowhere", "-q", "r.fa"],
+                                     ["pipeline", "--queries", "l.txt", "-x", "nowhere", "--outdir", "o",
+                                      "--task", "megablast"]])
+def test_blast_on_a_missing_index_says_so_in_one_line(tmp_path, monkeypatch, capsys, command):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r.fa").write_text(">q\nACGT\n")
+    (tmp_path / "l.txt").write_text("r.fa\n")
     code, out, err = run(command, capsys)
-    assert code == 1
-    assert err.count("\n") == 1 and err.startswith("gseek: error: ") and issue in err
+    assert code != 0 and out == ""
+    assert err.count("\n") == 1 and err.startswith("gseek: error: ") and "nowhere" in err
+    assert not (tmp_path / "o" / "r.tsv").exists()
 
 
 def test_bad_option_value_is_a_usage_error(capsys):

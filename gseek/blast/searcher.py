@@ -17,7 +17,7 @@ any batch of queries.
 BlastSearcher(BlastOptions(task='megablast'), device='cpu')
 >>> hits = searcher.search([("q1", ref[1000:1500])])
 >>> hits.row(0).split("\\t")
-['q1', 'NC_001416.1', '100.000', '500', '0', '0', '1', '500', '1001', '1500', '0.0', '924']
+['q1', 'gi|9626243|ref|NC_001416.1|', '100.000', '500', '0', '0', '1', '500', '1001', '1500', '0.0', '924']
 """
 
 from __future__ import annotations
@@ -142,7 +142,9 @@ class BlastSearcher:
             seqs.append(seq)
         scoring = Scoring()
         codes = [scoring.encode(s, where=n) for n, s in zip(names, seqs)]
-        return SequenceBatch.from_codes(codes, names)
+        offsets = ragged.offsets(np.array([c.size for c in codes], np.int64))
+        joined = np.concatenate(codes) if codes else np.zeros(0, np.uint8)
+        return SequenceBatch.from_codes(joined.astype(np.uint8), offsets, names, "<queries>")
 
     def _sequences(self, batch: SequenceBatch):
         """Both (or one) strands of every query, concatenated in (query, strand) order, and their masks."""
@@ -171,7 +173,10 @@ class BlastSearcher:
         src = np.repeat(src_start - seq_off[:-1], seq_len) + np.arange(int(seq_off[-1]), dtype=np.int64)
         both = np.concatenate([codes, rc])
         both_mask = np.concatenate([mask, mask[rev]])
-        return both[src], both_mask[src], seq_off, seq_query, seq_strand
+        seq_codes, seq_mask = both[src], both_mask[src]
+        if not opts.soft_masking:  # hard masking: masked bases are N for the extensions too
+            seq_codes[seq_mask != 0] = 4
+        return seq_codes, seq_mask, seq_off, seq_query, seq_strand
 
     # ------------------------------------------------------------------ search
 
