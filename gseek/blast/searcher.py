@@ -185,6 +185,7 @@ class BlastSearcher:
         ``(name, sequence)`` pairs) against the database, in BLAST+'s report order."""
         opts = self.options
         batch = self._batch(queries)
+        self._qlen = np.diff(np.asarray(batch.offsets, np.int64))
         seq_codes, seq_mask, seq_off, seq_query, seq_strand = self._sequences(batch)
         lut_w = opts.lut_word
         table = build_lookup(seq_codes, seq_off, lut_w, seq_mask)
@@ -203,7 +204,7 @@ class BlastSearcher:
                 hsps = self._ungapped_hsps(seeds, ung, keep, seq_of, contig_of, seq_codes)
             else:
                 keep &= ung["score"] >= self._triggers(batch, seq_query)[seq_of]
-                hsps = self._gapped(qs, seq_codes, seq_off, seeds, ung, keep, seq_of, contig_of)
+                hsps = self._gapped(qs, seq_codes, seq_off, seq_query, seeds, ung, keep, seq_of, contig_of)
         return self._report(batch, hsps, seq_off, seq_query, seq_strand)
 
     def _search_spaces(self, qlen: np.ndarray) -> np.ndarray:
@@ -256,10 +257,13 @@ class BlastSearcher:
                            gap_extend=o.reward - 2 * o.penalty), 2
         return Scoring(match=o.reward, mismatch=o.penalty, gap_open=o.gap_open, gap_extend=o.gap_extend), 1
 
-    def _gapped(self, qs, seq_codes, seq_off, seeds: Seeds, ung, keep, seq_of, contig_of) -> dict[str, np.ndarray]:
+    def _gapped(self, qs, seq_codes, seq_off, seq_query, seeds: Seeds, ung, keep, seq_of,
+                contig_of) -> dict[str, np.ndarray]:
+        """BLAST+'s two gapped passes: score-only X-drop extension (``xdrop_gap``) of the seeds in
+        rounds, a seed on the path of an HSP found in an earlier round being skipped; then the
+        extension with trace-back (``xdrop_gap_final``) of those whose score can reach the e-value."""
         ref, opts = self.ref, self.options
         scoring, scale = self._scoring()
-        xdrop = opts.raw_xdrop(opts.xdrop_gap_final) * scale
         cand = np.nonzero(keep)[0]
         # Rank: ungapped score (best first), then query position, then text position.
         cand = cand[np.lexsort((seeds.s[cand], seeds.q[cand], -ung["score"][cand]))]
@@ -268,33 +272,42 @@ class BlastSearcher:
         n_contigs = len(ref.contig_names)
         key = seq_of.astype(np.int64) * n_contigs + contig_of
         seq_len = np.diff(seq_off)
-        found: list[dict[str, np.ndarray]] = []
+        prelim_x = opts.raw_xdrop(opts.xdrop_gap) * scale
+        chosen: list[np.ndarray] = []
+        scores: list[np.ndarray] = []
         rect = np.zeros((0, 7), np.int64)  # key, q_start, q_end, s_start, s_end (global), diagonal range
         while cand.size:
             take = _select_round(key[cand], mid_s[cand], (_APART * seq_len[seq_of[cand]] + 64).astype(np.int64))
             sel = cand[take]
-            res = self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
-                               mid_s[sel])
-            res["seq"], res["contig"] = seq_of[sel], contig_of[sel]
-            found.append(res)
+            res = self._extend(scoring, prelim_x, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
+                               mid_s[sel], traceback=False)
+            chosen.append(sel)
+            scores.append(res["score"])
             d0, d1 = res["s_start"] - res["q_start"], res["s_end"] - res["q_end"]
             new = np.stack([key[sel], res["q_start"], res["q_end"], res["s_start"], res["s_end"],
                             np.minimum(d0, d1) - _DIAG_NEAR, np.maximum(d0, d1) + _DIAG_NEAR], axis=1)
             rect = np.concatenate([rect, new])
-            order = np.argsort(rect[:, 0], kind="stable")
-            rect = rect[order]
+            rect = rect[np.argsort(rect[:, 0], kind="stable")]
             rest = cand[~take]
             inside = _inside(key[rest], mid_q[rest], mid_s[rest], rect)
             cand = rest[~inside]
-        if not found:
+        if not chosen:
             return _empty_hsps()
-        merged = {k: np.concatenate([f[k] for f in found]) for k in found[0] if k not in ("cigar", "cigar_offsets")}
-        merged["cigar"], merged["cigar_offsets"] = ragged.concat([(f["cigar"], f["cigar_offsets"]) for f in found])
-        merged["score"] = merged["score"].astype(np.int64) // scale
-        return merged
+        sel = np.concatenate(chosen)
+        raw = np.concatenate(scores).astype(np.int64) // scale
+        query = seq_query[seq_of[sel]]
+        spaces = self._search_spaces(self._qlen)[query]
+        sel = sel[evalues(opts.karlin, raw, spaces) <= opts.evalue]
+        sel = np.sort(sel)  # the seeds' order: the same for any round structure
+        res = self._extend(scoring, opts.raw_xdrop(opts.xdrop_gap_final) * scale, qs, seq_codes, seq_off, seq_of[sel],
+                           contig_of[sel], mid_q[sel], mid_s[sel], traceback=True)
+        res["seq"], res["contig"] = seq_of[sel], contig_of[sel]
+        res["score"] = res["score"].astype(np.int64) // scale
+        return res
 
-    def _extend(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms):
-        """Gapped X-drop extension with trace-back from seed points (global query and text positions)."""
+    def _extend(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms,
+                traceback: bool = True):
+        """Gapped X-drop extension (with trace-back) from seed points (global query and text positions)."""
         ref, backend = self.ref, self.backend
         qa, qb = seq_off[seq], seq_off[seq + 1]
         ca, cb = ref.contig_offsets[contig], ref.contig_offsets[contig + 1]
@@ -306,12 +319,15 @@ class BlastSearcher:
         n_q = int(seq_off[-1])
         r = xdrop_gapped(backend, codes, qa, (qb - qa).astype(np.int32), n_q + w_off[:-1],
                          (t_hi - t_lo).astype(np.int32), (mq - qa).astype(np.int32), (ms - t_lo).astype(np.int32),
-                         scoring, xdrop, traceback=True)
-        length = r["matches"] + r["mismatches"] + r["gap_cols"]
-        return {"q_start": qa + r["q_start"], "q_end": qa + r["q_end"], "s_start": t_lo + r["t_start"],
-                "s_end": t_lo + r["t_end"], "score": r["score"].astype(np.int64), "length": length.astype(np.int32),
-                "nident": r["matches"], "mismatch": r["mismatches"], "gapopen": r["gap_opens"], "gaps": r["gap_cols"],
-                "cigar": r["cigar"], "cigar_offsets": r["cigar_offsets"]}
+                         scoring, xdrop, traceback=traceback)
+        out = {"q_start": qa + r["q_start"], "q_end": qa + r["q_end"], "s_start": t_lo + r["t_start"],
+               "s_end": t_lo + r["t_end"], "score": r["score"].astype(np.int64)}
+        if traceback:
+            length = r["matches"] + r["mismatches"] + r["gap_cols"]
+            out.update({"length": length.astype(np.int32), "nident": r["matches"], "mismatch": r["mismatches"],
+                        "gapopen": r["gap_opens"], "gaps": r["gap_cols"], "cigar": r["cigar"],
+                        "cigar_offsets": r["cigar_offsets"]})
+        return out
 
     # ------------------------------------------------------------------ report
 
@@ -436,9 +452,11 @@ def _purge_pass(key, qa, qb, sa, sb, order, near):
     keep = np.ones(n, np.bool_)
     for x in range(n):
         i = order[x]
-        for y in range(x):
+        for y in range(x - 1, -1, -1):  # the better HSPs of the same key come just before (sorted by key)
             j = order[y]
-            if not keep[j] or key[j] != key[i]:
+            if key[j] != key[i]:
+                break
+            if not keep[j]:
                 continue
             if (qa[i] == qa[j] and sa[i] == sa[j]) or (qb[i] == qb[j] and sb[i] == sb[j]):
                 keep[i] = False
