@@ -23,6 +23,8 @@ BlastSearcher(BlastOptions(task='megablast'), device='cpu')
 from __future__ import annotations
 
 from collections.abc import Iterable
+import os
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +50,8 @@ __all__ = ["BlastSearcher", "BlastHits"]
 #: Gapped extensions of one query sequence and contig run per round whose seeds lie this far apart
 #: (in query lengths) at least: they cannot end in one alignment.
 _APART = 2
+#: Bases of subject read beyond an expected extent for gapped extension (see ``_extend``).
+_WINDOW_MARGIN = 512
 #: Diagonals from an HSP's within which a seed counts as on its path.
 _DIAG_NEAR = 16
 
@@ -124,6 +128,11 @@ class BlastSearcher:
         self.backend = get_backend(device, threads)
         self.db_length = self.ref.n_bases
         self.db_sequences = len(self.ref.contig_names)
+        #: Seconds per stage, summed over searches (``docs/blast.md``, "Where the time goes"); the
+        #: device is synchronised at stage bounds only when ``GSEEK_BLAST_TIMING`` is set.
+        self.timings: dict[str, float] = {}
+        #: Queries, seeds and seeds extended with gaps, summed over searches.
+        self.counts: dict[str, int] = {"queries": 0, "seeds": 0, "gapped": 0}
 
     def __repr__(self) -> str:
         return f"BlastSearcher({self.options!r}, device={self.backend.spec!r})"
@@ -184,6 +193,7 @@ class BlastSearcher:
         """HSPs of ``queries`` (a :class:`~gseek.seqio.SequenceBatch`, or strings, or
         ``(name, sequence)`` pairs) against the database, in BLAST+'s report order."""
         opts = self.options
+        clock = _Clock(self.backend, self.timings)
         batch = self._batch(queries)
         self._qlen = np.diff(np.asarray(batch.offsets, np.int64))
         seq_codes, seq_mask, seq_off, seq_query, seq_strand = self._sequences(batch)
@@ -191,21 +201,29 @@ class BlastSearcher:
         table = build_lookup(seq_codes, seq_off, lut_w, seq_mask)
         valid = (word_codes(seq_codes, seq_off, lut_w, seq_mask) >= 0).astype(np.uint8)
         backend = self.backend
+        clock.lap("queries and lookup table")
         with backend.active():
             qs = device_queries(backend, seq_codes, seq_off, valid, table)
             seeds = find_seeds(backend, self.ref, qs, lut_w, opts.stride, opts.word_size)
+            clock.lap("scan, lookup, mini-extension")
             ung = ungapped_extend(backend, self.ref, qs, seeds, opts.reward, opts.penalty,
                                   opts.raw_xdrop(opts.xdrop_ungap, ungapped=True))
             seq_of = np.searchsorted(seq_off, seeds.q, side="right") - 1
             contig_of = self.ref.contig_of(seeds.s)
             diag = seeds.s - seeds.q
             keep = _first_of_extent(seq_of, diag, ung["q_start"], ung["q_end"])
+            clock.lap("ungapped extension")
             if opts.ungapped:
                 hsps = self._ungapped_hsps(seeds, ung, keep, seq_of, contig_of, seq_codes)
             else:
                 keep &= ung["score"] >= self._triggers(batch, seq_query)[seq_of]
-                hsps = self._gapped(qs, seq_codes, seq_off, seq_query, seeds, ung, keep, seq_of, contig_of)
-        return self._report(batch, hsps, seq_off, seq_query, seq_strand)
+                hsps = self._gapped(qs, seq_codes, seq_off, seq_query, seeds, ung, keep, seq_of, contig_of, clock)
+        hits = self._report(batch, hsps, seq_off, seq_query, seq_strand)
+        clock.lap("statistics, purge, order")
+        self.counts["queries"] += len(batch)
+        self.counts["seeds"] += len(seeds)
+        self.counts["gapped"] += int(keep.sum())
+        return hits
 
     def _search_spaces(self, qlen: np.ndarray) -> np.ndarray:
         params = self.options.karlin
@@ -258,7 +276,7 @@ class BlastSearcher:
         return Scoring(match=o.reward, mismatch=o.penalty, gap_open=o.gap_open, gap_extend=o.gap_extend), 1
 
     def _gapped(self, qs, seq_codes, seq_off, seq_query, seeds: Seeds, ung, keep, seq_of,
-                contig_of) -> dict[str, np.ndarray]:
+                contig_of, clock: _Clock) -> dict[str, np.ndarray]:
         """BLAST+'s two gapped passes: score-only X-drop extension (``xdrop_gap``) of the seeds in
         rounds, a seed on the path of an HSP found in an earlier round being skipped; then the
         extension with trace-back (``xdrop_gap_final``) of those whose score can reach the e-value."""
@@ -273,16 +291,20 @@ class BlastSearcher:
         key = seq_of.astype(np.int64) * n_contigs + contig_of
         seq_len = np.diff(seq_off)
         prelim_x = opts.raw_xdrop(opts.xdrop_gap) * scale
+        diag = seeds.s - seeds.q
         chosen: list[np.ndarray] = []
         scores: list[np.ndarray] = []
+        spans: list[np.ndarray] = []
         rect = np.zeros((0, 7), np.int64)  # key, q_start, q_end, s_start, s_end (global), diagonal range
         while cand.size:
             take = _select_round(key[cand], mid_s[cand], (_APART * seq_len[seq_of[cand]] + 64).astype(np.int64))
             sel = cand[take]
+            span = (ung["q_start"][sel] + diag[sel], ung["q_end"][sel] + diag[sel])
             res = self._extend(scoring, prelim_x, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
-                               mid_s[sel], traceback=False)
+                               mid_s[sel], traceback=False, span=span)
             chosen.append(sel)
             scores.append(res["score"])
+            spans.append(np.stack([res["s_start"], res["s_end"]]))
             d0, d1 = res["s_start"] - res["q_start"], res["s_end"] - res["q_end"]
             new = np.stack([key[sel], res["q_start"], res["q_end"], res["s_start"], res["s_end"],
                             np.minimum(d0, d1) - _DIAG_NEAR, np.maximum(d0, d1) + _DIAG_NEAR], axis=1)
@@ -293,27 +315,42 @@ class BlastSearcher:
             cand = rest[~inside]
         if not chosen:
             return _empty_hsps()
+        clock.lap("gapped extension, score only")
         sel = np.concatenate(chosen)
         raw = np.concatenate(scores).astype(np.int64) // scale
+        span = np.concatenate(spans, axis=1)
         query = seq_query[seq_of[sel]]
         spaces = self._search_spaces(self._qlen)[query]
-        sel = sel[evalues(opts.karlin, raw, spaces) <= opts.evalue]
-        sel = np.sort(sel)  # the seeds' order: the same for any round structure
+        ok = evalues(opts.karlin, raw, spaces) <= opts.evalue
+        sel, span = sel[ok], span[:, ok]
+        order = np.argsort(sel)  # the seeds' order: the same for any round structure
+        sel, span = sel[order], span[:, order]
         res = self._extend(scoring, opts.raw_xdrop(opts.xdrop_gap_final) * scale, qs, seq_codes, seq_off, seq_of[sel],
-                           contig_of[sel], mid_q[sel], mid_s[sel], traceback=True)
+                           contig_of[sel], mid_q[sel], mid_s[sel], traceback=True, span=(span[0], span[1]))
         res["seq"], res["contig"] = seq_of[sel], contig_of[sel]
         res["score"] = res["score"].astype(np.int64) // scale
+        clock.lap("gapped extension with trace-back")
         return res
 
     def _extend(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms,
-                traceback: bool = True):
-        """Gapped X-drop extension (with trace-back) from seed points (global query and text positions)."""
+                traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None):
+        """Gapped X-drop extension (with trace-back) from seed points (global query and text positions).
+
+        The subject is read from a window of the text: with ``span`` (text extents the HSPs are
+        expected to cover: the ungapped HSP, the score-only HSP), that extent and
+        :data:`_WINDOW_MARGIN` bases each side; an extension that ends closer than half the
+        margin to a window edge that is not its contig's is done again with the whole window
+        (the query's reach, as without ``span``), so a window never cuts an alignment short."""
         ref, backend = self.ref, self.backend
         qa, qb = seq_off[seq], seq_off[seq + 1]
         ca, cb = ref.contig_offsets[contig], ref.contig_offsets[contig + 1]
-        slack = np.maximum(64, (qb - qa) // 4)
-        t_lo = np.maximum(ca, ms - (mq - qa) - slack)
-        t_hi = np.minimum(cb, ms + (qb - mq) + slack)
+        if span is None:
+            slack = np.maximum(64, (qb - qa) // 4)
+            t_lo = np.maximum(ca, ms - (mq - qa) - slack)
+            t_hi = np.minimum(cb, ms + (qb - mq) + slack)
+        else:
+            t_lo = np.maximum(ca, np.minimum(span[0], ms) - _WINDOW_MARGIN)
+            t_hi = np.minimum(cb, np.maximum(span[1], ms + 1) + _WINDOW_MARGIN)
         windows, w_off = unpack_ranges(backend, ref, t_lo, t_hi - t_lo)
         codes = backend.xp.concatenate([qs.codes, windows])
         n_q = int(seq_off[-1])
@@ -327,6 +364,23 @@ class BlastSearcher:
             out.update({"length": length.astype(np.int32), "nident": r["matches"], "mismatch": r["mismatches"],
                         "gapopen": r["gap_opens"], "gaps": r["gap_cols"], "cigar": r["cigar"],
                         "cigar_offsets": r["cigar_offsets"]})
+        if span is not None:
+            near = _WINDOW_MARGIN // 2
+            redo = np.flatnonzero(((t_lo > ca) & (out["s_start"] - t_lo < near)) |
+                                  ((t_hi < cb) & (t_hi - out["s_end"] < near)))
+            if redo.size:
+                again = self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq[redo], contig[redo], mq[redo],
+                                     ms[redo], traceback=traceback)
+                for k, v in out.items():
+                    if k not in ("cigar", "cigar_offsets"):
+                        v[redo] = again[k]
+                if traceback:
+                    n = int(seq.size)
+                    data, offs = ragged.concat([(out["cigar"], out["cigar_offsets"]),
+                                                (again["cigar"], again["cigar_offsets"])])
+                    pick = np.arange(n, dtype=np.int64)
+                    pick[redo] = n + np.arange(redo.size)
+                    out["cigar"], out["cigar_offsets"] = ragged.gather(data, offs, pick)
         return out
 
     # ------------------------------------------------------------------ report
@@ -374,6 +428,23 @@ class BlastSearcher:
 
 
 # ---------------------------------------------------------------------- host passes
+
+
+class _Clock:
+    """Adds the seconds since the last lap to ``timings[stage]`` (synchronising the device first
+    when ``GSEEK_BLAST_TIMING`` is set, so that queued work counts where it ran)."""
+
+    def __init__(self, backend: Backend, timings: dict[str, float]) -> None:
+        self.backend, self.timings = backend, timings
+        self.sync = bool(os.environ.get("GSEEK_BLAST_TIMING"))
+        self.last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        if self.sync:
+            self.backend.synchronize()
+        now = time.perf_counter()
+        self.timings[stage] = self.timings.get(stage, 0.0) + now - self.last
+        self.last = now
 
 
 def _empty_hsps() -> dict[str, np.ndarray]:

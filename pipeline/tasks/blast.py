@@ -203,5 +203,11 @@ def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | l
     if result.error is not None:
         raise result.error
     c = result.counts
+    if os.environ.get("GSEEK_BLAST_TIMING"):  # where the time went (docs/blast.md)
+        import sys
+
+        for s in blast.searchers:
+            print("[gseek] blast stages: " + ", ".join(f"{k} {v:.3f} s" for k, v in s.timings.items())
+                  + "; " + ", ".join(f"{k} {v:,}" for k, v in s.counts.items()), file=sys.stderr)
     return dict(queries=c["records"], hsps=c["hits"], with_hits=c["mapped"],
                 device=blast.searchers[0].backend.describe())
