@@ -16,12 +16,13 @@ import shlex
 import signal
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import click
 
 from . import __version__
-from .errors import GseekError, Terminated, one_line
+from .errors import GseekError, GseekWarning, Terminated, one_line
 
 DEVICE_CHOICE = click.Choice(["auto", "cpu", "gpu"], case_sensitive=False)
 
@@ -81,7 +82,7 @@ def _say(message: str) -> None:
 
 
 MAP_OPTIONS = ("mismatches", "max_alignments", "report_all", "max_hits", "norc", "nofw", "no_unal", "xa_limit",
-               "cigar_eq")
+               "cigar_eq", "phred64", "trim5", "trim3", "skip", "upto")
 
 
 def _map_options(func):
@@ -100,6 +101,17 @@ def _map_options(func):
         click.option("--xa-limit", type=click.IntRange(min=0), default=3, show_default=True,
                      help="map: list other best/second-best placements in XA when there are at most N."),
         click.option("--cigar-eq", is_flag=True, help="map: CIGAR with =/X runs instead of M."),
+        click.option("--phred33/--phred64", "phred64", default=False,
+                     help="map: FASTQ qualities are Phred+33 ('!'..'~') [default] or Phred+64 ('@'..'~', written "
+                          "as Phred+33)."),
+        click.option("-5", "--trim5", type=click.IntRange(min=0), default=0,
+                     help="map: trim N bases from the 5' (left) end of each read before mapping."),
+        click.option("-3", "--trim3", type=click.IntRange(min=0), default=0,
+                     help="map: trim N bases from the 3' (right) end of each read before mapping."),
+        click.option("-s", "--skip", type=click.IntRange(min=0), default=0,
+                     help="map: skip the first N reads of the input (of each query file in pipeline)."),
+        click.option("-u", "--upto", "--qupto", "upto", type=click.IntRange(min=1), default=None,
+                     help="map: stop after N reads (not counting skipped ones)."),
     ]
 
     @functools.wraps(func)
@@ -190,8 +202,8 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 
 @cli.command()
 @click.option("-x", "--index", "index_prefix", metavar="INDEX", help="Index prefix built by `gseek index`.")
-@click.option("-q", "--query", "queries", metavar="FILE", multiple=True,
-              help="Reads (FASTA/FASTQ, gzip ok) or BLAST queries; repeatable.")
+@click.option("-q", "-U", "--query", "queries", metavar="FILE", multiple=True,
+              help="Reads (FASTA/FASTQ, gzip ok, - for stdin) or BLAST queries; repeatable.")
 @click.option("--task", type=click.Choice(["map", "megablast", "blastn"]), default="map", show_default=True,
               help="map: complete k-mismatch read mapping; megablast/blastn: seed-and-extend search.")
 @_map_options
@@ -199,8 +211,10 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 @click.option("--outfmt", default=None, help="BLAST: 6 or 7 [with columns], or sam.")
 @click.option("-o", "--output", metavar="FILE",
               help="Output: FILE.sam, FILE.bam or FILE.sam.gz (BGZF-compressed SAM) [stdout].")
+@click.option("--un", metavar="FILE", help="map: write the reads that failed to align to FILE, as given (gzip: .gz).")
+@click.option("--al", metavar="FILE", help="map: write the reads that aligned to FILE, as given (gzip: .gz).")
 @_common
-def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> None:
+def search(index_prefix, queries, task, map_options, evalue, outfmt, output, un, al) -> None:
     """Map reads (--task map, SOAP3-style complete k-mismatch) or search queries
     (--task megablast|blastn, G-BLASTN-style) against an index."""
     if task != "map":
@@ -214,19 +228,43 @@ def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> 
     from .pipeline import map_files
     from .pipeline.tasks import warm_host
 
-    _remove_stale_temporaries(output)
+    for path in (output, un, al):
+        _remove_stale_temporaries(path)
     started = time.perf_counter()
     warm = warm_host()  # Numba's set-up overlaps the device's and the index's
     try:
         counts = map_files(index_prefix, list(queries), output or "-", device=_backend(), command=_command_line(),
-                           **map_options)
+                           un=un, al=al, **map_options)
     finally:
         warm.join()
+    for line in bowtie_summary(counts["reads"], counts["mapped"], counts["alignments"]):
+        _say(line)
     why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
         else " (auto: no GPU found)"
     _say(f"[gseek] {counts['reads']:,} reads, {counts['mapped']:,} mapped, {counts['unmapped']:,} unmapped "
          f"({counts['too_long']:,} too long, {counts['too_short']:,} too short), {counts['records']:,} records in "
          f"{time.perf_counter() - started:.2f} s on {counts['device']}{why}")
+
+
+def bowtie_summary(reads: int, aligned: int, alignments: int) -> list[str]:
+    """The lines bowtie 1.3.1 prints on stderr after a run (``-v`` mode, no ``-m``).
+
+    >>> print("\\n".join(bowtie_summary(3, 2, 5)))
+    # reads processed: 3
+    # reads with at least one alignment: 2 (66.67%)
+    # reads that failed to align: 1 (33.33%)
+    Reported 5 alignments
+    >>> bowtie_summary(0, 0, 0)[1:]
+    ['# reads with at least one alignment: 0 (0.00%)', '# reads that failed to align: 0 (0.00%)', 'No alignments']
+    """
+
+    def percent(n: int) -> str:
+        return f"{100.0 * n / reads if reads else 0.0:.2f}%"
+
+    return [f"# reads processed: {reads}",
+            f"# reads with at least one alignment: {aligned} ({percent(aligned)})",
+            f"# reads that failed to align: {reads - aligned} ({percent(reads - aligned)})",
+            f"Reported {alignments} alignments" if alignments else "No alignments"]
 
 
 # --------------------------------------------------------------------- align
@@ -525,6 +563,21 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, print errors as one line, return the exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
     STATE.__dict__.update(device="auto", threads=0, quiet=False, debug="--debug" in args, argv=tuple(args))
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", GseekWarning)  # one line per warning, each time (several files)
+        warnings.showwarning = functools.partial(_show_warning, warnings.showwarning)
+        return _main(args)
+
+
+def _show_warning(show, message, category, *args, **kwargs) -> None:
+    """A :class:`~gseek.errors.GseekWarning` as one line, ``gseek: warning: ...`` (none with ``--quiet``)."""
+    if not issubclass(category, GseekWarning):
+        show(message, category, *args, **kwargs)
+    elif not STATE.quiet:
+        click.echo(f"gseek: warning: {one_line(message)}", err=True)
+
+
+def _main(args: list[str]) -> int:
     try:
         code = cli.main(args=args, prog_name="gseek", standalone_mode=False)
         if sys.stdout is not None:

@@ -7,6 +7,7 @@ import os
 import random
 import re
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -656,7 +657,7 @@ def test_phred64_and_record_text_with_threads(tmp_path, small_reads):
     path = _write(tmp_path, "t.fq", _random_file(rng, True, 400, multiline=True, crlf=True, quals="@Jh~"))
     batches, error, _ = _assert_same_as_one_thread(path, chunk_bytes=3000, phred=64, keep_raw=True)
     assert error is None and len(batches) > 3
-    text = open(path, "rb").read()  # an empty read gets its empty quality line back (written as 3 lines here)
+    text = Path(path).read_bytes()  # an empty read gets its empty quality line back (written as 3 lines here)
     assert b"".join(b.raw for b in batches) == re.sub(rb"(@read\d+ x=\d+\r\n\+\r\n)(?=@|$)", rb"\1\r\n", text)
 
 

@@ -20,7 +20,8 @@ from .batch import Alphabet, SequenceBatch, mask_runs
 from .parallel import ParallelParse
 from .parser import ERROR_TEXT, TABLES, show_byte
 
-__all__ = ["FastxReader", "iter_fastx", "read_fastx", "open_input", "STDIN", "DEFAULT_CHUNK_BYTES"]
+__all__ = ["FastxReader", "iter_fastx", "read_fastx", "open_input", "looks_phred64", "record_text", "STDIN",
+           "DEFAULT_CHUNK_BYTES", "PHRED_OFFSETS"]
 
 #: Default bytes read per chunk; a batch holds the records of one chunk.
 DEFAULT_CHUNK_BYTES = 16 << 20
@@ -34,6 +35,27 @@ STDIN = "-"
 
 #: FASTQ quality encoding (``phred=``) -> the lowest quality byte it allows.
 PHRED_OFFSETS = {33: 33, 64: 64}
+
+
+def looks_phred64(batch: SequenceBatch) -> bool:
+    """Whether a batch read as Phred+33 looks Phred+64: no quality below ``'@'``
+    (Phred+33 Q31) and some above ``'J'`` (Q41, the top of Illumina 1.8+).
+
+    FastQC takes a file whose lowest quality is ``'@'`` or more for Phred+64;
+    the second rule keeps high-quality Phred+33 reads (binned NovaSeq
+    ``'F'``, ``':'``) out.
+
+    >>> import numpy as np
+    >>> batch = SequenceBatch.from_codes(np.zeros(3, np.uint8), np.array([0, 3]), ["r"], "<mem>")
+    >>> from dataclasses import replace
+    >>> [looks_phred64(replace(batch, format="fastq", quals=np.frombuffer(q, np.uint8)))
+    ...  for q in (b"hh@", b"FFF", b"hh?")]
+    [True, False, False]
+    """
+    quals = batch.quals
+    if quals is None or not quals.size:
+        return False
+    return bool(quals.min() >= ord("@") and quals.max() > ord("J"))
 
 
 def record_text(buf: np.ndarray, lines: np.ndarray, end: int,
@@ -321,7 +343,7 @@ class FastxReader:
             a=show_byte(a) if err in (_fastx.E_RECORD_START, _fastx.E_SEQ_CHAR, _fastx.E_QUAL_CHAR) else a,
             b=b,
             col=b + 1,
-            phred=f" for Phred+64 ('@'..'~')" if self.phred == 64 and err == _fastx.E_QUAL_CHAR else "",
+            phred=" for Phred+64 ('@'..'~')" if self.phred == 64 and err == _fastx.E_QUAL_CHAR else "",
         )
         raise FastxError(self.path, line, text)
 
