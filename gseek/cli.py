@@ -101,9 +101,9 @@ def _map_options(func):
         click.option("--xa-limit", type=click.IntRange(min=0), default=3, show_default=True,
                      help="map: list other best/second-best placements in XA when there are at most N."),
         click.option("--cigar-eq", is_flag=True, help="map: CIGAR with =/X runs instead of M."),
-        click.option("--phred33/--phred64", "phred64", default=False,
-                     help="map: FASTQ qualities are Phred+33 ('!'..'~') [default] or Phred+64 ('@'..'~', written "
-                          "as Phred+33)."),
+        click.option("--phred64/--phred33", "phred64", default=False,
+                     help="map: FASTQ qualities are Phred+64 ('@'..'~', written as Phred+33) or Phred+33 "
+                          "('!'..'~') [--phred33]."),
         click.option("-5", "--trim5", type=click.IntRange(min=0), default=0,
                      help="map: trim N bases from the 5' (left) end of each read before mapping."),
         click.option("-3", "--trim3", type=click.IntRange(min=0), default=0,
