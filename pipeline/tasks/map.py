@@ -302,10 +302,12 @@ class MapTask:
         keep_raw = self.un is not None or self.al is not None
         self._had_records[query] = False
         for path in query.paths:
-            reader = iter(FastxReader(path, chunk_bytes=chunk_bytes, threads=self.parse_threads,
-                                      phred=64 if o["phred64"] else 33, keep_raw=keep_raw))
+            # with upto, one thread parses, each batch stopping at the last read wanted (no error past it is seen)
+            source = FastxReader(path, chunk_bytes=chunk_bytes, threads=self.parse_threads if left is None else None,
+                                 phred=64 if o["phred64"] else 33, keep_raw=keep_raw)
+            reader = iter(source)
             try:
-                for i, batch in enumerate(reader):
+                for i, batch in enumerate(_batches(source, reader, lambda: skip + left if left is not None else None)):
                     self._had_records[query] = True
                     if i == 0 and not o["phred64"] and looks_phred64(batch):
                         warnings.warn(GseekWarning(
@@ -379,6 +381,19 @@ class MapTask:
         options.setdefault("setup", [m.warm_up if m.backend.name == "gpu" else None for m in self.mappers])
         return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
                           combine=True, file_errors=(FastxError, OSError), **options)
+
+
+def _batches(source: FastxReader, reader: Iterator[SequenceBatch], wanted: Any) -> Iterator[SequenceBatch]:
+    """The batches of ``reader``, each parsed with at most ``wanted()`` records
+    (None: ``source``'s own cap) -- the reads still to skip and map."""
+    cap = source.max_records
+    while True:
+        n = wanted()
+        source.max_records = cap if n is None else max(1, min(cap, n))
+        batch = next(reader, None)
+        if batch is None:
+            return
+        yield batch
 
 
 def _slice(r: MappingResult, lo: int, hi: int) -> MappingResult:
