@@ -231,12 +231,13 @@ def search(index_prefix, queries, task, map_options, evalue, outfmt, output, un,
     for path in (output, un, al):
         _remove_stale_temporaries(path)
     started = time.perf_counter()
-    warm = warm_host()  # Numba's set-up overlaps the device's and the index's
-    try:
-        counts = map_files(index_prefix, list(queries), output or "-", device=_backend(), command=_command_line(),
-                           un=un, al=al, **map_options)
-    finally:
-        warm.join()
+    with compile_notice():
+        warm = warm_host()  # Numba's set-up overlaps the device's and the index's
+        try:
+            counts = map_files(index_prefix, list(queries), output or "-", device=_backend(),
+                               command=_command_line(), un=un, al=al, **map_options)
+        finally:
+            warm.join()
     for line in bowtie_summary(counts["reads"], counts["mapped"], counts["alignments"]):
         _say(line)
     why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
@@ -244,6 +245,39 @@ def search(index_prefix, queries, task, map_options, evalue, outfmt, output, un,
     _say(f"[gseek] {counts['reads']:,} reads, {counts['mapped']:,} mapped, {counts['unmapped']:,} unmapped "
          f"({counts['too_long']:,} too long, {counts['too_short']:,} too short), {counts['records']:,} records in "
          f"{time.perf_counter() - started:.2f} s on {counts['device']}{why}")
+
+
+class compile_notice:
+    """While entered, the first Numba compile of the process (a kernel missing
+    from the cache: the first run after an install) says so on stderr, once:
+    the command is not stuck, and ``gseek compile`` does it ahead of time."""
+
+    _said = False
+    TEXT = ("[gseek] compiling kernels on first use (once, into the cache; tens of seconds; "
+            "`gseek compile` does it ahead of time)")
+
+    def __enter__(self) -> compile_notice:
+        from numba.core import event
+
+        outer = self
+
+        class Listener(event.Listener):
+            def on_start(self, ev) -> None:
+                if not compile_notice._said:
+                    compile_notice._said = True
+                    _say(outer.TEXT)
+
+            def on_end(self, ev) -> None:
+                pass
+
+        self._listener = Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)
 
 
 def bowtie_summary(reads: int, aligned: int, alignments: int) -> list[str]:
@@ -459,16 +493,18 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_o
     from .pipeline import run_pipeline
     from .pipeline.tasks import warm_host
 
-    warm = warm_host() if task == "map" else None  # Numba's set-up overlaps the device's and the index's
-    try:
-        summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus,
-                               device=_backend() if gpus is None else "auto", threads=STATE.threads,
-                               resume=resume, progress=False if STATE.quiet else None, quiet=STATE.quiet,
-                               workers=workers, job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
-                               command=_command_line(), **options)
-    finally:
-        if warm is not None:
-            warm.join()
+    with compile_notice():
+        warm = warm_host() if task == "map" else None  # Numba's set-up overlaps the device's and the index's
+        try:
+            summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus,
+                                   device=_backend() if gpus is None else "auto", threads=STATE.threads,
+                                   resume=resume, progress=False if STATE.quiet else None, quiet=STATE.quiet,
+                                   workers=workers,
+                                   job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
+                                   command=_command_line(), **options)
+        finally:
+            if warm is not None:
+                warm.join()
     _say(f"[gseek] pipeline: {summary.count('ok')} ok, {summary.count('failed')} failed, "
          f"{summary.count('skipped')} skipped in {summary.seconds:.2f} s; {summary.path}")
     if summary.exit_status:

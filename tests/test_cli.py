@@ -884,3 +884,34 @@ def test_summary_counts_every_reported_alignment(mapped, capsys):
                                         "# reads that failed to align: 1 (50.00%)", f"Reported {alignments} alignments"]
     code, _, err = run(["--quiet"] + base, capsys)
     assert code == 0 and err == ""
+
+
+def test_first_compile_says_so_once(mapped, capsys, monkeypatch):
+    """A Numba compile during a command (a kernel not in the cache) prints one
+    line, once per process; none with --quiet, none once the command is over."""
+    from numba.core import event
+
+    from gseek import cli
+
+    import gseek.pipeline
+
+    def compiling(*args, **kwargs):
+        for _ in range(2):
+            with event.trigger_event("numba:compile", data={}):
+                pass
+        return dict(reads=0, mapped=0, unmapped=0, too_long=0, too_short=0, records=0, alignments=0, device="x")
+
+    monkeypatch.setattr(gseek.pipeline, "map_files", compiling)
+    monkeypatch.setattr(cli.compile_notice, "_said", False)
+    base = ["search", "-x", str(mapped / "ref"), "-q", str(mapped / "r.fq")]
+    code, _, err = run(["--quiet"] + base, capsys)
+    assert code == 0 and err == ""
+    monkeypatch.setattr(cli.compile_notice, "_said", False)
+    code, _, err = run(base, capsys)
+    assert code == 0 and err.splitlines()[0] == cli.compile_notice.TEXT and err.count("compiling") == 1
+    code, _, err = run(base, capsys)
+    assert "compiling" not in err
+    monkeypatch.setattr(cli.compile_notice, "_said", False)
+    with event.trigger_event("numba:compile", data={}):  # outside a command: nothing
+        pass
+    assert capsys.readouterr().err == ""
