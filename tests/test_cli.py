@@ -915,3 +915,14 @@ def test_first_compile_says_so_once(mapped, capsys, monkeypatch):
     with event.trigger_event("numba:compile", data={}):  # outside a command: nothing
         pass
     assert capsys.readouterr().err == ""
+
+
+def test_un_to_stdout_and_a_failing_un_output(mapped, capsys):
+    out = mapped / "out.sam"
+    code, stdout, err = run(_three_reads(mapped) + ["-v", "0", "-o", str(out), "--un", "-"], capsys)
+    assert code == 0, err
+    assert stdout == "@two_mm\nACATTTTCCACGGGGAAAGC\n+\nIIIIIIIIIIIIIIIIIIII\n" and out.exists()
+    out.unlink()
+    code, stdout, err = run(_three_reads(mapped) + ["-v", "0", "-o", str(out), "--al", "/dev/full"], capsys)
+    assert code == 1 and err == "gseek: error: /dev/full: No space left on device\n"
+    assert not out.exists() and not list(mapped.glob(".out.sam*"))

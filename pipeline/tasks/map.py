@@ -133,14 +133,12 @@ class _SamSink(LazySink):
         writer = SamWriter(self.query.output, self.header)
         try:
             for path in self.reads_out:
-                target = None
                 if path is not None:
                     target = open_output(path)
-                    self.read_writers.append(target)  # before entering it: aborted with the others
-                    target.handle = target.__enter__()
+                    self.read_writers.append((target, target.__enter__()))
         except BaseException:
             self.writer = writer
-            self.abort()
+            self.abort()  # the SAM and the read files opened so far
             raise
         return writer
 
@@ -149,8 +147,9 @@ class _SamSink(LazySink):
         self.writer.write_text(text, records)
         if self.pool is not None and isinstance(text, np.ndarray):
             self.pool.put(text)  # written: the buffer can hold the next batch
-        for target, chosen in zip(self.read_writers, (c for c, p in zip(selected, self.reads_out) if p is not None)):
-            write_all(target.handle, chosen)
+        chosen = [c for c, path in zip(selected, self.reads_out) if path is not None]
+        for (_, handle), text_of_reads in zip(self.read_writers, chosen):
+            write_all(handle, text_of_reads)
         return reads
 
     def before_commit(self) -> None:
@@ -163,7 +162,7 @@ class _SamSink(LazySink):
         if self.read_writers:
             self.before_commit()
             while self.read_writers:  # an error: abort() ends the others and the SAM
-                self.read_writers.pop(0).__exit__(None, None, None)
+                self.read_writers.pop(0)[0].__exit__(None, None, None)
         super().commit()
 
     def abort(self) -> None:
@@ -171,7 +170,7 @@ class _SamSink(LazySink):
         try:
             super().abort()
         finally:
-            for target in writers:
+            for target, _ in writers:
                 try:
                     target.__exit__(RuntimeError, None, None)
                 except Exception:  # noqa: BLE001 - the first error is the one to report
