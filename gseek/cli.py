@@ -16,12 +16,13 @@ import shlex
 import signal
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import click
 
 from . import __version__
-from .errors import GseekError, Terminated, one_line
+from .errors import GseekError, GseekWarning, Terminated, one_line
 
 DEVICE_CHOICE = click.Choice(["auto", "cpu", "gpu"], case_sensitive=False)
 
@@ -81,7 +82,7 @@ def _say(message: str) -> None:
 
 
 MAP_OPTIONS = ("mismatches", "max_alignments", "report_all", "max_hits", "norc", "nofw", "no_unal", "xa_limit",
-               "cigar_eq")
+               "cigar_eq", "phred64", "trim5", "trim3", "skip", "upto")
 
 
 def _map_options(func):
@@ -100,6 +101,17 @@ def _map_options(func):
         click.option("--xa-limit", type=click.IntRange(min=0), default=3, show_default=True,
                      help="map: list other best/second-best placements in XA when there are at most N."),
         click.option("--cigar-eq", is_flag=True, help="map: CIGAR with =/X runs instead of M."),
+        click.option("--phred64/--phred33", "phred64", default=False,
+                     help="map: FASTQ qualities are Phred+64 ('@'..'~', written as Phred+33) or Phred+33 "
+                          "('!'..'~') [--phred33]."),
+        click.option("-5", "--trim5", type=click.IntRange(min=0), default=0,
+                     help="map: trim N bases from the 5' (left) end of each read before mapping."),
+        click.option("-3", "--trim3", type=click.IntRange(min=0), default=0,
+                     help="map: trim N bases from the 3' (right) end of each read before mapping."),
+        click.option("-s", "--skip", type=click.IntRange(min=0), default=0,
+                     help="map: skip the first N reads of the input (of each query file in pipeline)."),
+        click.option("-u", "--upto", "--qupto", "upto", type=click.IntRange(min=1), default=None,
+                     help="map: stop after N reads (not counting skipped ones)."),
     ]
 
     @functools.wraps(func)
@@ -279,8 +291,8 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 
 @cli.command()
 @click.option("-x", "--index", "index_prefix", metavar="INDEX", help="Index prefix built by `gseek index`.")
-@click.option("-q", "--query", "queries", metavar="FILE", multiple=True,
-              help="Reads (FASTA/FASTQ, gzip ok) or BLAST queries; repeatable.")
+@click.option("-q", "-U", "--query", "queries", metavar="FILE", multiple=True,
+              help="Reads (FASTA/FASTQ, gzip ok, - for stdin) or BLAST queries; repeatable.")
 @click.option("--task", type=click.Choice(["map", "megablast", "blastn"]), default="map", show_default=True,
               help="map: complete k-mismatch read mapping; megablast/blastn: seed-and-extend search.")
 @_map_options
@@ -288,11 +300,15 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 @click.option("-o", "--output", metavar="FILE",
               help="Output: map: FILE.sam, FILE.bam or FILE.sam.gz (BGZF-compressed SAM); megablast/blastn: "
                    "BLAST tabular text (.gz: gzip) [stdout].")
+@click.option("--un", metavar="FILE", help="map: write the reads that failed to align to FILE, as given (gzip: .gz).")
+@click.option("--al", metavar="FILE", help="map: write the reads that aligned to FILE, as given (gzip: .gz).")
 @_common
-def search(index_prefix, queries, task, map_options, blast_options, output) -> None:
+def search(index_prefix, queries, task, map_options, blast_options, output, un, al) -> None:
     """Map reads (--task map, SOAP3-style complete k-mismatch) or search queries
     (--task megablast|blastn, G-BLASTN-style) against an index."""
     if task != "map":
+        if un or al:
+            raise click.UsageError(f"--un/--al: options of --task map, not of --task {task}")
         _blast_search(index_prefix, queries, task, blast_options, output)
         return
     given = _given(BLAST_OPTIONS)
@@ -305,14 +321,18 @@ def search(index_prefix, queries, task, map_options, blast_options, output) -> N
     from .pipeline import map_files
     from .pipeline.tasks import warm_host
 
-    _remove_stale_temporaries(output)
+    for path in (output, un, al):
+        _remove_stale_temporaries(path)
     started = time.perf_counter()
-    warm = warm_host()  # Numba's set-up overlaps the device's and the index's
-    try:
-        counts = map_files(index_prefix, list(queries), output or "-", device=_backend(), command=_command_line(),
-                           **map_options)
-    finally:
-        warm.join()
+    with compile_notice():
+        warm = warm_host()  # Numba's set-up overlaps the device's and the index's
+        try:
+            counts = map_files(index_prefix, list(queries), output or "-", device=_backend(),
+                               command=_command_line(), un=un, al=al, **map_options)
+        finally:
+            warm.join()
+    for line in bowtie_summary(counts["reads"], counts["mapped"], counts["alignments"]):
+        _say(line)
     why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
         else " (auto: no GPU found)"
     _say(f"[gseek] {counts['reads']:,} reads, {counts['mapped']:,} mapped, {counts['unmapped']:,} unmapped "
@@ -351,6 +371,60 @@ def _blast_search(index_prefix, queries, task, blast_options, output) -> None:
         else " (auto: no GPU found)"
     _say(f"[gseek] {task}: {counts['queries']:,} queries, {counts['with_hits']:,} with hits, {counts['hsps']:,} HSPs "
          f"in {time.perf_counter() - started:.2f} s on {counts['device']}{why}")
+
+
+class compile_notice:
+    """While entered, the first Numba compile of the process (a kernel missing
+    from the cache: the first run after an install) says so on stderr, once:
+    the command is not stuck, and ``gseek compile`` does it ahead of time."""
+
+    _said = False
+    TEXT = ("[gseek] compiling kernels on first use (once, into the cache; tens of seconds; "
+            "`gseek compile` does it ahead of time)")
+
+    def __enter__(self) -> compile_notice:
+        from numba.core import event
+
+        outer = self
+
+        class Listener(event.Listener):
+            def on_start(self, ev) -> None:
+                if not compile_notice._said:
+                    compile_notice._said = True
+                    _say(outer.TEXT)
+
+            def on_end(self, ev) -> None:
+                pass
+
+        self._listener = Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)
+
+
+def bowtie_summary(reads: int, aligned: int, alignments: int) -> list[str]:
+    """The lines bowtie 1.3.1 prints on stderr after a run (``-v`` mode, no ``-m``).
+
+    >>> print("\\n".join(bowtie_summary(3, 2, 5)))
+    # reads processed: 3
+    # reads with at least one alignment: 2 (66.67%)
+    # reads that failed to align: 1 (33.33%)
+    Reported 5 alignments
+    >>> bowtie_summary(0, 0, 0)[1:]
+    ['# reads with at least one alignment: 0 (0.00%)', '# reads that failed to align: 0 (0.00%)', 'No alignments']
+    """
+
+    def percent(n: int) -> str:
+        return f"{100.0 * n / reads if reads else 0.0:.2f}%"
+
+    return [f"# reads processed: {reads}",
+            f"# reads with at least one alignment: {aligned} ({percent(aligned)})",
+            f"# reads that failed to align: {reads - aligned} ({percent(reads - aligned)})",
+            f"Reported {alignments} alignments" if alignments else "No alignments"]
 
 
 # --------------------------------------------------------------------- align
@@ -558,16 +632,18 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_o
     from .pipeline import run_pipeline
     from .pipeline.tasks import warm_host
 
-    warm = warm_host() if task == "map" else None  # Numba's set-up overlaps the device's and the index's
-    try:
-        summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus,
-                               device=_backend() if gpus is None else "auto", threads=STATE.threads,
-                               resume=resume, progress=False if STATE.quiet else None, quiet=STATE.quiet,
-                               workers=workers, job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
-                               command=_command_line(), **options)
-    finally:
-        if warm is not None:
-            warm.join()
+    with compile_notice():
+        warm = warm_host() if task == "map" else None  # Numba's set-up overlaps the device's and the index's
+        try:
+            summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus,
+                                   device=_backend() if gpus is None else "auto", threads=STATE.threads,
+                                   resume=resume, progress=False if STATE.quiet else None, quiet=STATE.quiet,
+                                   workers=workers,
+                                   job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
+                                   command=_command_line(), **options)
+        finally:
+            if warm is not None:
+                warm.join()
     _say(f"[gseek] pipeline: {summary.count('ok')} ok, {summary.count('failed')} failed, "
          f"{summary.count('skipped')} skipped in {summary.seconds:.2f} s; {summary.path}")
     if summary.exit_status:
@@ -662,6 +738,21 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, print errors as one line, return the exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
     STATE.__dict__.update(device="auto", threads=0, quiet=False, debug="--debug" in args, argv=tuple(args))
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", GseekWarning)  # one line per warning, each time (several files)
+        warnings.showwarning = functools.partial(_show_warning, warnings.showwarning)
+        return _main(args)
+
+
+def _show_warning(show, message, category, *args, **kwargs) -> None:
+    """A :class:`~gseek.errors.GseekWarning` as one line, ``gseek: warning: ...`` (none with ``--quiet``)."""
+    if not issubclass(category, GseekWarning):
+        show(message, category, *args, **kwargs)
+    elif not STATE.quiet:
+        click.echo(f"gseek: warning: {one_line(message)}", err=True)
+
+
+def _main(args: list[str]) -> int:
     try:
         code = cli.main(args=args, prog_name="gseek", standalone_mode=False)
         if sys.stdout is not None:

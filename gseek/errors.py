@@ -20,6 +20,7 @@ __all__ = [
     "OutputBusyError",
     "OutputError",
     "Terminated",
+    "GseekWarning",
 ]
 
 
@@ -159,6 +160,20 @@ class OutputError(GseekError, ValueError):
         self.path = os.fspath(path)
         self.rule = message
         super().__init__(f"{self.path}: {message}")
+
+
+class GseekWarning(UserWarning):
+    """Input gseek reads but doubts, e.g. FASTQ qualities that look Phred+64 read
+    as Phred+33. The message names the input; the ``gseek`` command prints it
+    as one line (``gseek: warning: ...``), ``--quiet`` drops it.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warnings.warn(GseekWarning("r.fq: qualities look Phred+64"))
+    >>> str(caught[0].message), issubclass(GseekWarning, UserWarning)
+    ('r.fq: qualities look Phred+64', True)
+    """
 
 
 class Terminated(BaseException):
