@@ -688,15 +688,19 @@ def bench_blast(args: argparse.Namespace) -> Report:
                     out = work / f"{queries.stem}.{task}.{device}.tsv"
                     cmd = gseek + ["--device", device, "search", "--task", task, "-x", str(work / "db"),
                                    "-q", str(queries), "--outfmt", COMPARE_FIELDS, "-o", str(out)]
-                    times = []
+                    times, stages = [], ""
                     for _ in range(1 + args.warm):
-                        times.append(harness.run_process(cmd, env=dict(env, **caches)).seconds)
+                        proc = harness.run_process(cmd, env=dict(env, **caches, GSEEK_BLAST_TIMING="1"))
+                        times.append(proc.seconds)
+                        stages = " ".join(line for line in proc.stderr.splitlines() if "blast stages" in line)
                     cmp = compare_reports(open(out), open(ref_out))
                     ok = cmp["recall"] >= args.min_recall
                     warm = min(times[1:]) if len(times) > 1 else times[0]
                     results.append({"set": spec, "task": task, "tool": f"gseek --device {device}", "first_s": times[0],
-                                    "warm_s": warm, "compare": {k: v for k, v in cmp.items() if k != "missed"},
+                                    "warm_s": warm, "stages_last_run": stages,
+                                    "compare": {k: v for k, v in cmp.items() if k != "missed"},
                                     "missed": cmp["missed"]})
+                    print(f"  {spec} {task} {device}: blastn {t_blast:.2f} s, gseek {times}; {stages}", file=sys.stderr)
                     rows.append([spec, task, f"gseek {device}", f"{t_blast:.2f}", f"{times[0]:.2f} / {warm:.2f}",
                                  f"{t_blast / warm:.2f}x" if ok else "recall too low",
                                  f"{cmp['recall']:.4f} ({cmp['found']}/{cmp['expected']}), bits {cmp['bits_within_1']:.3f}, "
