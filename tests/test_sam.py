@@ -328,7 +328,7 @@ def test_buffer_pool_ignores_a_second_put_of_one_buffer():
 def test_sam_gz_is_bgzf_of_the_same_sam_text(genome, tmp_path):
     """``.sam.gz`` (any case) is BGZF: the SAM text of ``.sam`` byte for byte once
     decompressed, blocks with the ``BC`` field, the end-of-file block, readable by
-    htslib; ``x.BAM`` is BAM."""
+    htslib; ``x.BAM`` is BAM (unsorted: the records in the same order)."""
     import gzip
 
     import pysam
@@ -339,7 +339,7 @@ def test_sam_gz_is_bgzf_of_the_same_sam_text(genome, tmp_path):
     path = _write(tmp_path / "r.fq", _reads(11, contigs, 3000), True, 11)
     outs = {name: tmp_path / name for name in ("x.sam", "x.sam.gz", "y.SAM.GZ", "x.BAM")}
     for out in outs.values():
-        map_reads(index, path, out, mismatches=2, command="t")
+        map_reads(index, path, out, mismatches=2, command="t", sort=False if out.name == "x.BAM" else None)
     sam = outs["x.sam"].read_bytes()
     assert len(sam) > 2 * BLOCK_INPUT  # several blocks
     for name in ("x.sam.gz", "y.SAM.GZ"):
@@ -378,15 +378,22 @@ def test_incompressible_data_fits_its_blocks():
     assert len(sizes) == 5 and max(sizes) <= 1 << 16  # 3 whole blocks, the rest, the end-of-file block
 
 
-@pytest.mark.parametrize("name, rule", [("x.cram", "CRAM output needs a reference"), ("x.txt", "not a SAM output"),
-                                        ("x.sam.bz2", "not a SAM output"), ("x", "not a SAM output")])
+@pytest.mark.parametrize("name, rule", [
+    ("x.cram", "CRAM output is encoded against the reference; give --reference FASTA$"),
+    ("x.txt", "not a SAM output.*\\.sam, \\.bam, \\.cram or \\.sam\\.gz"),
+    ("x.sam.bz2", "not a SAM output.*\\.sam, \\.bam, \\.cram or \\.sam\\.gz"),
+    ("x", "not a SAM output.*\\.sam, \\.bam, \\.cram or \\.sam\\.gz"),
+    ("x.sam", "--sort applies to .bam and .cram output files"),
+])
 def test_other_output_names_are_refused(genome, tmp_path, name, rule):
+    """Refused before anything is written: no file (CRAM without a reference;
+    --sort for SAM text)."""
     from gseek.errors import OutputError
 
     contigs, index, _ = genome
     path = _write(tmp_path / "r.fq", _reads(12, contigs, 5), True, 12)
-    with pytest.raises(OutputError, match=rf"{name}: {rule}.*\.sam, \.bam or \.sam\.gz"):
-        map_reads(index, path, tmp_path / name)
+    with pytest.raises(OutputError, match=rf"{name}: {rule}"):
+        map_reads(index, path, tmp_path / name, sort=True if name == "x.sam" else None)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.fq"]
 
 

@@ -27,6 +27,7 @@ front door of ``gseek search --task map``, and, with ``workers=0``, of
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
@@ -42,7 +43,7 @@ from gseek.errors import FastxError, OptionError
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
 from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
-from gseek.output.sam import SamWriter, check_read_names, format_mapping, sam_format, sam_header
+from gseek.output.sam import SamWriter, check_read_names, check_sam_output, format_mapping, sam_header
 from gseek.output.sam_records import BufferPool
 from gseek.seqio import FastxReader, SequenceBatch
 from gseek.seqio.atomic import check_output
@@ -81,14 +82,16 @@ class _SamSink(LazySink):
     the first byte on stdout (which cannot be taken back) and before a file is
     renamed into place."""
 
-    def __init__(self, query: QueryFile, header: dict, pool: Any = None, check: Any = None) -> None:
+    def __init__(self, query: QueryFile, header: dict, pool: Any = None, check: Any = None,
+                 writer_options: dict[str, Any] | None = None) -> None:
         super().__init__(query)
         self.header, self.pool, self.check = header, pool, check
+        self.writer_options = writer_options or {}
 
     def open(self) -> SamWriter:
         if self.check is not None and os.fspath(self.query.output) == "-":
             self.check.result()
-        return SamWriter(self.query.output, self.header)
+        return SamWriter(self.query.output, self.header, **self.writer_options)
 
     def put(self, data: tuple[Any, int, int]) -> int:
         text, records, reads = data
@@ -116,6 +119,8 @@ class MapTask:
         device, threads: as :func:`map_reads`.
         command: SAM ``@PG CL``.
         no_unal, cigar_eq: as :func:`map_reads`.
+        read_group, sort, reference: as :func:`map_files` (the format of
+            each output is its name's, :func:`~gseek.output.sam.check_sam_output`).
         **mapper_options: the other :class:`~gseek.mapper.Mapper` options.
 
     The SAM header names the first device's backend (``@PG DS``).
@@ -135,6 +140,9 @@ class MapTask:
         command: str = "gseek",
         no_unal: bool = False,
         cigar_eq: bool = False,
+        read_group: dict[str, str] | Sequence[tuple[str, str]] | None = None,
+        sort: bool | None = None,
+        reference: str | os.PathLike | None = None,
         **mapper_options: Any,
     ) -> None:
         if devices is not None and not devices:
@@ -144,10 +152,16 @@ class MapTask:
         #: is waited for before an output is renamed into place.
         self.index_check = None
         source = index.path if isinstance(index, Index) else index
+        #: The @RG line's fields in order (``ID`` first), as name, value pairs: picklable, hashable.
+        self.read_group = None if not read_group else tuple(dict(read_group).items())
+        self.sort = sort
+        self.reference = None if reference is None else os.fspath(reference)
+        sam = {k: v for k, v in dict(read_group=self.read_group, sort=sort, reference=self.reference).items()
+               if v is not None}
         #: What rebuilds this task on another process (None for an index that was never saved).
         self.spec = None if source is None else TaskSpec.of(
             "map", source, dict(mismatches=int(mismatches), command=command, no_unal=no_unal, cigar_eq=cigar_eq,
-                                **mapper_options), devices, threads)
+                                **sam, **mapper_options), devices, threads)
         if not isinstance(index, Index):
             first = backends[0] if backends else (device or "auto")
             index = Index.load(index, device=first, threads=threads, verify=False)  # every part present
@@ -169,8 +183,14 @@ class MapTask:
         self.command = command
         self.options = dict(mismatches=int(mismatches), no_unal=self.no_unal, cigar_eq=self.cigar_eq,
                             **{k: v for k, v in sorted(mapper_options.items())})
+        if self.read_group is not None:  # records and header change; absent, fingerprints stay as before
+            self.options["read_group"] = [list(f) for f in self.read_group]
+        if sort is not None:
+            self.options["sort"] = bool(sort)
+        #: How each output is written (:class:`~gseek.output.sam.SamWriter` options).
+        self.writer_options = dict(sort=sort, reference=self.reference, threads=threads)
         self.header = sam_header(index.contigs.names, index.contigs.lengths, command=command,
-                                 backend=self.mappers[0].backend.describe())
+                                 backend=self.mappers[0].backend.describe(), read_group=self.read_group)
 
     def __repr__(self) -> str:
         return f"MapTask({self.mappers[0]!r}, devices={len(self.mappers)})"
@@ -190,9 +210,12 @@ class MapTask:
     # ------------------------------------------------------------------ stages
 
     @staticmethod
-    def check_output_name(path: str | os.PathLike) -> None:
-        """Refuse an output name whose suffix is no SAM format gseek writes (:func:`~gseek.output.sam.sam_format`)."""
-        sam_format(path)
+    def check_output_name(path: str | os.PathLike, *, sort: bool | None = None,
+                          reference: str | os.PathLike | None = None, **options: Any) -> None:
+        """Refuse an output name whose suffix is no SAM format gseek writes, CRAM
+        without ``reference``, ``sort`` for a text output
+        (:func:`~gseek.output.sam.check_sam_output`); other task options are ignored."""
+        check_sam_output(path, sort=sort, reference=reference)
 
     def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
         """Batches of the query's files, in order; a read name SAM cannot hold
@@ -235,7 +258,7 @@ class MapTask:
         return chunks
 
     def open_output(self, query: QueryFile) -> _SamSink:
-        return _SamSink(query, self.header, self.pool, self.index_check)
+        return _SamSink(query, self.header, self.pool, self.index_check, self.writer_options)
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages
@@ -274,6 +297,9 @@ def map_files(
     threads: int | None = None,
     no_unal: bool = False,
     cigar_eq: bool = False,
+    read_group: dict[str, str] | Sequence[tuple[str, str]] | None = None,
+    sort: bool | None = None,
+    reference: str | os.PathLike | None = None,
     device: str | Backend | None = None,
     devices: Sequence[str | Backend] | None = None,
     chunk_bytes: int | None = None,
@@ -296,7 +322,8 @@ def map_files(
             (loaded here; its SHA-256 check runs beside the mapping and is
             waited for before the output is renamed into place).
         reads: a FASTA/FASTQ file (gzip ok, ``-`` for stdin) or a list of them.
-        output: the SAM file, BAM for ``*.bam``, ``-`` for stdout; written
+        output: the SAM file (``*.sam``), BGZF-compressed SAM (``*.sam.gz``),
+            BAM (``*.bam``), CRAM (``*.cram``), ``-`` for SAM on stdout; written
             under a temporary name and renamed when complete.
         mismatches: ``k``, as :class:`~gseek.mapper.Mapper`.
         command: SAM ``@PG CL``.
@@ -304,6 +331,11 @@ def map_files(
             formatting), and of parsing.
         no_unal: write no record for unmapped reads.
         cigar_eq: ``=``/``X`` CIGAR operations instead of ``M``.
+        read_group: the ``@RG`` line's fields (:func:`~gseek.output.sam.read_group`,
+            ``ID`` first); every record gets ``RG:Z:ID``.
+        sort: coordinate-sort and index a BAM or CRAM output (None: yes for
+            such a file; :func:`~gseek.output.sam.check_sam_output`).
+        reference: the FASTA a CRAM output is encoded against (required for ``*.cram``).
         device: backend of the mapper (default: the index's; for a path: ``auto``).
         devices: one backend or device name per prelim worker, each with its
             own :class:`~gseek.mapper.Mapper` and index copy (overrides ``device``).
@@ -331,10 +363,13 @@ def map_files(
     if not files:
         raise OptionError("no read file given")
     index_dir = index.path if isinstance(index, Index) else resolve_index(index)
-    check_output(output, files, within=[] if index_dir is None else [index_dir])
-    sam_format(output)
+    check_output(output, [*files, reference], within=[] if index_dir is None else [index_dir])
+    check_sam_output(output, sort=sort, reference=reference)
+    if reference is not None and not os.path.isfile(reference):
+        raise OSError(errno.ENOENT, "the CRAM reference FASTA is missing", os.fspath(reference))
     task = MapTask(index, mismatches, devices=devices, device=device, threads=threads, command=command,
-                   no_unal=no_unal, cigar_eq=cigar_eq, **mapper_options)
+                   no_unal=no_unal, cigar_eq=cigar_eq, read_group=read_group, sort=sort, reference=reference,
+                   **mapper_options)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
     dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or task.job_bytes, bounds=bounds)
     result, = dispatcher.run([query])
@@ -359,9 +394,10 @@ def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[
     Arguments:
         index: an :class:`~gseek.index.Index` or the path of a saved one.
         reads: a FASTA/FASTQ file or a list of them.
-        output: the SAM (or ``*.bam``) file, ``-`` for stdout.
+        output: the SAM file (or ``*.sam.gz``, ``*.bam``, ``*.cram``), ``-`` for stdout.
         **options: those of :func:`map_files` but ``workers`` (``mismatches``,
-            ``command`` for SAM ``@PG CL``, ``no_unal``, ``cigar_eq``,
+            ``command`` for SAM ``@PG CL``, ``no_unal``, ``cigar_eq``, ``read_group``,
+            ``sort``, ``reference``,
             ``chunk_bytes``, ``threads``, ``device``, ``devices``, ``bounds``)
             and the :class:`~gseek.mapper.Mapper` options.
 
