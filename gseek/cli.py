@@ -159,7 +159,7 @@ def _sam_options(func):
                 group = read_group(v["rg_id"], v["rg_fields"])
         except OptionError as exc:
             raise click.UsageError(str(exc)) from None
-        sam_options = dict(sort=v["sort"], reference=v["reference"], read_group=group)
+        sam_options = {"sort": v["sort"], "reference": v["reference"], "read_group": group}
         return func(sam_options=sam_options, **kwargs)
 
     for option in reversed(options):

@@ -356,7 +356,6 @@ def test_pipeline_map_writes_each_output_in_its_names_format(world, tmp_path):
     import pickle
 
     import pysam
-
     from gseek.pipeline import MapTask
 
     listing = tmp_path / "list.txt"

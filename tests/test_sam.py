@@ -617,7 +617,7 @@ def test_bwa_read_group_line(line, want):
     from gseek.output.sam import read_group_line
 
     if isinstance(want, dict):
-        assert read_group_line(line) == want and list(read_group_line(line))[0] == "ID"
+        assert read_group_line(line) == want and next(iter(read_group_line(line))) == "ID"
         return
     with pytest.raises(OptionError, match=want):
         read_group_line(line)
@@ -660,11 +660,10 @@ def test_an_error_while_writing_or_sorting_leaves_nothing(genome, tmp_path, monk
     header = sam_header([f"chr{i}" for i in range(len(contigs))], [len(c) for c in contigs], command="t",
                         backend="cpu")
     record = "r\t0\tchr0\t5\t60\t4M\t*\t0\t0\tACGT\tIIII\n"
-    options = dict(reference=where / "g.fa", sort=name != "u.bam")
-    with pytest.raises(KeyboardInterrupt):
-        with SamWriter(tmp_path / name, header, **options) as sam:
-            sam.write_text(record, 1)
-            raise KeyboardInterrupt
+    options = {"reference": where / "g.fa", "sort": name != "u.bam"}
+    with pytest.raises(KeyboardInterrupt), SamWriter(tmp_path / name, header, **options) as sam:
+        sam.write_text(record, 1)
+        raise KeyboardInterrupt
     assert list(tmp_path.iterdir()) == []
     if name == "u.bam":
         return
@@ -674,9 +673,9 @@ def test_an_error_while_writing_or_sorting_leaves_nothing(genome, tmp_path, monk
         raise pysam.utils.SamtoolsError(f"samtools returned with error 1: stderr=[bam_sort] cannot write {temporary}")
 
     monkeypatch.setattr(pysam, "sort", failing_sort)
-    with pytest.raises(GseekError, match=rf"^{tmp_path / name}: {name[2:].upper()} conversion failed") as info:
-        with SamWriter(tmp_path / name, header, **options) as sam:
-            sam.write_text(record, 1)
+    with pytest.raises(GseekError, match=rf"^{tmp_path / name}: {name[2:].upper()} conversion failed") as info, \
+            SamWriter(tmp_path / name, header, **options) as sam:
+        sam.write_text(record, 1)
     assert ".tmp-" not in str(info.value) and str(tmp_path / name) in str(info.value).split("cannot write ")[1]
     assert list(tmp_path.iterdir()) == []
 
@@ -701,3 +700,21 @@ def test_a_fifo_named_bam_is_streamed_unsorted(genome, mapped_sam, tmp_path):
     assert _records(tmp_path / "copy.bam") == _records(sam)
     with pytest.raises(OutputError, match="--sort applies to .bam and .cram output files"):
         map_reads(index, reads, fifo, sort=True)
+
+
+def test_a_cram_reference_must_hold_the_index_contigs(genome, mapped_sam, tmp_path):
+    """A FASTA without one of the index's contigs, or with it at another length, is
+    refused naming the FASTA before the index's reads are mapped; nothing is written."""
+    from gseek.errors import OutputError
+
+    contigs, index, _ = genome
+    reads, _ = mapped_sam
+    fasta = tmp_path / "ref.fa"
+    for text, rule in [("".join(f">chr{i}\n{c}\n" for i, c in enumerate(contigs[:-1])), "holds no contig 'chr3'"),
+                       ("".join(f">chr{i}\n{c[: -1 if i == 2 else None]}\n" for i, c in enumerate(contigs)),
+                        f"contig 'chr2' has {len(contigs[2]) - 1:,} bases, {len(contigs[2]):,} in the index")]:
+        fasta.write_text(text)
+        (tmp_path / "ref.fa.fai").unlink(missing_ok=True)
+        with pytest.raises(OutputError, match=f"^{fasta}: {rule}"):
+            map_reads(index, reads, tmp_path / "x.cram", reference=fasta)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.fa", "ref.fa.fai"]

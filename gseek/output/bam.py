@@ -17,7 +17,7 @@ temporary name.
 >>> d = tempfile.mkdtemp()
 >>> header = pysam.AlignmentHeader.from_dict({"HD": {"VN": "1.6", "SO": "unsorted"}, "SQ": [{"SN": "c", "LN": 50}]})
 >>> with HtslibWriter(os.path.join(d, "x.bam"), header, "bam", sort=True) as bam:
-...     bam.write(b"b\\t0\\tc\\t20\\t60\\t4M\\t*\\t0\\t0\\tACGT\\tIIII\\na\\t0\\tc\\t3\\t60\\t4M\\t*\\t0\\t0\\tACGT\\tIIII\\n")
+...     _ = bam.write(b"b\\t0\\tc\\t20\\t60\\t4M\\t*\\t0\\t0\\tACGT\\tIIII\\na\\t0\\tc\\t3\\t60\\t4M\\t*\\t0\\t0\\tACGT\\tIIII\\n")
 >>> sorted(os.listdir(d))
 ['x.bam', 'x.bam.bai']
 >>> [r.query_name for r in pysam.AlignmentFile(os.path.join(d, "x.bam")).fetch("c", 10, 30)]
@@ -36,7 +36,7 @@ import pysam
 from gseek.errors import GseekError
 from gseek.seqio.atomic import is_special, named_error, open_output, temporary_name
 
-__all__ = ["HtslibWriter", "INDEX_SUFFIX", "SCRATCH_SUFFIX"]
+__all__ = ["INDEX_SUFFIX", "SCRATCH_SUFFIX", "HtslibWriter"]
 
 #: The index samtools writes beside a sorted output, by format.
 INDEX_SUFFIX = {"bam": ".bai", "cram": ".crai"}

@@ -51,7 +51,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from gseek.mapper import MappingResult
 
 __all__ = ["SamWriter", "sam_header", "format_mapping", "format_unmapped", "sam_format", "check_sam_output",
-           "check_read_names", "read_group", "read_group_line", "SAM_SUFFIXES", "SORTED_FORMATS", "QNAME_MAX"]
+           "check_read_names", "check_reference", "read_group", "read_group_line", "SAM_SUFFIXES", "SORTED_FORMATS",
+           "QNAME_MAX"]
 
 _LETTERS = np.frombuffer(b"ACGTN", dtype=np.uint8)
 
@@ -112,6 +113,36 @@ def check_sam_output(path: str | os.PathLike, *, sort: bool | None = None,
         raise OutputError(path, "--sort applies to .bam and .cram output files (sorting needs the whole file, and "
                                 "its index lies beside it)")
     return fmt, (fmt in SORTED_FORMATS and not special) if sort is None else bool(sort)
+
+
+def check_reference(reference: str | os.PathLike, contig_names, contig_lengths) -> None:
+    """Refuse a FASTA a CRAM cannot be encoded against: one that htslib cannot
+    index, or that lacks a contig of the index or has it at another length
+    (:class:`~gseek.errors.OutputError` naming the FASTA). htslib writes
+    ``FASTA.fai`` beside it when missing, as it would for the CRAM.
+
+    >>> import os, tempfile
+    >>> fasta = os.path.join(tempfile.mkdtemp(), "ref.fa")
+    >>> _ = open(fasta, "w").write(">chr1 first\\nACGTACGT\\n")
+    >>> check_reference(fasta, ["chr1"], [8])
+    >>> check_reference(fasta, ["chr1", "chr2"], [8, 5])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gseek.errors.OutputError: .../ref.fa: holds no contig 'chr2' of the index; give the FASTA the index was built from
+    """
+    try:
+        with pysam.FastaFile(os.fspath(reference)) as fasta:
+            lengths = dict(zip(fasta.references, fasta.lengths))
+    except (OSError, ValueError) as exc:
+        raise OutputError(reference, f"cannot read it as the CRAM reference (an indexable FASTA, plain or bgzip): "
+                                     f"{' '.join(str(exc).split())}") from None
+    for name, length in zip(contig_names, contig_lengths):
+        if str(name) not in lengths:
+            raise OutputError(reference, f"holds no contig {str(name)!r} of the index; give the FASTA the index was "
+                                         "built from")
+        if lengths[str(name)] != int(length):
+            raise OutputError(reference, f"contig {str(name)!r} has {lengths[str(name)]:,} bases, {int(length):,} in "
+                                         "the index; give the FASTA the index was built from")
 
 
 # --------------------------------------------------------------------------- read groups

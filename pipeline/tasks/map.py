@@ -43,7 +43,8 @@ from gseek.errors import FastxError, OptionError
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
 from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
-from gseek.output.sam import SamWriter, check_read_names, check_sam_output, format_mapping, sam_header
+from gseek.output.sam import (SamWriter, check_read_names, check_reference, check_sam_output, format_mapping,
+                              sam_header)
 from gseek.output.sam_records import BufferPool
 from gseek.seqio import FastxReader, SequenceBatch
 from gseek.seqio.atomic import check_output
@@ -147,6 +148,8 @@ class MapTask:
     ) -> None:
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
+        if reference is not None and not os.path.isfile(reference):  # before the index is loaded
+            raise OSError(errno.ENOENT, "the CRAM reference FASTA is missing", os.fspath(reference))
         backends = None if devices is None else [get_backend(d, threads) for d in devices]
         #: The SHA-256 check of an index loaded here runs beside the work and
         #: is waited for before an output is renamed into place.
@@ -156,7 +159,7 @@ class MapTask:
         self.read_group = None if not read_group else tuple(dict(read_group).items())
         self.sort = sort
         self.reference = None if reference is None else os.fspath(reference)
-        sam = {k: v for k, v in dict(read_group=self.read_group, sort=sort, reference=self.reference).items()
+        sam = {k: v for k, v in {"read_group": self.read_group, "sort": sort, "reference": self.reference}.items()
                if v is not None}
         #: What rebuilds this task on another process (None for an index that was never saved).
         self.spec = None if source is None else TaskSpec.of(
@@ -168,6 +171,8 @@ class MapTask:
             self.index_check = index.check_in_background()
             device = None
         self.index = index
+        if self.reference is not None:  # the CRAM reference holds the index's contigs
+            check_reference(self.reference, index.contigs.names, index.contigs.lengths)
         if backends is None:
             backends = [index.backend if device is None else get_backend(device, threads)]
         self.mappers = [Mapper(index, mismatches, device=b, **mapper_options) for b in backends]
@@ -188,7 +193,7 @@ class MapTask:
         if sort is not None:
             self.options["sort"] = bool(sort)
         #: How each output is written (:class:`~gseek.output.sam.SamWriter` options).
-        self.writer_options = dict(sort=sort, reference=self.reference, threads=threads)
+        self.writer_options = {"sort": sort, "reference": self.reference, "threads": threads}
         self.header = sam_header(index.contigs.names, index.contigs.lengths, command=command,
                                  backend=self.mappers[0].backend.describe(), read_group=self.read_group)
 
@@ -365,8 +370,6 @@ def map_files(
     index_dir = index.path if isinstance(index, Index) else resolve_index(index)
     check_output(output, [*files, reference], within=[] if index_dir is None else [index_dir])
     check_sam_output(output, sort=sort, reference=reference)
-    if reference is not None and not os.path.isfile(reference):
-        raise OSError(errno.ENOENT, "the CRAM reference FASTA is missing", os.fspath(reference))
     task = MapTask(index, mismatches, devices=devices, device=device, threads=threads, command=command,
                    no_unal=no_unal, cigar_eq=cigar_eq, read_group=read_group, sort=sort, reference=reference,
                    **mapper_options)
