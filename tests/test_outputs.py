@@ -390,3 +390,34 @@ def test_pipeline_map_refuses_sort_for_a_sam_entry(world, tmp_path):
     with pytest.raises(QueryListError, match=r"list.txt:2: .*c.sam: --sort applies to .bam and .cram"):
         run_pipeline(listing, world["index"], tmp_path / "out", device="cpu", progress=False, sort=True)
     assert not (tmp_path / "out" / "a.bam").exists()
+
+
+def test_sigterm_while_a_sorted_bam_is_written_leaves_nothing(world, tmp_path):
+    """SIGTERM while a sorted BAM's records go to its scratch folder: 143, the
+    folder and the temporary output removed, no BAM, no index."""
+    import time
+
+    big = tmp_path / "big.fq"
+    big.write_text(Path(lambda_reads()).read_text() * 10)  # 20,000 reads, many jobs of --job-mb 0.05
+    listing = tmp_path / "list.txt"
+    listing.write_text(f"{big}\tbig.bam\n")
+    out = tmp_path / "out"
+    command = [*GSEEK, "pipeline", "--queries", listing, "-x", world["index"], "--outdir", out, "--job-mb", "0.05"]
+    proc = subprocess.Popen([str(a) for a in command], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def half() -> bool:
+        return any((d / "unsorted.bam").is_file() and (d / "unsorted.bam").stat().st_size
+                   for d in out.glob(".big.bam.sort.tmp-*"))
+
+    end = time.monotonic() + 120
+    while not half() and proc.poll() is None and time.monotonic() < end:
+        time.sleep(0.001)
+    proc.send_signal(signal.SIGSTOP)  # the moment is checked before the signal is delivered
+    caught = half()
+    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signal.SIGCONT)
+    _, stderr = proc.communicate(timeout=120)
+    assert caught, stderr
+    assert proc.returncode == 143 and stderr.decode().splitlines()[-1] == "gseek: terminated by SIGTERM", stderr
+    left = sorted(p.name for p in out.iterdir())
+    assert not any(".tmp-" in name or name.startswith("big.bam") for name in left), left
