@@ -447,7 +447,7 @@ def test_bam_no_unal_cigar_eq_and_atomic_output(genome, tmp_path):
     for rec in records:
         assert set(rec.cigarstring) <= set("0123456789=X")
         assert sum(n for op, n in rec.cigartuples if op == 8) == rec.get_tag("NM")
-    assert sorted(os.listdir(tmp_path)) == ["o.bam", "r.fq"]
+    assert sorted(os.listdir(tmp_path)) == ["o.bam", "o.bam.bai", "r.fq"]  # sorted and indexed by default
     bad = tmp_path / "bad.fq"
     bad.write_text(_fastq(tmp_path / "ok.fq", reads[:3]).read_text() + "@broken\nACGTACGTACGTACGTACGT\n+\nIIII\n")
     with pytest.raises(FastxError, match="quality length"):
