@@ -718,3 +718,14 @@ def test_a_cram_reference_must_hold_the_index_contigs(genome, mapped_sam, tmp_pa
         with pytest.raises(OutputError, match=f"^{fasta}: {rule}"):
             map_reads(index, reads, tmp_path / "x.cram", reference=fasta)
         assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.fa", "ref.fa.fai"]
+
+
+def test_a_read_group_without_id_is_refused_by_the_header():
+    """The API's ``read_group`` (a dict or name, value pairs) needs an ID, written first."""
+    from gseek.errors import OptionError
+    from gseek.output.sam import sam_header
+
+    header = sam_header(["c"], [5], command="t", backend="cpu", read_group=[("SM", "s"), ("ID", "x")])
+    assert list(header["RG"][0]) == ["ID", "SM"]
+    with pytest.raises(OptionError, match="needs an ID"):
+        sam_header(["c"], [5], command="t", backend="cpu", read_group={"SM": "s"})

@@ -280,7 +280,10 @@ def sam_header(contig_names, contig_lengths, *, command: str, backend: str,
         "SQ": [{"SN": str(n), "LN": int(l)} for n, l in zip(contig_names, contig_lengths)],
     }
     if read_group:
-        header["RG"] = [dict(read_group)]
+        group = dict(read_group)
+        if not group.get("ID"):
+            raise OptionError(f"read_group {group}: the @RG line needs an ID (gseek.output.sam.read_group)")
+        header["RG"] = [{"ID": group.pop("ID"), **group}]
     header["PG"] = [{"ID": "gseek", "PN": "gseek", "VN": __version__, "CL": command, "DS": f"backend={backend}"}]
     return header
 
