@@ -209,6 +209,51 @@ def _blast_options(func=None, *, outfmt: bool = True):
     return wrapper
 
 
+SAM_OPTIONS = ("sort", "reference", "rg_id", "rg_fields", "rg_line")
+
+
+def _sam_options(func):
+    """The SAM/BAM/CRAM output options shared by ``search`` and ``pipeline --task
+    map``, collected into one ``sam_options`` dict (``sort``, ``reference``,
+    ``read_group``) of :func:`~gseek.pipeline.map_files` arguments; a
+    mistake in them is a usage error (exit 2)."""
+    options = [
+        click.option("--sort/--no-sort", default=None,
+                     help="map: coordinate-sort a .bam/.cram output and index it (.bai/.crai) "
+                          "[sort .bam and .cram files; --no-sort: records in input order]."),
+        click.option("--reference", metavar="FASTA",
+                     help="map: the reference FASTA a .cram output is encoded against (required for .cram)."),
+        click.option("--rg-id", metavar="ID",
+                     help="map: read group: write '@RG ID:ID' in the header and RG:Z:ID on every record."),
+        click.option("--rg", "rg_fields", metavar="TAG:VALUE", multiple=True,
+                     help="map: a field of the @RG line (SM:sample, PL:ILLUMINA, ...); needs --rg-id; repeatable."),
+        click.option("-R", "rg_line", metavar="LINE",
+                     help="map: the whole @RG line as bwa takes it, e.g. '@RG\\tID:lane1\\tSM:sample1'."),
+    ]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs):
+        v = {name: kwargs.pop(name) for name in SAM_OPTIONS}
+        from .errors import OptionError
+        from .output.sam import read_group, read_group_line
+
+        try:
+            if v["rg_line"] is not None:
+                if v["rg_id"] is not None or v["rg_fields"]:
+                    raise OptionError("-R and --rg-id/--rg both give the read group; give one of them")
+                group = read_group_line(v["rg_line"])
+            else:
+                group = read_group(v["rg_id"], v["rg_fields"])
+        except OptionError as exc:
+            raise click.UsageError(str(exc)) from None
+        sam_options = {"sort": v["sort"], "reference": v["reference"], "read_group": group}
+        return func(sam_options=sam_options, **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
 def _blast_kwargs(given: dict) -> dict:
     """The given BLAST options as :class:`~gseek.blast.options.BlastOptions` overrides (``outfmt`` apart)."""
     from .blast.dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW
@@ -297,13 +342,14 @@ def _index_path(reference: str, prefix: str | None) -> Path:
               help="map: complete k-mismatch read mapping; megablast/blastn: seed-and-extend search.")
 @_map_options
 @_blast_options
+@_sam_options
 @click.option("-o", "--output", metavar="FILE",
-              help="Output: map: FILE.sam, FILE.bam or FILE.sam.gz (BGZF-compressed SAM); megablast/blastn: "
-                   "BLAST tabular text (.gz: gzip) [stdout].")
+              help="Output: map: FILE.sam, FILE.sam.gz (BGZF-compressed SAM), FILE.bam or FILE.cram (sorted and "
+                   "indexed unless --no-sort) [SAM on stdout]; megablast/blastn: BLAST tabular text (.gz: gzip).")
 @click.option("--un", metavar="FILE", help="map: write the reads that failed to align to FILE, as given (gzip: .gz).")
 @click.option("--al", metavar="FILE", help="map: write the reads that aligned to FILE, as given (gzip: .gz).")
 @_common
-def search(index_prefix, queries, task, map_options, blast_options, output, un, al) -> None:
+def search(index_prefix, queries, task, map_options, blast_options, sam_options, output, un, al) -> None:
     """Map reads (--task map, SOAP3-style complete k-mismatch) or search queries
     (--task megablast|blastn, G-BLASTN-style) against an index."""
     if task != "map":
@@ -328,7 +374,8 @@ def search(index_prefix, queries, task, map_options, blast_options, output, un, 
         warm = warm_host()  # Numba's set-up overlaps the device's and the index's
         try:
             counts = map_files(index_prefix, list(queries), output or "-", device=_backend(),
-                               command=_command_line(), un=un, al=al, **map_options)
+                               threads=STATE.threads, command=_command_line(), un=un, al=al, **map_options,
+                               **sam_options)
         finally:
             warm.join()
     for line in bowtie_summary(counts["reads"], counts["mapped"], counts["alignments"]):
@@ -342,7 +389,7 @@ def search(index_prefix, queries, task, map_options, blast_options, output, un, 
 
 def _blast_search(index_prefix, queries, task, blast_options, output) -> None:
     """``gseek search --task megablast|blastn``."""
-    foreign = _given(MAP_OPTIONS)
+    foreign = _given(MAP_OPTIONS + SAM_OPTIONS)
     if foreign:
         raise click.UsageError(f"{', '.join(foreign)}: options of --task map, not of --task {task}")
     if not index_prefix:
@@ -588,6 +635,7 @@ def _gpu_list(ctx, param, value):
               help="GPUs to use (map: one prelim worker each; align: two, on their own CUDA streams).")
 @click.option("--resume", is_flag=True, help="Skip files whose outputs are complete.")
 @_map_options
+@_sam_options
 @_align_options
 @_blast_options(outfmt=False)
 @click.option("--workers", type=click.IntRange(min=0), default=2, show_default=True,
@@ -596,7 +644,7 @@ def _gpu_list(ctx, param, value):
               help="MiB of query input per job (big files are split, small ones combined) "
                    "[map: 64 on a GPU, 16 on the CPU; align: about 2^40 DP cells on a GPU, 2^32 on the CPU].")
 @_common
-def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_options, align_options,
+def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_options, sam_options, align_options,
              blast_options, workers, job_mb) -> None:
     """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
     if gpus is not None and STATE.device == "cpu":
@@ -605,11 +653,11 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_o
         if index_prefix is None or target is not None:
             raise click.UsageError("--task map takes -x/--index INDEX (and no -t)")
         foreign = _given(ALIGN_OPTIONS) + _given(BLAST_OPTIONS[:-1])
-        reference, options = index_prefix, map_options
+        reference, options = index_prefix, {**map_options, **sam_options}
     elif task in ("megablast", "blastn"):
         if index_prefix is None or target is not None:
             raise click.UsageError(f"--task {task} takes -x/--index INDEX (and no -t)")
-        foreign = [o for o in _given(ALIGN_OPTIONS) if o != "--outfmt"] + _given(MAP_OPTIONS)
+        foreign = [o for o in _given(ALIGN_OPTIONS) if o != "--outfmt"] + _given(MAP_OPTIONS + SAM_OPTIONS)
         reference, options = index_prefix, _blast_kwargs(blast_options)
         options["outfmt"] = align_options["outfmt"] or "6"
         options["database"] = os.fspath(index_prefix)
@@ -623,7 +671,7 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_o
     else:
         if target is None or index_prefix is not None:
             raise click.UsageError("--task align takes -t/--target FASTA, the targets (and no -x)")
-        foreign = _given(MAP_OPTIONS) + _given(BLAST_OPTIONS[:-1])
+        foreign = _given(MAP_OPTIONS + SAM_OPTIONS) + _given(BLAST_OPTIONS[:-1])
         reference, options = target, align_options
     if foreign:
         raise click.UsageError(f"{', '.join(foreign)}: not an option of --task {task}")

@@ -411,7 +411,8 @@ def run_pipeline(
     out = Path(outdir)
     if task != "align":  # the index folder: nothing may be written inside it
         index_dir = index.path if isinstance(index, Index) else resolve_index(index)
-        within, reference = ([] if index_dir is None else [index_dir]), []
+        # the FASTA a CRAM is encoded against: an input like the queries
+        within, reference = ([] if index_dir is None else [index_dir]), [task_options.get("reference")]
     else:  # the targets file: an input like the queries
         within, reference = [], [index]
     inputs = [list_file, *reference, *(p for query, _ in entries for p in query.paths)]
@@ -420,7 +421,7 @@ def run_pipeline(
     check_output(out / LOCK_NAME, inputs)
     lock = _FolderLock(out)
     try:
-        _check_outputs(list_file, entries, out, task_cls, inputs, within)
+        _check_outputs(list_file, entries, out, task_cls, inputs, within, task_options)
         return _run_locked(entries, task_cls, index, out, started, gpus=gpus, devices=devices, device=device,
                            threads=threads, resume=resume, progress=progress, workers=workers, job_bytes=job_bytes,
                            bounds=bounds, max_inflight_bytes=max_inflight_bytes, command=command, quiet=quiet,
@@ -430,15 +431,16 @@ def run_pipeline(
 
 
 def _check_outputs(list_file: str | os.PathLike, entries: list[tuple[QueryFile, str]], out: Path, task_cls: Any,
-                   inputs: list[Any], within: list[Any]) -> None:
+                   inputs: list[Any], within: list[Any], task_options: dict[str, Any]) -> None:
     """Refuse, before any work, an output that would destroy an input (any
     entry's, the list, the index or targets) or cannot be written: a list
-    entry's as ``list.txt:LINE``, ``summary.tsv`` and the manifest by name."""
+    entry's as ``list.txt:LINE``, ``summary.tsv`` and the manifest by name. An
+    output's name is checked with the task's options (``.cram`` needs ``reference``)."""
     for query, name in entries:
         path = out / name
         try:
             check_output(path, inputs, within=within)
-            task_cls.check_output_name(path)
+            task_cls.check_output_name(path, **task_options)
         except (OSError, OutputError) as exc:
             raise QueryListError(list_file, query.line, one_line(exc)) from None
     for name in (SUMMARY_NAME, MANIFEST_NAME):

@@ -27,6 +27,7 @@ front door of ``gseek search --task map``, and, with ``workers=0``, of
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
@@ -44,7 +45,8 @@ from gseek.errors import FastxError, GseekWarning, OptionError
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
 from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
-from gseek.output.sam import SamWriter, check_read_names, format_mapping, sam_format, sam_header
+from gseek.output.sam import (SamWriter, check_read_names, check_reference, check_sam_output, format_mapping,
+                              sam_header)
 from gseek.output.sam_records import BufferPool
 from gseek.seqio import FastxReader, SequenceBatch, looks_phred64, open_output
 from gseek.seqio.atomic import check_output, descriptor_of, is_special, write_all
@@ -116,9 +118,11 @@ class _SamSink(LazySink):
     skipped (``skip``) writes a header alone; one without records is an error."""
 
     def __init__(self, query: QueryFile, header: dict, pool: Any = None, check: Any = None,
-                 reads_out: Sequence[str] = (), seen: Any = None) -> None:
+                 reads_out: Sequence[str] = (), seen: Any = None,
+                 writer_options: dict[str, Any] | None = None) -> None:
         super().__init__(query)
         self.header, self.pool, self.check = header, pool, check
+        self.writer_options = writer_options or {}
         self.reads_out = list(reads_out)  # un, al: None or a path
         self.read_writers: list[Any] = []
         self.seen = seen
@@ -130,7 +134,7 @@ class _SamSink(LazySink):
     def open(self) -> SamWriter:
         if self.check is not None and os.fspath(self.query.output) == "-":
             self.check.result()
-        writer = SamWriter(self.query.output, self.header)
+        writer = SamWriter(self.query.output, self.header, **self.writer_options)
         try:
             for path in self.reads_out:
                 if path is not None:
@@ -192,6 +196,8 @@ class MapTask:
         command: SAM ``@PG CL``.
         no_unal, cigar_eq, phred64, trim5, trim3, skip, upto, un, al: as
             :func:`map_files`.
+        read_group, sort, reference: as :func:`map_files` (the format of
+            each output is its name's, :func:`~gseek.output.sam.check_sam_output`).
         **mapper_options: the other :class:`~gseek.mapper.Mapper` options.
 
     The SAM header names the first device's backend (``@PG DS``). The read
@@ -221,27 +227,40 @@ class MapTask:
         upto: int | None = None,
         un: str | os.PathLike | None = None,
         al: str | os.PathLike | None = None,
+        read_group: dict[str, str] | Sequence[tuple[str, str]] | None = None,
+        sort: bool | None = None,
+        reference: str | os.PathLike | None = None,
         **mapper_options: Any,
     ) -> None:
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
         reads = check_read_options(phred64=phred64, trim5=trim5, trim3=trim3, skip=skip, upto=upto)
         outs = {k: os.fspath(v) for k, v in dict(un=un, al=al).items() if v is not None}
+        if reference is not None and not os.path.isfile(reference):  # before the index is loaded
+            raise OSError(errno.ENOENT, "the CRAM reference FASTA is missing", os.fspath(reference))
         backends = None if devices is None else [get_backend(d, threads) for d in devices]
         #: The SHA-256 check of an index loaded here runs beside the work and
         #: is waited for before an output is renamed into place.
         self.index_check = None
         source = index.path if isinstance(index, Index) else index
+        #: The @RG line's fields in order (``ID`` first), as name, value pairs: picklable, hashable.
+        self.read_group = None if not read_group else tuple(dict(read_group).items())
+        self.sort = sort
+        self.reference = None if reference is None else os.fspath(reference)
+        sam = {k: v for k, v in {"read_group": self.read_group, "sort": sort, "reference": self.reference}.items()
+               if v is not None}
         #: What rebuilds this task on another process (None for an index that was never saved).
         self.spec = None if source is None else TaskSpec.of(
             "map", source, dict(mismatches=int(mismatches), command=command, no_unal=no_unal, cigar_eq=cigar_eq,
-                                **reads, **outs, **mapper_options), devices, threads)
+                                **reads, **outs, **sam, **mapper_options), devices, threads)
         if not isinstance(index, Index):
             first = backends[0] if backends else (device or "auto")
             index = Index.load(index, device=first, threads=threads, verify=False)  # every part present
             self.index_check = index.check_in_background()
             device = None
         self.index = index
+        if self.reference is not None:  # the CRAM reference holds the index's contigs
+            check_reference(self.reference, index.contigs.names, index.contigs.lengths)
         if backends is None:
             backends = [index.backend if device is None else get_backend(device, threads)]
         self.mappers = [Mapper(index, mismatches, device=b, **mapper_options) for b in backends]
@@ -262,8 +281,14 @@ class MapTask:
         self._had_records: dict[QueryFile, bool] = {}
         self.options = dict(mismatches=int(mismatches), no_unal=self.no_unal, cigar_eq=self.cigar_eq,
                             **{k: v for k, v in sorted(mapper_options.items())}, **reads)
+        if self.read_group is not None:  # records and header change; absent, fingerprints stay as before
+            self.options["read_group"] = [list(f) for f in self.read_group]
+        if sort is not None:
+            self.options["sort"] = bool(sort)
+        #: How each output is written (:class:`~gseek.output.sam.SamWriter` options).
+        self.writer_options = {"sort": sort, "reference": self.reference, "threads": threads}
         self.header = sam_header(index.contigs.names, index.contigs.lengths, command=command,
-                                 backend=self.mappers[0].backend.describe())
+                                 backend=self.mappers[0].backend.describe(), read_group=self.read_group)
 
     def __repr__(self) -> str:
         return f"MapTask({self.mappers[0]!r}, devices={len(self.mappers)})"
@@ -283,9 +308,12 @@ class MapTask:
     # ------------------------------------------------------------------ stages
 
     @staticmethod
-    def check_output_name(path: str | os.PathLike) -> None:
-        """Refuse an output name whose suffix is no SAM format gseek writes (:func:`~gseek.output.sam.sam_format`)."""
-        sam_format(path)
+    def check_output_name(path: str | os.PathLike, *, sort: bool | None = None,
+                          reference: str | os.PathLike | None = None, **options: Any) -> None:
+        """Refuse an output name whose suffix is no SAM format gseek writes, CRAM
+        without ``reference``, ``sort`` for a text output
+        (:func:`~gseek.output.sam.check_sam_output`); other task options are ignored."""
+        check_sam_output(path, sort=sort, reference=reference)
 
     def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
         """Batches of the query's files, in order, with the read options
@@ -368,7 +396,7 @@ class MapTask:
     def open_output(self, query: QueryFile) -> _SamSink:
         return _SamSink(query, self.header, self.pool, self.index_check,
                         reads_out=(self.un, self.al) if self.un is not None or self.al is not None else (),
-                        seen=self._had_records.get)
+                        seen=self._had_records.get, writer_options=self.writer_options)
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages
@@ -427,6 +455,9 @@ def map_files(
     upto: int | None = None,
     un: str | os.PathLike | None = None,
     al: str | os.PathLike | None = None,
+    read_group: dict[str, str] | Sequence[tuple[str, str]] | None = None,
+    sort: bool | None = None,
+    reference: str | os.PathLike | None = None,
     device: str | Backend | None = None,
     devices: Sequence[str | Backend] | None = None,
     chunk_bytes: int | None = None,
@@ -449,7 +480,8 @@ def map_files(
             (loaded here; its SHA-256 check runs beside the mapping and is
             waited for before the output is renamed into place).
         reads: a FASTA/FASTQ file (gzip ok, ``-`` for stdin) or a list of them.
-        output: the SAM file, BAM for ``*.bam``, ``-`` for stdout; written
+        output: the SAM file (``*.sam``), BGZF-compressed SAM (``*.sam.gz``),
+            BAM (``*.bam``), CRAM (``*.cram``), ``-`` for SAM on stdout; written
             under a temporary name and renamed when complete.
         mismatches: ``k``, as :class:`~gseek.mapper.Mapper`.
         command: SAM ``@PG CL``.
@@ -473,6 +505,11 @@ def map_files(
             placement reported) to this file, each record as the input gives
             it (FASTA or FASTQ text, untrimmed, original qualities); gzip for
             ``*.gz``; written under a temporary name, renamed when complete.
+        read_group: the ``@RG`` line's fields (:func:`~gseek.output.sam.read_group`,
+            ``ID`` first); every record gets ``RG:Z:ID``.
+        sort: coordinate-sort and index a BAM or CRAM output (None: yes for
+            such a file; :func:`~gseek.output.sam.check_sam_output`).
+        reference: the FASTA a CRAM output is encoded against (required for ``*.cram``).
         device: backend of the mapper (default: the index's; for a path: ``auto``).
         devices: one backend or device name per prelim worker, each with its
             own :class:`~gseek.mapper.Mapper` and index copy (overrides ``device``).
@@ -503,8 +540,8 @@ def map_files(
         raise OptionError("no read file given")
     index_dir = index.path if isinstance(index, Index) else resolve_index(index)
     within = [] if index_dir is None else [index_dir]
-    check_output(output, files, within=within)
-    sam_format(output)
+    check_output(output, [*files, reference], within=within)
+    check_sam_output(output, sort=sort, reference=reference)
     named = {"output": output, "un": un, "al": al}
     for name, path in named.items():
         if path is not None and name != "output":
@@ -512,7 +549,8 @@ def map_files(
     _distinct_outputs({k: v for k, v in named.items() if v is not None})
     task = MapTask(index, mismatches, devices=devices, device=device, threads=threads, command=command,
                    no_unal=no_unal, cigar_eq=cigar_eq, phred64=phred64, trim5=trim5, trim3=trim3, skip=skip,
-                   upto=upto, un=un, al=al, **mapper_options)
+                   upto=upto, un=un, al=al, read_group=read_group, sort=sort, reference=reference,
+                   **mapper_options)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
     dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or task.job_bytes, bounds=bounds)
     result, = dispatcher.run([query])
@@ -555,12 +593,12 @@ def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[
     Arguments:
         index: an :class:`~gseek.index.Index` or the path of a saved one.
         reads: a FASTA/FASTQ file or a list of them.
-        output: the SAM (or ``*.bam``) file, ``-`` for stdout.
+        output: the SAM file (or ``*.sam.gz``, ``*.bam``, ``*.cram``), ``-`` for stdout.
         **options: those of :func:`map_files` but ``workers`` (``mismatches``,
             ``command`` for SAM ``@PG CL``, ``no_unal``, ``cigar_eq``,
             ``phred64``, ``trim5``, ``trim3``, ``skip``, ``upto``, ``un``,
-            ``al``, ``chunk_bytes``, ``threads``, ``device``, ``devices``,
-            ``bounds``)
+            ``al``, ``read_group``, ``sort``, ``reference``, ``chunk_bytes``,
+            ``threads``, ``device``, ``devices``, ``bounds``)
             and the :class:`~gseek.mapper.Mapper` options.
 
     >>> import os, tempfile
