@@ -294,6 +294,16 @@ def test_word_across_a_contig_boundary_is_a_hit_but_never_a_seed(backend):
     whole = Case([a + b], [across], 12, 3, 12, both_strands=False)
     seeds = find_seeds(backend, whole.ref_text, whole.queries(backend), 12, 3, 12)
     assert (seeds.q.tolist(), seeds.s.tolist(), seeds.length.tolist()) == ([0], [30], [16])
+    # Queries starting 1..11 bases before the boundary: the first table word of each crosses it by
+    # 1..11 bases (stride 1), and only the part in contig 1 seeds.
+    for k in range(1, 12):
+        case = Case([a, b], [(a + b)[36 - k:36 + 14]], 12, 1, 12, both_strands=False)
+        pairs = ref.lookup_pairs(case.text, ref.scan(case.text, 12, 1, case.table), 12, case.table)
+        keep, *_ = _mini_extend_on(backend, case, pairs)
+        want = ref.mini_extend(case.text, case.contig_off, case.qcodes, case.qoff, case.listed, pairs, 12, 1, 12)
+        assert keep == [w[0] if w else 0 for w in want], k
+        seeds = find_seeds(backend, case.ref_text, case.queries(backend), 12, 1, 12)
+        assert list(zip(seeds.q.tolist(), seeds.s.tolist(), seeds.length.tolist())) == [(k, 36, 14)], k
 
 
 def test_short_and_empty_queries_give_no_seeds(backend):
