@@ -119,6 +119,9 @@ def random_case(seed: int, word: int, lut_w: int, stride: int, n_queries: int = 
         if k == 2:
             q[5:8] = [4, 4, 4]
         queries.append(q)
+    n_runs = [i for i in range(1, len(text)) if text[i] == 4 and text[i - 1] != 4]
+    for i in n_runs[:3]:  # across an N run, the query holding A where the text (packed as A) holds N
+        queries.append([0 if c == 4 else c for c in text[max(0, i - word - 10):i + word + 40]])
     queries.append(text[40:40 + word - 1])   # shorter than a word (but holds table words)
     queries.append([])                        # empty
     queries.append(text[100:100 + lut_w - 1])  # shorter than a table word
@@ -129,6 +132,7 @@ def random_case(seed: int, word: int, lut_w: int, stride: int, n_queries: int = 
             a, n = int(rng.integers(0, len(q) - 20)), int(rng.integers(5, 20))
             m[a:a + n] = [1] * n
         masks.append(m)
+    assert len(n_runs) >= 2
     return Case(contigs, queries, lut_w, stride, word, masks)
 
 
