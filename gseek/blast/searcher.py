@@ -17,7 +17,7 @@ any batch of queries.
 BlastSearcher(BlastOptions(task='megablast'), device='cpu')
 >>> hits = searcher.search([("q1", ref[1000:1500])])
 >>> hits.row(0).split("\\t")
-['q1', 'NC_001416.1', '100.000', '500', '0', '0', '1', '500', '1001', '1500', '0.0', '924']
+['q1', 'gi|9626243|ref|NC_001416.1|', '100.000', '500', '0', '0', '1', '500', '1001', '1500', '0.0', '924']
 """
 
 from __future__ import annotations
@@ -142,7 +142,8 @@ class BlastSearcher:
             seqs.append(seq)
         scoring = Scoring()
         codes = [scoring.encode(s, where=n) for n, s in zip(names, seqs)]
-        return SequenceBatch.from_codes(codes, names)
+        return SequenceBatch.from_codes(np.concatenate([np.zeros(0, np.uint8), *codes]),
+                                        ragged.offsets(np.array([c.size for c in codes], np.int64)), names, "<queries>")
 
     def _sequences(self, batch: SequenceBatch):
         """Both (or one) strands of every query, concatenated in (query, strand) order, and their masks."""
