@@ -241,3 +241,44 @@ def test_dust_none_turns_dust_off():
     opts = BlastOptions.for_task("megablast", dust=None)
     assert opts.dust is None and repr(opts) == "BlastOptions(task='megablast', dust=None)"
     assert BlastOptions.for_task("megablast", evalue=None).dust == (20, 64, 1)
+
+
+@pytest.mark.parametrize("task, word_size", [("megablast", 28), ("megablast", 16), ("megablast", 12),
+                                             ("blastn", 11), ("blastn", 7), ("blastn", 4), ("megablast", 40)])
+def test_stride_puts_a_table_word_in_every_word_run(task, word_size):
+    """Wherever a run of word_size equal bases starts, a table word at a multiple of the stride lies
+    inside it (so the scan finds every seed), and the stride is the largest such."""
+    o = BlastOptions.for_task(task, word_size=word_size)
+    lut, stride = o.lut_word, o.stride
+    assert 1 <= lut <= min(word_size, 13)
+
+    def covered(stride):
+        return all(any(p % stride == 0 for p in range(a, a + word_size - lut + 1)) for a in range(3 * stride))
+
+    assert covered(stride) and not covered(stride + 1)
+
+
+@pytest.mark.parametrize("word_size", [28, 16])
+def test_an_exact_run_of_the_word_size_is_found_at_every_phase_of_the_stride(lambda_text, word_size):
+    """Queries holding only ``word_size`` bases of lambda (between random flanks that differ from
+    lambda's next bases), at 2 x stride consecutive offsets: each is a hit (the long queries of the
+    fixtures would hide a stride too large)."""
+    import numpy as np
+
+    genome = read_fastx(lambda_genome()).sequence(0)
+    rng = np.random.default_rng(word_size)
+    stride = BlastOptions.for_task("megablast", word_size=word_size).stride
+    batch = []
+    for a in range(2 * stride):
+        s = 5000 + a
+        left = "".join("ACGT"[c] for c in rng.integers(0, 4, 60).tolist())
+        right = "".join("ACGT"[c] for c in rng.integers(0, 4, 60).tolist())
+        left = left[:-1] + "ACGT".replace(genome[s - 1], "")[0]      # the run is exactly word_size long
+        right = "ACGT".replace(genome[s + word_size], "")[0] + right[1:]
+        batch.append((f"phase{a}", left + genome[s:s + word_size] + right))
+    hits = BlastSearcher(lambda_text, task="megablast", word_size=word_size, device="cpu").search(batch)
+    for a in range(2 * stride):
+        s = 5000 + a
+        assert any(hits.query[h] == a and hits.strand[h] == 1 and hits.q_start[h] <= 60 and
+                   hits.q_end[h] >= 60 + word_size and hits.s_start[h] <= s and hits.s_end[h] >= s + word_size
+                   for h in range(len(hits))), a
