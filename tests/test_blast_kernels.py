@@ -67,6 +67,7 @@ class Case:
         self.mask = [c for m in seq_masks for c in m]
         self.qoff = [0] + np.cumsum([len(s) for s in seqs]).tolist()
         self.lut_w, self.stride, self.word = lut_w, stride, word
+        self._on: dict[int, tuple] = {}
         self.listed = ref.listed_positions(self.qcodes, self.qoff, lut_w, self.mask)
         self.table = ref.lookup_table(self.qcodes, self.listed, lut_w)
         packed, _ = pack_2bit(self.text)
@@ -78,6 +79,12 @@ class Case:
                                       np.array(self.contig_off, np.int64))
 
     def queries(self, backend):
+        """The batch on ``backend`` (built once per backend: a 4^12-word table takes a while)."""
+        if id(backend) not in self._on:
+            self._on[id(backend)] = (backend, self._queries(backend))
+        return self._on[id(backend)][1]
+
+    def _queries(self, backend):
         codes = np.array(self.qcodes, np.uint8)
         off = np.array(self.qoff, np.int64)
         mask = np.array(self.mask, np.uint8)
