@@ -282,3 +282,17 @@ def test_an_exact_run_of_the_word_size_is_found_at_every_phase_of_the_stride(lam
         assert any(hits.query[h] == a and hits.strand[h] == 1 and hits.q_start[h] <= 60 and
                    hits.q_end[h] >= 60 + word_size and hits.s_start[h] <= s and hits.s_end[h] >= s + word_size
                    for h in range(len(hits))), a
+
+
+@pytest.mark.parametrize("task", ["megablast", "blastn"])
+def test_empty_short_and_n_only_queries(lambda_text, pairs, task):
+    """An empty query, an all-N one and one shorter than the word have no hits and do not disturb
+    the others; an empty batch gives no hits."""
+    searcher = BlastSearcher(lambda_text, task=task, device="cpu")
+    minus = [p for p in pairs if p[0] == "h_minus"]
+    alone = _lines(searcher.search(minus))
+    mixed = searcher.search([("empty", ""), minus[0], ("nnn", "N" * 50), ("short", minus[0][1][:10])])
+    assert _lines(mixed) == alone and len(alone) >= 1
+    assert [line for line in _lines(mixed, "7") if line.startswith("# ") and "hits found" in line] == \
+        ["# 0 hits found", f"# {len(alone)} hits found", "# 0 hits found", "# 0 hits found"]
+    assert len(searcher.search([])) == 0
