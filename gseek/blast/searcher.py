@@ -42,7 +42,7 @@ from gseek.seqio.batch import SequenceBatch
 from .dust import dust_mask
 from .lookup import build_lookup, word_codes
 from .options import BlastOptions
-from .seeds import Seeds, device_queries, find_seeds, ungapped_extend, unpack_ranges
+from .seeds import device_queries, find_seeds, select_seeds, ungapped_extend, unpack_ranges
 from .stats import bit_scores, effective_search_space, evalues
 
 __all__ = ["BlastSearcher", "BlastHits"]
@@ -206,23 +206,20 @@ class BlastSearcher:
             qs = device_queries(backend, seq_codes, seq_off, valid, table)
             seeds = find_seeds(backend, self.ref, qs, lut_w, opts.stride, opts.word_size)
             clock.lap("scan, lookup, mini-extension")
-            ung = ungapped_extend(backend, self.ref, qs, seeds, opts.reward, opts.penalty,
+            ung = ungapped_extend(backend, self.ref, qs, seeds, opts.reward, opts.penalty, self._n_score,
                                   opts.raw_xdrop(opts.xdrop_ungap, ungapped=True))
-            seq_of = np.searchsorted(seq_off, seeds.q, side="right") - 1
-            contig_of = self.ref.contig_of(seeds.s)
-            diag = seeds.s - seeds.q
-            keep = _first_of_extent(seq_of, diag, ung["q_start"], ung["q_end"])
+            triggers = None if opts.ungapped else self._triggers(batch, seq_query)
+            cand = select_seeds(backend, self.ref, qs, seeds, ung, triggers)
             clock.lap("ungapped extension")
             if opts.ungapped:
-                hsps = self._ungapped_hsps(seeds, ung, keep, seq_of, contig_of, seq_codes)
+                hsps = self._ungapped_hsps(cand, seq_codes)
             else:
-                keep &= ung["score"] >= self._triggers(batch, seq_query)[seq_of]
-                hsps = self._gapped(qs, seq_codes, seq_off, seq_query, seeds, ung, keep, seq_of, contig_of, clock)
+                hsps = self._gapped(qs, seq_codes, seq_off, seq_query, cand, clock)
         hits = self._report(batch, hsps, seq_off, seq_query, seq_strand)
         clock.lap("statistics, purge, order")
         self.counts["queries"] += len(batch)
         self.counts["seeds"] += len(seeds)
-        self.counts["gapped"] += int(keep.sum())
+        self.counts["gapped"] += int(cand["q"].size)
         return hits
 
     def _search_spaces(self, qlen: np.ndarray) -> np.ndarray:
@@ -239,16 +236,15 @@ class BlastSearcher:
         reach = np.ceil(np.log(k.K * spaces / opts.evalue) / k.lambda_)
         return np.minimum(opts.gap_trigger, np.maximum(reach, 1)).astype(np.int64)[seq_query]
 
-    def _ungapped_hsps(self, seeds: Seeds, ung, keep, seq_of, contig_of, seq_codes) -> dict[str, np.ndarray]:
-        idx = np.nonzero(keep)[0]
-        q_start, q_end = ung["q_start"][idx], ung["q_end"][idx]
-        diag = (seeds.s - seeds.q)[idx]
-        s_start = q_start + diag
+    def _ungapped_hsps(self, cand: dict[str, np.ndarray], seq_codes) -> dict[str, np.ndarray]:
+        q_start, q_end = cand["q_start"], cand["q_end"]
+        s_start = q_start + (cand["s"] - cand["q"])
         length = (q_end - q_start).astype(np.int32)
-        nident = np.zeros(idx.size, np.int32)
-        cig_len = np.zeros(idx.size, np.int64)
+        n = q_start.size
+        nident = np.zeros(n, np.int32)
+        cig_len = np.zeros(n, np.int64)
         runs: list[np.ndarray] = []
-        for h in range(idx.size):
+        for h in range(n):
             qc = seq_codes[q_start[h]:q_end[h]]
             sc = self.ref.bases(s_start[h], s_start[h] + length[h])
             eq = (qc == sc) & (qc < 4)
@@ -259,47 +255,57 @@ class BlastSearcher:
             r = (np.diff(bounds).astype(np.uint32) << np.uint32(4)) | ops
             runs.append(r)
             cig_len[h] = r.size
-        zeros = np.zeros(idx.size, np.int32)
-        return {"seq": seq_of[idx], "contig": contig_of[idx], "q_start": q_start, "q_end": q_end,
-                "s_start": s_start, "s_end": s_start + length, "score": ung["score"][idx].astype(np.int64),
+        zeros = np.zeros(n, np.int32)
+        return {"seq": cand["seq"], "contig": cand["contig"], "q_start": q_start, "q_end": q_end,
+                "s_start": s_start, "s_end": s_start + length, "score": cand["score"].astype(np.int64),
                 "length": length, "nident": nident, "mismatch": length - nident, "gapopen": zeros,
                 "gaps": zeros.copy(), "cigar": np.concatenate(runs) if runs else np.zeros(0, np.uint32),
                 "cigar_offsets": ragged.offsets(cig_len)}
+
+    @property
+    def _n_score(self) -> int:
+        """Score of an N against anything in ungapped and affine-gap extension: BLAST+'s matrix value,
+        the mean of the base scores, rounded (2/-3: -2, 1/-2: -1); linear (greedy) gapped extension
+        counts it as a mismatch, as BLAST+'s greedy alignment does."""
+        o = self.options
+        return int(round((o.reward + 3 * o.penalty) / 4.0))
 
     def _scoring(self) -> tuple[Scoring, int]:
         """The DP scoring of gapped extension and its scale (2 for linear gaps: reward/2 - penalty
         a gap column is then an integer)."""
         o = self.options
         if o.linear_gaps:
+            # BLAST+'s greedy (megablast) extension counts an N as a mismatch
             return Scoring(match=2 * o.reward, mismatch=2 * o.penalty, gap_open=0,
                            gap_extend=o.reward - 2 * o.penalty), 2
-        return Scoring(match=o.reward, mismatch=o.penalty, gap_open=o.gap_open, gap_extend=o.gap_extend), 1
+        return Scoring(match=o.reward, mismatch=o.penalty, gap_open=o.gap_open, gap_extend=o.gap_extend,
+                       n_score=self._n_score), 1
 
-    def _gapped(self, qs, seq_codes, seq_off, seq_query, seeds: Seeds, ung, keep, seq_of,
-                contig_of, clock: _Clock) -> dict[str, np.ndarray]:
+    def _gapped(self, qs, seq_codes, seq_off, seq_query, cand: dict[str, np.ndarray],
+                clock: _Clock) -> dict[str, np.ndarray]:
         """BLAST+'s two gapped passes: score-only X-drop extension (``xdrop_gap``) of the seeds in
         rounds, a seed on the path of an HSP found in an earlier round being skipped; then the
         extension with trace-back (``xdrop_gap_final``) of those whose score can reach the e-value."""
         ref, opts = self.ref, self.options
         scoring, scale = self._scoring()
-        cand = np.nonzero(keep)[0]
-        # Rank: ungapped score (best first), then query position, then text position.
-        cand = cand[np.lexsort((seeds.s[cand], seeds.q[cand], -ung["score"][cand]))]
-        mid_q = seeds.q + seeds.length // 2
-        mid_s = seeds.s + seeds.length // 2
+        q, s, seq_of, contig_of = cand["q"], cand["s"], cand["seq"], cand["contig"]
+        mid_q = q + cand["length"] // 2
+        mid_s = s + cand["length"] // 2
+        diag = s - q
         n_contigs = len(ref.contig_names)
-        key = seq_of.astype(np.int64) * n_contigs + contig_of
+        key = seq_of * n_contigs + contig_of
         seq_len = np.diff(seq_off)
         prelim_x = opts.raw_xdrop(opts.xdrop_gap) * scale
-        diag = seeds.s - seeds.q
+        # Rank: ungapped score (best first), then query position, then text position.
+        todo = np.lexsort((s, q, -cand["score"]))
         chosen: list[np.ndarray] = []
         scores: list[np.ndarray] = []
         spans: list[np.ndarray] = []
         rect = np.zeros((0, 7), np.int64)  # key, q_start, q_end, s_start, s_end (global), diagonal range
-        while cand.size:
-            take = _select_round(key[cand], mid_s[cand], (_APART * seq_len[seq_of[cand]] + 64).astype(np.int64))
-            sel = cand[take]
-            span = (ung["q_start"][sel] + diag[sel], ung["q_end"][sel] + diag[sel])
+        while todo.size:
+            take = _select_round(key[todo], mid_s[todo], (_APART * seq_len[seq_of[todo]] + 64).astype(np.int64))
+            sel = todo[take]
+            span = (cand["q_start"][sel] + diag[sel], cand["q_end"][sel] + diag[sel])
             res = self._extend(scoring, prelim_x, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
                                mid_s[sel], traceback=False, span=span)
             chosen.append(sel)
@@ -310,9 +316,9 @@ class BlastSearcher:
                             np.minimum(d0, d1) - _DIAG_NEAR, np.maximum(d0, d1) + _DIAG_NEAR], axis=1)
             rect = np.concatenate([rect, new])
             rect = rect[np.argsort(rect[:, 0], kind="stable")]
-            rest = cand[~take]
+            rest = todo[~take]
             inside = _inside(key[rest], mid_q[rest], mid_s[rest], rect)
-            cand = rest[~inside]
+            todo = rest[~inside]
         if not chosen:
             return _empty_hsps()
         clock.lap("gapped extension, score only")
@@ -452,19 +458,6 @@ def _empty_hsps() -> dict[str, np.ndarray]:
     return {"seq": z64, "contig": z32, "q_start": z64, "q_end": z64, "s_start": z64, "s_end": z64, "score": z64,
             "length": z32, "nident": z32, "mismatch": z32, "gapopen": z32, "gaps": z32,
             "cigar": np.zeros(0, np.uint32), "cigar_offsets": np.zeros(1, np.int64)}
-
-
-def _first_of_extent(seq, diag, q_start, q_end) -> np.ndarray:
-    """True for the first seed (in seed order) of every distinct ungapped extent."""
-    n = seq.size
-    keep = np.zeros(n, bool)
-    if n:
-        order = np.lexsort((np.arange(n), q_end, q_start, diag, seq))
-        a = np.stack([seq[order], diag[order], q_start[order], q_end[order]])
-        first = np.ones(n, bool)
-        first[1:] = (a[:, 1:] != a[:, :-1]).any(axis=0)
-        keep[order[first]] = True
-    return keep
 
 
 @numba.njit(cache=True)
