@@ -315,7 +315,7 @@ class BlastSearcher:
             new = np.stack([key[sel], res["q_start"], res["q_end"], res["s_start"], res["s_end"],
                             np.minimum(d0, d1) - _DIAG_NEAR, np.maximum(d0, d1) + _DIAG_NEAR], axis=1)
             rect = np.concatenate([rect, new])
-            rect = rect[np.argsort(rect[:, 0], kind="stable")]
+            rect = rect[np.lexsort((rect[:, 3], rect[:, 0]))]
             rest = todo[~take]
             inside = _inside(key[rest], mid_q[rest], mid_s[rest], rect)
             todo = rest[~inside]
@@ -462,8 +462,10 @@ def _empty_hsps() -> dict[str, np.ndarray]:
 
 @numba.njit(cache=True)
 def _select_round(key, s, apart):
-    """Greedy, in rank order: a candidate is taken unless a taken one of the same key lies
-    within ``apart`` of it (its own or the other's)."""
+    """Greedy, in rank order: a candidate is taken unless a taken one of the same key lies within
+    ``apart`` of it (``apart`` is the same for every candidate of a key). Taken positions are kept
+    in buckets ``apart`` wide: a bucket holds at most one, and only the neighbouring buckets can
+    hold a conflict."""
     n = key.size
     take = np.zeros(n, np.bool_)
     order = np.argsort(key, kind="mergesort")  # stable: rank order inside a key
@@ -472,39 +474,47 @@ def _select_round(key, s, apart):
         j = i
         while j < n and key[order[j]] == key[order[i]]:
             j += 1
-        chosen = np.empty(j - i, np.int64)
-        m = 0
+        width = max(apart[order[i]], 1)
+        held = dict()
+        held[np.int64(-(1 << 62))] = np.int64(0)  # typed: int64 -> int64
         for t in range(i, j):
             c = order[t]
+            b = s[c] // width
             ok = True
-            for u in range(m):
-                d = abs(s[c] - s[chosen[u]])
-                if d <= apart[c] or d <= apart[chosen[u]]:
+            for nb in (b - 1, b, b + 1):
+                if nb in held and abs(s[c] - held[nb]) <= width:
                     ok = False
                     break
             if ok:
                 take[c] = True
-                chosen[m] = c
-                m += 1
+                held[b] = s[c]
         i = j
     return take
 
 
 @numba.njit(cache=True)
 def _inside(key, q, s, rect):
-    """Whether seed point (q, s) lies in a found HSP of its key (``rect`` sorted by key): inside its
-    query and subject ranges and within ``_DIAG_NEAR`` of its diagonals (a repeat inside the
-    rectangle but off the alignment's path is extended on its own, as BLAST+ does)."""
+    """Whether seed point (q, s) lies in a found HSP of its key (``rect`` sorted by key, then
+    subject start): inside its query and subject ranges and within ``_DIAG_NEAR`` of its diagonals
+    (a repeat inside the rectangle but off the alignment's path is extended on its own, as BLAST+
+    does)."""
     out = np.zeros(key.size, np.bool_)
     keys = rect[:, 0]
+    span = 0
+    for r in range(rect.shape[0]):
+        span = max(span, rect[r, 4] - rect[r, 3])
     for i in range(key.size):
         a = np.searchsorted(keys, key[i], side="left")
         b = np.searchsorted(keys, key[i], side="right")
-        for r in range(a, b):
-            d = s[i] - q[i]
-            if rect[r, 1] <= q[i] < rect[r, 2] and rect[r, 3] <= s[i] < rect[r, 4] and rect[r, 5] <= d <= rect[r, 6]:
+        # rects a..b-1 are sorted by subject start: those starting in [s - span, s]
+        hi = a + np.searchsorted(rect[a:b, 3], s[i], side="right")
+        d = s[i] - q[i]
+        r = hi - 1
+        while r >= a and rect[r, 3] >= s[i] - span:
+            if rect[r, 1] <= q[i] < rect[r, 2] and s[i] < rect[r, 4] and rect[r, 5] <= d <= rect[r, 6]:
                 out[i] = True
                 break
+            r -= 1
     return out
 
 
