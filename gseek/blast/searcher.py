@@ -47,9 +47,12 @@ from .stats import bit_scores, effective_search_space, evalues
 
 __all__ = ["BlastSearcher", "BlastHits"]
 
-#: Gapped extensions of one query sequence and contig run per round whose seeds lie this far apart
-#: (in query lengths) at least: they cannot end in one alignment.
+#: Seeds of one query sequence and contig extended with gaps in the same round lie this far apart
+#: (in query lengths: they cannot end in one alignment) or at least :data:`_DIAG_BAND` diagonals
+#: apart (off each other's path); the others wait for a later round, where a seed already on the
+#: path of a found HSP is skipped.
 _APART = 2
+_DIAG_BAND = 256
 #: Bases of subject read beyond an expected extent for gapped extension (see ``_extend``).
 _WINDOW_MARGIN = 512
 #: Diagonals from an HSP's within which a seed counts as on its path.
@@ -303,7 +306,8 @@ class BlastSearcher:
         spans: list[np.ndarray] = []
         rect = np.zeros((0, 7), np.int64)  # key, q_start, q_end, s_start, s_end (global), diagonal range
         while todo.size:
-            take = _select_round(key[todo], mid_s[todo], (_APART * seq_len[seq_of[todo]] + 64).astype(np.int64))
+            take = _select_round(key[todo], mid_s[todo], diag[todo],
+                                 (_APART * seq_len[seq_of[todo]] + 64).astype(np.int64))
             sel = todo[take]
             span = (cand["q_start"][sel] + diag[sel], cand["q_end"][sel] + diag[sel])
             res = self._extend(scoring, prelim_x, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
@@ -461,14 +465,15 @@ def _empty_hsps() -> dict[str, np.ndarray]:
 
 
 @numba.njit(cache=True)
-def _select_round(key, s, apart):
+def _select_round(key, s, diag, apart):
     """Greedy, in rank order: a candidate is taken unless a taken one of the same key lies within
-    ``apart`` of it (``apart`` is the same for every candidate of a key). Taken positions are kept
-    in buckets ``apart`` wide: a bucket holds at most one, and only the neighbouring buckets can
-    hold a conflict."""
+    ``apart`` of it on the subject and within :data:`_DIAG_BAND` diagonals (``apart`` is the same
+    for every candidate of a key). Taken seeds are kept in cells ``apart`` by ``_DIAG_BAND`` wide:
+    a cell holds at most one, and only the neighbouring cells can hold a conflict."""
     n = key.size
     take = np.zeros(n, np.bool_)
     order = np.argsort(key, kind="mergesort")  # stable: rank order inside a key
+    band = _DIAG_BAND
     i = 0
     while i < n:
         j = i
@@ -476,18 +481,24 @@ def _select_round(key, s, apart):
             j += 1
         width = max(apart[order[i]], 1)
         held = dict()
-        held[np.int64(-(1 << 62))] = np.int64(0)  # typed: int64 -> int64
+        held[np.int64(-(1 << 62))] = np.int64(0)  # typed: int64 -> int64 (a cell never used)
         for t in range(i, j):
             c = order[t]
-            b = s[c] // width
+            bs = s[c] // width
+            bd = diag[c] // band
             ok = True
-            for nb in (b - 1, b, b + 1):
-                if nb in held and abs(s[c] - held[nb]) <= width:
-                    ok = False
+            for ds in range(-1, 2):
+                for dd in range(-1, 2):
+                    cell = (bs + ds) * (np.int64(1) << 32) + ((bd + dd) & 0xFFFFFFFF)
+                    if cell in held:
+                        other = held[cell]
+                        if abs(s[c] - s[other]) <= width and abs(diag[c] - diag[other]) <= band:
+                            ok = False
+                if not ok:
                     break
             if ok:
                 take[c] = True
-                held[b] = s[c]
+                held[bs * (np.int64(1) << 32) + (bd & 0xFFFFFFFF)] = np.int64(c)
         i = j
     return take
 
