@@ -46,7 +46,7 @@ def device_queries(backend: Backend, codes: np.ndarray, offsets: np.ndarray, val
     """Upload one batch's sequences and its lookup table (offsets as int32 when they fit)."""
     if codes.size >= (1 << 31) - 1:
         raise OptionError(f"a query batch holds {codes.size} bases; at most 2^31 - 2 are searched at once")
-    first, positions = table.first.astype(np.int32), table.positions.astype(np.int32)
+    first, positions = table.first.astype(np.int32, copy=False), table.positions.astype(np.int32, copy=False)
     up = backend.asarray
     return QuerySet(up(np.ascontiguousarray(codes, np.uint8)), up(np.asarray(offsets, np.int64)),
                     up(np.ascontiguousarray(valid, np.uint8)), up(first), up(positions), up(table.pv),
