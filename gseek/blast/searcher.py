@@ -53,8 +53,13 @@ __all__ = ["BlastSearcher", "BlastHits"]
 #: path of a found HSP is skipped.
 _APART = 2
 _DIAG_BAND = 256
-#: Bases of subject read beyond an expected extent for gapped extension (see ``_extend``).
+#: Bases of subject read beyond an expected extent for gapped extension (``_extend_chunk``): the
+#: score-only pass, from the ungapped HSP (most random seeds end within a few dozen bases), and
+#: the trace-back, from the score-only HSP.
+_PRELIM_MARGIN = 128
 _WINDOW_MARGIN = 512
+#: Seeds extended per launch (bounds the DP's work memory).
+_EXTEND_CHUNK = 1 << 18
 #: Diagonals from an HSP's within which a seed counts as on its path.
 _DIAG_NEAR = 16
 
@@ -311,7 +316,7 @@ class BlastSearcher:
             sel = todo[take]
             span = (cand["q_start"][sel] + diag[sel], cand["q_end"][sel] + diag[sel])
             res = self._extend(scoring, prelim_x, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
-                               mid_s[sel], traceback=False, span=span)
+                               mid_s[sel], traceback=False, span=span, margin=_PRELIM_MARGIN)
             chosen.append(sel)
             scores.append(res["score"])
             spans.append(np.stack([res["s_start"], res["s_end"]]))
@@ -343,12 +348,30 @@ class BlastSearcher:
         return res
 
     def _extend(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms,
-                traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None):
+                traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None, margin: int = 512):
+        """Gapped X-drop extension of many seeds, :data:`_EXTEND_CHUNK` at a time (see :meth:`_extend_chunk`)."""
+        n = int(seq.size)
+        if n <= _EXTEND_CHUNK:
+            return self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq, contig, mq, ms, traceback, span,
+                                      margin)
+        parts = []
+        for a in range(0, n, _EXTEND_CHUNK):
+            b = min(n, a + _EXTEND_CHUNK)
+            parts.append(self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq[a:b], contig[a:b], mq[a:b],
+                                            ms[a:b], traceback, None if span is None else (span[0][a:b], span[1][a:b]),
+                                            margin))
+        out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if k not in ("cigar", "cigar_offsets")}
+        if traceback:
+            out["cigar"], out["cigar_offsets"] = ragged.concat([(p["cigar"], p["cigar_offsets"]) for p in parts])
+        return out
+
+    def _extend_chunk(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms,
+                      traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None, margin: int = 512):
         """Gapped X-drop extension (with trace-back) from seed points (global query and text positions).
 
         The subject is read from a window of the text: with ``span`` (text extents the HSPs are
-        expected to cover: the ungapped HSP, the score-only HSP), that extent and
-        :data:`_WINDOW_MARGIN` bases each side; an extension that ends closer than half the
+        expected to cover: the ungapped HSP, the score-only HSP), that extent and ``margin`` bases
+        each side; an extension that ends closer than half the
         margin to a window edge that is not its contig's is done again with the whole window
         (the query's reach, as without ``span``), so a window never cuts an alignment short."""
         ref, backend = self.ref, self.backend
@@ -359,8 +382,8 @@ class BlastSearcher:
             t_lo = np.maximum(ca, ms - (mq - qa) - slack)
             t_hi = np.minimum(cb, ms + (qb - mq) + slack)
         else:
-            t_lo = np.maximum(ca, np.minimum(span[0], ms) - _WINDOW_MARGIN)
-            t_hi = np.minimum(cb, np.maximum(span[1], ms + 1) + _WINDOW_MARGIN)
+            t_lo = np.maximum(ca, np.minimum(span[0], ms) - margin)
+            t_hi = np.minimum(cb, np.maximum(span[1], ms + 1) + margin)
         windows, w_off = unpack_ranges(backend, ref, t_lo, t_hi - t_lo)
         codes = backend.xp.concatenate([qs.codes, windows])
         n_q = int(seq_off[-1])
@@ -375,12 +398,12 @@ class BlastSearcher:
                         "gapopen": r["gap_opens"], "gaps": r["gap_cols"], "cigar": r["cigar"],
                         "cigar_offsets": r["cigar_offsets"]})
         if span is not None:
-            near = _WINDOW_MARGIN // 2
+            near = margin // 2
             redo = np.flatnonzero(((t_lo > ca) & (out["s_start"] - t_lo < near)) |
                                   ((t_hi < cb) & (t_hi - out["s_end"] < near)))
             if redo.size:
-                again = self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq[redo], contig[redo], mq[redo],
-                                     ms[redo], traceback=traceback)
+                again = self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq[redo], contig[redo],
+                                           mq[redo], ms[redo], traceback=traceback)
                 for k, v in out.items():
                     if k not in ("cigar", "cigar_offsets"):
                         v[redo] = again[k]
