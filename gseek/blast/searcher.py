@@ -61,7 +61,7 @@ _WINDOW_MARGIN = 512
 #: Seeds extended per launch (bounds the DP's work memory).
 _EXTEND_CHUNK = 1 << 18
 #: Diagonals from an HSP's within which a seed counts as on its path.
-_DIAG_NEAR = 16
+_DIAG_NEAR = 50
 
 
 @dataclass(frozen=True, eq=False)
@@ -315,6 +315,14 @@ class BlastSearcher:
                                  (_APART * seq_len[seq_of[todo]] + 64).astype(np.int64))
             sel = todo[take]
             span = (cand["q_start"][sel] + diag[sel], cand["q_end"][sel] + diag[sel])
+            # a long ungapped HSP is most likely part of a long alignment: the query's whole reach at once
+            # (the window around it would only be outgrown and done again)
+            long_ = (cand["q_end"][sel] - cand["q_start"][sel]) >= _PRELIM_MARGIN
+            if long_.any():
+                qa, qb = seq_off[seq_of[sel]], seq_off[seq_of[sel] + 1]
+                slack = np.maximum(64, (qb - qa) // 4)
+                span = (np.where(long_, mid_s[sel] - (mid_q[sel] - qa) - slack, span[0]),
+                        np.where(long_, mid_s[sel] + (qb - mid_q[sel]) + slack, span[1]))
             res = self._extend(scoring, prelim_x, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
                                mid_s[sel], traceback=False, span=span, margin=_PRELIM_MARGIN)
             chosen.append(sel)
