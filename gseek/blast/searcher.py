@@ -59,7 +59,7 @@ _DIAG_BAND = 256
 _PRELIM_MARGIN = 128
 _WINDOW_MARGIN = 512
 #: Seeds extended per launch (bounds the DP's work memory).
-_EXTEND_CHUNK = 1 << 18
+_EXTEND_CHUNK = 1 << 16
 #: Diagonals from an HSP's within which a seed counts as on its path.
 _DIAG_NEAR = 50
 
@@ -357,20 +357,29 @@ class BlastSearcher:
 
     def _extend(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms,
                 traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None, margin: int = 512):
-        """Gapped X-drop extension of many seeds, :data:`_EXTEND_CHUNK` at a time (see :meth:`_extend_chunk`)."""
+        """Gapped X-drop extension of many seeds, :data:`_EXTEND_CHUNK` at a time (see :meth:`_extend_chunk`).
+
+        On a GPU one thread extends one seed and a launch lasts as long as its longest extension:
+        the seeds go to the launches longest expected extent first (the span, else the query's
+        length), so the few long alignments share one launch instead of slowing every one. Each
+        seed's result is its own, so the order changes nothing but the time."""
         n = int(seq.size)
         if n <= _EXTEND_CHUNK:
             return self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq, contig, mq, ms, traceback, span,
                                       margin)
+        expect = (span[1] - span[0]) if span is not None else (seq_off[seq + 1] - seq_off[seq])
+        order = np.argsort(-expect, kind="stable")
         parts = []
         for a in range(0, n, _EXTEND_CHUNK):
-            b = min(n, a + _EXTEND_CHUNK)
-            parts.append(self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq[a:b], contig[a:b], mq[a:b],
-                                            ms[a:b], traceback, None if span is None else (span[0][a:b], span[1][a:b]),
-                                            margin))
-        out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if k not in ("cigar", "cigar_offsets")}
+            i = order[a:a + _EXTEND_CHUNK]
+            parts.append(self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq[i], contig[i], mq[i], ms[i],
+                                            traceback, None if span is None else (span[0][i], span[1][i]), margin))
+        back = np.empty(n, np.int64)
+        back[order] = np.arange(n)
+        out = {k: np.concatenate([p[k] for p in parts])[back] for k in parts[0] if k not in ("cigar", "cigar_offsets")}
         if traceback:
-            out["cigar"], out["cigar_offsets"] = ragged.concat([(p["cigar"], p["cigar_offsets"]) for p in parts])
+            data, offs = ragged.concat([(p["cigar"], p["cigar_offsets"]) for p in parts])
+            out["cigar"], out["cigar_offsets"] = ragged.gather(data, offs, back)
         return out
 
     def _extend_chunk(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms,
