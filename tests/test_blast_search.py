@@ -186,6 +186,15 @@ def test_batch_splits_give_the_same_rows(lambda_text, queries, pairs, cpu_lines,
     assert one_by_one == [x for x in whole if x.split("\t")[0] in names]
 
 
+def test_extension_launch_size_changes_nothing(lambda_text, pairs, cpu_lines, monkeypatch):
+    """Gapped extensions split into launches of 7 seeds (longest expected first, then put back in
+    order): the same lines as in one launch."""
+    import gseek.blast.searcher as searcher_module
+
+    monkeypatch.setattr(searcher_module, "_EXTEND_CHUNK", 7)
+    assert _lines(BlastSearcher(lambda_text, task="blastn", device="cpu").search(pairs)) == cpu_lines("search_blastn")
+
+
 @pytest.fixture(scope="module")
 def host_cuda(tmp_path_factory):
     return host_cuda_build(tmp_path_factory.mktemp("hostblastsearch"), [kblast, kdp])
