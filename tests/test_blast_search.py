@@ -191,8 +191,9 @@ def test_extension_launch_size_changes_nothing(lambda_text, pairs, cpu_lines, mo
     order): the same lines as in one launch."""
     import gseek.blast.searcher as searcher_module
 
+    whole = cpu_lines("search_blastn")  # made (and cached) before the launch size changes
     monkeypatch.setattr(searcher_module, "_EXTEND_CHUNK", 7)
-    assert _lines(BlastSearcher(lambda_text, task="blastn", device="cpu").search(pairs)) == cpu_lines("search_blastn")
+    assert _lines(BlastSearcher(lambda_text, task="blastn", device="cpu").search(pairs)) == whole
 
 
 @pytest.fixture(scope="module")
