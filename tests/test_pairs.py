@@ -75,6 +75,17 @@ def test_agrees_with_bowtie(index, tmp_path, name):
     assert bowtie_summary(counts["reads"], counts["mapped"], counts["alignments"], paired=True) == summary
 
 
+def test_same_records_on_every_backend(index, tmp_path, backend):
+    """The records of pairs are the same bytes on every backend and launch geometry (``-m gpu`` runs the GPU ones)."""
+    body = []
+    for device in ("cpu", backend):
+        out = tmp_path / "o.sam"
+        map_files(index, FIXTURE / "r1.fq.gz", out, mate2=FIXTURE / "r2.fq.gz", mismatches=2, max_alignments=3,
+                  maxins=400, device=device, workers=1, threads=2)
+        body.append([x for x in out.read_text().splitlines() if not x.startswith("@")])
+    assert body[0] == body[1] and len(body[0]) >= 1200
+
+
 def test_every_truth_pair_is_found(index, tmp_path):
     """Every simulated pair within k and the fragment limits is reported, with --all and as the best pair."""
     k, lo, hi = 2, 60, 350

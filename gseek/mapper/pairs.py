@@ -234,7 +234,8 @@ def pair_stats(off, total, names, name_off, limit_max, best, second, n_best, n_s
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _unpaired_count(hit_off, r, no_unal):
+def _unpaired_count(hit_off, r):
+    """Records of read ``r`` reported as a single read: its hits, or one unmapped record."""
     h = hit_off[r + 1] - hit_off[r]
     return h if h > 0 else 1
 
@@ -249,7 +250,7 @@ def record_count(n, limit, hit_off, no_unal, counts):
         elif no_unal and hit_off[i] == hit_off[i + 1] and hit_off[n + i] == hit_off[n + i + 1]:
             counts[i] = 0
         else:
-            counts[i] = _unpaired_count(hit_off, i, no_unal) + _unpaired_count(hit_off, n + i, no_unal)
+            counts[i] = _unpaired_count(hit_off, i) + _unpaired_count(hit_off, n + i)
 
 
 @numba.njit(cache=True, nogil=True)
