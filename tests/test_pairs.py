@@ -312,3 +312,27 @@ def test_pair_options_are_checked():
         PairOptions(orientation="fx")
     with pytest.raises(Exception, match="larger than maxins"):
         map_files("nowhere", "a.fq", "o.sam", mate2="b.fq", minins=5, maxins=4)
+
+
+def test_no_unal_and_max_hits(index, tmp_path):
+    """``--no-unal`` drops pairs with neither mate aligned (and only them); ``--all --max-hits`` caps pairs, ZH = all."""
+    both = dict(mate2=FIXTURE / "r2.fq.gz", mismatches=3, workers=0)
+    map_files(index, FIXTURE / "r1.fq.gz", tmp_path / "all.sam", report_all=True, **both)
+    exact = dict(both, mismatches=0)  # many pairs with neither mate aligned
+    map_files(index, FIXTURE / "r1.fq.gz", tmp_path / "unal.sam", no_unal=True, **exact)
+    map_files(index, FIXTURE / "r1.fq.gz", tmp_path / "plain.sam", **exact)
+    map_files(index, FIXTURE / "r1.fq.gz", tmp_path / "cap.sam", report_all=True, max_hits=1, **both)
+    plain = _records(tmp_path / "plain.sam")
+    dropped = {f[0] for f in plain if int(f[1]) & 12 == 12}
+    assert dropped and [f for f in plain if f[0] not in dropped] == _records(tmp_path / "unal.sam")
+    pairs_all: dict[str, int] = {}
+    for f in _records(tmp_path / "all.sam"):
+        if int(f[1]) & 66 == 66:
+            pairs_all[f[0]] = pairs_all.get(f[0], 0) + 1
+    capped = {}
+    for f in _records(tmp_path / "cap.sam"):
+        if int(f[1]) & 2:
+            assert not int(f[1]) & 256
+            zh = [t for t in f[11:] if t.startswith("ZH:i:")]
+            capped[f[0]] = int(zh[0][5:]) if zh else 1
+    assert capped == pairs_all and max(capped.values()) > 1

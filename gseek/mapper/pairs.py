@@ -6,12 +6,13 @@ mate 2 read ``n + i``), every placement of each within ``k`` mismatches, as
 ``--all``. Then per pair, in parallel and independently of every other pair:
 
 1. ``pair_count`` / ``pair_fill`` -- every *concordant* combination of a
-   placement of mate 1 and one of mate 2 (bowtie's rule: same contig, the
+   placement of mate 1 and one of mate 2 (for each placement of mate 1, only
+   mate 2's placements within ``maxins`` of it, found by binary search) (bowtie's rule: same contig, the
    orientation of ``--fr``/``--rf``/``--ff``, the upstream mate starting and
    ending strictly before the downstream one, the fragment -- leftmost to
    rightmost base of the two -- within ``[minins, maxins]``), ordered by
-   total mismatches (stable: then mate 1's and mate 2's own order, mismatches,
-   position, strand);
+   total mismatches, then mate 1's order (mismatches, position, strand), then
+   mate 2's position and strand;
 2. ``pair_stats`` -- the best and second-best strata of those pairs, the tie
    rotation by the name hash (as single-end reads, ``docs/sam.md``), how
    many pairs to report (``-k`` / ``--all``);
@@ -159,27 +160,47 @@ def _fragment(c1, p1, s1, e1, c2, p2, s2, e2, orient, minins, maxins):
     return -1
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _window(by_pos, tpos, a0, a1, lo):
+    """First index of ``by_pos[a0:a1]`` (rows sorted by reference position ``tpos``) at or after ``lo``."""
+    while a0 < a1:
+        mid = (a0 + a1) >> 1
+        if tpos[by_pos[mid]] < lo:
+            a0 = mid + 1
+        else:
+            a1 = mid
+    return a0
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
-def pair_count(first, perm, n, contig, pos, strand, length, orient, minins, maxins, counts):
-    """Concordant combinations of every pair (``first``/``perm``: rows grouped by read, sorted)."""
+def pair_count(first, perm, by_pos, tpos, n, contig, pos, strand, length, orient, minins, maxins, counts):
+    """Concordant combinations of every pair (``first``: rows grouped by read; ``perm``
+    sorted by mismatches, ``by_pos`` by reference position). Mates of a concordant
+    pair start at most ``maxins`` apart: only that window of mate 2's placements is
+    looked at for each placement of mate 1 (a binary search)."""
     for ii in numba.prange(n):
         i = np.int64(ii)
         c = 0
         l1, l2 = length[i], length[n + i]
+        b0, b1 = first[n + i], first[n + i + 1]
         for x in range(first[i], first[i + 1]):
             a = perm[x]
-            for y in range(first[n + i], first[n + i + 1]):
-                b = perm[y]
+            y = _window(by_pos, tpos, b0, b1, tpos[a] - maxins)
+            while y < b1 and tpos[by_pos[y]] <= tpos[a] + maxins:
+                b = by_pos[y]
                 if _fragment(contig[a], pos[a], strand[a], pos[a] + l1, contig[b], pos[b], strand[b], pos[b] + l2,
                              orient, minins, maxins) >= 0:
                     c += 1
+                y += 1
         counts[i] = c
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def pair_fill(first, perm, n, contig, pos, strand, mm, length, orient, minins, maxins, max_total, off,
+def pair_fill(first, perm, by_pos, tpos, n, contig, pos, strand, mm, length, orient, minins, maxins, max_total, off,
               out_a, out_b, out_total, out_frag):
-    """Every pair's concordant combinations at ``off[i]``, by total mismatches (stable)."""
+    """Every pair's concordant combinations at ``off[i]`` (as :func:`pair_count`), by
+    total mismatches, then mate 1's order (mismatches, position, strand), then
+    mate 2's position and strand."""
     for ii in numba.prange(n):
         i = np.int64(ii)
         w = off[i]
@@ -191,8 +212,11 @@ def pair_fill(first, perm, n, contig, pos, strand, mm, length, orient, minins, m
                 a = perm[x]
                 if mm[a] > t:
                     break  # rows sorted by mismatches
-                for y in range(first[n + i], first[n + i + 1]):
-                    b = perm[y]
+                b0, b1 = first[n + i], first[n + i + 1]
+                y = _window(by_pos, tpos, b0, b1, tpos[a] - maxins)
+                while y < b1 and tpos[by_pos[y]] <= tpos[a] + maxins:
+                    b = by_pos[y]
+                    y += 1
                     if mm[a] + mm[b] != t:
                         continue
                     f = _fragment(contig[a], pos[a], strand[a], pos[a] + l1, contig[b], pos[b], strand[b],
@@ -402,16 +426,19 @@ def select_pairs(pairs: PairedBatch, placements: Placements, contig_offsets: np.
     s = [np.empty(2 * n, dtype=t) for t in (np.int16, np.int16, np.int64, np.int64)]
     strata(first, perm, contig_offsets, p.contig, p.pos, p.strand, p.mismatches, np.empty(len(p), np.int64), *s)
     length = np.ascontiguousarray(joined.lengths, dtype=np.int64)
+    # each read's rows by reference position (then strand): mate 2's window of each mate 1 placement
+    tpos = np.asarray(contig_offsets, dtype=np.int64)[p.contig] + p.pos.astype(np.int64)
+    by_pos = np.lexsort((p.strand, tpos, p.read)).astype(np.int64)
     orient = ORIENTATIONS.index(options.orientation)
     lo, hi = int(options.minins), int(options.maxins)
     counts = np.empty(n, dtype=np.int64)
-    pair_count(first, perm, n, p.contig, p.pos, p.strand, length, orient, lo, hi, counts)
+    pair_count(first, perm, by_pos, tpos, n, p.contig, p.pos, p.strand, length, orient, lo, hi, counts)
     pair_off = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=pair_off[1:])
     m = int(pair_off[-1])
     pair_a, pair_b = np.empty(m, np.int64), np.empty(m, np.int64)
     pair_total, pair_frag = np.empty(m, np.int16), np.empty(m, np.int64)
-    pair_fill(first, perm, n, p.contig, p.pos, p.strand, p.mismatches, length, orient, lo, hi, 2 * k, pair_off,
+    pair_fill(first, perm, by_pos, tpos, n, p.contig, p.pos, p.strand, p.mismatches, length, orient, lo, hi, 2 * k, pair_off,
               pair_a, pair_b, pair_total, pair_frag)
     best, second = np.empty(n, np.int16), np.empty(n, np.int16)
     n_best, n_second = np.empty(n, np.int64), np.empty(n, np.int64)
