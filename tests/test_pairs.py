@@ -315,7 +315,8 @@ def test_pair_options_are_checked():
 
 
 def test_no_unal_and_max_hits(index, tmp_path):
-    """``--no-unal`` drops pairs with neither mate aligned (and only them); ``--all --max-hits`` caps pairs, ZH = all."""
+    """``--no-unal`` drops pairs with neither mate aligned (and only them); ``--all --max-hits``
+    caps pairs, ZH holding them all."""
     both = dict(mate2=FIXTURE / "r2.fq.gz", mismatches=3, workers=0)
     map_files(index, FIXTURE / "r1.fq.gz", tmp_path / "all.sam", report_all=True, **both)
     exact = dict(both, mismatches=0)  # many pairs with neither mate aligned

@@ -438,8 +438,8 @@ def select_pairs(pairs: PairedBatch, placements: Placements, contig_offsets: np.
     m = int(pair_off[-1])
     pair_a, pair_b = np.empty(m, np.int64), np.empty(m, np.int64)
     pair_total, pair_frag = np.empty(m, np.int16), np.empty(m, np.int64)
-    pair_fill(first, perm, by_pos, tpos, n, p.contig, p.pos, p.strand, p.mismatches, length, orient, lo, hi, 2 * k, pair_off,
-              pair_a, pair_b, pair_total, pair_frag)
+    pair_fill(first, perm, by_pos, tpos, n, p.contig, p.pos, p.strand, p.mismatches, length, orient, lo, hi, 2 * k,
+              pair_off, pair_a, pair_b, pair_total, pair_frag)
     best, second = np.empty(n, np.int16), np.empty(n, np.int16)
     n_best, n_second = np.empty(n, np.int64), np.empty(n, np.int64)
     rot, limit = np.empty(n, np.int64), np.empty(n, np.int64)
