@@ -337,3 +337,11 @@ def test_no_unal_and_max_hits(index, tmp_path):
             zh = [t for t in f[11:] if t.startswith("ZH:i:")]
             capped[f[0]] = int(zh[0][5:]) if zh else 1
     assert capped == pairs_all and max(capped.values()) > 1
+
+
+def test_pairs_of_unequal_mate_sizes_stay_whole_batches(tmp_path):
+    """Mate files whose chunks hold different record counts: batches stay about a chunk (no small rests)."""
+    write_fastq(tmp_path / "a.fq", [(f"r{i}/1", "ACGT" * 10, "I" * 40) for i in range(3000)])
+    write_fastq(tmp_path / "b.fq", [(f"r{i}/2 a longer description", "ACGT" * 25, "I" * 100) for i in range(3000)])
+    sizes = [len(p) for p in iter_pairs(tmp_path / "a.fq", tmp_path / "b.fq", chunk_bytes=1 << 16)]
+    assert sum(sizes) == 3000 and min(sizes[:-1]) > 200

@@ -132,6 +132,14 @@ def iter_pairs(path1: str | os.PathLike, path2: str | os.PathLike, **options) ->
                 return
             if a is None or b is None:
                 raise _ended(a if a is not None else b, p2 if b is None else p1, done)  # type: ignore[arg-type]
+            # the side holding the rest of its last batch is topped up with its next one, so
+            # that batches stay whole (not a small batch of the rest every other time)
+            if len(a) < len(b):
+                more = next(it1, None)
+                a = a if more is None else SequenceBatch.concat([a, more])
+            elif len(b) < len(a):
+                more = next(it2, None)
+                b = b if more is None else SequenceBatch.concat([b, more])
             n = min(len(a), len(b))
             done += n
             yield _paired(a[:n], b[:n])

@@ -386,7 +386,8 @@ class MapTask:
         o = self.read_options
         skip, left = o["skip"], o["upto"]
         self._had_records[query] = False
-        options = dict(chunk_bytes=max(1, chunk_bytes // 2), phred=64 if o["phred64"] else 33)
+        options = dict(chunk_bytes=max(1, chunk_bytes // 2), phred=64 if o["phred64"] else 33,
+                       threads=self.parse_threads if left is None else None)  # upto: as single reads
         sources = ([iter_pairs(query.paths[0], query.paths[1], **options)] if query.paired
                    else [iter_interleaved(path, **options) for path in query.paths])
         for source in sources:
