@@ -33,26 +33,35 @@ def _patch_line(text, a, b, flag, rname, rpos, rnext, pnext, tlen, tag, tag_a, t
                 write):
     """Line ``text[a:b]`` (its newline included) with FLAG, RNAME/POS (``rname >= 0``),
     RNEXT/PNEXT/TLEN rewritten and ``tag[tag_a:tag_b]`` appended."""
-    # field starts: tabs 0..8 of the line
-    tabs = np.empty(9, dtype=np.int64)
+    # the tabs before fields 1, 2, 4, 6 and 9 (no array: this runs once a line)
+    t0 = t1 = t3 = t5 = t8 = a
     t = 0
     q = a
     while t < 9:
         if text[q] == _TAB:
-            tabs[t] = q
+            if t == 0:
+                t0 = q
+            elif t == 1:
+                t1 = q
+            elif t == 3:
+                t3 = q
+            elif t == 5:
+                t5 = q
+            elif t == 8:
+                t8 = q
             t += 1
         q += 1
-    p = _copy(out, p, text, a, tabs[0] + 1, write)  # QNAME\t
+    p = _copy(out, p, text, a, t0 + 1, write)  # QNAME\t
     p = _int(out, p, flag, write)
     if rname >= 0:
         p = _byte(out, p, _TAB, write)
         p = _copy(out, p, cnames, cname_off[rname], cname_off[rname + 1], write)
         p = _byte(out, p, _TAB, write)
         p = _int(out, p, rpos + 1, write)
-        p = _copy(out, p, text, tabs[3], tabs[5] + 1, write)  # \tMAPQ\tCIGAR\t
+        p = _copy(out, p, text, t3, t5 + 1, write)  # \tMAPQ\tCIGAR\t
         own = rname
     else:
-        p = _copy(out, p, text, tabs[1], tabs[5] + 1, write)  # \tRNAME\tPOS\tMAPQ\tCIGAR\t
+        p = _copy(out, p, text, t1, t5 + 1, write)  # \tRNAME\tPOS\tMAPQ\tCIGAR\t
         own = -2  # mapped: RNEXT is '=' when it names this record's contig, compared by the caller's ``same``
     if rnext == -1:
         p = _byte(out, p, _STAR, write)
@@ -64,7 +73,7 @@ def _patch_line(text, a, b, flag, rname, rpos, rnext, pnext, tlen, tag, tag_a, t
     p = _int(out, p, pnext + 1, write)
     p = _byte(out, p, _TAB, write)
     p = _int(out, p, tlen, write)
-    p = _copy(out, p, text, tabs[8], b - 1, write)  # \tSEQ\tQUAL\ttags
+    p = _copy(out, p, text, t8, b - 1, write)  # \tSEQ\tQUAL\ttags
     p = _copy(out, p, tag, tag_a, tag_b, write)
     return _byte(out, p, _NL, write)
 
@@ -79,6 +88,24 @@ def mate_patch(text, line_off, flag, rname, rpos, rnext, pnext, tlen, tag, tag_o
                         tag, tag_off[k], tag_off[k + 1], cnames, cname_off, out, out_off[i] if write else 0, write)
         if not write:
             out_off[i + 1] = p
+
+
+@numba.njit(parallel=True, cache=True, nogil=True)
+def gather_rows(src, src_off, rows, out_off, out):
+    """``src[src_off[r]:src_off[r+1]]`` of every ``r`` in ``rows``, side by side at ``out_off``."""
+    for i in numba.prange(rows.size):
+        a = src_off[rows[i]]
+        o = out_off[i]
+        for t in range(out_off[i + 1] - o):
+            out[o + t] = src[a + t]
+
+
+def _gather(src: np.ndarray, src_off: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Items ``rows`` of ``(src, src_off)`` (:func:`gseek.ragged.gather`, one parallel pass)."""
+    off = ragged.offsets(src_off[rows + 1] - src_off[rows])
+    out = np.empty(int(off[-1]), dtype=src.dtype)
+    gather_rows(src, np.ascontiguousarray(src_off, dtype=np.int64), rows, off, out)
+    return out, off
 
 
 def format_pairs(result: PairedResult, pairs: PairedBatch, reference: ReferenceText, *, cigar_eq: bool = False,
@@ -97,9 +124,10 @@ def format_pairs(result: PairedResult, pairs: PairedBatch, reference: ReferenceT
     joined = pairs.joined()
     r = len(result)
     mate = result.mate
-    codes, seq_off = ragged.gather(joined.codes, joined.offsets, mate)
-    quals = None if joined.quals is None else ragged.gather(joined.quals, joined.offsets, mate)[0]
-    names, name_off = ragged.gather(joined.names, joined.name_offsets, mate)
+    mate = np.ascontiguousarray(mate, dtype=np.int64)
+    codes, seq_off = _gather(joined.codes, joined.offsets, mate)
+    quals = None if joined.quals is None else _gather(joined.quals, joined.offsets, mate)[0]
+    names, name_off = _gather(joined.names, joined.name_offsets, mate)
     mapped = result.mapped
     hit_off = ragged.offsets(mapped.astype(np.int64))
     hits = np.flatnonzero(mapped)
