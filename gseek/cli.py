@@ -383,8 +383,10 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 @click.option("-o", "--output", metavar="FILE",
               help="Output: map: FILE.sam, FILE.sam.gz (BGZF-compressed SAM), FILE.bam or FILE.cram (sorted and "
                    "indexed unless --no-sort) [SAM on stdout]; megablast/blastn: BLAST tabular text (.gz: gzip).")
-@click.option("--un", metavar="FILE", help="map: write the reads that failed to align to FILE, as given (gzip: .gz).")
-@click.option("--al", metavar="FILE", help="map: write the reads that aligned to FILE, as given (gzip: .gz).")
+@click.option("--un", metavar="FILE", help="map: write the reads that failed to align to FILE, as given (gzip: .gz; "
+                                            "pairs: FILE_1, FILE_2 as bowtie names them).")
+@click.option("--al", metavar="FILE", help="map: write the reads that aligned to FILE, as given (gzip: .gz; pairs: "
+                                            "aligned concordantly, FILE_1, FILE_2).")
 @_common
 def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, pair_options, blast_options,
            sam_options, output, un, al) -> None:
@@ -412,8 +414,6 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
             raise click.UsageError("give -1 FILE -2 FILE or --interleaved FILE, not both")
         if interleaved is None and (mate1 is None or mate2 is None):
             raise click.UsageError("paired-end reads need both -1 FILE and -2 FILE")
-        if un or al:
-            raise click.UsageError("--un/--al are not available for paired-end reads yet")
         queries = (interleaved,) if interleaved is not None else (mate1,)
         pair_options = dict(pair_options, mate2=mate2, interleaved=interleaved is not None)
     else:

@@ -173,7 +173,7 @@ OPTION_CASES = [
     (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq", "-q", "r.fq"], "error", "not both"),
     (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq", "--interleaved", "c.fq"], "error",
      "give -1 FILE -2 FILE or --interleaved FILE, not both"),
-    (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq", "--un", "u.fq"], "error", "--un/--al are not available"),
+    (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq", "--un", "u.fq"], "map_files", {"un": "u.fq", "mate2": "b.fq"}),
     (SEARCH + ["-X", "300"], "error", "--maxins: options of paired-end reads"),
     (PAIRED + ["-I", "300", "-X", "200"], "error", "-I/--minins 300 is larger than -X/--maxins 200"),
     *_spelled(PAIRED, "map_files", PAIR_CASES),

@@ -345,3 +345,21 @@ def test_pairs_of_unequal_mate_sizes_stay_whole_batches(tmp_path):
     write_fastq(tmp_path / "b.fq", [(f"r{i}/2 a longer description", "ACGT" * 25, "I" * 100) for i in range(3000)])
     sizes = [len(p) for p in iter_pairs(tmp_path / "a.fq", tmp_path / "b.fq", chunk_bytes=1 << 16)]
     assert sum(sizes) == 3000 and min(sizes[:-1]) > 200
+
+
+def test_un_al_write_each_mate_as_bowtie_names_them(index, tmp_path):
+    """``--un``/``--al``: the pairs not / aligned concordantly (bowtie's sets, the fixture), each mate
+    as given, in ``X_1``/``X_2`` (``un.fq`` -> ``un_1.fq``, ``al.fq.gz`` -> ``al.fq_1.gz``, bowtie 1.3.1's names)."""
+    name = "v2_fr_I60_X350"
+    _, _, options = RUNS[name]
+    map_files(index, FIXTURE / "r1.fq.gz", tmp_path / "o.sam", mate2=FIXTURE / "r2.fq.gz", workers=1,
+              un=tmp_path / "un.fq", al=tmp_path / "al.fq.gz", **options)
+    aligned = {line.split("\t")[0] for line in list(open(FIXTURE / f"{name}.tsv"))[2:]}
+    for m in (1, 2):
+        given = gzip.decompress((FIXTURE / f"r{m}.fq.gz").read_bytes()).splitlines(True)
+        records = [b"".join(given[i : i + 4]) for i in range(0, len(given), 4)]
+        al = [r for r in records if r[1:].split(b"/")[0].decode() in aligned]
+        un = [r for r in records if r[1:].split(b"/")[0].decode() not in aligned]
+        assert (tmp_path / f"un_{m}.fq").read_bytes() == b"".join(un)
+        assert gzip.decompress((tmp_path / f"al.fq_{m}.gz").read_bytes()) == b"".join(al)
+    assert len(al) == 269 and not (tmp_path / "un.fq").exists()

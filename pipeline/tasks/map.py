@@ -387,6 +387,7 @@ class MapTask:
         skip, left = o["skip"], o["upto"]
         self._had_records[query] = False
         options = dict(chunk_bytes=max(1, chunk_bytes // 2), phred=64 if o["phred64"] else 33,
+                       keep_raw=self.un is not None or self.al is not None,
                        threads=self.parse_threads if left is None else None)  # upto: as single reads
         sources = ([iter_pairs(query.paths[0], query.paths[1], **options)] if query.paired
                    else [iter_interleaved(path, **options) for path in query.paths])
@@ -479,11 +480,20 @@ class MapTask:
                       too_long=int((status == STATUS_TOO_LONG).sum()),
                       too_short=int((status == STATUS_TOO_SHORT).sum()), sam_records=records,
                       mates_aligned=int((result.single.best >= 0).sum()))
-        return Chunk((text, records, len(pairs)), counts)
+        data: tuple[Any, ...] = (text, records, len(pairs))
+        if self.un is not None or self.al is not None:  # the mates as given: un_1, un_2, al_1, al_2
+            aligned = result.reported > 0
+            data += tuple(ragged.gather(mates.raw, mates.raw_offsets, np.flatnonzero(chosen))[0]
+                          for chosen in (~aligned, aligned) for mates in (pairs.mate1, pairs.mate2))
+        return Chunk(data, counts)
 
     def open_output(self, query: QueryFile) -> _SamSink:
-        return _SamSink(query, self.header, self.pool, self.index_check,
-                        reads_out=(self.un, self.al) if self.un is not None or self.al is not None else (),
+        reads_out: tuple[str | None, ...] = ()
+        if self.un is not None or self.al is not None:
+            reads_out = (self.un, self.al)
+            if query.paired or self.interleaved:  # bowtie's names: x_1.fq, x_2.fq (x.fq_1.gz for x.fq.gz)
+                reads_out = tuple(None if p is None else mate_file_name(p, m) for p in reads_out for m in (1, 2))
+        return _SamSink(query, self.header, self.pool, self.index_check, reads_out=reads_out,
                         seen=self._had_records.get, writer_options=self.writer_options)
 
     def dispatcher(self, **options: Any) -> Dispatcher:
@@ -496,6 +506,17 @@ class MapTask:
         options.setdefault("setup", [m.warm_up if m.backend.name == "gpu" else None for m in self.mappers])
         return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
                           combine=True, file_errors=(FastxError, OSError), **options)
+
+
+def mate_file_name(path: str | os.PathLike, mate: int) -> str:
+    """The ``--un``/``--al`` file of one mate of paired-end reads, named as bowtie 1 names
+    it: ``_1``/``_2`` before the last suffix.
+
+    >>> mate_file_name("out/un.fq", 1), mate_file_name("al.fq.gz", 2), mate_file_name("un", 1)
+    ('out/un_1.fq', 'al.fq_2.gz', 'un_1')
+    """
+    root, ext = os.path.splitext(os.fspath(path))
+    return f"{root}_{mate}{ext}"
 
 
 def _batches(source: FastxReader, reader: Iterator[SequenceBatch], wanted: Any) -> Iterator[SequenceBatch]:
@@ -647,13 +668,14 @@ def map_files(
         if len(files) != 1 or interleaved:
             raise OptionError("paired-end reads: give one mate 1 file with mate2, and not interleaved")
         files.append(mate2)
-    if (mate2 is not None or interleaved) and (un is not None or al is not None):
-        raise OptionError("--un/--al are not available for paired-end reads yet")
     index_dir = index.path if isinstance(index, Index) else resolve_index(index)
     within = [] if index_dir is None else [index_dir]
     check_output(output, [*files, reference], within=within)
     check_sam_output(output, sort=sort, reference=reference)
-    named = {"output": output, "un": un, "al": al}
+    named: dict[str, Any] = {"output": output, "un": un, "al": al}
+    if mate2 is not None or interleaved:  # paired-end reads: one file of each mate (bowtie's names)
+        named = {"output": output, **{f"{k}_{m}": None if v is None else mate_file_name(v, m)
+                                      for k, v in (("un", un), ("al", al)) for m in (1, 2)}}
     for name, path in named.items():
         if path is not None and name != "output":
             check_output(path, files, within=within)
