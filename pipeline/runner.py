@@ -6,7 +6,10 @@ the output folder; mapping: ``.sam``, ``.bam`` or ``.sam.gz``); columns are
 separated by a tab, or by blanks on a line without a tab. ``#`` starts a
 comment line; blank lines are skipped; relative paths are resolved against
 the list's folder. The default output is the query's name without its
-FASTA/FASTQ and ``.gz`` suffixes, plus ``.sam``. Errors in the list name
+FASTA/FASTQ and ``.gz`` suffixes, plus ``.sam``. Paired-end reads (``--task
+map``): a line ``R1 R2 [OUTPUT]``, the two mate files (the second column is
+mate 2 when its name ends in a FASTA/FASTQ suffix, ``.gz`` or not; the
+default output is named after ``R1``). Errors in the list name
 ``list.txt:LINE``, and so does an output refused before the run starts
 (:func:`~gseek.seqio.atomic.check_output`: an input of any entry, the list,
 the targets; inside the index; a directory).
@@ -52,6 +55,7 @@ PosixPath('.../lambda.gseek')
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import fcntl
 import json
@@ -115,6 +119,14 @@ def default_output(query: str, suffix: str = ".sam") -> str:
     return name + suffix
 
 
+def _is_reads_name(name: str) -> bool:
+    """Whether ``name`` ends in a FASTA/FASTQ suffix (``.gz`` or not): a mate file, not an output."""
+    name = name.lower()
+    for gz in (".gz", ".bgz"):
+        name = name.removesuffix(gz)
+    return name.endswith(_QUERY_SUFFIXES)
+
+
 def read_query_list(list_file: str | os.PathLike, *, suffix: str = ".sam") -> list[tuple[QueryFile, str]]:
     """Parse a query list: ``(query, output name)`` per entry, paths resolved against the list's folder.
 
@@ -140,20 +152,23 @@ def read_query_list(list_file: str | os.PathLike, *, suffix: str = ".sam") -> li
             continue
         columns = [c.strip() for c in (line.split("\t") if "\t" in line else line.split())]
         columns = [c for c in columns if c]
-        if len(columns) > 2:
-            raise QueryListError(path, lineno, f"expected 'QUERY [OUTPUT]', found {len(columns)} columns")
+        mates = len(columns) in (2, 3) and _is_reads_name(columns[1])
+        if len(columns) > 3 or (len(columns) == 3 and not mates):
+            raise QueryListError(path, lineno, f"expected 'QUERY [OUTPUT]', found {len(columns)} columns (or "
+                                               f"'MATE1 MATE2 [OUTPUT]', MATE2 a FASTA/FASTQ name)")
         query = columns[0]
-        output = columns[1] if len(columns) == 2 else default_output(query, suffix)
+        output = columns[-1] if len(columns) == 2 + mates else default_output(query, suffix)
         if "/" in output or os.sep in output or output.startswith(".") or output in ("", SUMMARY_NAME):
             raise QueryListError(path, lineno, f"output {output!r} must be a file name inside the output folder "
                                                f"(not starting with '.', not {SUMMARY_NAME})")
         if output in seen:
             raise QueryListError(path, lineno, f"output {output!r} is also the output of line {seen[output]}")
         seen[output] = lineno
-        resolved = Path(query).expanduser()
-        if not resolved.is_absolute():
-            resolved = base / resolved
-        entries.append((QueryFile((os.path.abspath(resolved),), output, name=query, line=lineno), output))
+        inputs = []
+        for name in columns[: 1 + mates]:
+            resolved = Path(name).expanduser()
+            inputs.append(os.path.abspath(resolved if resolved.is_absolute() else base / resolved))
+        entries.append((QueryFile(tuple(inputs), output, name=query, line=lineno, paired=mates), output))
     if not entries:
         raise QueryListError(path, None, "no query files listed")
     return entries
@@ -408,6 +423,10 @@ def run_pipeline(
     if task_cls is BlastTask:
         task_options["task"] = task
     entries = read_query_list(list_file, suffix=task_cls.output_suffix)
+    for query, _ in entries:
+        if query.paired and task != "map":
+            raise QueryListError(Path(list_file), query.line, f"paired-end reads (two read files) are mapped by "
+                                                              f"--task map, not --task {task}")
     out = Path(outdir)
     if task != "align":  # the index folder: nothing may be written inside it
         index_dir = index.path if isinstance(index, Index) else resolve_index(index)
@@ -464,7 +483,7 @@ def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any,
     names: dict[int, str] = {}
     paths: dict[int, Path] = {}
     for i, (query, name) in enumerate(entries):
-        entries[i] = (QueryFile(query.paths, os.fspath(out / name), name=query.name, line=query.line), name)
+        entries[i] = (dataclasses.replace(query, output=os.fspath(out / name)), name)
     try:
         worker = task_cls(index, devices=devices, device=device if devices is None else None, threads=threads,
                           command=command, **task_options)

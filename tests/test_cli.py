@@ -124,6 +124,16 @@ BLAST_CASES = [  # the same for search and pipeline --task megablast|blastn (bla
 ]
 
 
+PAIRED = ["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq"]
+PAIR_CASES = [  # search -1/-2 and pipeline --task map
+    (("-I", "--minins"), ["20"], "minins", 20),
+    (("-X", "--maxins"), ["600"], "maxins", 600),
+    (("--fr",), [], "orientation", "fr"),
+    (("--rf",), [], "orientation", "rf"),
+    (("--ff",), [], "orientation", "ff"),
+]
+
+
 def _spelled(base, call, cases):
     return [(base + [spelling, *args], call, {key: value})
             for spellings, args, key, value in cases for spelling in spellings]
@@ -156,6 +166,18 @@ OPTION_CASES = [
     (BLASTN + ["-o", "hits.tsv"], "blast_files", {2: "hits.tsv", "task": "blastn"}),
     *_spelled(BLASTN, "blast_files", BLAST_CASES),
     (SEARCH + ["--all", "--max-hits", "6"], "map_files", {"report_all": True, "max_hits": 6}),
+    (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq"], "map_files",
+     {1: ["a.fq"], "mate2": "b.fq", "interleaved": False, "minins": 0, "maxins": 250, "orientation": "fr"}),
+    (["search", "-x", "idx", "--interleaved", "ab.fq"], "map_files", {1: ["ab.fq"], "mate2": None, "interleaved": True}),
+    (["search", "-x", "idx", "-1", "a.fq"], "error", "paired-end reads need both -1 FILE and -2 FILE"),
+    (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq", "-q", "r.fq"], "error", "not both"),
+    (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq", "--interleaved", "c.fq"], "error",
+     "give -1 FILE -2 FILE or --interleaved FILE, not both"),
+    (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq", "--un", "u.fq"], "map_files", {"un": "u.fq", "mate2": "b.fq"}),
+    (SEARCH + ["-X", "300"], "error", "--maxins: options of paired-end reads"),
+    (PAIRED + ["-I", "300", "-X", "200"], "error", "-I/--minins 300 is larger than -X/--maxins 200"),
+    *_spelled(PAIRED, "map_files", PAIR_CASES),
+    (BLASTN + ["--fr"], "error", "--task map only"),
     (SEARCH + ["--max-hits", "6"], "error", "--max-hits caps --all"),
     (SEARCH + ["--evalue", "1e-5"], "error", "apply to --task megablast|blastn"),
     (SEARCH + ["--outfmt", "6"], "error", "apply to --task megablast|blastn"),
@@ -214,6 +236,10 @@ OPTION_CASES = [
     (PIPE_MAP + ["--threads", "2"], "run_pipeline", {"device": ("auto", 2), "threads": 2}),
     (["pipeline", "--queries", "bad", "--outdir", "out", "-x", "idx", "--debug"], "raises", FastxError),
     (PIPE_MAP + ["--all", "--max-hits", "6"], "run_pipeline", {"max_hits": 6}),
+    *_spelled(PIPE_MAP, "run_pipeline", PAIR_CASES),
+    (PIPE_MAP + ["--interleaved"], "run_pipeline", {"interleaved": True}),
+    (PIPE_ALIGN + ["--interleaved"], "error", "--interleaved: not an option of --task align"),
+    (PIPE_ALIGN + ["-X", "9"], "error", "--maxins: not an option of --task align"),
     (PIPE_MAP + ["--mode", "local"], "error", "--mode: not an option of --task map"),
     (PIPE_ALIGN + ["--mismatches", "1"], "error", "--mismatches: not an option of --task align"),
     (PIPE_ALIGN + ["--trim5", "1", "--phred64"], "error",

@@ -225,7 +225,7 @@ def test_pipeline_refuses_outputs_over_inputs(world, tmp_path):
         shutil.copy(world["few"], tmp_path / name)
     listing = tmp_path / "list.txt"
     for text, line, rule in [
-        ("a.fq\n# b\nb.fq\ta.fq\n", 3, "is also an input"),
+        ("a.fq\n# b\nb.fq\tc.fq\ta.fq\n", 3, "is also an input"),  # mate files b.fq, c.fq; output a.fq
         ("a.fq\tlist.txt\n", 1, "is also an input"),
         ("a.fq\tfolder.sam\n", 1, "Is a directory"),
         ("a.fq\tx.cram\n", 1, "CRAM"),
