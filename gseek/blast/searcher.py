@@ -304,8 +304,7 @@ class BlastSearcher:
         key = seq_of * n_contigs + contig_of
         seq_len = np.diff(seq_off)
         prelim_x = opts.raw_xdrop(opts.xdrop_gap) * scale
-        # Rank: ungapped score (best first), then query position, then text position.
-        todo = np.lexsort((s, q, -cand["score"]))
+        todo = np.arange(q.size)  # the candidates come in rank order (``select_seeds``)
         chosen: list[np.ndarray] = []
         scores: list[np.ndarray] = []
         spans: list[np.ndarray] = []
@@ -504,42 +503,53 @@ def _empty_hsps() -> dict[str, np.ndarray]:
             "cigar": np.zeros(0, np.uint32), "cigar_offsets": np.zeros(1, np.int64)}
 
 
+@numba.njit(cache=True, inline="always")
+def _slot(tk, ts, td, key, cs, cd, mask):
+    """Open-addressing slot of cell (key, cs, cd): where it is, or the empty slot it would take."""
+    h = (np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(cs) * np.uint64(0xC2B2AE3D27D4EB4F)) \
+        ^ (np.uint64(cd) * np.uint64(0x165667B19E3779F9))
+    i = np.int64((h >> np.uint64(17)) & np.uint64(mask))
+    while tk[i] != -1 and not (tk[i] == key and ts[i] == cs and td[i] == cd):
+        i = (i + 1) & mask
+    return i
+
+
 @numba.njit(cache=True)
 def _select_round(key, s, diag, apart):
     """Greedy, in rank order: a candidate is taken unless a taken one of the same key lies within
     ``apart`` of it on the subject and within :data:`_DIAG_BAND` diagonals (``apart`` is the same
-    for every candidate of a key). Taken seeds are kept in cells ``apart`` by ``_DIAG_BAND`` wide:
-    a cell holds at most one, and only the neighbouring cells can hold a conflict."""
+    for every candidate of a key). Taken seeds are kept in cells ``apart`` by ``_DIAG_BAND`` wide
+    (an open-addressing table): a cell holds at most one, and only the neighbouring cells can
+    hold a conflict."""
     n = key.size
     take = np.zeros(n, np.bool_)
-    order = np.argsort(key, kind="mergesort")  # stable: rank order inside a key
+    size = 1
+    while size < 2 * n + 2:
+        size <<= 1
+    mask = size - 1
+    tk = np.full(size, -1, np.int64)
+    ts = np.zeros(size, np.int64)
+    td = np.zeros(size, np.int64)
+    tc = np.zeros(size, np.int64)
     band = _DIAG_BAND
-    i = 0
-    while i < n:
-        j = i
-        while j < n and key[order[j]] == key[order[i]]:
-            j += 1
-        width = max(apart[order[i]], 1)
-        held = dict()
-        held[np.int64(-(1 << 62))] = np.int64(0)  # typed: int64 -> int64 (a cell never used)
-        for t in range(i, j):
-            c = order[t]
-            bs = s[c] // width
-            bd = diag[c] // band
-            ok = True
-            for ds in range(-1, 2):
-                for dd in range(-1, 2):
-                    cell = (bs + ds) * (np.int64(1) << 32) + ((bd + dd) & 0xFFFFFFFF)
-                    if cell in held:
-                        other = held[cell]
-                        if abs(s[c] - s[other]) <= width and abs(diag[c] - diag[other]) <= band:
-                            ok = False
-                if not ok:
-                    break
-            if ok:
-                take[c] = True
-                held[bs * (np.int64(1) << 32) + (bd & 0xFFFFFFFF)] = np.int64(c)
-        i = j
+    for c in range(n):  # rank order
+        width = max(apart[c], 1)
+        bs = s[c] // width
+        bd = diag[c] // band
+        ok = True
+        for ds in range(-1, 2):
+            for dd in range(-1, 2):
+                i = _slot(tk, ts, td, key[c], bs + ds, bd + dd, mask)
+                if tk[i] != -1:
+                    o = tc[i]
+                    if abs(s[c] - s[o]) <= width and abs(diag[c] - diag[o]) <= band:
+                        ok = False
+            if not ok:
+                break
+        if ok:
+            take[c] = True
+            i = _slot(tk, ts, td, key[c], bs, bd, mask)
+            tk[i], ts[i], td[i], tc[i] = key[c], bs, bd, c
     return take
 
 
