@@ -263,11 +263,12 @@ OPTION_CASES = [
     (["demo", "-p", "3", "--quiet"], "run_demo", {0: ("auto", 3), "stderr": ""}),
     (["demo", "--threads", "2"], "run_demo", {0: ("auto", 2)}),
     (["demo", "-o", "bad", "--debug"], "raises", FastxError),
-    (["compile"], "compile_kernels", {0: ("auto", 0), 1: ("parse", "index", "map", "align"), 2: 1}),
+    (["compile"], "compile_kernels", {0: ("auto", 0), 1: ("parse", "index", "map", "align", "blast"), 2: 1}),
     (["compile", "--only", "map,align", "--device", "gpu"], "compile_kernels", {0: ("gpu", 0), 1: ("map", "align")}),
     (["compile", "--processes", "3", "-p", "2"], "compile_kernels", {0: ("auto", 2), 2: 3}),
-    (["compile", "--only", "blast"], "error", "--only"),
-    (["compile", "--only", "blast", "--quiet", "--threads", "1", "--debug"], "error", "--only"),
+    (["compile", "--only", "blast"], "compile_kernels", {1: ("blast",)}),
+    (["compile", "--only", "tblastx"], "error", "--only"),
+    (["compile", "--only", "tblastx", "--quiet", "--threads", "1", "--debug"], "error", "--only"),
 ]
 
 
