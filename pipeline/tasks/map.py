@@ -348,34 +348,26 @@ class MapTask:
             yield from self._read_pairs(query, chunk_bytes)
             return
         o = self.read_options
-        skip, left = o["skip"], o["upto"]
+        window = _ReadWindow(o)
         keep_raw = self.un is not None or self.al is not None
         self._had_records[query] = False
         for path in query.paths:
             # with upto, one thread parses, each batch stopping at the last read wanted (no error past it is seen)
-            source = FastxReader(path, chunk_bytes=chunk_bytes, threads=self.parse_threads if left is None else None,
+            source = FastxReader(path, chunk_bytes=chunk_bytes,
+                                 threads=self.parse_threads if o["upto"] is None else None,
                                  phred=64 if o["phred64"] else 33, keep_raw=keep_raw)
             reader = iter(source)
             try:
-                for i, batch in enumerate(_batches(source, reader, lambda: skip + left if left is not None else None)):
+                for i, batch in enumerate(_batches(source, reader, window.wanted)):
                     self._had_records[query] = True
-                    if i == 0 and not o["phred64"] and looks_phred64(batch):
-                        warnings.warn(GseekWarning(
-                            f"{path}: qualities look Phred+64 (none below '@', some above 'J' in the first "
-                            f"{len(batch):,} reads); give --phred64 (phred64=True) if they are"), stacklevel=2)
-                    if skip:
-                        n = min(skip, len(batch))
-                        skip -= n
-                        batch = batch[n:]
-                        if not len(batch):
-                            continue
-                    if left is not None:
-                        batch = batch[:left]
-                        left -= len(batch)
-                    batch = batch.trimmed(o["trim5"], o["trim3"])
+                    if i == 0:
+                        _warn_phred64(o, batch, path)
+                    batch = window.take(batch)
+                    if batch is None:
+                        continue
                     check_read_names(batch)
                     yield batch
-                    if left == 0:
+                    if window.done:
                         return  # -u/--upto: the rest is not read
             finally:
                 reader.close()  # type: ignore[attr-defined]
@@ -384,35 +376,26 @@ class MapTask:
         """:class:`~gseek.seqio.pairs.PairedBatch` es of a paired query (two mate files, or
         interleaved files), the read options applied to pairs (``skip``/``upto`` count pairs)."""
         o = self.read_options
-        skip, left = o["skip"], o["upto"]
+        window = _ReadWindow(o)
         self._had_records[query] = False
         options = dict(chunk_bytes=max(1, chunk_bytes // 2), phred=64 if o["phred64"] else 33,
                        keep_raw=self.un is not None or self.al is not None,
-                       threads=self.parse_threads if left is None else None)  # upto: as single reads
+                       threads=self.parse_threads if o["upto"] is None else None)  # upto: as single reads
         sources = ([iter_pairs(query.paths[0], query.paths[1], **options)] if query.paired
                    else [iter_interleaved(path, **options) for path in query.paths])
         for source in sources:
             try:
                 for i, pairs in enumerate(source):
                     self._had_records[query] = True
-                    if i == 0 and not o["phred64"] and looks_phred64(pairs.mate1):
-                        warnings.warn(GseekWarning(
-                            f"{pairs.mate1.path}: qualities look Phred+64 (none below '@', some above 'J' in the "
-                            f"first {len(pairs):,} reads); give --phred64 (phred64=True) if they are"), stacklevel=2)
-                    if skip:
-                        n = min(skip, len(pairs))
-                        skip -= n
-                        pairs = pairs[n:]
-                        if not len(pairs):
-                            continue
-                    if left is not None:
-                        pairs = pairs[:left]
-                        left -= len(pairs)
-                    pairs = pairs.trimmed(o["trim5"], o["trim3"])
+                    if i == 0:
+                        _warn_phred64(o, pairs.mate1, pairs.mate1.path)
+                    pairs = window.take(pairs)
+                    if pairs is None:
+                        continue
                     check_read_names(pairs.mate1)
                     check_read_names(pairs.mate2)
                     yield pairs
-                    if left == 0:
+                    if window.done:
                         return
             finally:
                 source.close()  # type: ignore[attr-defined]
@@ -530,6 +513,43 @@ def _batches(source: FastxReader, reader: Iterator[SequenceBatch], wanted: Any) 
         if batch is None:
             return
         yield batch
+
+
+class _ReadWindow:
+    """bowtie's ``--skip``/``--upto`` over one query's reads (or pairs) as one stream, then
+    ``--trim5``/``--trim3``: :meth:`take` gives what is left of a batch (None: nothing)."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.skip, self.left = options["skip"], options["upto"]
+        self.trim5, self.trim3 = options["trim5"], options["trim3"]
+
+    def wanted(self) -> int | None:
+        """Reads still wanted, skipped ones included (None: all)."""
+        return None if self.left is None else self.skip + self.left
+
+    @property
+    def done(self) -> bool:
+        return self.left == 0
+
+    def take(self, batch: Any) -> Any:
+        if self.skip:
+            n = min(self.skip, len(batch))
+            self.skip -= n
+            batch = batch[n:]
+            if not len(batch):
+                return None
+        if self.left is not None:
+            batch = batch[:self.left]
+            self.left -= len(batch)
+        return batch.trimmed(self.trim5, self.trim3)
+
+
+def _warn_phred64(options: dict[str, Any], batch: SequenceBatch, path: Any) -> None:
+    """The warning for a FASTQ read as Phred+33 whose first batch looks Phred+64."""
+    if not options["phred64"] and looks_phred64(batch):
+        warnings.warn(GseekWarning(
+            f"{path}: qualities look Phred+64 (none below '@', some above 'J' in the first "
+            f"{len(batch):,} reads); give --phred64 (phred64=True) if they are"), stacklevel=3)
 
 
 def _slice(r: MappingResult, lo: int, hi: int) -> MappingResult:
