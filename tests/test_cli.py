@@ -428,6 +428,14 @@ def test_demo_maps_the_lambda_reads(tmp_path, capsys):
     assert "backend           cpu" in out
     placed = sum(1 for t in read_truth(lambda_truth()) if t.contig is not None)
     assert f"truth             {placed:,} of {placed:,} simulated reads reported at their true origin" in out
+    # the demo maps with -v 3, gseek search defaults to -v 2: the summary says both
+    from gseek.cli import search
+    from gseek.mapper import DEFAULT_MISMATCHES
+
+    (v,) = [p for p in search.params if p.name == "mismatches"]
+    assert v.default == DEFAULT_MISMATCHES == 2
+    (line,) = [line for line in out.splitlines() if line.startswith("mapped")]
+    assert line.startswith("mapped (-v 3)     ") and line.endswith("(gseek search -v 3; its default is -v 2)")
     sam = tmp_path / "demo" / "lambda_reads.sam"
     pysam.quickcheck(str(sam))  # samtools quickcheck through pysam; raises on a bad file
     with pysam.AlignmentFile(str(sam)) as fh:

@@ -44,7 +44,8 @@ def test_views_equal_the_arrays(mapped):
     for i, read in enumerate(reads):
         assert read.index == i and read.name == batch.name_list()[i] == result.names[i]
         assert (read.mapq, read.best, read.n_best, read.n_second, read.status, read.is_mapped) == (
-            result.mapq[i], result.best[i], result.n_best[i], result.n_second[i], result.status[i], result.best[i] >= 0)
+            result.mapq[i], result.best[i], result.n_best[i], result.n_second[i], result.status[i],
+            result.best[i] >= 0)
         for hit in read.hits:
             assert isinstance(hit, Hit) and hit.read_index == i and hit.read_name == read.name
             assert (hit.ctg, hit.r_st, hit.strand, hit.NM, hit.is_primary) == (

@@ -19,7 +19,7 @@ read0	chr1	11	+	1
 
 from .approx import flank_regions
 from .hits import Hit, MappedRead, md_string
-from .mapper import MAX_MISMATCHES, MAX_READ_LENGTH, MIN_READ_LENGTH, Mapper, check_map_options
+from .mapper import DEFAULT_MISMATCHES, MAX_MISMATCHES, MAX_READ_LENGTH, MIN_READ_LENGTH, Mapper, check_map_options
 from .result import STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT, MappingResult, Placements, ReadNames
 from .select import MAPQ_MAX, MISMATCH_PHRED, mapq_scale
 
@@ -32,6 +32,7 @@ __all__ = [
     "md_string",
     "Placements",
     "ReadNames",
+    "DEFAULT_MISMATCHES",
     "MAX_MISMATCHES",
     "MIN_READ_LENGTH",
     "MAX_READ_LENGTH",

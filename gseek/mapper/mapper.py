@@ -71,11 +71,17 @@ from .result import STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT, MappingR
 from .select import select_placements
 from .verify import verify_candidates
 
-__all__ = ["Mapper", "MAX_MISMATCHES", "MIN_READ_LENGTH", "MAX_READ_LENGTH", "check_map_options"]
+__all__ = ["Mapper", "DEFAULT_MISMATCHES", "MAX_MISMATCHES", "MIN_READ_LENGTH", "MAX_READ_LENGTH",
+           "check_map_options"]
 
 
-def check_map_options(mismatches: int = 2, *, max_alignments: int | None = None, report_all: bool = False,
-                      max_hits: int | None = None, norc: bool = False, nofw: bool = False, xa_limit: int = 3) -> None:
+#: ``k`` when none is given (``gseek search -v``'s default; the demo maps with 3).
+DEFAULT_MISMATCHES = 2
+
+
+def check_map_options(mismatches: int = DEFAULT_MISMATCHES, *, max_alignments: int | None = None,
+                      report_all: bool = False, max_hits: int | None = None, norc: bool = False,
+                      nofw: bool = False, xa_limit: int = 3) -> None:
     """Check :class:`Mapper`'s options alone and together (no index needed):
     :class:`~gseek.errors.OptionError` naming the rule broken. The CLI calls
     it as it parses options, so that every such mistake is a usage error.
@@ -170,7 +176,7 @@ class Mapper:
     def __init__(
         self,
         index: Index,
-        mismatches: int = 2,
+        mismatches: int = DEFAULT_MISMATCHES,
         *,
         max_alignments: int | None = None,
         report_all: bool = False,

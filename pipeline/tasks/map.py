@@ -44,7 +44,7 @@ from gseek.backend import Backend, get_backend, numba_guard
 from gseek.errors import FastxError, GseekWarning, OptionError
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
-from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
+from gseek.mapper import DEFAULT_MISMATCHES, STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
 from gseek.mapper.pairs import DEFAULT_MAXINS, DEFAULT_MININS, PairOptions, select_pairs
 from gseek.output.sam import (SamWriter, check_read_names, check_reference, check_sam_output, format_mapping,
                               sam_header)
@@ -220,7 +220,7 @@ class MapTask:
     def __init__(
         self,
         index: Index | str | os.PathLike,
-        mismatches: int = 2,
+        mismatches: int = DEFAULT_MISMATCHES,
         *,
         devices: Sequence[str | Backend] | None = None,
         device: str | Backend | None = None,
@@ -552,7 +552,7 @@ def map_files(
     reads: str | os.PathLike | list[str | os.PathLike],
     output: str | os.PathLike,
     *,
-    mismatches: int = 2,
+    mismatches: int = DEFAULT_MISMATCHES,
     command: str = "gseek",
     threads: int | None = None,
     no_unal: bool = False,
