@@ -126,6 +126,18 @@ def test_map_file_equals_map(mapped, lambda_index):
             (h.ctg, h.r_st, h.strand, h.NM, h.mapq, h.is_primary, h.MD) for h in read.hits]
 
 
+def test_a_result_without_its_reads_says_so(mapped):
+    import dataclasses
+
+    _, result = mapped
+    bare = dataclasses.replace(result, batch=None, reference=None)
+    hit = bare.hit_view(0)
+    assert (hit.r_st, hit.NM, hit.ctg) == (result.pos[0], result.mismatches[0], result.contig_names[result.contig[0]])
+    for field in ("MD", "r_en", "ctg_len"):
+        with pytest.raises(ValueError, match="holds no (batch|reference)"):
+            getattr(hit, field)
+
+
 def test_md_string():
     assert md_string(np.array([0, 1, 2, 3]), np.array([0, 1, 2, 3])) == ("4", 0)
     assert md_string(np.array([1, 1, 2, 4]), np.array([0, 1, 2, 3])) == ("0A2T0", 2)

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gseek.alphabet import COMPLEMENT
-from gseek.errors import OptionError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .result import MappingResult
@@ -53,6 +52,16 @@ def md_string(read: np.ndarray, ref: np.ndarray) -> tuple[str, int]:
         last = t + 1
     parts.append(str(read.size - last))
     return "".join(parts), int(bad.size)
+
+
+def _held(result: MappingResult, name: str):
+    """``result.batch`` / ``result.reference``, which a result made by
+    :meth:`Mapper.select <gseek.mapper.Mapper.select>` holds (ValueError if not)."""
+    value = getattr(result, name)
+    if value is None:
+        raise ValueError(f"this MappingResult holds no {name} (it was not made by Mapper.map or Mapper.select): "
+                         f"read lengths, MD and contig lengths need it")
+    return value
 
 
 class MappedRead:
@@ -134,11 +143,10 @@ class Hit:
         self._j = int(j)
 
     def _batch(self):
-        batch = self._result.batch
-        if batch is None:
-            raise OptionError("this MappingResult holds no reads (made without Mapper.map / Mapper.select): "
-                              "read lengths and MD are not known")
-        return batch
+        return _held(self._result, "batch")
+
+    def _reference(self):
+        return _held(self._result, "reference")
 
     @property
     def read_index(self) -> int:
@@ -154,9 +162,7 @@ class Hit:
 
     @property
     def ctg_len(self) -> int:
-        reference = self._result.reference
-        if reference is None:
-            raise OptionError("this MappingResult holds no reference (made without Mapper.map / Mapper.select)")
+        reference = self._reference()
         c = int(self._result.contig[self._j])
         return int(reference.contig_offsets[c + 1] - reference.contig_offsets[c])
 
@@ -217,9 +223,7 @@ class Hit:
 
     def aligned_bases(self) -> tuple[np.ndarray, np.ndarray]:
         """(read, reference) base codes side by side, the read as on the forward strand."""
-        batch, reference = self._batch(), self._result.reference
-        if reference is None:
-            raise OptionError("this MappingResult holds no reference (made without Mapper.map / Mapper.select)")
+        batch, reference = self._batch(), self._reference()
         i = self.read_index
         read = batch.codes[int(batch.offsets[i]) : int(batch.offsets[i + 1])]
         if self.strand < 0:
