@@ -82,6 +82,12 @@ def test_nm_md_mapq_equal_the_sam_tags(mapped, lambda_index, tmp_path):
         assert (rec.get_tag("NM"), rec.get_tag("MD")) == (hit.NM, hit.MD)
         read, ref = hit.aligned_bases()
         assert md_string(read, ref) == (hit.MD, hit.NM)
+    # the =/X CIGAR of --cigar-eq
+    map_reads(lambda_index, lambda_reads(), tmp_path / "eq.sam", no_unal=True, cigar_eq=True, device="cpu",
+              **OPTIONS)
+    with pysam.AlignmentFile(str(tmp_path / "eq.sam")) as sam:
+        cigars = [rec.cigarstring for rec in sam]
+    assert cigars == [h.cigar_eq_str for h in hits] and any("X" in c for c in cigars)
 
 
 def test_str_is_a_paf_line(mapped):

@@ -131,7 +131,8 @@ class Hit:
     cover the whole read), ``strand`` (+1 / -1), ``mapq`` (the read's; 0 for a
     secondary hit of a worse stratum, as SAM), ``NM`` (mismatches, N included),
     ``is_primary``, ``cigar_str`` (``{len}M``), ``cigar`` (``[[len, 0]]``, BAM
-    op codes), ``MD`` (computed from the reference when asked), ``mlen`` /
+    op codes), ``cigar_eq_str`` (``=``/``X`` runs, as ``--cigar-eq``), ``MD``
+    (computed from the reference when asked, as ``cigar_eq_str``), ``mlen`` /
     ``blen`` (matching bases / read length), ``read_name``; ``str(hit)`` a PAF
     line (:mod:`gseek.mapper.hits`).
     """
@@ -216,6 +217,16 @@ class Hit:
     @property
     def cigar(self) -> list[list[int]]:
         return [[self.blen, 0]]
+
+    @property
+    def cigar_eq_str(self) -> str:
+        """The CIGAR with ``=``/``X`` runs (``gseek search --cigar-eq``), e.g. ``13=1X2=``."""
+        read, ref = self.aligned_bases()
+        bad = (read != ref) | (read == 4) | (ref == 4)
+        edges = np.flatnonzero(np.diff(bad.astype(np.int8))) + 1
+        starts = np.concatenate([[0], edges])
+        ends = np.concatenate([edges, [bad.size]])
+        return "".join(f"{e - b}{'X' if bad[b] else '='}" for b, e in zip(starts.tolist(), ends.tolist()))
 
     @property
     def MD(self) -> str:  # noqa: N802 - mappy's and SAM's name
