@@ -6,8 +6,10 @@ batched Needleman-Wunsch / Smith-Waterman DP with trace-back, on CuPy kernels
 function on top:
 
 * :class:`Index` -- ``Index.build("ref.fa").save("ref.gseek")``, ``Index.load``;
-* :class:`Mapper` -- ``Mapper(index, mismatches=3).map(reads)``; files to SAM/BAM
-  with :func:`map_files` (or :func:`map_reads`, in the caller's thread);
+* :class:`Mapper` -- ``Mapper(index, mismatches=3).map(reads)`` (a batch: a
+  struct-of-arrays :class:`MappingResult`; ``map(seq)`` and ``map_file(path)``:
+  per-read hits, mappy-style); files to SAM/BAM with :func:`map_files` (or
+  :func:`map_reads`, in the caller's thread);
 * :class:`PairAligner` with :class:`Scoring` -- ``PairAligner(mode="local").align(q, t)``;
   query files against targets with :func:`align_files`;
 * :func:`run_pipeline` -- many query files, an output folder, ``summary.tsv``;

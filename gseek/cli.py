@@ -429,12 +429,13 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
     for path in (output, un, al):
         _remove_stale_temporaries(path)
     started = time.perf_counter()
-    with compile_notice():
+    with compile_notice(), _CountBar("gseek search", " pairs" if paired else " reads") as bar:
         warm = warm_host()  # Numba's set-up overlaps the device's and the index's
         try:
             counts = map_files(index_prefix, list(queries), output or "-", device=_backend(),
-                               threads=STATE.threads, command=_command_line(), un=un, al=al, **map_options,
-                               **sam_options, **pair_options)
+                               threads=STATE.threads, command=_command_line(), un=un, al=al,
+                               progress=bar.update if bar.shown else None, **map_options, **sam_options,
+                               **pair_options)
         finally:
             warm.join()
     for line in bowtie_summary(counts["reads"], counts["mapped"], counts["alignments"],
@@ -630,7 +631,7 @@ def align(seqs, all_vs_all, query, target, pairs, align_options, output) -> None
         raise click.UsageError("give -q FASTA -t FASTA (optionally --pairs TSV), or -i FASTA --all-vs-all")
     _check_align_options(align_options)
     _remove_stale_temporaries(output)
-    bar = _PairBar()
+    bar = _CountBar("gseek align", " pairs")
     options = dict(device=_backend(), threads=STATE.threads, progress=bar.update, **align_options)
     with bar:
         if all_vs_all:  # every pair i < j of one set
@@ -648,28 +649,36 @@ def align(seqs, all_vs_all, query, target, pairs, align_options, output) -> None
     _say(f"[gseek] align: {done['rows']:,} alignments on {done['device']}")
 
 
-class _PairBar:
-    """A tqdm bar of aligned pairs on a terminal's stderr (none with --quiet or in logs)."""
+class _CountBar:
+    """A tqdm bar counting ``unit`` (its rate: ``unit``/s) on a terminal's stderr;
+    none with --quiet or when stderr is not a terminal (a log). ``gseek align``
+    counts pairs (``set_total`` when known), ``gseek search`` reads as their
+    records are written."""
 
-    def __init__(self) -> None:
+    def __init__(self, desc: str, unit: str) -> None:
+        self.desc, self.unit = desc, unit
         self.total: int | None = None
         self._bar = None
 
-    def __enter__(self) -> _PairBar:
+    @property
+    def shown(self) -> bool:
+        return self._bar is not None
+
+    def __enter__(self) -> _CountBar:
         if not STATE.quiet and sys.stderr.isatty():
             from tqdm import tqdm
 
-            self._bar = tqdm(total=self.total, desc="gseek align", unit=" pairs", unit_scale=True, file=sys.stderr)
+            self._bar = tqdm(total=self.total, desc=self.desc, unit=self.unit, unit_scale=True, file=sys.stderr)
         return self
 
-    def set_total(self, pairs: int) -> None:
+    def set_total(self, total: int) -> None:
         if self._bar is not None:
-            self._bar.total = pairs
+            self._bar.total = total
             self._bar.refresh()
 
-    def update(self, pairs: int) -> None:
+    def update(self, n: int) -> None:
         if self._bar is not None:
-            self._bar.update(pairs)
+            self._bar.update(n)
 
     def __exit__(self, *exc) -> None:
         if self._bar is not None:

@@ -1,7 +1,9 @@
 """The demo behind ``gseek demo``: the embedded lambda genome and simulated reads.
 
 It runs the engine end to end on the chosen backend: parse, FM-index build,
-complete 3-mismatch mapping of the 2,000 reads on both strands, SAM output,
+complete 3-mismatch mapping of the 2,000 reads on both strands (``-v 3``,
+:data:`MISMATCHES`: the simulated reads carry up to 3 substitutions; ``gseek
+search`` defaults to ``-v 2``, as bowtie; the summary says both), SAM output,
 and a check of every placed read against the simulator's truth file; then a
 megablast search of 20 simulated queries (mutated slices of the genome on
 both strands, and random negatives) whose top hits are checked against their
@@ -18,8 +20,10 @@ from gseek.datasets import lambda_genome, lambda_reads, lambda_truth, read_truth
 
 from .backend import Backend
 from .index import Index
+from .mapper import DEFAULT_MISMATCHES
 from .pipeline.tasks import blast_files, map_reads
 
+#: The demo's ``-v``: the simulated reads carry 0..3 substitutions (``gseek search`` defaults to ``-v 2``).
 MISMATCHES = 3
 #: The demo's BLAST queries: count, length range, seed (``blast_queries``).
 BLAST_QUERIES = (20, (400, 3000), 3)
@@ -67,8 +71,9 @@ def run_demo(backend: Backend, outdir: Path, *, command: str) -> list[str]:
         f"reference         {genome_path.name}: {stats['contigs']} contig, {stats['bases']:,} bp, "
         f"index {sum(index.nbytes.values()) / 2**20:.1f} MiB",
         f"reads             {reads_path.name}: {counts['reads']:,} reads",
-        f"mapped (k={MISMATCHES})       {counts['mapped']:,} reads ({unique:,} unique), "
-        f"{counts['unmapped']:,} unmapped",
+        f"mapped (-v {MISMATCHES})     {counts['mapped']:,} reads ({unique:,} unique), "
+        f"{counts['unmapped']:,} unmapped: every placement within {MISMATCHES} mismatches "
+        f"(gseek search -v {MISMATCHES}; its default is -v {DEFAULT_MISMATCHES})",
         f"truth             {at_origin:,} of {placed:,} simulated reads reported at their true origin",
         f"SAM               {sam_path} ({counts['records']:,} records)",
         f"megablast         {found['queries']} queries ({len(planted)} from the genome), {found['with_hits']} with hits, "

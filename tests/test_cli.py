@@ -429,6 +429,14 @@ def test_demo_maps_the_lambda_reads(tmp_path, capsys):
     assert "backend           cpu" in out
     placed = sum(1 for t in read_truth(lambda_truth()) if t.contig is not None)
     assert f"truth             {placed:,} of {placed:,} simulated reads reported at their true origin" in out
+    # the demo maps with -v 3, gseek search defaults to -v 2: the summary says both
+    from gseek.cli import search
+    from gseek.mapper import DEFAULT_MISMATCHES
+
+    (v,) = [p for p in search.params if p.name == "mismatches"]
+    assert v.default == DEFAULT_MISMATCHES == 2
+    (line,) = [line for line in out.splitlines() if line.startswith("mapped")]
+    assert line.startswith("mapped (-v 3)     ") and line.endswith("(gseek search -v 3; its default is -v 2)")
     sam = tmp_path / "demo" / "lambda_reads.sam"
     pysam.quickcheck(str(sam))  # samtools quickcheck through pysam; raises on a bad file
     with pysam.AlignmentFile(str(sam)) as fh:
@@ -530,6 +538,40 @@ def test_search_mismatches_option(mapped, capsys):
     rows, _ = _sam(capsys, _three_reads(mapped) + ["-v", "3"])
     two = next(r for r in rows if r[0] == "two_mm")
     assert two[1:4] == ["0", "chr1", "12"] and "NM:i:2" in two and "MD:Z:9C8A1" in two
+
+
+@pytest.mark.parametrize("tty, quiet, paired", [(True, False, False), (True, False, True), (True, True, False),
+                                                  (False, False, False)])
+def test_search_progress_bar_only_on_a_terminal(mapped, capsys, monkeypatch, tty, quiet, paired):
+    """On a terminal's stderr (a fake TTY here) and without --quiet, gseek search
+    draws a tqdm bar counting the reads (pairs) as written, with their rate;
+    none in a log or with --quiet. The SAM is the same either way."""
+    import tqdm
+
+    bars = []
+
+    class Recorded(tqdm.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            bars.append(self)
+
+    monkeypatch.setattr(tqdm, "tqdm", Recorded)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    reads = ["-q", str(mapped / "r.fq")]
+    if paired:
+        reads = ["-1", str(mapped / "r.fq"), "-2", str(mapped / "r.fq")]
+    args = ["search", "-x", str(mapped / "ref"), *reads, "-v", "1", "--device", "cpu", "-o", str(mapped / "o.sam")]
+    code, out, err = run((["--quiet"] if quiet else []) + args, capsys)
+    assert code == 0, err
+    if not tty or quiet:
+        assert bars == [] and "gseek search:" not in err
+        return
+    (bar,) = bars
+    unit = " pairs" if paired else " reads"
+    assert (bar.desc, bar.unit, bar.n) == ("gseek search", unit, 4)
+    drawn = err.rsplit("gseek search:", 1)[-1]  # the bar as closed, before the summary lines
+    assert f"4.00{unit}" in drawn and (f"{unit}/s]" in drawn or f"s/{unit}]" in drawn)  # tqdm: a rate < 1 inverted
+    assert err.index("gseek search:") < err.index("# reads processed")
 
 
 def test_search_norc_and_nofw(mapped, capsys):

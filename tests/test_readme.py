@@ -44,6 +44,19 @@ def test_readme_python_example_runs_on_the_lambda_data(tmp_path, monkeypatch):
     in_batch = set(reads)
     exact = {(row[0], 0, int(row[2])) for row in rows if row[0] in in_batch and row[3] == "+" and row[4] == "0"}
     assert len(exact) > 100 and found == exact
-    genome = read_fastx(lambda_genome()).sequence(0)
+    genome_fasta = read_fastx(lambda_genome())
+    genome, genome_name = genome_fasta.sequence(0), genome_fasta.name_list()[0]
     for i, pos in zip(hits.pattern.tolist(), hits.position.tolist()):
         assert genome[pos:pos + len(batch.sequence(i))] == batch.sequence(i)
+
+
+    # the mappy-style part: every read the truth places within 2 mismatches, where it says
+    placed = names["placed"]
+    truth = {row[0]: (int(row[2]), row[3], int(row[4])) for row in rows if row[4] in "012"}
+    assert len(truth) > 1000
+    assert {name: (h.r_st, "+" if h.strand > 0 else "-", h.NM) for name, h in placed.items()} == truth
+    assert str(placed["r0002"]).split("\t")[:9] == ["r0002", "100", "0", "100", "+", genome_name, "48502",
+                                                     str(truth["r0002"][0]), str(truth["r0002"][0] + 100)]
+    assert [(h.r_st, h.strand) for h in names["one"]] == [(22128, 1)]
+    result = names["result"]
+    assert [read.name for read in result] == reads

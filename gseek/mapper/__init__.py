@@ -4,7 +4,8 @@ One stage per module: :mod:`.pieces` (pigeonhole pieces and budgets),
 :mod:`.approx` (backtracking search, the flank index of reference N runs),
 :mod:`.verify` (Hamming verification on the packed reference),
 :mod:`.select` (what to report, MAPQ) and :mod:`.mapper` (the
-:class:`Mapper` that runs them); :mod:`.result` holds what they return.
+:class:`Mapper` that runs them); :mod:`.result` holds what they return,
+:mod:`.hits` its per-read and per-hit views (mappy-style).
 Mapping files to SAM is the pipeline's job: :func:`gseek.map_files`.
 
 >>> import os, tempfile
@@ -17,7 +18,8 @@ read0	chr1	11	+	1
 """
 
 from .approx import flank_regions
-from .mapper import MAX_MISMATCHES, MAX_READ_LENGTH, MIN_READ_LENGTH, Mapper, check_map_options
+from .hits import Hit, MappedRead, md_string
+from .mapper import DEFAULT_MISMATCHES, MAX_MISMATCHES, MAX_READ_LENGTH, MIN_READ_LENGTH, Mapper, check_map_options
 from .result import STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT, MappingResult, Placements, ReadNames
 from .select import MAPQ_MAX, MISMATCH_PHRED, mapq_scale
 
@@ -25,8 +27,12 @@ __all__ = [
     "check_map_options",
     "Mapper",
     "MappingResult",
+    "MappedRead",
+    "Hit",
+    "md_string",
     "Placements",
     "ReadNames",
+    "DEFAULT_MISMATCHES",
     "MAX_MISMATCHES",
     "MIN_READ_LENGTH",
     "MAX_READ_LENGTH",

@@ -47,7 +47,10 @@ read0	chr1	11	+	1
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+import os
+from collections.abc import Iterator
+from typing import Any, overload
 
 import numpy as np
 
@@ -59,19 +62,26 @@ from gseek.index import Index
 from gseek.index.search import FmArrays, backward_search, locate_rows, pattern_arrays, text_to_contig
 from gseek.index.text import ReferenceText
 from gseek.kernels import kmismatch
-from gseek.seqio import SequenceBatch
+from gseek.seqio import FastxReader, SequenceBatch
 
 from .approx import FlankIndex, build_flank_index, dfs_intervals
+from .hits import Hit
 from .pieces import default_min_piece, piece_layout, piece_plan
 from .result import STATUS_SEARCHED, STATUS_TOO_LONG, STATUS_TOO_SHORT, MappingResult, Placements
 from .select import select_placements
 from .verify import verify_candidates
 
-__all__ = ["Mapper", "MAX_MISMATCHES", "MIN_READ_LENGTH", "MAX_READ_LENGTH", "check_map_options"]
+__all__ = ["Mapper", "DEFAULT_MISMATCHES", "MAX_MISMATCHES", "MIN_READ_LENGTH", "MAX_READ_LENGTH",
+           "check_map_options"]
 
 
-def check_map_options(mismatches: int = 2, *, max_alignments: int | None = None, report_all: bool = False,
-                      max_hits: int | None = None, norc: bool = False, nofw: bool = False, xa_limit: int = 3) -> None:
+#: ``k`` when none is given (``gseek search -v``'s default; the demo maps with 3).
+DEFAULT_MISMATCHES = 2
+
+
+def check_map_options(mismatches: int = DEFAULT_MISMATCHES, *, max_alignments: int | None = None,
+                      report_all: bool = False, max_hits: int | None = None, norc: bool = False,
+                      nofw: bool = False, xa_limit: int = 3) -> None:
     """Check :class:`Mapper`'s options alone and together (no index needed):
     :class:`~gseek.errors.OptionError` naming the rule broken. The CLI calls
     it as it parses options, so that every such mistake is a usage error.
@@ -135,8 +145,13 @@ class Mapper:
     text; 0 until a read needs it).
 
     Invalid options raise :class:`~gseek.errors.OptionError`.
-    :meth:`map` returns a :class:`~gseek.mapper.MappingResult`; SAM files
-    are written by :func:`gseek.map_files`.
+    :meth:`map` of a batch (a list of strings or a
+    :class:`~gseek.SequenceBatch`) returns a
+    :class:`~gseek.mapper.MappingResult` (struct-of-arrays: the fast path);
+    ``map(seq)`` of one string returns that read's hits, as mappy's
+    ``Aligner.map``; :meth:`map_file` yields ``(name, hits)`` per read of a
+    FASTA/FASTQ file, mapped in batches. SAM files are written by
+    :func:`gseek.map_files`.
 
     >>> import os, tempfile
     >>> fasta = os.path.join(tempfile.mkdtemp(), "ref.fa")
@@ -150,6 +165,9 @@ class Mapper:
     read1	chr1	25	-	0
     >>> result.status.tolist(), mapper.stats["reads"]   # read2 is too short to search
     ([0, 0, 2], 3)
+    >>> for hit in mapper.map("ACATTTTCCCCGGTGA"):   # one read: its hits (mappy's Aligner.map)
+    ...     print(hit.ctg, hit.r_st, hit.r_en, hit.strand, hit.mapq, hit.NM, hit.cigar_str, hit.MD, hit.is_primary)
+    chr1 11 27 1 60 1 16M 13G2 True
     """
 
     _defaults = dict(max_alignments=None, report_all=False, max_hits=None, norc=False, nofw=False, xa_limit=3,
@@ -158,7 +176,7 @@ class Mapper:
     def __init__(
         self,
         index: Index,
-        mismatches: int = 2,
+        mismatches: int = DEFAULT_MISMATCHES,
         *,
         max_alignments: int | None = None,
         report_all: bool = False,
@@ -225,16 +243,42 @@ class Mapper:
 
     # ------------------------------------------------------------------ map
 
-    def map(self, reads: SequenceBatch | list[str]) -> MappingResult:
-        """Map a batch of reads (a DNA :class:`~gseek.SequenceBatch` or a list of strings).
+    @overload
+    def map(self, reads: str) -> list[Hit]: ...
+
+    @overload
+    def map(self, reads: SequenceBatch | list[str]) -> MappingResult: ...
+
+    def map(self, reads):
+        """Map one read (a string: its list of :class:`~gseek.mapper.hits.Hit`,
+        primary first, empty when unmapped) or a batch of reads (a DNA
+        :class:`~gseek.SequenceBatch` or a list of strings: a
+        :class:`~gseek.mapper.MappingResult`, read ``i`` named ``read{i}`` for a list).
 
         Reads shorter than :data:`MIN_READ_LENGTH` (empty ones too) and longer
         than :data:`MAX_READ_LENGTH` are not searched: they are reported
         unmapped, with ``status`` :data:`STATUS_TOO_SHORT` / :data:`STATUS_TOO_LONG`.
-        ``map(batch)`` is ``select(batch, search(batch))``.
+        ``map(batch)`` is ``select(batch, search(batch))``; ``map(seq)`` is
+        ``map([seq])``'s one read's hits. A batch is much faster than one
+        read at a time: map many reads at once (or use :meth:`map_file`).
         """
-        batch = _as_batch(reads)
-        return self.select(batch, self.search(batch))
+        one = isinstance(reads, str)
+        batch = _as_batch([reads] if one else reads)
+        result = self.select(batch, self.search(batch))
+        return result.read_view(0).hits if one else result
+
+    def map_file(self, path: str | os.PathLike, *, max_records: int = 1 << 16,
+                 **reader_options: Any) -> Iterator[tuple[str, list[Hit]]]:
+        """``(name, hits)`` for every read of a FASTA/FASTQ file (plain or gzip, ``-``
+        for stdin), in file order; the reads are mapped in batches of at most
+        ``max_records`` (:class:`~gseek.FastxReader`, whose other options
+        ``reader_options`` takes), each batch as :meth:`map`, so a read's hits are
+        the same as in a batch of its own. The hits are views on each batch's
+        :class:`~gseek.mapper.MappingResult`.
+        """
+        for batch in FastxReader(path, max_records=max_records, **reader_options):
+            for read in self.map(batch):
+                yield read.name, read.hits
 
     def search(self, batch: SequenceBatch) -> Placements:
         """Every placement of every read of ``batch`` (the device stages).
@@ -355,9 +399,11 @@ class Mapper:
         """Report the :meth:`search` placements of ``batch`` (host; Numba,
         :func:`gseek.mapper.select.select_placements`): best stratum, counts, the tie
         choice, ``-k`` / ``--all``, MAPQ, XA."""
-        return select_placements(_as_batch(batch), placements, self.reference.contig_offsets,
-                                 self.reference.contig_names, report_all=self.report_all, max_hits=self.max_hits,
-                                 max_alignments=self.max_alignments, xa_limit=self.xa_limit)
+        batch = _as_batch(batch)
+        result = select_placements(batch, placements, self.reference.contig_offsets,
+                                   self.reference.contig_names, report_all=self.report_all, max_hits=self.max_hits,
+                                   max_alignments=self.max_alignments, xa_limit=self.xa_limit)
+        return dataclasses.replace(result, batch=batch, reference=self.reference)  # what the per-hit views read
 
 
 def _as_batch(reads: SequenceBatch | list[str]) -> SequenceBatch:

@@ -3,10 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from .hits import Hit, MappedRead
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gseek.index.text import ReferenceText
+    from gseek.seqio import SequenceBatch
 
 __all__ = ["MappingResult", "Placements", "ReadNames", "STATUS_SEARCHED", "STATUS_TOO_LONG", "STATUS_TOO_SHORT"]
 
@@ -71,6 +78,17 @@ class MappingResult:
         read ... alt_mismatches: the arrays above.
         capped: per read, True when ``report_all`` with ``max_hits`` cut its
             hits (SAM ``ZH:i``); empty when not reporting all.
+        batch, reference: the reads mapped and the reference text (set by
+            :meth:`Mapper.select <gseek.mapper.Mapper.select>`; what the
+            per-hit views read for lengths, ``MD`` and ``ctg_len``).
+
+    Per read, mappy-style: ``for read in result`` gives a
+    :class:`~gseek.mapper.hits.MappedRead` per read, in input order
+    (``result.n_reads`` of them; ``len(result)`` counts hits), and
+    ``read.hits`` its :class:`~gseek.mapper.hits.Hit` views (``ctg``,
+    ``r_st``, ``r_en``, ``strand``, ``mapq``, ``NM``, ``cigar_str``, ``MD``,
+    ``is_primary``; ``str(hit)`` a PAF line). The views read these arrays;
+    nothing is copied.
 
     >>> import os, tempfile
     >>> from gseek import Index, Mapper
@@ -86,6 +104,10 @@ class MappingResult:
     ([0, 1, 2, 2], [1, 0, -1], [1, 1, 0], [60, 60, 0])
     >>> result.hit_text(1)
     'read1\\tchr1\\t25\\t-\\t0'
+    >>> [(read.name, [(h.ctg, h.r_st, h.r_en, h.strand, h.NM, h.MD) for h in read.hits]) for read in result]
+    [('read0', [('chr1', 11, 27, 1, 1, '13G2')]), ('read1', [('chr1', 25, 41, -1, 0, '16')]), ('read2', [])]
+    >>> print(result.read_view(0).hits[0])
+    read0	16	0	16	+	chr1	41	11	27	15	16	60	tp:A:P	NM:i:1	cg:Z:16M
     """
 
     names: Sequence[str]
@@ -110,6 +132,8 @@ class MappingResult:
     alt_strand: np.ndarray
     alt_mismatches: np.ndarray
     capped: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    batch: SequenceBatch | None = field(default=None, repr=False)
+    reference: ReferenceText | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         """Number of reported hits."""
@@ -118,6 +142,24 @@ class MappingResult:
     @property
     def n_reads(self) -> int:
         return int(self.best.size)
+
+    def __iter__(self) -> Iterator[MappedRead]:
+        """A :class:`~gseek.mapper.hits.MappedRead` view per read, in input order."""
+        return (MappedRead(self, i) for i in range(self.n_reads))
+
+    def read_view(self, i: int) -> MappedRead:
+        """Read ``i`` (0-based, in input order) as a :class:`~gseek.mapper.hits.MappedRead` view."""
+        i = int(i) + self.n_reads if int(i) < 0 else int(i)
+        if not 0 <= i < self.n_reads:
+            raise IndexError(i)
+        return MappedRead(self, i)
+
+    def hit_view(self, j: int) -> Hit:
+        """Hit ``j`` (a row of the hit arrays) as a :class:`~gseek.mapper.hits.Hit` view."""
+        j = int(j) + len(self) if int(j) < 0 else int(j)
+        if not 0 <= j < len(self):
+            raise IndexError(j)
+        return Hit(self, j)
 
     def __repr__(self) -> str:
         mapped = int((self.best >= 0).sum())

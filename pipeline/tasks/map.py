@@ -44,7 +44,7 @@ from gseek.backend import Backend, get_backend, numba_guard
 from gseek.errors import FastxError, GseekWarning, OptionError
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
-from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
+from gseek.mapper import DEFAULT_MISMATCHES, STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
 from gseek.mapper.pairs import DEFAULT_MAXINS, DEFAULT_MININS, PairOptions, select_pairs
 from gseek.output.sam import (SamWriter, check_read_names, check_reference, check_sam_output, format_mapping,
                               sam_header)
@@ -54,7 +54,7 @@ from gseek.seqio import FastxReader, SequenceBatch, looks_phred64, open_output
 from gseek.seqio.pairs import PairedBatch, iter_interleaved, iter_pairs
 from gseek.seqio.atomic import check_output, descriptor_of, is_special, write_all
 
-from ..engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueBounds
+from ..engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, Progress, QueryFile, QueueBounds
 from ._base import GPU_JOB_BYTES, LazySink, TaskSpec, batch_nbytes, parse_threads
 
 __all__ = ["MapTask", "map_files", "map_reads", "check_read_options", "READ_DEFAULTS"]
@@ -220,7 +220,7 @@ class MapTask:
     def __init__(
         self,
         index: Index | str | os.PathLike,
-        mismatches: int = 2,
+        mismatches: int = DEFAULT_MISMATCHES,
         *,
         devices: Sequence[str | Backend] | None = None,
         device: str | Backend | None = None,
@@ -572,7 +572,7 @@ def map_files(
     reads: str | os.PathLike | list[str | os.PathLike],
     output: str | os.PathLike,
     *,
-    mismatches: int = 2,
+    mismatches: int = DEFAULT_MISMATCHES,
     command: str = "gseek",
     threads: int | None = None,
     no_unal: bool = False,
@@ -597,6 +597,7 @@ def map_files(
     chunk_bytes: int | None = None,
     workers: int = 2,
     bounds: QueueBounds | None = None,
+    progress: Any = None,
     **mapper_options: Any,
 ) -> dict[str, int]:
     """Map FASTA/FASTQ file(s) to SAM/BAM through the pipeline engine, with ``workers`` finalize threads.
@@ -657,6 +658,9 @@ def map_files(
         chunk_bytes: read input per job (default 16 MiB, 64 MiB on a GPU).
         workers: finalize threads (0: every stage in the caller's thread).
         bounds: the engine's :class:`~gseek.pipeline.engine.QueueBounds`.
+        progress: ``progress(reads)``, called (in the caller's thread) as each
+            chunk's records are written with the number of reads (pairs, for
+            paired-end reads) in it: what ``gseek search``'s progress bar shows.
         **mapper_options: the other :class:`~gseek.mapper.Mapper` options
             (``max_alignments``, ``report_all``, ``max_hits``, ``norc``,
             ``nofw``, ``xa_limit``, ``min_piece``).
@@ -706,7 +710,8 @@ def map_files(
                    interleaved=interleaved, minins=minins, maxins=maxins, orientation=orientation,
                    **mapper_options)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output), paired=mate2 is not None)
-    dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or task.job_bytes, bounds=bounds)
+    dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or task.job_bytes, bounds=bounds,
+                                 **({} if progress is None else {"progress": _ReadCount(progress)}))
     result, = dispatcher.run([query])
     if result.error is not None:
         raise result.error
@@ -719,6 +724,16 @@ def map_files(
         counts["paired"] = True
         counts["mates_aligned"] = c.get("mates_aligned", 0)
     return counts
+
+
+class _ReadCount(Progress):
+    """``report(reads)`` as each chunk is written (the engine's writer-side hook)."""
+
+    def __init__(self, report: Any) -> None:
+        self.report = report
+
+    def update(self, query: QueryFile, counts: dict[str, int]) -> None:
+        self.report(int(counts.get("records", 0)))
 
 
 def _distinct_outputs(outputs: dict[str, str | os.PathLike]) -> None:
