@@ -10,7 +10,7 @@
 // text [contig_off[c], contig_off[c + 1]). Queries: base codes (0..3, 4 = N),
 // sequence r is qcodes[qoff[r] .. qoff[r + 1]).
 
-#include "common.cuh"  // u8, u32, i64, GRID_STRIDE
+#include "common.cuh"  // u8, u32, i64, GRID_STRIDE, record_of
 
 typedef unsigned long long u64;
 
@@ -30,16 +30,6 @@ __device__ __forceinline__ i64 bits_at(const u32* __restrict__ words, i64 n_word
     u64 both = (hi << 32) | lo;
     int shift = 64 - 2 * ((int)(p & 15) + w);
     return (i64)((both >> shift) & ((1ull << (2 * w)) - 1ull));
-}
-
-// The largest r < n with offsets[r] <= x.
-__device__ __forceinline__ i64 find_le(const i64* __restrict__ offsets, i64 n, i64 x) {
-    i64 lo = 0, hi = n;
-    while (hi - lo > 1) {
-        i64 mid = (lo + hi) >> 1;
-        if (offsets[mid] <= x) lo = mid; else hi = mid;
-    }
-    return lo;
 }
 
 // Stride positions whose word holds no N and has its PV bit set. Each block
@@ -124,7 +114,7 @@ mini_extend(const u32* __restrict__ text, const u32* __restrict__ nmask, int has
             int* __restrict__ run_len) {
     GRID_STRIDE(i, n) {
         i64 q = q_pos[i], s = s_pos[i];
-        i64 r = find_le(qoff, n_seq, q), c = find_le(contig_off, n_contigs, s);
+        i64 r = record_of(qoff, n_seq, q), c = record_of(contig_off, n_contigs, s);
         i64 qa = qoff[r], qb = qoff[r + 1], ca = contig_off[c], cb = contig_off[c + 1];
         bool ok = s + lut_w <= cb;
         i64 left = 0, right = lut_w;
@@ -183,7 +173,7 @@ ungapped_extend(const u32* __restrict__ text, const u32* __restrict__ nmask, int
     GRID_STRIDE(i, n) {
         i64 q0 = run_q[i], s0 = run_s[i];
         int length = run_len[i];
-        i64 r = find_le(qoff, n_seq, q0), c = find_le(contig_off, n_contigs, s0);
+        i64 r = record_of(qoff, n_seq, q0), c = record_of(contig_off, n_contigs, s0);
         int best_r, best_l;
         i64 end, start;
         xdrop_walk(text, nmask, has_n, qcodes, q0 + length, s0 + length, qoff[r + 1], contig_off[c + 1], 1,
@@ -203,7 +193,7 @@ unpack_ranges(const u32* __restrict__ text, const u32* __restrict__ nmask, int h
               const i64* __restrict__ out_off, i64 n_ranges, u8* __restrict__ codes) {
     i64 total = out_off[n_ranges];
     GRID_STRIDE(i, total) {
-        i64 r = find_le(out_off, n_ranges, i);
+        i64 r = record_of(out_off, n_ranges, i);
         while (r + 1 < n_ranges && out_off[r + 1] <= i) ++r;  // skip empty ranges
         i64 g = start[r] + (i - out_off[r]);
         codes[i] = is_n(nmask, has_n, g) ? (u8)4 : (u8)base_at(text, g);

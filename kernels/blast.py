@@ -39,6 +39,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from gseek.kernels.seqpack import _record_of
+
 CUDA_SOURCE = "blast.cu"
 #: Entries of the scan's block-local hit buffer (CUDA; twice the largest block).
 SCAN_BUFFER = 2048
@@ -79,18 +81,6 @@ def _hit(text, nmask, has_n, n_words, pv, p, w):
     return ((pv[c >> 5] >> np.uint32(c & 31)) & np.uint32(1)) != 0
 
 
-@numba.njit(cache=True, inline="always")
-def _find(offsets, n, x):
-    """The largest r < n with offsets[r] <= x (offsets[0] <= x < offsets[n])."""
-    lo = 0
-    hi = n
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if offsets[mid] <= x:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 @numba.njit(parallel=True, cache=True)
@@ -140,8 +130,8 @@ def mini_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, 
     for i in numba.prange(n):
         q = q_pos[i]
         s = s_pos[i]
-        r = _find(qoff, n_seq, q)
-        c = _find(contig_off, n_contigs, s)
+        r = _record_of(qoff, n_seq, q)
+        c = _record_of(contig_off, n_contigs, s)
         qa = qoff[r]
         qb = qoff[r + 1]
         ca = contig_off[c]
@@ -184,8 +174,8 @@ def ungapped_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_s
         q0 = run_q[i]
         s0 = run_s[i]
         length = run_len[i]
-        r = _find(qoff, n_seq, q0)
-        c = _find(contig_off, n_contigs, s0)
+        r = _record_of(qoff, n_seq, q0)
+        c = _record_of(contig_off, n_contigs, s0)
         qa = qoff[r]
         qb = qoff[r + 1]
         ca = contig_off[c]

@@ -17,19 +17,9 @@
 // arrive as u32 words: one per value, or a (low, high) pair when wide.
 // Every kernel is a grid-stride loop: any grid size gives the same result.
 
-#include "common.cuh"  // u8, u32, i64, GRID_STRIDE
+#include "common.cuh"  // u8, u32, i64, GRID_STRIDE, record_of
 
 #include "fm_occ.cuh"
-
-// Largest r with offsets[r] <= i (offsets has n_records + 1 entries).
-__device__ __forceinline__ i64 record_of(const i64* __restrict__ offsets, i64 n_records, i64 i) {
-    i64 lo = 0, hi = n_records;
-    while (hi - lo > 1) {
-        i64 mid = (lo + hi) >> 1;
-        if (offsets[mid] <= i) lo = mid; else hi = mid;
-    }
-    return lo;
-}
 
 // LF(i): the row of the suffix one text position before row i's suffix.
 __device__ i64 lf(const u32* __restrict__ occ, const u32* __restrict__ dollar_rows, const i64* __restrict__ C,

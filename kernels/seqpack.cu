@@ -9,19 +9,9 @@
 // bits in the N-mask word at the same position.
 // Every kernel is a grid-stride loop: any grid size gives the same result.
 
-#include "common.cuh"  // u8, u32, i64, GRID_STRIDE
+#include "common.cuh"  // u8, u32, i64, GRID_STRIDE, record_of
 
 #define WGRAM_INVALID 0xFFFFFFFFu
-
-// Index of the record holding position i: the largest r with offsets[r] <= i.
-__device__ __forceinline__ i64 record_of(const i64* __restrict__ offsets, i64 n_records, i64 i) {
-    i64 lo = 0, hi = n_records;  // offsets[lo] <= i < offsets[hi]
-    while (hi - lo > 1) {
-        i64 mid = (lo + hi) >> 1;
-        if (offsets[mid] <= i) lo = mid; else hi = mid;
-    }
-    return lo;
-}
 
 // Bases base .. base + 15 of codes as one packed word and its N mask; those at
 // or past end pack as A with a clear mask.
