@@ -65,6 +65,9 @@ class FastxError(GseekError, ValueError):
         where = self.path if line is None else f"{self.path}:{line}"
         super().__init__(f"{where}: {message}")
 
+    def __reduce__(self) -> tuple:  # pickled as its arguments (a Dask worker's error reaches the client)
+        return type(self), (self.path, self.line, self.rule)
+
 
 class BackendError(GseekError, RuntimeError):
     """The requested compute backend cannot be used (e.g. no GPU found, or an unknown device name).
@@ -139,6 +142,9 @@ class IndexFormatError(GseekError, ValueError):
         self.rule = message
         super().__init__(f"{self.path}: {message}")
 
+    def __reduce__(self) -> tuple:  # pickled as its arguments (a Dask worker's error reaches the client)
+        return type(self), (self.path, self.rule)
+
 
 class OutputBusyError(GseekError, RuntimeError):
     """An output folder another gseek run is writing to (it holds the folder's
@@ -148,6 +154,9 @@ class OutputBusyError(GseekError, RuntimeError):
         self.path = os.fspath(path)
         self.rule = message
         super().__init__(f"{self.path}: {message}")
+
+    def __reduce__(self) -> tuple:  # pickled as its arguments (a Dask worker's error reaches the client)
+        return type(self), (self.path, self.rule)
 
 
 class OutputError(GseekError, ValueError):
@@ -159,6 +168,9 @@ class OutputError(GseekError, ValueError):
         self.path = os.fspath(path)
         self.rule = message
         super().__init__(f"{self.path}: {message}")
+
+    def __reduce__(self) -> tuple:  # pickled as its arguments (a Dask worker's error reaches the client)
+        return type(self), (self.path, self.rule)
 
 
 class Terminated(BaseException):
@@ -178,6 +190,9 @@ class Terminated(BaseException):
         self.signum = int(signum)
         self.exit_status = 128 + self.signum
         super().__init__(f"terminated by {signal.Signals(self.signum).name}")
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.signum,)
 
 
 def one_line(exc: BaseException | None) -> str:
