@@ -137,7 +137,11 @@ def runtime(spec: Any) -> tuple[Any, threading.Lock]:
     """The task ``spec`` builds, built once per process (the index loaded once per worker) and
     kept while its source files are unchanged, with the lock that lets one call use it at a time."""
     paths = [spec.source, *(v for _, v in spec.options if isinstance(v, str) and os.path.exists(v))]
-    key = (spec, tuple(_state(p) for p in paths))
+    try:
+        key: Any = (hash(spec), spec)
+    except TypeError:  # an option that does not hash (a Scoring with its matrix): its pickle does
+        key = pickle.dumps(spec)
+    key = (key, tuple(_state(p) for p in paths))
     with _RUNTIMES_LOCK:
         found = _RUNTIMES.pop(key, None)
         if found is None:
