@@ -68,7 +68,7 @@ def import_distributed() -> Any:
 
 @contextlib.contextmanager
 def cluster_client(scheduler: str | None = None, local_cluster: int | None = None,
-                   timeout: str = "20s") -> Iterator[Any]:
+                   timeout: str = "10s") -> Iterator[Any]:
     """A ``distributed.Client`` of the scheduler at ``scheduler`` (``tcp://HOST:PORT``), or of a
     ``LocalCluster`` of ``local_cluster`` worker processes started here (one thread each, no
     memory limit, no dashboard); closed, and the local cluster stopped, at the end."""
