@@ -52,6 +52,8 @@ __all__ = ["RETRIES", "ClusterFiles", "cluster_client", "cluster_spec", "describ
 RETRIES = 2
 #: Task runtimes a worker process keeps (index loaded, aligners built), newest first.
 KEEP_RUNTIMES = 2
+#: ``log`` default: ``sys.stderr`` as it is when the report is written.
+STDERR = "stderr"
 #: What ``pip`` needs for the cluster options.
 INSTALL_HINT = "pip install 'gseek[dask]' (distributed>=2024.1)"
 
@@ -81,7 +83,8 @@ def cluster_client(scheduler: str | None = None, local_cluster: int | None = Non
         import logging
 
         cluster = distributed.LocalCluster(n_workers=int(local_cluster), processes=True, threads_per_worker=1,
-                                           memory_limit=0, dashboard_address=None, silence_logs=logging.ERROR)
+                                           memory_limit=0, dashboard_address=None, silence_logs=logging.ERROR,
+                                           scheduler_kwargs={"dashboard_address": ":0"})  # its HTTP port: any free one
         try:
             with distributed.Client(cluster) as client:
                 yield client
@@ -224,6 +227,8 @@ def _lost_workers(client: Any, token: str) -> list[tuple[str, int]]:
 
 def _report_lost(client: Any, token: str, log: Any) -> list[tuple[str, int]]:
     lost = _lost_workers(client, token)
+    if log == STDERR:
+        log = sys.stderr
     if log is not None:
         for worker, n in lost:
             print(f"gseek: worker {worker} was lost during the run; its {n} task(s) were run again on other "
@@ -247,11 +252,11 @@ class ClusterFiles:
         options: the dispatcher options each worker's run takes (``workers``,
             ``job_bytes``, ``bounds``, ``max_inflight_bytes``).
         retries: reruns of a task that raised.
-        log: where lost workers are reported (None: nowhere).
+        log: where lost workers are reported (None: nowhere; default stderr).
     """
 
     def __init__(self, client: Any, spec: Any, *, options: dict[str, Any] | None = None,
-                 progress: Progress | None = None, retries: int = RETRIES, log: Any = sys.stderr) -> None:
+                 progress: Progress | None = None, retries: int = RETRIES, log: Any = STDERR) -> None:
         self.client, self.spec, self.options = client, spec, dict(options or {})
         self.progress = progress or Progress()
         self.retries, self.log = int(retries), log
@@ -337,7 +342,7 @@ class _RemoteDispatcher(Dispatcher):
 
 
 def remote_dispatcher(client: Any, task: Any, spec: Any, *, slots: int | None = None, retries: int = RETRIES,
-                      log: Any = sys.stderr, job_bytes: int | None = None, bounds: QueueBounds | None = None,
+                      log: Any = STDERR, job_bytes: int | None = None, bounds: QueueBounds | None = None,
                       **options: Any) -> Dispatcher:
     """A :class:`~gseek.pipeline.engine.Dispatcher` of ``task`` whose jobs run on the cluster.
 
