@@ -50,6 +50,10 @@ __all__ = ["RETRIES", "ClusterFiles", "cluster_client", "cluster_spec", "describ
 #: a task whose worker died is run again by the scheduler in any case
 #: (``distributed.scheduler.allowed-failures`` times, default 3).
 RETRIES = 2
+#: The scheduler's ``worker-saturation`` for a cluster started here: a worker holds only the
+#: task it runs, so a worker that dies takes no queued file with it (each task it held counts
+#: towards that task's ``allowed-failures``), and a file waits for the first free worker.
+WORKER_SATURATION = 1.0
 #: Task runtimes a worker process keeps (index loaded, aligners built), newest first.
 KEEP_RUNTIMES = 2
 #: ``log`` default: ``sys.stderr`` as it is when the report is written.
@@ -82,9 +86,12 @@ def cluster_client(scheduler: str | None = None, local_cluster: int | None = Non
             raise OptionError(f"local cluster: give at least one worker, not {local_cluster}")
         import logging
 
-        cluster = distributed.LocalCluster(n_workers=int(local_cluster), processes=True, threads_per_worker=1,
-                                           memory_limit=0, dashboard_address=None, silence_logs=logging.ERROR,
-                                           scheduler_kwargs={"dashboard_address": ":0"})  # its HTTP port: any free one
+        import dask
+
+        with dask.config.set({"distributed.scheduler.worker-saturation": WORKER_SATURATION}):
+            cluster = distributed.LocalCluster(n_workers=int(local_cluster), processes=True, threads_per_worker=1,
+                                               memory_limit=0, dashboard_address=None, silence_logs=logging.ERROR,
+                                               scheduler_kwargs={"dashboard_address": ":0"})  # HTTP: any free port
         try:
             with distributed.Client(cluster) as client:
                 yield client

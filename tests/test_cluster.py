@@ -37,9 +37,13 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, memory_limit=0,
-                                       dashboard_address=None, silence_logs=logging.CRITICAL,
-                                       scheduler_kwargs={"dashboard_address": ":0"})
+    import dask
+
+    # a task lost with 2 workers is KilledWorker; a worker holds only the task it runs (docs/cluster.md)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.scheduler.worker-saturation": 1.0}):
+        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, memory_limit=0,
+                                           dashboard_address=None, silence_logs=logging.CRITICAL,
+                                           scheduler_kwargs={"dashboard_address": ":0"})
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()
@@ -83,6 +87,17 @@ class KillOnce(WorkerPlugin):
                 os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
             except FileExistsError:
                 return
+            os._exit(1)
+
+
+class KillAlways(WorkerPlugin):
+    """Ends its worker's process whenever a task whose key ends with ``suffix`` starts executing."""
+
+    def __init__(self, prefix: str, suffix: str) -> None:
+        self.prefix, self.suffix = prefix, suffix
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "executing" and str(key).startswith(self.prefix) and str(key).endswith(self.suffix):
             os._exit(1)
 
 
@@ -165,6 +180,35 @@ def test_pipeline_worker_lost_mid_run_still_writes_every_record_once(client, dat
     err = capsys.readouterr().err
     assert "was lost during the run" in err and "run again on other workers" in err, err
     no_temporaries(tmp_path / "out")
+
+
+def test_pipeline_file_whose_worker_always_dies_fails_alone(client, data, tmp_path):
+    client.register_plugin(KillAlways("gseek-file-", "-3"), name="kill-always")  # the 4th file: s2.fq
+    try:
+        summary = cluster_pipeline(client, data, tmp_path / "out")
+    finally:
+        client.unregister_worker_plugin("kill-always")
+        client.wait_for_workers(2, timeout=60)
+    assert [r.status for r in summary.files] == ["ok", "ok", "failed", "failed", "ok", "ok", "failed"]
+    assert "its worker died each time it ran" in str(summary.files[3].error)
+    local = outputs(local_pipeline(data))
+    del local["s2.sam"]
+    assert outputs(tmp_path / "out") == local
+    no_temporaries(tmp_path / "out")
+
+
+def test_pipeline_align_task_on_a_cluster(client, data, tmp_path):
+    import gseek
+
+    (tmp_path / "list.txt").write_text(f"{data['seqs']}\ta.tsv\n{data['pairs']}\tnot-fasta.tsv\n")
+    runs = {}
+    for name, extra in (("local", {}), ("cluster", dict(client=client))):
+        runs[name] = gseek.run_pipeline(tmp_path / "list.txt", data["seqs"], tmp_path / name, task="align",
+                                        device="cpu", threads=1, progress=False, quiet=True, mode="local",
+                                        traceback=True, job_bytes=300, **extra)
+    assert [r.status for r in runs["cluster"].files] == [r.status for r in runs["local"].files] == ["ok", "failed"]
+    assert str(runs["cluster"].files[1].error) == str(runs["local"].files[1].error)
+    assert (tmp_path / "cluster" / "a.tsv").read_bytes() == (tmp_path / "local" / "a.tsv").read_bytes()
 
 
 def test_a_cluster_run_needs_a_saved_index_and_takes_no_gpu_list(client, data, tmp_path):
