@@ -305,7 +305,8 @@ def _cluster_options(func):
         click.option("--scheduler", metavar="tcp://HOST:PORT", default=None,
                      help="Run the tasks on the Dask cluster of this scheduler (needs gseek[dask]; docs/cluster.md)."),
         click.option("--local-cluster", type=click.IntRange(min=1), default=None, metavar="N",
-                     help="Run the tasks on a Dask cluster of N worker processes started on this machine."),
+                     help="Run the tasks on a Dask cluster of N worker processes started on this machine "
+                          "(each with -p threads, default the cores over N)."),
     ]
 
     @functools.wraps(func)
@@ -319,6 +320,13 @@ def _cluster_options(func):
     for option in reversed(options):
         wrapper = option(wrapper)
     return wrapper
+
+
+def _cluster_threads(cluster) -> int:
+    """CPU threads of each worker: ``-p``, or with ``--local-cluster N`` and no ``-p`` the cores over N."""
+    if cluster is not None and cluster[1] is not None and not STATE.threads:
+        return max(1, (os.cpu_count() or 1) // cluster[1])
+    return STATE.threads
 
 
 def _client(cluster):
@@ -352,7 +360,7 @@ def align(seqs, all_vs_all, query, target, pairs, align_options, output, cluster
     _check_align_options(align_options)
     _remove_stale_temporaries(output)
     bar = _PairBar()
-    options = dict(device=_backend() if cluster is None else STATE.device, threads=STATE.threads,
+    options = dict(device=_backend() if cluster is None else STATE.device, threads=_cluster_threads(cluster),
                    progress=bar.update, **align_options)
     with _client(cluster) as client, bar:
         if client is not None:
@@ -469,8 +477,8 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_o
         with _client(cluster) as client:
             device = STATE.device if client is not None else _backend() if gpus is None else "auto"
             summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus, device=device,
-                                   threads=STATE.threads, resume=resume, progress=False if STATE.quiet else None,
-                                   quiet=STATE.quiet, workers=workers,
+                                   threads=_cluster_threads(cluster), resume=resume,
+                                   progress=False if STATE.quiet else None, quiet=STATE.quiet, workers=workers,
                                    job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
                                    command=_command_line(), client=client, **options)
     finally:

@@ -120,6 +120,8 @@ def cluster_spec(spec: Any, device: Any = None, devices: Sequence[Any] | None = 
     ``device`` unless ``auto`` (each worker then takes its GPU if it has one, else its CPU)."""
     if devices is None and device is not None and device != "auto":
         devices = [device]
+    if threads is None:  # a backend object's threads travel with it
+        threads = next((d.threads for d in devices or () if getattr(d, "threads", None)), None)
     names = None if devices is None else tuple(d if isinstance(d, str) else d.spec for d in devices)
     return dataclasses.replace(spec, devices=names, threads=threads)
 
@@ -272,8 +274,9 @@ class ClusterFiles:
         self.lost: list[tuple[str, int]] = []
 
     def fingerprint(self) -> str:
-        """The task's fingerprint, computed by a worker (which builds, and keeps, the runtime)."""
-        return self.client.submit(_fingerprint, self.spec, pure=False, retries=self.retries).result()
+        """The task's fingerprint, computed by a worker (which builds, and keeps, the runtime); an
+        error building it (a missing index, bad targets) is the same on every worker: not retried."""
+        return self.client.submit(_fingerprint, self.spec, pure=False).result()
 
     def run(self, queries: Iterable[QueryFile]) -> list[FileResult]:
         distributed = import_distributed()
