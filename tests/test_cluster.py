@@ -222,6 +222,35 @@ def test_a_cluster_run_needs_a_saved_index_and_takes_no_gpu_list(client, data, t
                      progress=False, quiet=True)
 
 
+def test_each_worker_builds_the_task_once(client, data, tmp_path):
+    def runtimes():
+        from gseek.pipeline import cluster
+
+        return sorted(id(task) for task, _ in cluster._RUNTIMES.values() if type(task).__name__ == "MapTask")
+
+    cluster_pipeline(client, data, tmp_path / "a")
+    before = client.run(runtimes)
+    cluster_pipeline(client, data, tmp_path / "b")
+    assert client.run(runtimes) == before and all(len(ids) <= 1 for ids in before.values())
+
+
+def test_runtime_is_kept_per_spec_until_its_source_changes(data, tmp_path):
+    from gseek.pipeline import cluster
+    from gseek.pipeline.tasks import TaskSpec
+
+    targets = tmp_path / "t.fa"
+    targets.write_text(">t\nACGTACGTAC\n")
+    spec = TaskSpec.of("align", str(targets), dict(mode="local"), ["cpu"], 1)
+    first, lock = cluster.runtime(spec)
+    assert cluster.runtime(spec) == (first, lock)
+    other = [cluster.runtime(TaskSpec.of("align", str(targets), dict(mode=m), ["cpu"], 1))[0]
+             for m in ("global", "semiglobal")]  # two more: the first is dropped (KEEP_RUNTIMES = 2)
+    assert cluster.runtime(spec)[0] is not first and cluster.runtime(spec)[0] is cluster.runtime(spec)[0]
+    again = cluster.runtime(spec)[0]
+    os.utime(targets, ns=(0, 0))  # the targets changed: built again
+    assert cluster.runtime(spec)[0] is not again and len(other) == 2
+
+
 # --------------------------------------------------------------------------- align
 
 
