@@ -19,6 +19,7 @@ __all__ = [
     "IndexFormatError",
     "OutputBusyError",
     "OutputError",
+    "ClusterError",
     "Terminated",
 ]
 
@@ -171,6 +172,16 @@ class OutputError(GseekError, ValueError):
 
     def __reduce__(self) -> tuple:  # pickled as its arguments (a Dask worker's error reaches the client)
         return type(self), (self.path, self.rule)
+
+
+class ClusterError(GseekError, RuntimeError):
+    """Work a Dask cluster could not do: a task whose worker died each time it
+    ran it (``distributed.KilledWorker``), named by what it held. Arguments:
+    the message, as :class:`RuntimeError`.
+
+    >>> print(ClusterError("s1.fq: its worker died each time it ran (3 workers)"))
+    s1.fq: its worker died each time it ran (3 workers)
+    """
 
 
 class Terminated(BaseException):

@@ -39,7 +39,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from gseek.errors import GseekError, OptionError, one_line
+from gseek.errors import ClusterError, GseekError, OptionError, one_line
 
 from .engine import Dispatcher, FileResult, Progress, QueryFile, QueueBounds
 
@@ -294,7 +294,7 @@ class ClusterFiles:
                     remote = future.result()
                     result = FileResult(query, remote.status, remote.counts, remote.seconds, remote.error)
                 except distributed.KilledWorker as exc:
-                    result = FileResult(query, "failed", error=RuntimeError(
+                    result = FileResult(query, "failed", error=ClusterError(
                         f"its worker died each time it ran ({one_line(exc)})"))
                 done[i] = result
                 self.results = [done[k] for k in sorted(done)]
@@ -325,10 +325,21 @@ class _RemoteStage:
             n = next(self._serial)
         future = self.client.submit(_run_stages, self.spec, job.payloads, key=f"gseek-job-{self.token}-{n}",
                                     retries=self.retries, pure=False)
-        out = future.result()
+        try:
+            out = future.result()
+        except import_distributed().KilledWorker as exc:  # the rows cannot be complete: the run stops
+            raise ClusterError(f"job {job_name(job)}: its worker died each time it ran ({one_line(exc)})") from None
         if isinstance(out, _FileFailure):
             raise out.error
         return out
+
+
+def job_name(job: Any) -> str:
+    """A job as an error names it: its serial number and its pairs or records."""
+    first = job.payloads[0] if job.payloads else None
+    if isinstance(first, tuple) and len(first) == 2:  # pair indices
+        return f"{job.serial} ({sum(len(p[0]) for p in job.payloads)} pairs)"
+    return f"{job.serial} ({sum(len(p) for p in job.payloads)} records)"
 
 
 def _chunks(partial: Any) -> Any:

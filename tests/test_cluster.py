@@ -25,7 +25,7 @@ from gseek.backend import CpuBackend  # noqa: E402
 from gseek.cli import main  # noqa: E402
 from gseek.datasets import lambda_genome  # noqa: E402
 from gseek.datasets.simulate import dp_families, kmismatch_reads  # noqa: E402
-from gseek.errors import FastxError, IndexFormatError, OutputError, Terminated  # noqa: E402
+from gseek.errors import ClusterError, FastxError, IndexFormatError, OutputError, Terminated  # noqa: E402
 from gseek.index import Index  # noqa: E402
 from gseek.pipeline import align_files, align_pairs_files, run_pipeline  # noqa: E402
 from gseek.seqio import write_fasta, write_fastq  # noqa: E402
@@ -280,6 +280,17 @@ def test_align_worker_lost_mid_run_still_writes_every_row_once(client, data, tmp
     assert kill.killed
     assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()
     assert "was lost during the run" in capsys.readouterr().err
+
+
+def test_align_job_whose_worker_always_dies_stops_the_run_with_one_line(client, data, tmp_path):
+    client.register_plugin(KillAlways("gseek-job-", "-2"), name="kill-always")
+    try:
+        with pytest.raises(ClusterError, match=r"job \d+ \(9 pairs\): its worker died each time it ran"):
+            align_pairs_files(data["seqs"], tmp_path / "cluster.tsv", client=client, **ALIGN)
+    finally:
+        client.unregister_worker_plugin("kill-always")
+        client.wait_for_workers(2, timeout=60)
+    assert list(tmp_path.iterdir()) == []  # no output, no temporary
 
 
 # --------------------------------------------------------------------------- command line
