@@ -111,7 +111,7 @@ def main() -> int:
         while pos < len(raw):
             n = min(chunk, len(raw) - pos)
             buf = np.frombuffer(raw, dtype=np.uint8, count=n, offset=pos)
-            res = _fastx.parse_chunk(buf, n, pos + n >= len(raw), True, table, outs[3].size - 1, chunk, *outs)
+            res = _fastx.parse_chunk(buf, n, pos + n >= len(raw), True, table, 33, outs[3].size - 1, chunk, *outs)
             if res[5]:
                 raise SystemExit(f"parse error {res[5]}")
             pos += res[1]

@@ -16,12 +16,13 @@ import shlex
 import signal
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import click
 
 from . import __version__
-from .errors import GseekError, Terminated, one_line
+from .errors import GseekError, GseekWarning, Terminated, one_line
 
 DEVICE_CHOICE = click.Choice(["auto", "cpu", "gpu"], case_sensitive=False)
 
@@ -81,7 +82,7 @@ def _say(message: str) -> None:
 
 
 MAP_OPTIONS = ("mismatches", "max_alignments", "report_all", "max_hits", "norc", "nofw", "no_unal", "xa_limit",
-               "cigar_eq")
+               "cigar_eq", "phred64", "trim5", "trim3", "skip", "upto")
 
 
 def _map_options(func):
@@ -100,6 +101,17 @@ def _map_options(func):
         click.option("--xa-limit", type=click.IntRange(min=0), default=3, show_default=True,
                      help="map: list other best/second-best placements in XA when there are at most N."),
         click.option("--cigar-eq", is_flag=True, help="map: CIGAR with =/X runs instead of M."),
+        click.option("--phred64/--phred33", "phred64", default=False,
+                     help="map: FASTQ qualities are Phred+64 ('@'..'~', written as Phred+33) or Phred+33 "
+                          "('!'..'~') [--phred33]."),
+        click.option("-5", "--trim5", type=click.IntRange(min=0), default=0,
+                     help="map: trim N bases from the 5' (left) end of each read before mapping."),
+        click.option("-3", "--trim3", type=click.IntRange(min=0), default=0,
+                     help="map: trim N bases from the 3' (right) end of each read before mapping."),
+        click.option("-s", "--skip", type=click.IntRange(min=0), default=0,
+                     help="map: skip the first N reads of the input (of each query file in pipeline)."),
+        click.option("-u", "--upto", "--qupto", "upto", type=click.IntRange(min=1), default=None,
+                     help="map: stop after N reads (not counting skipped ones)."),
     ]
 
     @functools.wraps(func)
@@ -120,6 +132,95 @@ def _map_options(func):
     for option in reversed(options):
         wrapper = option(wrapper)
     return wrapper
+
+
+BLAST_OPTIONS = ("evalue", "word_size", "reward", "penalty", "gapopen", "gapextend", "dust", "soft_masking",
+                 "lcase_masking", "strand", "max_target_seqs", "max_hsps", "perc_identity", "qcov_hsp_perc",
+                 "xdrop_ungap", "xdrop_gap", "xdrop_gap_final", "ungapped", "outfmt")
+
+
+def _dust_value(ctx, param, value):
+    """``--dust yes|no|'LEVEL WINDOW LINKER'`` (BLAST+'s forms) as None, a triple or "default"."""
+    if value is None:
+        return None
+    text = value.strip().lower()
+    if text == "yes":
+        return "yes"
+    if text == "no":
+        return "no"
+    parts = text.split()
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise click.BadParameter(f"expected yes, no or 'LEVEL WINDOW LINKER' (e.g. '20 64 1'), not {value!r}")
+    return tuple(int(p) for p in parts)
+
+
+def _blast_options(func=None, *, outfmt: bool = True):
+    """The BLAST-style search's options (BLAST+ 2.12's names) shared by ``search`` and ``pipeline``,
+    collected into one ``blast_options`` dict of the values given (the task's presets fill the rest).
+    ``outfmt=False``: the command has its own ``--outfmt`` (``pipeline``, shared with align)."""
+    if func is None:
+        return functools.partial(_blast_options, outfmt=outfmt)
+    options = [
+        click.option("--evalue", type=float, default=None, help="megablast/blastn: E-value cutoff [10]."),
+    ]
+    if outfmt:
+        options.append(click.option(
+            "--outfmt", default=None,
+            help="megablast/blastn: 6 or 7, optionally with BLAST+ field keywords (e.g. '6 std qlen') [6]."))
+    options += [
+        click.option("--word-size", type=int, default=None, help="megablast/blastn: word size [28 / 11]."),
+        click.option("--reward", type=int, default=None, help="megablast/blastn: match reward [1 / 2]."),
+        click.option("--penalty", type=int, default=None, help="megablast/blastn: mismatch penalty [-2 / -3]."),
+        click.option("--gapopen", type=int, default=None,
+                     help="megablast/blastn: gap existence cost [0 / 5] (megablast 0 0: linear gaps)."),
+        click.option("--gapextend", type=int, default=None,
+                     help="megablast/blastn: gap extension cost [0 / 2]."),
+        click.option("--dust", callback=_dust_value, default=None, metavar="yes|no|'L W K'",
+                     help="megablast/blastn: DUST-mask queries for seeding [yes = '20 64 1']."),
+        click.option("--soft-masking", type=click.BOOL, default=None, metavar="true|false",
+                     help="megablast/blastn: masks apply to seeding only [true]."),
+        click.option("--lcase-masking", is_flag=True, default=None, help="megablast/blastn: lowercase never seeds."),
+        click.option("--strand", type=click.Choice(["both", "plus", "minus"]), default=None,
+                     help="megablast/blastn: query strand(s) searched [both]."),
+        click.option("--max-target-seqs", type=click.IntRange(min=1), default=None,
+                     help="megablast/blastn: subjects kept per query [500]."),
+        click.option("--max-hsps", type=click.IntRange(min=1), default=None,
+                     help="megablast/blastn: HSPs kept per subject and query [all]."),
+        click.option("--perc-identity", type=click.FloatRange(0, 100), default=None,
+                     help="megablast/blastn: minimum percent identity [0]."),
+        click.option("--qcov-hsp-perc", type=click.FloatRange(0, 100), default=None,
+                     help="megablast/blastn: minimum query coverage per HSP [0]."),
+        click.option("--xdrop-ungap", type=float, default=None, help="megablast/blastn: ungapped X-drop, bits [20]."),
+        click.option("--xdrop-gap", type=float, default=None, help="megablast/blastn: gapped X-drop, bits [25 / 30]."),
+        click.option("--xdrop-gap-final", type=float, default=None,
+                     help="megablast/blastn: final gapped X-drop, bits [100]."),
+        click.option("--ungapped", is_flag=True, default=None, help="megablast/blastn: no gapped extension."),
+    ]
+
+    names = BLAST_OPTIONS if outfmt else tuple(n for n in BLAST_OPTIONS if n != "outfmt")
+
+    @functools.wraps(func)
+    def wrapper(**kwargs):
+        blast_options = {name: kwargs.pop(name) for name in names}
+        return func(blast_options=blast_options, **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def _blast_kwargs(given: dict) -> dict:
+    """The given BLAST options as :class:`~gseek.blast.options.BlastOptions` overrides (``outfmt`` apart)."""
+    from .blast.dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW
+
+    out = {k: v for k, v in given.items() if v is not None and k != "outfmt"}
+    for cli_name, name in (("gapopen", "gap_open"), ("gapextend", "gap_extend")):
+        if cli_name in out:
+            out[name] = out.pop(cli_name)
+    if "dust" in out:
+        out["dust"] = None if out["dust"] == "no" else (DUST_LEVEL, DUST_WINDOW, DUST_LINKER) \
+            if out["dust"] == "yes" else out["dust"]
+    return out
 
 
 class _BrokenPipe(Exception):
@@ -190,23 +291,29 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 
 @cli.command()
 @click.option("-x", "--index", "index_prefix", metavar="INDEX", help="Index prefix built by `gseek index`.")
-@click.option("-q", "--query", "queries", metavar="FILE", multiple=True,
-              help="Reads (FASTA/FASTQ, gzip ok) or BLAST queries; repeatable.")
+@click.option("-q", "-U", "--query", "queries", metavar="FILE", multiple=True,
+              help="Reads (FASTA/FASTQ, gzip ok, - for stdin) or BLAST queries; repeatable.")
 @click.option("--task", type=click.Choice(["map", "megablast", "blastn"]), default="map", show_default=True,
               help="map: complete k-mismatch read mapping; megablast/blastn: seed-and-extend search.")
 @_map_options
-@click.option("--evalue", type=float, default=None, help="BLAST: E-value cutoff [10].")
-@click.option("--outfmt", default=None, help="BLAST: 6 or 7 [with columns], or sam.")
+@_blast_options
 @click.option("-o", "--output", metavar="FILE",
-              help="Output: FILE.sam, FILE.bam or FILE.sam.gz (BGZF-compressed SAM) [stdout].")
+              help="Output: map: FILE.sam, FILE.bam or FILE.sam.gz (BGZF-compressed SAM); megablast/blastn: "
+                   "BLAST tabular text (.gz: gzip) [stdout].")
+@click.option("--un", metavar="FILE", help="map: write the reads that failed to align to FILE, as given (gzip: .gz).")
+@click.option("--al", metavar="FILE", help="map: write the reads that aligned to FILE, as given (gzip: .gz).")
 @_common
-def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> None:
+def search(index_prefix, queries, task, map_options, blast_options, output, un, al) -> None:
     """Map reads (--task map, SOAP3-style complete k-mismatch) or search queries
     (--task megablast|blastn, G-BLASTN-style) against an index."""
     if task != "map":
-        raise NotYetAvailable(f"gseek search --task {task}: not available yet (the BLAST-style search)")
-    if evalue is not None or outfmt not in (None, "sam"):
-        raise click.UsageError("--evalue and --outfmt apply to --task megablast|blastn; --task map writes SAM/BAM")
+        if un or al:
+            raise click.UsageError(f"--un/--al: options of --task map, not of --task {task}")
+        _blast_search(index_prefix, queries, task, blast_options, output)
+        return
+    given = _given(BLAST_OPTIONS)
+    if given:
+        raise click.UsageError(f"{', '.join(given)}: these apply to --task megablast|blastn; --task map writes SAM/BAM")
     if not index_prefix:
         raise click.UsageError("--task map needs -x INDEX")
     if not queries:
@@ -214,19 +321,110 @@ def search(index_prefix, queries, task, map_options, evalue, outfmt, output) -> 
     from .pipeline import map_files
     from .pipeline.tasks import warm_host
 
-    _remove_stale_temporaries(output)
+    for path in (output, un, al):
+        _remove_stale_temporaries(path)
     started = time.perf_counter()
-    warm = warm_host()  # Numba's set-up overlaps the device's and the index's
-    try:
-        counts = map_files(index_prefix, list(queries), output or "-", device=_backend(), command=_command_line(),
-                           **map_options)
-    finally:
-        warm.join()
+    with compile_notice():
+        warm = warm_host()  # Numba's set-up overlaps the device's and the index's
+        try:
+            counts = map_files(index_prefix, list(queries), output or "-", device=_backend(),
+                               command=_command_line(), un=un, al=al, **map_options)
+        finally:
+            warm.join()
+    for line in bowtie_summary(counts["reads"], counts["mapped"], counts["alignments"]):
+        _say(line)
     why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
         else " (auto: no GPU found)"
     _say(f"[gseek] {counts['reads']:,} reads, {counts['mapped']:,} mapped, {counts['unmapped']:,} unmapped "
          f"({counts['too_long']:,} too long, {counts['too_short']:,} too short), {counts['records']:,} records in "
          f"{time.perf_counter() - started:.2f} s on {counts['device']}{why}")
+
+
+def _blast_search(index_prefix, queries, task, blast_options, output) -> None:
+    """``gseek search --task megablast|blastn``."""
+    foreign = _given(MAP_OPTIONS)
+    if foreign:
+        raise click.UsageError(f"{', '.join(foreign)}: options of --task map, not of --task {task}")
+    if not index_prefix:
+        raise click.UsageError(f"--task {task} needs -x INDEX (a `gseek index` directory)")
+    if not queries:
+        raise click.UsageError(f"--task {task} needs -q FILE (FASTA queries)")
+    from .errors import OptionError
+    from .pipeline.tasks import blast_files
+
+    options = _blast_kwargs(blast_options)
+    outfmt = blast_options["outfmt"] or "6"
+    try:
+        from .blast.options import BlastOptions
+        from .blast.report import parse_outfmt
+
+        BlastOptions.for_task(task, **options)
+        if parse_outfmt(outfmt)[0] == "sam":
+            raise OptionError("--outfmt sam is not available yet; use 6 or 7")
+    except OptionError as exc:
+        raise click.UsageError(str(exc)) from None
+    _remove_stale_temporaries(output)
+    started = time.perf_counter()
+    counts = blast_files(index_prefix, list(queries), output or "-", task=task, outfmt=outfmt, device=_backend(),
+                         threads=STATE.threads, database=os.fspath(index_prefix), **options)
+    why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
+        else " (auto: no GPU found)"
+    _say(f"[gseek] {task}: {counts['queries']:,} queries, {counts['with_hits']:,} with hits, {counts['hsps']:,} HSPs "
+         f"in {time.perf_counter() - started:.2f} s on {counts['device']}{why}")
+
+
+class compile_notice:
+    """While entered, the first Numba compile of the process (a kernel missing
+    from the cache: the first run after an install) says so on stderr, once:
+    the command is not stuck, and ``gseek compile`` does it ahead of time."""
+
+    _said = False
+    TEXT = ("[gseek] compiling kernels on first use (once, into the cache; tens of seconds; "
+            "`gseek compile` does it ahead of time)")
+
+    def __enter__(self) -> compile_notice:
+        from numba.core import event
+
+        outer = self
+
+        class Listener(event.Listener):
+            def on_start(self, ev) -> None:
+                if not compile_notice._said:
+                    compile_notice._said = True
+                    _say(outer.TEXT)
+
+            def on_end(self, ev) -> None:
+                pass
+
+        self._listener = Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)
+
+
+def bowtie_summary(reads: int, aligned: int, alignments: int) -> list[str]:
+    """The lines bowtie 1.3.1 prints on stderr after a run (``-v`` mode, no ``-m``).
+
+    >>> print("\\n".join(bowtie_summary(3, 2, 5)))
+    # reads processed: 3
+    # reads with at least one alignment: 2 (66.67%)
+    # reads that failed to align: 1 (33.33%)
+    Reported 5 alignments
+    >>> bowtie_summary(0, 0, 0)[1:]
+    ['# reads with at least one alignment: 0 (0.00%)', '# reads that failed to align: 0 (0.00%)', 'No alignments']
+    """
+
+    def percent(n: int) -> str:
+        return f"{100.0 * n / reads if reads else 0.0:.2f}%"
+
+    return [f"# reads processed: {reads}",
+            f"# reads with at least one alignment: {aligned} ({percent(aligned)})",
+            f"# reads that failed to align: {reads - aligned} ({percent(reads - aligned)})",
+            f"Reported {alignments} alignments" if alignments else "No alignments"]
 
 
 # --------------------------------------------------------------------- align
@@ -437,6 +635,7 @@ def _gpu_list(ctx, param, value):
 @click.option("--resume", is_flag=True, help="Skip files whose outputs are complete.")
 @_map_options
 @_align_options
+@_blast_options(outfmt=False)
 @click.option("--workers", type=click.IntRange(min=0), default=2, show_default=True,
               help="Finalize threads (SAM/TSV formatting) beside the device workers; 0: everything in one thread.")
 @click.option("--job-mb", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -444,11 +643,9 @@ def _gpu_list(ctx, param, value):
                    "[map: 64 on a GPU, 16 on the CPU; align: about 2^40 DP cells on a GPU, 2^32 on the CPU].")
 @_cluster_options
 @_common
-def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_options, align_options, workers,
-             job_mb, cluster) -> None:
+def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_options, align_options,
+             blast_options, workers, job_mb, cluster) -> None:
     """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
-    if task in ("megablast", "blastn"):
-        raise NotYetAvailable(f"gseek pipeline --task {task}: not available yet (the BLAST-style search)")
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
     if gpus is not None and cluster is not None:
@@ -457,12 +654,26 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_o
     if task == "map":
         if index_prefix is None or target is not None:
             raise click.UsageError("--task map takes -x/--index INDEX (and no -t)")
-        foreign = _given(ALIGN_OPTIONS)
+        foreign = _given(ALIGN_OPTIONS) + _given(BLAST_OPTIONS[:-1])
         reference, options = index_prefix, map_options
+    elif task in ("megablast", "blastn"):
+        if index_prefix is None or target is not None:
+            raise click.UsageError(f"--task {task} takes -x/--index INDEX (and no -t)")
+        foreign = [o for o in _given(ALIGN_OPTIONS) if o != "--outfmt"] + _given(MAP_OPTIONS)
+        reference, options = index_prefix, _blast_kwargs(blast_options)
+        options["outfmt"] = align_options["outfmt"] or "6"
+        options["database"] = os.fspath(index_prefix)
+        from .blast.options import BlastOptions
+        from .errors import OptionError
+
+        try:
+            BlastOptions.for_task(task, **{k: v for k, v in options.items() if k not in ("outfmt", "database")})
+        except OptionError as exc:
+            raise click.UsageError(str(exc)) from None
     else:
         if target is None or index_prefix is not None:
             raise click.UsageError("--task align takes -t/--target FASTA, the targets (and no -x)")
-        foreign = _given(MAP_OPTIONS)
+        foreign = _given(MAP_OPTIONS) + _given(BLAST_OPTIONS[:-1])
         reference, options = target, align_options
     if foreign:
         raise click.UsageError(f"{', '.join(foreign)}: not an option of --task {task}")
@@ -472,18 +683,19 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_o
     from .pipeline.tasks import warm_host
 
     # Numba's set-up overlaps the device's and the index's (on a cluster, the workers map)
-    warm = warm_host() if task == "map" and cluster is None else None
-    try:
-        with _client(cluster) as client:
-            device = STATE.device if client is not None else _backend() if gpus is None else "auto"
-            summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus, device=device,
-                                   threads=_cluster_threads(cluster), resume=resume,
-                                   progress=False if STATE.quiet else None, quiet=STATE.quiet, workers=workers,
-                                   job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
-                                   command=_command_line(), client=client, **options)
-    finally:
-        if warm is not None:
-            warm.join()
+    with compile_notice():
+        warm = warm_host() if task == "map" and cluster is None else None
+        try:
+            with _client(cluster) as client:
+                device = STATE.device if client is not None else _backend() if gpus is None else "auto"
+                summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus, device=device,
+                                       threads=_cluster_threads(cluster), resume=resume,
+                                       progress=False if STATE.quiet else None, quiet=STATE.quiet, workers=workers,
+                                       job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
+                                       command=_command_line(), client=client, **options)
+        finally:
+            if warm is not None:
+                warm.join()
     _say(f"[gseek] pipeline: {summary.count('ok')} ok, {summary.count('failed')} failed, "
          f"{summary.count('skipped')} skipped in {summary.seconds:.2f} s; {summary.path}")
     if summary.exit_status:
@@ -578,6 +790,21 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, print errors as one line, return the exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
     STATE.__dict__.update(device="auto", threads=0, quiet=False, debug="--debug" in args, argv=tuple(args))
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", GseekWarning)  # one line per warning, each time (several files)
+        warnings.showwarning = functools.partial(_show_warning, warnings.showwarning)
+        return _main(args)
+
+
+def _show_warning(show, message, category, *args, **kwargs) -> None:
+    """A :class:`~gseek.errors.GseekWarning` as one line, ``gseek: warning: ...`` (none with ``--quiet``)."""
+    if not issubclass(category, GseekWarning):
+        show(message, category, *args, **kwargs)
+    elif not STATE.quiet:
+        click.echo(f"gseek: warning: {one_line(message)}", err=True)
+
+
+def _main(args: list[str]) -> int:
     try:
         code = cli.main(args=args, prog_name="gseek", standalone_mode=False)
         if sys.stdout is not None:

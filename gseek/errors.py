@@ -21,6 +21,7 @@ __all__ = [
     "OutputError",
     "ClusterError",
     "Terminated",
+    "GseekWarning",
 ]
 
 
@@ -181,6 +182,20 @@ class ClusterError(GseekError, RuntimeError):
 
     >>> print(ClusterError("s1.fq: its worker died each time it ran (3 workers)"))
     s1.fq: its worker died each time it ran (3 workers)
+    """
+
+
+class GseekWarning(UserWarning):
+    """Input gseek reads but doubts, e.g. FASTQ qualities that look Phred+64 read
+    as Phred+33. The message names the input; the ``gseek`` command prints it
+    as one line (``gseek: warning: ...``), ``--quiet`` drops it.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warnings.warn(GseekWarning("r.fq: qualities look Phred+64"))
+    >>> str(caught[0].message), issubclass(GseekWarning, UserWarning)
+    ('r.fq: qualities look Phred+64', True)
     """
 
 

@@ -73,13 +73,13 @@ from gseek.seqio import open_output
 
 from .cluster import ClusterFiles, cluster_spec
 from .engine import FileResult, Progress, QueryFile, QueueBounds
-from .tasks import AlignTask, MapTask, TaskSpec
+from .tasks import AlignTask, BlastTask, MapTask, TaskSpec
 
 __all__ = ["QueryListError", "PipelineSummary", "read_query_list", "run_pipeline", "TASKS",
            "SUMMARY_NAME", "MANIFEST_NAME", "LOCK_NAME"]
 
 #: Tasks the pipeline runs (megablast/blastn come with the BLAST-style search).
-TASKS = {"map": MapTask, "align": AlignTask}
+TASKS = {"map": MapTask, "align": AlignTask, "megablast": BlastTask, "blastn": BlastTask}
 SUMMARY_NAME = "summary.tsv"
 MANIFEST_NAME = ".gseek-manifest.json"
 #: The output folder's lock file (``flock``; holds the PID of the run holding it).
@@ -415,9 +415,11 @@ def run_pipeline(
     if task not in TASKS:
         raise OptionError(f"task {task!r} is not available in the pipeline; choose from {', '.join(TASKS)}")
     task_cls = TASKS[task]
+    if task_cls is BlastTask:
+        task_options["task"] = task
     entries = read_query_list(list_file, suffix=task_cls.output_suffix)
     out = Path(outdir)
-    if task == "map":  # the index folder: nothing may be written inside it
+    if task != "align":  # the index folder: nothing may be written inside it
         index_dir = index.path if isinstance(index, Index) else resolve_index(index)
         within, reference = ([] if index_dir is None else [index_dir]), []
     else:  # the targets file: an input like the queries
@@ -548,7 +550,7 @@ def _cluster_task_spec(task_cls: Any, index: Any, devices: Sequence[str | Backen
         if index.path is None:
             raise OptionError("a cluster run needs a saved index: give its path (Index.save)")
         index = index.path
-    source = os.path.abspath(resolve_index(index)) if task_cls is MapTask else os.path.abspath(index)
+    source = os.path.abspath(index if task_cls is AlignTask else resolve_index(index))  # targets or index
     spec = TaskSpec.of(task_cls.name, source, dict(command=command, **task_options))
     return cluster_spec(spec, device=device, devices=devices, threads=threads)
 

@@ -34,6 +34,10 @@ static const gseek_dim3 blockIdx{0}, threadIdx{0}, blockDim{1}, gridDim{1};
 template <class T> static inline T __ldg(const T* p) { return *p; }
 static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 static inline void __syncthreads() {}
+static inline int atomicAdd(int* p, int v) { int o = *p; *p += v; return o; }
+static inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+    unsigned long long o = *p; *p += v; return o;
+}
 // Warp kernels compile on the host but are never launched there (HostCuda.warp_kernels).
 static inline int __shfl_up_sync(unsigned, int v, int) { return v; }
 static inline int __shfl_sync(unsigned, int v, int) { return v; }

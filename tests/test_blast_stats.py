@@ -99,8 +99,17 @@ def test_unsupported_reward_penalty_and_ungapped():
         nucleotide_params(7, -11, 5, 2)
     with pytest.raises(OptionError):
         nucleotide_params(1, 2, 0, 0)
-    with pytest.raises(OptionError, match="not implemented"):
-        nucleotide_params(1, -2, 0, 0, gapped=False)
+
+
+@pytest.mark.parametrize("reward, penalty, printed", [
+    (1, -2, (1.33, 0.621, 1.12)), (2, -3, (0.634, 0.408, 0.912)), (1, -3, (1.37, 0.711, 1.31)),
+    (2, -6, (0.687, 0.711, 1.31))])
+def test_ungapped_params_equal_blastn_footer(reward, penalty, printed):
+    """The ungapped Lambda K H that blastn prints first in its footers (tests/data/blast/*.footer)."""
+    p = nucleotide_params(reward, penalty, 0, 0, gapped=False)
+    digits = [len(f"{x}".split(".")[1]) for x in printed]
+    assert (round(p.lambda_, digits[0]), round(p.K, digits[1]), round(p.H, digits[2])) == printed
+    assert nucleotide_params(reward, penalty, 99, 99) == p  # gap costs past the table: ungapped values
 
 
 @pytest.mark.parametrize("value, text", [

@@ -64,6 +64,12 @@ MAP_CASES = [  # (spellings, value args, API keyword, value): search and pipelin
     (("--no-unal",), [], "no_unal", True),
     (("--xa-limit",), ["5"], "xa_limit", 5),
     (("--cigar-eq",), [], "cigar_eq", True),
+    (("--phred64",), [], "phred64", True),
+    (("--phred33",), [], "phred64", False),
+    (("-5", "--trim5"), ["2"], "trim5", 2),
+    (("-3", "--trim3"), ["4"], "trim3", 4),
+    (("-s", "--skip"), ["5"], "skip", 5),
+    (("-u", "--upto", "--qupto"), ["7"], "upto", 7),
 ]
 ALIGN_CASES = [  # the same for align and pipeline --task align
     (("--mode",), ["local"], "mode", "local"),
@@ -78,6 +84,28 @@ ALIGN_CASES = [  # the same for align and pipeline --task align
     (("--traceback",), [], "traceback", True),
     (("--cigar-m",), ["--traceback"], "cigar_m", True),  # the API's rule: checked as options are parsed
     (("--outfmt",), ["6 qseqid score"], "outfmt", "6 qseqid score"),
+]
+BLASTN = SEARCH + ["--task", "blastn"]
+BLAST_CASES = [  # the same for search and pipeline --task megablast|blastn (blastn's presets)
+    (("--evalue",), ["1e-5"], "evalue", 1e-5),
+    (("--outfmt",), ["7 qseqid sseqid"], "outfmt", "7 qseqid sseqid"),
+    (("--word-size",), ["16"], "word_size", 16),
+    (("--reward",), ["1"], "reward", 1),
+    (("--penalty",), ["-4", "--gapopen", "4", "--gapextend", "4"], "penalty", -4),
+    (("--gapopen",), ["4"], "gap_open", 4),
+    (("--gapextend",), ["4", "--gapopen", "2"], "gap_extend", 4),
+    (("--dust",), ["no"], "dust", None),
+    (("--soft-masking",), ["false"], "soft_masking", False),
+    (("--lcase-masking",), [], "lcase_masking", True),
+    (("--strand",), ["plus"], "strand", "plus"),
+    (("--max-target-seqs",), ["5"], "max_target_seqs", 5),
+    (("--max-hsps",), ["2"], "max_hsps", 2),
+    (("--perc-identity",), ["90"], "perc_identity", 90.0),
+    (("--qcov-hsp-perc",), ["50"], "qcov_hsp_perc", 50.0),
+    (("--xdrop-ungap",), ["10"], "xdrop_ungap", 10.0),
+    (("--xdrop-gap",), ["20"], "xdrop_gap", 20.0),
+    (("--xdrop-gap-final",), ["50"], "xdrop_gap_final", 50.0),
+    (("--ungapped",), [], "ungapped", True),
 ]
 
 
@@ -99,12 +127,31 @@ OPTION_CASES = [
     (["index", "bad", "--debug"], "raises", FastxError),
     (["search", "--index", "idx2", "--query", "r.fq", "-q", "r2.fq"], "map_files", {0: "idx2", 1: ["r.fq", "r2.fq"]}),
     (SEARCH + ["--task", "map"], "map_files", {0: "idx"}),
-    (SEARCH + ["--task", "megablast"], "error", "--task megablast"),
+    (SEARCH + ["--task", "megablast"], "blast_files", {0: "idx", 1: ["r.fq"], 2: "-", "task": "megablast",
+                                                       "outfmt": "6"}),
+    (["search", "--task", "blastn", "-q", "r.fq"], "error", "--task blastn needs -x INDEX"),
+    (["search", "--task", "blastn", "-x", "idx"], "error", "--task blastn needs -q FILE"),
+    (BLASTN + ["--reward", "3", "--penalty", "-7"], "error", "3/-7 is not supported"),
+    (BLASTN + ["--word-size", "3"], "error", "word size must be at least 4"),
+    (BLASTN + ["--outfmt", "5"], "error", "outfmt '5' is not supported"),
+    (BLASTN + ["--dust", "20 64"], "error", "LEVEL WINDOW LINKER"),
+    (BLASTN + ["-v", "1"], "error", "--mismatches: options of --task map"),
+    (BLASTN + ["--dust", "10 32 2"], "blast_files", {"dust": (10, 32, 2)}),
+    (BLASTN + ["--dust", "yes"], "blast_files", {"dust": (20, 64, 1)}),
+    (BLASTN + ["-o", "hits.tsv"], "blast_files", {2: "hits.tsv", "task": "blastn"}),
+    *_spelled(BLASTN, "blast_files", BLAST_CASES),
     (SEARCH + ["--all", "--max-hits", "6"], "map_files", {"report_all": True, "max_hits": 6}),
     (SEARCH + ["--max-hits", "6"], "error", "--max-hits caps --all"),
-    (SEARCH + ["--evalue", "1e-5"], "error", "--evalue and --outfmt"),
-    (SEARCH + ["--outfmt", "6"], "error", "--evalue and --outfmt"),
+    (SEARCH + ["--evalue", "1e-5"], "error", "apply to --task megablast|blastn"),
+    (SEARCH + ["--outfmt", "6"], "error", "apply to --task megablast|blastn"),
     (SEARCH + ["-o", "out.sam"], "map_files", {2: "out.sam"}),
+    (["search", "-x", "idx", "-U", "u.fq"], "map_files", {1: ["u.fq"]}),
+    (SEARCH + ["--un", "un.fq"], "map_files", {"un": "un.fq", "al": None}),
+    (SEARCH + ["--al", "al.fa.gz"], "map_files", {"al": "al.fa.gz", "un": None}),
+    (SEARCH + ["-u", "0"], "error", "Invalid value for '-u' / '--upto' / '--qupto': 0 is not in the range x>=1"),
+    (SEARCH + ["--trim5", "-1"], "error", "Invalid value for '-5' / '--trim5'"),
+    (SEARCH + ["--trim3", "x"], "error", "Invalid value for '-3' / '--trim3'"),
+    (SEARCH + ["--skip", "1.5"], "error", "Invalid value for '-s' / '--skip'"),
     (SEARCH + ["--output", "out.bam"], "map_files", {2: "out.bam"}),
     (SEARCH + ["--device", "gpu", "-p", "3"], "get_backend", {0: "gpu", "threads": 3}),
     (["--device", "gpu", "--threads", "2", *SEARCH], "get_backend", {0: "gpu", "threads": 2}),
@@ -133,7 +180,13 @@ OPTION_CASES = [
     (PIPE_ALIGN, "run_pipeline", {1: "t.fa", 3: "align"}),
     (["pipeline", "--queries", "l.txt", "--outdir", "o", "--task", "align", "--target", "t2.fa"], "run_pipeline",
      {1: "t2.fa"}),
-    (PIPE_MAP + ["--task", "blastn"], "error", "--task blastn"),
+    (PIPE_MAP + ["--task", "blastn"], "run_pipeline", {1: "idx", 3: "blastn", "outfmt": "6", "database": "idx"}),
+    (PIPE_MAP + ["--task", "megablast", "--outfmt", "7 qseqid"], "run_pipeline", {3: "megablast",
+                                                                                 "outfmt": "7 qseqid"}),
+    (PIPE_MAP + ["--task", "blastn", "--mode", "local"], "error", "--mode: not an option of --task blastn"),
+    (PIPE_MAP + ["--evalue", "1"], "error", "--evalue: not an option of --task map"),
+    (PIPE_MAP + ["--task", "blastn", "--reward", "3", "--penalty", "-7"], "error", "3/-7 is not supported"),
+    *_spelled(PIPE_MAP + ["--task", "blastn"], "run_pipeline", [c for c in BLAST_CASES if c[0] != ("--outfmt",)]),
     (PIPE_MAP + ["--gpus", "0,1"], "run_pipeline", {"gpus": [0, 1]}),
     (PIPE_MAP + ["--resume"], "run_pipeline", {"resume": True}),
     (PIPE_MAP + ["--workers", "0"], "run_pipeline", {"workers": 0}),
@@ -145,6 +198,8 @@ OPTION_CASES = [
     (PIPE_MAP + ["--all", "--max-hits", "6"], "run_pipeline", {"max_hits": 6}),
     (PIPE_MAP + ["--mode", "local"], "error", "--mode: not an option of --task map"),
     (PIPE_ALIGN + ["--mismatches", "1"], "error", "--mismatches: not an option of --task align"),
+    (PIPE_ALIGN + ["--trim5", "1", "--phred64"], "error",
+     "--phred64/--phred33, --trim5: not an option of --task align"),
     *_spelled(PIPE_MAP, "run_pipeline", MAP_CASES),
     (PIPE_ALIGN + ["--traceback", "--score-only"], "run_pipeline", {"traceback": False}),
     *_spelled(PIPE_ALIGN, "run_pipeline", ALIGN_CASES),
@@ -204,7 +259,7 @@ def api(monkeypatch):
     class Reader(list):
         format = "fasta"
 
-    counts = dict(reads=0, mapped=0, unmapped=0, too_long=0, too_short=0, records=0, device="fake")
+    counts = dict(reads=0, mapped=0, unmapped=0, too_long=0, too_short=0, records=0, alignments=0, device="fake")
     summary = SimpleNamespace(count=lambda status: 0, seconds=0.0, path="summary.tsv", exit_status=0)
     fakes = [
         (Index, "build", recorder("build", SimpleNamespace(save=recorder("save"), summary=lambda: "index"))),
@@ -214,6 +269,8 @@ def api(monkeypatch):
         (gseek.pipeline.tasks, "align_files", recorder("align_files", dict(rows=0, device="fake"))),
         (gseek.pipeline.tasks, "align_pairs_files", recorder("align_pairs_files", dict(rows=0, device="fake"))),
         (gseek.pipeline, "run_pipeline", recorder("run_pipeline", summary)),
+        (gseek.pipeline.tasks, "blast_files", recorder("blast_files", dict(queries=0, hsps=0, with_hits=0,
+                                                                          device="fake"))),
         (gseek.seqio, "read_fastx", lambda path, alphabet: (path, alphabet)),
         (gseek.seqio, "FastxReader", recorder("FastxReader", Reader())),
         (gseek.demo, "run_demo", recorder("run_demo", [])),
@@ -262,13 +319,17 @@ def test_every_documented_option_has_a_case(capsys):
                     assert spelling in argv, f"{name} {spelling}: no case in OPTION_CASES"
 
 
-@pytest.mark.parametrize("command, issue", [(["search", "--task", "blastn", "-q", "r.fq"], "BLAST-style"),
-                                            (["pipeline", "--queries", "l.txt", "-x", "i", "--outdir", "o",
-                                              "--task", "megablast"], "BLAST-style")])
-def test_planned_commands_say_so_in_one_line(capsys, command, issue):
+@pytest.mark.parametrize("command", [["search", "--task", "blastn", "-x", "nowhere", "-q", "r.fa"],
+                                     ["pipeline", "--queries", "l.txt", "-x", "nowhere", "--outdir", "o",
+                                      "--task", "megablast"]])
+def test_blast_on_a_missing_index_says_so_in_one_line(tmp_path, monkeypatch, capsys, command):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r.fa").write_text(">q\nACGT\n")
+    (tmp_path / "l.txt").write_text("r.fa\n")
     code, out, err = run(command, capsys)
-    assert code == 1
-    assert err.count("\n") == 1 and err.startswith("gseek: error: ") and issue in err
+    assert code != 0 and out == ""
+    assert err.count("\n") == 1 and err.startswith("gseek: error: ") and "nowhere" in err
+    assert not (tmp_path / "o" / "r.tsv").exists()
 
 
 def test_bad_option_value_is_a_usage_error(capsys):
@@ -670,7 +731,8 @@ def test_command_line_process_flushes_everything_before_it_exits(tmp_path):
     assert proc.returncode == 0, proc.stderr
     records = [x for x in proc.stdout.splitlines() if not x.startswith(b"@")]
     assert len(proc.stdout) > 1 << 17 and len(records) == 2000 and proc.stdout.endswith(b"\n")
-    assert proc.stderr.startswith(b"[gseek] 2,000 reads") and proc.stderr.endswith(b"\n")
+    assert proc.stderr.startswith(b"# reads processed: 2000\n") and proc.stderr.endswith(b"\n")
+    assert proc.stderr.splitlines()[4].startswith(b"[gseek] 2,000 reads")
     proc = subprocess.run(cmd + ["-q", str(tmp_path / "none.fq")], capture_output=True, cwd=tmp_path)
     assert proc.returncode == 1 and proc.stdout == b""
     assert proc.stderr == f"gseek: error: {tmp_path / 'none.fq'}: cannot open: No such file or directory\n".encode()
@@ -721,3 +783,207 @@ def test_search_summary_names_the_device_and_why(mapped, capsys, monkeypatch, de
     code, _, err = run(["--device", device, *args, "-o", str(mapped / "o.sam")], capsys)
     assert code == 0, err
     assert err.rstrip().endswith(f" on cpu (numba, {__import__('numba').config.NUMBA_NUM_THREADS} threads){why}"), err
+
+
+# ------------------------------------------------------------------ read options and summary, as bowtie
+
+BOWTIE_IO = Path(__file__).parent / "data" / "bowtie_io"
+
+
+@pytest.fixture(scope="module")
+def bowtie_index(tmp_path_factory):
+    from gseek.index import Index
+
+    path = tmp_path_factory.mktemp("bowtie_io") / "ref.gseek"
+    Index.build(Path(__file__).parent / "data" / "bowtie" / "ref.fa", wgram=8, device="cpu").save(path)
+    return path
+
+
+def _records_by_name(text):
+    return [line.split("\t") for line in text.splitlines() if line and not line.startswith("@")]
+
+
+@pytest.mark.parametrize("name, reads, options, un, al", [
+    ("plain", "reads.fq", ["-v", "1"], "un.fq", "al.fq"),
+    ("trimmed", "reads64.fq", ["-v", "1", "--phred64", "--trim5", "3", "--trim3", "5", "-s", "10", "-u", "120"],
+     "un.fq", "al.fq.gz"),
+    ("fasta", "reads.fa", ["-v", "2", "-s", "5", "-u", "100"], "un.fa", "al.fa"),
+])
+def test_read_options_agree_with_bowtie(bowtie_index, tmp_path, capsys, name, reads, options, un, al):
+    """Summary lines, --un/--al files byte for byte, and the SAM records (which
+    reads, flags, trimmed SEQ, converted QUAL; the placement where it is the
+    one best) as bowtie 1.3.1 (fixture: tests/data/bowtie_io/README.md)."""
+    import gzip
+
+    out = tmp_path / "out.sam"
+    code, _, err = run(["--device", "cpu", "search", "-x", str(bowtie_index), "-q", str(BOWTIE_IO / reads),
+                        *options, "-o", str(out), "--un", str(tmp_path / un), "--al", str(tmp_path / al)], capsys)
+    assert code == 0, err
+    summary = (BOWTIE_IO / f"{name}.summary").read_text()
+    assert err.startswith(summary) and err.count("\n") == 5 and err.splitlines()[4].startswith("[gseek] ")
+    for mine, theirs in ((un, f"{name}.un.{un.split('.')[1]}"), (al, f"{name}.al.{al.split('.')[1]}")):
+        data = (tmp_path / mine).read_bytes()
+        assert (gzip.decompress(data) if mine.endswith(".gz") else data) == (BOWTIE_IO / theirs).read_bytes()
+    ours, bowtie = _records_by_name(out.read_text()), _records_by_name((BOWTIE_IO / f"{name}.sam").read_text())
+    assert [r[0] for r in ours] == [r[0] for r in bowtie]
+    unique = 0
+    for a, b in zip(ours, bowtie):
+        assert int(a[1]) & 4 == int(b[1]) & 4, (a[0], a[1], b[1])
+        if "X0:i:1" in a or int(a[1]) & 4:
+            unique += 1
+            assert a[1:4] + a[5:6] + a[9:10] == b[1:4] + b[5:6] + b[9:10], (a, b)
+            if reads != "reads.fa":
+                assert a[10] == b[10]
+    assert unique > 0.9 * len(ours)
+
+
+def test_phred64_quality_below_at_is_one_line_and_no_output(mapped, capsys):
+    reads = mapped / "p64.fq"
+    reads.write_text("@a\nACATTTTCCCCGGGGAAAAC\n+\nhhhhhhhhhhhhhhhhhhhh\n@b\nACATTTTCCCCGGGGAAAAC\n+\nhhhhhhhhh;hhhhhhhhhh\n")
+    out = mapped / "out.sam"
+    code, stdout, err = run(["search", "-x", str(mapped / "ref"), "-q", str(reads), "--phred64", "-o", str(out),
+                             "--un", str(mapped / "un.fq")], capsys)
+    assert code == 1 and stdout == ""
+    assert err == f"gseek: error: {reads}:8: invalid quality character ';' (column 10) for Phred+64 ('@'..'~')\n"
+    assert not out.exists() and not (mapped / "un.fq").exists() and sorted(p.name for p in mapped.iterdir()) == \
+        ["p64.fq", "r.fq", "ref.fa", "ref.gseek"]
+
+
+def test_phred64_converts_and_phred33_warns(mapped, capsys):
+    reads = mapped / "p64.fq"
+    reads.write_text("@a\nACATTTTCCCCGGGGAAAAC\n+\nhhhhhhhhhhhhhhhhhh@~\n")
+    rows, _ = _sam(capsys, ["--quiet", "search", "-x", str(mapped / "ref"), "-q", str(reads), "--phred64"])
+    assert rows[0][10] == "I" * 18 + "!_"
+    code, out, err = run(["search", "-x", str(mapped / "ref"), "-q", str(reads)], capsys)
+    assert code == 0 and _records_by_name(out)[0][10] == "hhhhhhhhhhhhhhhhhh@~"  # Phred+33: as given
+    assert err.splitlines()[0] == (f"gseek: warning: {reads}: qualities look Phred+64 (none below '@', some above "
+                                   "'J' in the first 1 reads); give --phred64 (phred64=True) if they are")
+    code, _, err = run(["search", "-x", str(mapped / "ref"), "-q", str(reads), "--phred33", "--quiet"], capsys)
+    assert code == 0 and err == ""
+    reads.write_text("@a\nACATTTTCCCCGGGGAAAAC\n+\nIIIIIIIIIIIIIIIIIIII\n")  # Phred+33 up to 'I': no warning
+    code, _, err = run(["search", "-x", str(mapped / "ref"), "-q", str(reads)], capsys)
+    assert code == 0 and "warning" not in err
+
+
+def test_trim_skip_upto(mapped, capsys):
+    base = _three_reads(mapped) + ["-v", "0"]
+    rows, _ = _sam(capsys, base + ["--trim5", "2", "--trim3", "1"])
+    by_name = {r[0]: r for r in rows}
+    assert by_name["exact"][1:4] == ["0", "chr1", "14"] and by_name["exact"][9] == "ATTTTCCCCGGGGAAAA"
+    assert by_name["reverse"][1:4] == ["16", "chr2", "3"]  # the 3' end trimmed: the leftmost base goes
+    assert by_name["reverse"][9] == "GACCAGGATCCATAGCA" and by_name["reverse"][10] == "SRQPONMLKJIHGFEDC"
+    rows, _ = _sam(capsys, base + ["-s", "1"])
+    assert [r[0] for r in rows] == ["two_mm", "reverse"]
+    rows, _ = _sam(capsys, base + ["-u", "2", "-q", str(mapped / "r.fq")])  # -u counts over every -q file
+    assert [r[0] for r in rows] == ["exact", "two_mm"]
+    rows, _ = _sam(capsys, base + ["--skip", "2", "--upto", "2", "-q", str(mapped / "r.fq")])
+    assert [r[0] for r in rows] == ["reverse", "exact"]
+    bad = mapped / "bad.fq"  # -u: the input past it is not read, nor its errors seen (as bowtie)
+    bad.write_text((mapped / "r.fq").read_text() + "@broken\nACGT\n+\nII\n")
+    rows, _ = _sam(capsys, ["--quiet", "search", "-x", str(mapped / "ref"), "-q", str(bad), "-u", "3"])
+    assert [r[0] for r in rows] == ["exact", "two_mm", "reverse"]
+    code, _, err = run(["search", "-x", str(mapped / "ref"), "-q", str(bad), "-s", "3"], capsys)
+    assert code == 1 and err == f"gseek: error: {bad}:16: truncated record: quality length 2 != sequence length 4\n"
+    rows, _ = _sam(capsys, base + ["--trim5", "25"])  # nothing left: unmapped, as too short
+    assert [r[1:3] + r[9:] for r in rows] == [["4", "*", "*", "*", "YF:Z:TOO_SHORT"]] * 3
+
+
+def test_skip_past_the_end_writes_a_header_and_zero_counts(mapped, capsys):
+    out, un = mapped / "out.sam", mapped / "un.fq"
+    code, _, err = run(_three_reads(mapped)[1:] + ["-s", "3", "-o", str(out), "--un", str(un)], capsys)
+    assert code == 0, err
+    assert err.splitlines()[-5:-1] == ["# reads processed: 0", "# reads with at least one alignment: 0 (0.00%)",
+                                    "# reads that failed to align: 0 (0.00%)", "No alignments"]
+    assert all(line.startswith("@") for line in out.read_text().splitlines()) and un.read_text() == ""
+    empty = mapped / "empty.fq"
+    empty.write_text("")
+    code, _, err = run(["search", "-x", str(mapped / "ref"), "-q", str(empty), "-o", str(out)], capsys)
+    assert code == 1 and "no FASTA/FASTQ records (empty file)" in err  # an empty input is still an error
+
+
+def test_un_and_al_write_the_reads_as_given(mapped, capsys):
+    reads = mapped / "r.fa"
+    reads.write_text(">exact first read\nACATTTTCC\nccggggaaaac\n>two_mm\nACATTTTCCACGGGGAAAGC\n"
+                     ">reverse\nGTTGCTATGGATCCTGGTCA")
+    un, al = mapped / "un.fa", mapped / "al.fa.gz"
+    code, _, err = run(["search", "-x", str(mapped / "ref"), "-q", str(reads), "-v", "0", "--trim3", "1",
+                        "--un", str(un), "--al", str(al)], capsys)
+    assert code == 0, err
+    import gzip
+
+    assert un.read_text() == ">two_mm\nACATTTTCCACGGGGAAAGC\n"
+    assert gzip.decompress(al.read_bytes()).decode() == (">exact first read\nACATTTTCC\nccggggaaaac\n"
+                                                         ">reverse\nGTTGCTATGGATCCTGGTCA\n")
+    assert "# reads with at least one alignment: 2 (66.67%)\n" in err and "Reported 2 alignments\n" in err
+
+
+@pytest.mark.parametrize("which, target, message", [
+    ("--un", "r.fq", "is also an input"),
+    ("--al", "ref.gseek/header.json", "inside"),
+    ("--un", "out.sam", "both the output and the un output"),
+    ("--al", "-", "both the output and the al output"),
+    ("--un", "nodir/un.fq", "nodir"),
+])
+def test_un_and_al_refused_before_the_work(mapped, capsys, which, target, message):
+    before = sorted(p.name for p in mapped.iterdir())
+    output = ["-o", str(mapped / "out.sam")] if target == "out.sam" else []
+    code, stdout, err = run(_three_reads(mapped)[1:] + output + [which, target if target == "-" else
+                                                                 str(mapped / target)], capsys)
+    assert code != 0 and stdout == "" and err.count("\n") == 1 and message in err, err
+    assert sorted(p.name for p in mapped.iterdir()) == before
+
+
+def test_summary_counts_every_reported_alignment(mapped, capsys):
+    reads = mapped / "rep.fq"
+    reads.write_text(f"@rep\n{REPEAT}\n+\n{'I' * 20}\n@none\n{'A' * 20}\n+\n{'I' * 20}\n")
+    base = ["search", "-x", str(mapped / "ref"), "-q", str(reads), "-v", "0"]
+    for extra, alignments in (([], 1), (["-k", "2"], 2), (["--all"], 2), (["--no-unal", "-a"], 2)):
+        code, out, err = run(base + extra, capsys)
+        assert code == 0, err
+        assert len([r for r in _records_by_name(out) if not int(r[1]) & 4]) == alignments
+        assert err.splitlines()[:4] == ["# reads processed: 2", "# reads with at least one alignment: 1 (50.00%)",
+                                        "# reads that failed to align: 1 (50.00%)", f"Reported {alignments} alignments"]
+    code, _, err = run(["--quiet"] + base, capsys)
+    assert code == 0 and err == ""
+
+
+def test_first_compile_says_so_once(mapped, capsys, monkeypatch):
+    """A Numba compile during a command (a kernel not in the cache) prints one
+    line, once per process; none with --quiet, none once the command is over."""
+    from numba.core import event
+
+    from gseek import cli
+
+    import gseek.pipeline
+
+    def compiling(*args, **kwargs):
+        for _ in range(2):
+            with event.trigger_event("numba:compile", data={}):
+                pass
+        return dict(reads=0, mapped=0, unmapped=0, too_long=0, too_short=0, records=0, alignments=0, device="x")
+
+    monkeypatch.setattr(gseek.pipeline, "map_files", compiling)
+    monkeypatch.setattr(cli.compile_notice, "_said", False)
+    base = ["search", "-x", str(mapped / "ref"), "-q", str(mapped / "r.fq")]
+    code, _, err = run(["--quiet"] + base, capsys)
+    assert code == 0 and err == ""
+    monkeypatch.setattr(cli.compile_notice, "_said", False)
+    code, _, err = run(base, capsys)
+    assert code == 0 and err.splitlines()[0] == cli.compile_notice.TEXT and err.count("compiling") == 1
+    code, _, err = run(base, capsys)
+    assert "compiling" not in err
+    monkeypatch.setattr(cli.compile_notice, "_said", False)
+    with event.trigger_event("numba:compile", data={}):  # outside a command: nothing
+        pass
+    assert capsys.readouterr().err == ""
+
+
+def test_un_to_stdout_and_a_failing_un_output(mapped, capsys):
+    out = mapped / "out.sam"
+    code, stdout, err = run(_three_reads(mapped) + ["-v", "0", "-o", str(out), "--un", "-"], capsys)
+    assert code == 0, err
+    assert stdout == "@two_mm\nACATTTTCCACGGGGAAAGC\n+\nIIIIIIIIIIIIIIIIIIII\n" and out.exists()
+    out.unlink()
+    code, stdout, err = run(_three_reads(mapped) + ["-v", "0", "-o", str(out), "--al", "/dev/full"], capsys)
+    assert code == 1 and err == "gseek: error: /dev/full: No space left on device\n"
+    assert not out.exists() and not list(mapped.glob(".out.sam*"))

@@ -255,8 +255,8 @@ def test_query_list_paths_outputs_and_missing_list(tmp_path):
 
 def test_unknown_task_and_bad_engine_options(data, tmp_path):
     listing = write_list(tmp_path, data["files"][:1])
-    with pytest.raises(ValueError, match="task 'blastn' is not available"):
-        run_pipeline(listing, data["index"], tmp_path / "o", task="blastn")
+    with pytest.raises(ValueError, match="task 'tblastx' is not available"):
+        run_pipeline(listing, data["index"], tmp_path / "o", task="tblastx")
     with pytest.raises(ValueError, match="workers must be"):
         Dispatcher(lambda q, n: [], lambda j: None, lambda p: None, lambda q: None, workers=-1)
     with pytest.raises(ValueError, match="queue bound 'job'"):

@@ -5,7 +5,9 @@ from __future__ import annotations
 import gzip
 import os
 import random
+import re
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -193,8 +195,9 @@ def test_any_chunking_gives_the_same_records(tmp_path, records, chunk, max_recor
             parts.append(f">{header}{nl}" + "".join(line + nl for line in lines))
     path = _write(tmp_path, "h.fq" if fastq else "h.fa", "".join(parts))
     whole = read_fastx(path)
-    batches = list(FastxReader(path, chunk_bytes=chunk, max_records=max_records))
+    batches = list(FastxReader(path, chunk_bytes=chunk, max_records=max_records, keep_raw=True))
     assert all(len(b) <= max_records for b in batches)
+    assert b"".join(b.raw_record(i) for b in batches for i in range(len(b))) == "".join(parts).encode()
     joined = SequenceBatch.concat(batches)
     for field in ("codes", "offsets", "names", "name_offsets", "descriptions", "description_offsets",
                   "soft_mask", "lines"):
@@ -214,7 +217,7 @@ def test_a_record_larger_than_the_chunk_is_read_whole(tmp_path):
 # ------------------------------------------------------------------ threads
 
 _FIELDS = ("codes", "offsets", "quals", "names", "name_offsets", "descriptions", "description_offsets",
-           "soft_mask", "lines")
+           "soft_mask", "lines", "raw", "raw_offsets")
 
 
 def _collect(path, **options):
@@ -611,3 +614,79 @@ def test_only_blank_lines_is_an_empty_file(tmp_path):
     path = tmp_path / "blank.fq"
     path.write_bytes(b"\n" * 100_000)
     assert list(FastxReader(path)) == [] and list(FastxReader(path, threads=3)) == []
+
+
+# ------------------------------------------------------------------ quality encodings, record text, slicing, trimming
+
+
+def test_phred64_is_converted_to_phred33(tmp_path):
+    path = _write(tmp_path, "p64.fq", "@a\nACGT\n+\n@Ih~\n@b\nAC\n+\nh\nh\n")
+    batch = read_fastx(path, phred=64)
+    assert [batch.quality(0), batch.quality(1)] == ["!*I_", "II"]
+    assert read_fastx(path).quality(0) == "@Ih~"  # Phred+33 (the default): as it is
+
+
+@pytest.mark.parametrize("text, line, rule", [
+    ("@a\nACGT\n+\nhh?h\n", 4, "invalid quality character '?' (column 3) for Phred+64 ('@'..'~')"),
+    ("@a\nACGT\n+\nhh\nh!\n", 5, "invalid quality character '!' (column 2) for Phred+64 ('@'..'~')"),
+    ("@a\nACGT\n+\nhhhh\n@b\nAC\n+\nI5\n", 8, "invalid quality character '5' (column 2) for Phred+64 ('@'..'~')"),
+])
+def test_phred64_quality_below_at_is_an_error_at_its_line(tmp_path, text, line, rule):
+    path = _write(tmp_path, "bad.fq", text)
+    with pytest.raises(FastxError) as err:
+        read_fastx(path, phred=64)
+    assert str(err.value) == f"{path}:{line}: {rule}"
+    _, error, _ = _assert_same_as_one_thread(path, threads=(2,), phred=64, chunk_bytes=1 << 16)
+    assert error == str(err.value)
+
+
+def test_phred33_refuses_bytes_outside_bang_to_tilde(tmp_path):
+    path = _write(tmp_path, "bad.fq", "@a\nACGT\n+\nII\x7fI\n")
+    with pytest.raises(FastxError, match=r"bad.fq:4: invalid quality character byte 0x7f \(column 3\)$"):
+        read_fastx(path)
+
+
+@pytest.mark.parametrize("phred", [0, 32, "64", None])
+def test_phred_must_be_33_or_64(tmp_path, phred):
+    with pytest.raises(ValueError, match="phred must be 33 or 64"):
+        FastxReader(_write(tmp_path, "r.fq", "@a\nA\n+\nI\n"), phred=phred)
+
+
+def test_phred64_and_record_text_with_threads(tmp_path, small_reads):
+    rng = random.Random(11)
+    path = _write(tmp_path, "t.fq", _random_file(rng, True, 400, multiline=True, crlf=True, quals="@Jh~"))
+    batches, error, _ = _assert_same_as_one_thread(path, chunk_bytes=3000, phred=64, keep_raw=True)
+    assert error is None and len(batches) > 3
+    text = Path(path).read_bytes()  # an empty read gets its empty quality line back (written as 3 lines here)
+    assert b"".join(b.raw for b in batches) == re.sub(rb"(@read\d+ x=\d+\r\n\+\r\n)(?=@|$)", rb"\1\r\n", text)
+
+
+def test_record_text_leaves_out_blank_lines_and_ends_with_a_newline(tmp_path):
+    path = _write(tmp_path, "b.fa", ">a d\nAC\n\nGT\n\r\n\n>b\r\nTT\r\n\r\n>c\nG")
+    batch = read_fastx(path, keep_raw=True)
+    assert [batch.raw_record(i) for i in range(3)] == [b">a d\nAC\n\nGT\n", b">b\r\nTT\r\n", b">c\nG\n"]
+    with pytest.raises(ValueError, match="keep_raw"):
+        read_fastx(path).raw_record(0)
+
+
+def test_slicing_a_batch(tmp_path):
+    path = _write(tmp_path, "s.fq", "@a\nACgt\n+\nIIII\n@b\nggA\n+\n#II\n@c\nTTTT\n+\n!!!!\n")
+    batch = read_fastx(path, keep_raw=True)
+    part = batch[1:3]
+    assert _records(part) == _records(batch)[1:] and part.first_record == 1 and part.lines.tolist() == [5, 9]
+    assert part.soft_mask.tolist() == [[0, 2]] and part.raw_record(1) == b"@c\nTTTT\n+\n!!!!\n"
+    assert len(batch[3:]) == 0 and batch[:] is batch
+    with pytest.raises(TypeError):
+        batch[0]
+
+
+def test_trimming_a_batch(tmp_path):
+    path = _write(tmp_path, "t.fq", "@a\nACgtA\n+\nABCDE\n@b\nGG\n+\n#I\n@c\nacgTT\n+\n12345\n")
+    batch = read_fastx(path, keep_raw=True)
+    t = batch.trimmed(1, 2)
+    assert [(t.sequence(i), t.quality(i)) for i in range(3)] == [("CG", "BC"), ("", ""), ("CG", "23")]
+    assert t.soft_mask.tolist() == [[1, 2], [2, 4]]  # 'g' of a, 'cg' of c
+    assert t.raw_record(0) == batch.raw_record(0) and t.name_list() == ["a", "b", "c"]
+    assert batch.trimmed(0, 0) is batch
+    assert [t.sequence(i) for t in [batch.trimmed(3)] for i in range(3)] == ["TA", "", "TT"]
+    assert [t.sequence(i) for t in [batch.trimmed(0, 4)] for i in range(3)] == ["A", "", "A"]

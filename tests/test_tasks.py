@@ -107,3 +107,45 @@ def test_pairs_task_needs_both_queries_and_pairs(seqs):
 
     with pytest.raises(OptionError, match="both queries and pairs"):
         PairsTask(seqs["path"], pairs=seqs["pairs"], device="cpu")
+
+
+def test_map_read_options_travel_in_the_spec_and_the_fingerprint(tmp_path):
+    """phred64/trim/skip/upto are task options: in the picklable spec (the same
+    records from a rebuilt task) and in the fingerprint (--resume redoes a file
+    mapped with others); left at their defaults, neither changes."""
+    from gseek.errors import GseekWarning, OptionError
+    from gseek.pipeline import run_pipeline
+
+    genome = read_fastx(lambda_genome()).sequence(0)
+    saved = Index.build(lambda_genome(), wgram=8, device="cpu").save(tmp_path / "lambda.gseek")
+    reads = tmp_path / "r.fq"
+    reads.write_text("".join(f"@r{i}\n{genome[i * 300 : i * 300 + 40]}\n+\n{'h' * 40}\n" for i in range(12)))
+    plain = MapTask(saved, 1, device="cpu", threads=1)
+    assert set(plain.options) == {"mismatches", "no_unal", "cigar_eq"}  # the fingerprint of before these options
+    assert plain.fingerprint() == MapTask(saved, 1, device="cpu", threads=1, phred64=False, trim5=0, skip=0,
+                                          upto=None).fingerprint()
+    options = dict(phred64=True, trim5=2, trim3=3, skip=1, upto=9)
+    task = MapTask(saved, 1, device="cpu", threads=1, **options)
+    spec = pickle.loads(pickle.dumps(task.spec))
+    assert {k: dict(spec.options)[k] for k in options} == options
+    again = spec.build()
+    assert again.fingerprint() == task.fingerprint() != plain.fingerprint()
+    for t, name in ((task, "a.sam"), (again, "b.sam")):
+        result, = t.dispatcher(workers=1).run([QueryFile((str(reads),), str(tmp_path / name))])
+        assert result.error is None and result.counts["records"] == 9
+    assert (tmp_path / "a.sam").read_bytes() == (tmp_path / "b.sam").read_bytes()
+    records = [line.split("\t") for line in (tmp_path / "a.sam").read_text().splitlines() if line[0] != "@"]
+    assert [r[0] for r in records] == [f"r{i}" for i in range(1, 10)]
+    assert all(len(r[9]) == 35 and r[10] == "I" * 35 for r in records)
+    # through run_pipeline: each query file is skipped and cut on its own
+    (tmp_path / "list.txt").write_text(f"{reads}\ta.sam\n{reads}\tb.sam\n")
+    with pytest.warns(GseekWarning, match=r"r\.fq: qualities look Phred\+64"):  # 'h' read as Phred+33
+        summary = run_pipeline(tmp_path / "list.txt", saved, tmp_path / "out", "map", device="cpu", threads=1,
+                               progress=False, quiet=True, mismatches=1, skip=10, upto=5)
+    assert summary.exit_status == 0
+    for name in ("a.sam", "b.sam"):
+        assert [line.split("\t")[0] for line in (tmp_path / "out" / name).read_text().splitlines()
+                if line[0] != "@"] == ["r10", "r11"]
+    for bad in (dict(trim5=-1), dict(upto=0), dict(skip=1.5), dict(phred64="yes")):
+        with pytest.raises(OptionError):
+            MapTask(saved, 1, device="cpu", **bad)

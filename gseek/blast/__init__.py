@@ -9,9 +9,17 @@ See ``docs/blast.md``.
 
 from gseek.blast.dust import dust_intervals, dust_mask
 from gseek.blast.lookup import LookupTable, build_lookup
-from gseek.blast.stats import (KarlinParams, bit_scores, effective_search_space, evalues,
-                               format_bitscore, format_evalue, length_adjustment,
-                               nucleotide_params, supported_gap_costs)
+from gseek.blast.stats import (
+                               KarlinParams,
+                               bit_scores,
+                               effective_search_space,
+                               evalues,
+                               format_bitscore,
+                               format_evalue,
+                               length_adjustment,
+                               nucleotide_params,
+                               supported_gap_costs,
+)
 
 __all__ = ["LookupTable", "build_lookup", "dust_intervals", "dust_mask", "KarlinParams", "nucleotide_params",
            "supported_gap_costs", "length_adjustment",

@@ -20,6 +20,7 @@ supported combinations and the known differences.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -182,14 +183,61 @@ def nucleotide_params(reward: int, penalty: int, gap_open: int, gap_extend: int,
             if (row_open, row_extend) == (gap_open, gap_extend):
                 return KarlinParams(row_lam, row_K, row_H, alpha, beta, even)
     if not gapped or (gap_open >= open_max and gap_extend >= extend_max):
-        # BLAST+ computes these from the score distribution (its ungapped Karlin block);
-        # not done yet (docs/blast.md, "Statistics").
-        raise OptionError(f"ungapped statistics for {reward}/{penalty} are not implemented yet "
-                          f"(gap costs {gap_open} and {gap_extend}, gapped={gapped})")
+        return ungapped_params(reward, penalty)
     listed = "; ".join(f"{o} and {e}" for o, e in supported_gap_costs(reward, penalty))
     raise OptionError(f"gap costs {gap_open} (open) and {gap_extend} (extend) are not supported "
                       f"with reward/penalty {reward}/{penalty}; supported (open and extend): "
                       f"{listed}, and any costs at least {open_max} and {extend_max}")
+
+
+def ungapped_params(reward: int, penalty: int) -> KarlinParams:
+    """Karlin-Altschul λ, K, H of ungapped ``reward``/``penalty`` scoring of uniform random DNA.
+
+    BLAST+ computes its ungapped Karlin block from the score distribution; so do we, from the
+    theory (Karlin & Altschul 1990): λ is the positive root of E[e^(λX)] = 1 for the score X of
+    one aligned pair (a match with probability 1/4), H = λ E[X e^(λX)], and, on the lattice of
+    span 1 (scores divided by their common divisor d, λ then divided by d),
+    K = λ e^(-2σ) / (H (1 - e^(-λ))) (H is the same at any scale) with σ = Σ_k (1/k) (P(S_k ≥ 0) + E[e^(λ S_k); S_k < 0]),
+    S_k the sum of k pair scores. α = λ/H and β = 0, as BLAST+ uses for ungapped searches.
+
+    >>> p = ungapped_params(1, -2)          # blastn prints 1.33 0.621 1.12
+    >>> round(p.lambda_, 2), round(p.K, 3), round(p.H, 2)
+    (1.33, 0.621, 1.12)
+    """
+    if reward <= 0 or penalty >= 0:
+        raise OptionError(f"reward must be > 0 and penalty < 0 (got {reward} and {penalty})")
+    return _ungapped(int(reward), int(-penalty))
+
+
+@functools.lru_cache(maxsize=None)
+def _ungapped(reward: int, cost: int) -> KarlinParams:
+    d = math.gcd(reward, cost)
+    r, c = reward // d, cost // d
+    p_match, p_mismatch = 0.25, 0.75
+    lo, hi = 1e-9, 50.0 / r
+    for _ in range(200):  # bisection: E[e^(λX)] - 1 is convex, < 0 below the root, > 0 above
+        mid = 0.5 * (lo + hi)
+        if p_match * math.exp(mid * r) + p_mismatch * math.exp(-mid * c) > 1.0:
+            hi = mid
+        else:
+            lo = mid
+    lam = 0.5 * (lo + hi)
+    H = lam * (p_match * r * math.exp(lam * r) - p_mismatch * c * math.exp(-lam * c))
+    # Distribution of S_k over the lattice, convolved one pair at a time.
+    width = 1024 * (r + c)
+    dist = np.zeros(2 * width + 1)
+    dist[width] = 1.0
+    values = np.arange(-width, width + 1, dtype=np.float64)
+    weight = np.where(values >= 0, 1.0, np.exp(lam * np.minimum(values, 0.0)))
+    sigma = 0.0
+    for k in range(1, 1024):
+        dist = p_match * np.roll(dist, r) + p_mismatch * np.roll(dist, -c)
+        term = float(dist @ weight) / k
+        sigma += term
+        if term < 1e-12:
+            break
+    K = lam * math.exp(-2.0 * sigma) / (H * (1.0 - math.exp(-lam)))
+    return KarlinParams(lam / d, K, H, lam / d / H, 0.0)
 
 
 def length_adjustment(params: KarlinParams, query_length: int, db_length: int,

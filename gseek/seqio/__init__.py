@@ -19,7 +19,7 @@ object is built.
 
 from .atomic import open_output
 from .batch import SequenceBatch, mask_runs
-from .reader import DEFAULT_CHUNK_BYTES, FastxReader, iter_fastx, open_input, read_fastx
+from .reader import DEFAULT_CHUNK_BYTES, FastxReader, iter_fastx, looks_phred64, open_input, read_fastx
 from .writers import write_fasta, write_fastq
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "read_fastx",
     "iter_fastx",
     "open_input",
+    "looks_phred64",
     "write_fasta",
     "write_fastq",
     "open_output",

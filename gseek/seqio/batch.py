@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -25,7 +25,9 @@ class SequenceBatch:
     and description bytes likewise. ``soft_mask`` holds half-open runs
     ``[start, end)`` of lowercase residues in ``codes`` coordinates.
     ``first_record`` is the index of record 0 in its file, ``lines`` the
-    1-based line of each header, for error messages.
+    1-based line of each header, for error messages. ``raw`` and
+    ``raw_offsets``, when the reader keeps them (``keep_raw=True``), hold each
+    record's text as the file gives it (:meth:`raw_record`).
 
     Arguments (the fields; batches are made by :class:`~gseek.seqio.FastxReader`,
     :func:`~gseek.seqio.read_fastx` or :meth:`from_codes`):
@@ -33,8 +35,9 @@ class SequenceBatch:
         format: ``"fasta"`` or ``"fastq"``.
         alphabet: ``"dna"`` or ``"protein"``.
         codes, offsets, quals, names, name_offsets, descriptions,
-            description_offsets, soft_mask, lines, first_record: as above
-            (numpy arrays; ``quals`` None for FASTA).
+            description_offsets, soft_mask, lines, first_record, raw,
+            raw_offsets: as above (numpy arrays; ``quals`` None for FASTA,
+            ``raw`` and ``raw_offsets`` None unless kept).
 
     >>> import os, tempfile
     >>> from gseek import read_fastx
@@ -64,6 +67,8 @@ class SequenceBatch:
     soft_mask: np.ndarray
     lines: np.ndarray
     first_record: int = 0
+    raw: np.ndarray | None = None
+    raw_offsets: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -112,6 +117,77 @@ class SequenceBatch:
             return None
         return self.quals[self.offsets[i] : self.offsets[i + 1]].tobytes().decode("ascii")
 
+    def raw_record(self, i: int) -> bytes:
+        """Record ``i``'s text as read (``keep_raw=True``), its lines ending in newlines."""
+        if self.raw is None or self.raw_offsets is None:
+            raise ValueError("the record text was not kept (FastxReader(keep_raw=True))")
+        return self.raw[self.raw_offsets[i] : self.raw_offsets[i + 1]].tobytes()
+
+    def __getitem__(self, records: slice) -> SequenceBatch:
+        """Records ``lo:hi`` as a batch of their own (``first_record`` and ``lines`` follow them).
+
+        >>> batch = SequenceBatch.from_codes(np.array([0, 1, 2, 3], np.uint8), np.array([0, 1, 3, 4]),
+        ...                                  ["a", "b", "c"], "<mem>")
+        >>> part = batch[1:3]
+        >>> part.name_list(), part.sequence(0), part.first_record, part.lines.tolist()
+        (['b', 'c'], 'CG', 1, [3, 5])
+        """
+        if not isinstance(records, slice) or records.step not in (None, 1):
+            raise TypeError("a batch is sliced by a range of records (batch[lo:hi])")
+        lo, hi, _ = records.indices(len(self))
+        hi = max(lo, hi)
+        if lo == 0 and hi == len(self):
+            return self
+        c0, c1 = int(self.offsets[lo]), int(self.offsets[hi])
+        n0, n1 = int(self.name_offsets[lo]), int(self.name_offsets[hi])
+        d0, d1 = int(self.description_offsets[lo]), int(self.description_offsets[hi])
+        mask = self.soft_mask
+        keep = (mask[:, 0] >= c0) & (mask[:, 1] <= c1)
+        raw = raw_offsets = None
+        if self.raw is not None and self.raw_offsets is not None:
+            r0, r1 = int(self.raw_offsets[lo]), int(self.raw_offsets[hi])
+            raw, raw_offsets = self.raw[r0:r1], self.raw_offsets[lo : hi + 1] - r0
+        return replace(
+            self, codes=self.codes[c0:c1], offsets=self.offsets[lo : hi + 1] - c0,
+            quals=None if self.quals is None else self.quals[c0:c1],
+            names=self.names[n0:n1], name_offsets=self.name_offsets[lo : hi + 1] - n0,
+            descriptions=self.descriptions[d0:d1], description_offsets=self.description_offsets[lo : hi + 1] - d0,
+            soft_mask=mask[keep] - c0, lines=self.lines[lo:hi], first_record=self.first_record + lo,
+            raw=raw, raw_offsets=raw_offsets, _cache={},
+        )
+
+    def trimmed(self, trim5: int = 0, trim3: int = 0) -> SequenceBatch:
+        """Every record without its first ``trim5`` and last ``trim3`` residues
+        (and qualities, and soft-mask runs), as bowtie's ``--trim5``/``--trim3``;
+        a record shorter than ``trim5 + trim3`` becomes empty. Names, lines and
+        the record text (:attr:`raw`) are kept.
+
+        >>> batch = SequenceBatch.from_codes(np.array([0, 1, 2, 3, 0, 1], np.uint8), np.array([0, 5, 6]),
+        ...                                  ["a", "b"], "<mem>")
+        >>> t = batch.trimmed(1, 2)
+        >>> t.sequence(0), t.sequence(1), t.offsets.tolist()
+        ('CG', '', [0, 2, 2])
+        """
+        if trim5 < 0 or trim3 < 0:
+            raise ValueError(f"trim5 and trim3 must be >= 0, not {trim5}, {trim3}")
+        if trim5 == trim3 == 0:
+            return self
+        lengths = self.lengths
+        cut5 = np.minimum(lengths, trim5)
+        keep = np.maximum(lengths - cut5 - trim3, 0)
+        starts = self.offsets[:-1] + cut5
+        offsets = ragged.offsets(keep)
+        where = np.repeat(starts - offsets[:-1], keep) + np.arange(int(offsets[-1]))
+        mask = self.soft_mask
+        if mask.size:  # clip each run to its record's kept part, in the new coordinates
+            record = np.searchsorted(self.offsets, mask[:, 0], side="right") - 1
+            shift = offsets[record] - starts[record]
+            lo = np.maximum(mask[:, 0], starts[record]) + shift
+            hi = np.minimum(mask[:, 1], starts[record] + keep[record]) + shift
+            mask = np.stack([lo, hi], axis=1)[hi > lo].astype(np.int64).reshape(-1, 2)
+        return replace(self, codes=self.codes[where], offsets=offsets,
+                       quals=None if self.quals is None else self.quals[where], soft_mask=mask, _cache={})
+
     def where(self, i: int) -> str:
         """``path:line`` of record ``i``'s header, for error messages."""
         return f"{self.path}:{int(self.lines[i])}"
@@ -142,6 +218,8 @@ class SequenceBatch:
         for b in batches:
             masks.append(b.soft_mask + base)
             base += b.codes.size
+        kept = all(b.raw is not None for b in batches)
+        raw = ragged.concat([(b.raw, b.raw_offsets) for b in batches]) if kept else None
         return cls(
             path=first.path,
             format=first.format,
@@ -156,6 +234,8 @@ class SequenceBatch:
             soft_mask=np.concatenate(masks).reshape(-1, 2),
             lines=np.concatenate([b.lines for b in batches]),
             first_record=first.first_record,
+            raw=None if raw is None else raw[0],
+            raw_offsets=None if raw is None else raw[1],
         )
 
 

@@ -24,7 +24,7 @@ E_SEQ_CHAR = 2  # byte not allowed in a sequence line
 E_QUAL_LENGTH = 3  # quality length != sequence length
 E_NO_PLUS = 4  # FASTQ record ends before its '+' line
 E_TRUNCATED = 5  # FASTQ record ends inside its quality
-E_QUAL_CHAR = 6  # quality byte outside '!'..'~'
+E_QUAL_CHAR = 6  # quality byte outside '!'..'~' (Phred+64: '@'..'~')
 E_EMPTY_NAME = 7  # header line with no name
 
 _NL = 10
@@ -53,6 +53,7 @@ def parse_chunk(
     final,
     is_fastq,
     table,
+    qual_min,
     max_records,
     max_bases,
     codes,
@@ -67,8 +68,9 @@ def parse_chunk(
 ):
     """Parse records from ``buf[:n]``.
 
-    Returns ``(records, consumed, lines, bases, lower_seen, error, err_line,
-    err_a, err_b)``; ``lines`` and ``err_line`` count newlines from the start
+    Quality bytes must lie in ``qual_min``..``'~'`` (33 for Phred+33, 64 for
+    Phred+64); they are copied as they are. Returns ``(records, consumed,
+    lines, bases, lower_seen, error, err_line, err_a, err_b)``; ``lines`` and ``err_line`` count newlines from the start
     of the buffer (0-based), the caller adds the buffer's first line number.
     """
     head = _AT if is_fastq else _GT
@@ -187,7 +189,7 @@ def parse_chunk(
                     if b == _NL:
                         break
                     if b != _CR:
-                        if b < 33 or b > 126:
+                        if b < qual_min or b > 126:
                             return r, consumed, consumed_ln, nb, lower_seen, E_QUAL_CHAR, ln, b, i - p
                         if ql < slen:
                             quals[s0 + ql] = b
@@ -428,7 +430,7 @@ ERROR_TEXT = {
     E_QUAL_LENGTH: "quality length {a} != sequence length {b}",
     E_NO_PLUS: "truncated record: missing '+' line",
     E_TRUNCATED: "truncated record: quality length {a} != sequence length {b}",
-    E_QUAL_CHAR: "invalid quality character {a} (column {col})",
+    E_QUAL_CHAR: "invalid quality character {a} (column {col}){phred}",
     E_EMPTY_NAME: "header line has no record name",
 }
 

@@ -12,6 +12,7 @@ from typing import BinaryIO, Literal
 import numpy as np
 from isal import igzip_threaded
 
+from gseek import ragged
 from gseek.errors import FastxError
 
 from . import parser as _fastx
@@ -19,7 +20,8 @@ from .batch import Alphabet, SequenceBatch, mask_runs
 from .parallel import ParallelParse
 from .parser import ERROR_TEXT, TABLES, show_byte
 
-__all__ = ["FastxReader", "iter_fastx", "read_fastx", "open_input", "STDIN", "DEFAULT_CHUNK_BYTES"]
+__all__ = ["FastxReader", "iter_fastx", "read_fastx", "open_input", "looks_phred64", "record_text", "STDIN",
+           "DEFAULT_CHUNK_BYTES", "PHRED_OFFSETS"]
 
 #: Default bytes read per chunk; a batch holds the records of one chunk.
 DEFAULT_CHUNK_BYTES = 16 << 20
@@ -30,6 +32,71 @@ PARALLEL_MIN_CHUNK_BYTES = 1 << 16
 
 #: The name that reads standard input wherever gseek reads a sequence file.
 STDIN = "-"
+
+#: FASTQ quality encoding (``phred=``) -> the lowest quality byte it allows.
+PHRED_OFFSETS = {33: 33, 64: 64}
+
+
+def looks_phred64(batch: SequenceBatch) -> bool:
+    """Whether a batch read as Phred+33 looks Phred+64: no quality below ``'@'``
+    (Phred+33 Q31) and some above ``'J'`` (Q41, the top of Illumina 1.8+).
+
+    FastQC takes a file whose lowest quality is ``'@'`` or more for Phred+64;
+    the second rule keeps high-quality Phred+33 reads (binned NovaSeq
+    ``'F'``, ``':'``) out.
+
+    >>> import numpy as np
+    >>> batch = SequenceBatch.from_codes(np.zeros(3, np.uint8), np.array([0, 3]), ["r"], "<mem>")
+    >>> from dataclasses import replace
+    >>> [looks_phred64(replace(batch, format="fastq", quals=np.frombuffer(q, np.uint8)))
+    ...  for q in (b"hh@", b"FFF", b"hh?")]
+    [True, False, False]
+    """
+    quals = batch.quals
+    if quals is None or not quals.size:
+        return False
+    return bool(quals.min() >= ord("@") and quals.max() > ord("J"))
+
+
+def record_text(buf: np.ndarray, lines: np.ndarray, end: int,
+                empty_fastq: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The text of each record of a parsed buffer as a ragged array (data, offsets).
+
+    ``lines`` are the records' header lines counted from the buffer's start
+    (0-based), ``end`` where the parse stopped. A record runs from its header
+    to the next header (or ``end``); blank lines after it are left out, and a
+    last line without a newline (the end of a file) gets one. An empty FASTQ
+    read (``empty_fastq``) gets its empty quality line back (the parser reads
+    it as a blank line), ended as its ``+`` line is, wherever the chunk ends.
+    """
+    end = min(int(end), buf.size)  # a last line without newline: the parse counts one past the end
+    newlines = np.flatnonzero(buf[:end] == 10)
+    starts = np.where(lines == 0, 0, newlines[np.maximum(lines - 1, 0)] + 1) if newlines.size \
+        else np.zeros(lines.size, np.int64)
+    ends = np.append(starts[1:], end).astype(np.int64)
+    # blank lines before the next header (rare): drop them, keeping the record's own newline
+    last = buf[np.maximum(ends - 1, 0)]
+    before = buf[np.maximum(ends - 2, 0)]
+    for i in np.flatnonzero((ends - starts >= 2) & (last == 10) & ((before == 10) | (before == 13))):
+        e = int(ends[i])
+        while e - starts[i] >= 2 and buf[e - 1] == 10 and buf[e - 2] in (10, 13):
+            cut = e - 2 if buf[e - 2] == 10 else e - 3
+            if cut < starts[i] or buf[cut] != 10:
+                break  # a CRLF line end, not a blank line
+            e = cut + 1
+        ends[i] = e
+    sizes = ends - starts
+    pad = (buf[np.maximum(ends - 1, 0)] != 10).astype(np.int64)  # the file's last line: no newline
+    crlf = np.zeros(sizes.size, dtype=bool)
+    if empty_fastq is not None:  # the empty quality line, ended as the '+' line is
+        crlf = empty_fastq & (pad == 0) & (sizes >= 2) & (buf[np.maximum(ends - 2, 0)] == 13)
+        pad += empty_fastq.astype(np.int64) + crlf
+    offsets = ragged.offsets(sizes + pad)
+    inside = np.arange(int(sizes.sum())) - np.repeat(ragged.offsets(sizes)[:-1], sizes)
+    data = np.full(int(offsets[-1]), 10, dtype=np.uint8)  # the pads are newlines
+    data[np.repeat(offsets[:-1], sizes) + inside] = buf[np.repeat(starts, sizes) + inside]
+    data[offsets[1:][crlf] - 2] = 13
+    return data, offsets
 
 
 def open_input(path: str | os.PathLike) -> tuple[BinaryIO, BinaryIO]:
@@ -79,6 +146,12 @@ class FastxReader:
             thread; also when ``chunk_bytes`` is under 64 KiB, where threads
             do not pay). Batches, records and errors are exactly those of the
             one-thread reader; see docs/sequence-io.md for how.
+        phred: the FASTQ quality encoding, 33 (Phred+33, ``'!'``..``'~'``)
+            or 64 (Phred+64, ``'@'``..``'~'``, converted to Phred+33 as it is
+            read); a quality byte outside the range is an error at its line.
+        keep_raw: keep each record's text as the file gives it
+            (:attr:`SequenceBatch.raw <gseek.seqio.SequenceBatch.raw>`:
+            header, sequence and quality lines, blank lines after it left out).
 
     The format is taken from the first non-blank byte (``>`` FASTA, ``@``
     FASTQ) and kept in :attr:`format`; :attr:`records_read` counts the
@@ -109,6 +182,8 @@ class FastxReader:
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         max_records: int = 1 << 20,
         threads: int | None = None,
+        phred: int = 33,
+        keep_raw: bool = False,
     ) -> None:
         if alphabet not in TABLES:
             raise ValueError(f"unknown alphabet {alphabet!r} (expected 'dna' or 'protein')")
@@ -116,11 +191,15 @@ class FastxReader:
             raise ValueError("chunk_bytes and max_records must be positive")
         if threads is not None and (isinstance(threads, bool) or int(threads) != threads or threads < 1):
             raise ValueError(f"threads must be a positive integer or None, not {threads!r}")
+        if phred not in PHRED_OFFSETS:
+            raise ValueError(f"phred must be 33 or 64, not {phred!r}")
         self.path = os.fspath(path)
         self.alphabet = alphabet
         self.chunk_bytes = int(chunk_bytes)
         self.max_records = int(max_records)
         self.threads = 1 if threads is None else int(threads)
+        self.phred = int(phred)
+        self.keep_raw = bool(keep_raw)
         self.format: Literal["fasta", "fastq"] | None = None
         self.records_read = 0
         #: chunks parsed from a predicted start and used / thrown away (threads > 1)
@@ -202,21 +281,28 @@ class FastxReader:
         out = _fastx.empty_outputs(n, cap, fastq)
         codes, quals, case_mask, seq_off, names, name_off, descs, desc_off, rec_line = out
         r, consumed, lines, nb, lower, err, err_line, a, b = _fastx.parse_chunk(
-            buf, n, eof, fastq, table, cap, self.chunk_bytes, *out
+            buf, n, eof, fastq, table, PHRED_OFFSETS[self.phred], cap, self.chunk_bytes, *out
         )
         if err or r == 0:
             return err, err_line, a, b, r, consumed, lines, None
         soft = mask_runs(case_mask[:nb], seq_off[: r + 1]) if lower else np.empty((0, 2), dtype=np.int64)
+        qual = None
+        if fastq:
+            qual = quals[:nb].copy()
+            if self.phred != 33:
+                qual -= np.uint8(self.phred - 33)  # Phred+33 from here on
         arrays = (
             codes[:nb].copy(),
             seq_off[: r + 1].copy(),
-            quals[:nb].copy() if fastq else None,
+            qual,
             names[: name_off[r]].copy(),
             name_off[: r + 1].copy(),
             descs[: desc_off[r]].copy(),
             desc_off[: r + 1].copy(),
             soft,
             rec_line[:r],
+            record_text(buf, rec_line[:r], consumed, np.diff(seq_off[: r + 1]) == 0 if fastq else None)
+            if self.keep_raw else None,
         )
         return err, err_line, a, b, r, consumed, lines, arrays
 
@@ -228,7 +314,7 @@ class FastxReader:
             self._raise(err, line + err_line, a, b)
         if r == 0:
             return None, consumed, lines
-        codes, offsets, quals, names, name_offsets, descs, desc_offsets, soft, rec_line = arrays
+        codes, offsets, quals, names, name_offsets, descs, desc_offsets, soft, rec_line, raw = arrays
         batch = SequenceBatch(
             path=self.path,
             format=self.format,  # type: ignore[arg-type]
@@ -243,6 +329,8 @@ class FastxReader:
             soft_mask=soft,
             lines=rec_line + line,
             first_record=self.records_read,
+            raw=None if raw is None else raw[0],
+            raw_offsets=None if raw is None else raw[1],
         )
         self.records_read += r
         return batch, consumed, lines
@@ -255,6 +343,7 @@ class FastxReader:
             a=show_byte(a) if err in (_fastx.E_RECORD_START, _fastx.E_SEQ_CHAR, _fastx.E_QUAL_CHAR) else a,
             b=b,
             col=b + 1,
+            phred=" for Phred+64 ('@'..'~')" if self.phred == 64 and err == _fastx.E_QUAL_CHAR else "",
         )
         raise FastxError(self.path, line, text)
 

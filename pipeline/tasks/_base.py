@@ -37,6 +37,7 @@ TASK_CLASSES = {
     "map": "gseek.pipeline.tasks.map:MapTask",
     "align": "gseek.pipeline.tasks.align:AlignTask",
     "pairs": "gseek.pipeline.tasks.align:PairsTask",
+    "blast": "gseek.pipeline.tasks.blast:BlastTask",
 }
 
 

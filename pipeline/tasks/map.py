@@ -22,7 +22,7 @@ front door of ``gseek search --task map``, and, with ``workers=0``, of
 >>> out = os.path.join(tempfile.mkdtemp(), "r.sam")
 >>> counts = map_files(idx, lambda_reads(), out, mismatches=2, workers=1)
 >>> counts["reads"] == counts["mapped"] + counts["unmapped"], sorted(counts)
-(True, ['device', 'mapped', 'reads', 'records', 'too_long', 'too_short', 'unmapped'])
+(True, ['alignments', 'device', 'mapped', 'reads', 'records', 'too_long', 'too_short', 'unmapped'])
 """
 
 from __future__ import annotations
@@ -31,26 +31,58 @@ import functools
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numba
 import numpy as np
 
+from gseek import ragged
 from gseek.backend import Backend, get_backend, numba_guard
-from gseek.errors import FastxError, OptionError
+from gseek.errors import FastxError, GseekWarning, OptionError
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
 from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
 from gseek.output.sam import SamWriter, check_read_names, format_mapping, sam_format, sam_header
 from gseek.output.sam_records import BufferPool
-from gseek.seqio import FastxReader, SequenceBatch
-from gseek.seqio.atomic import check_output
+from gseek.seqio import FastxReader, SequenceBatch, looks_phred64, open_output
+from gseek.seqio.atomic import check_output, descriptor_of, is_special, write_all
 
 from ..engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueBounds
 from ._base import GPU_JOB_BYTES, LazySink, TaskSpec, batch_nbytes, parse_threads
 
-__all__ = ["MapTask", "map_files", "map_reads"]
+__all__ = ["MapTask", "map_files", "map_reads", "check_read_options", "READ_DEFAULTS"]
+
+#: The read options of :class:`MapTask` / :func:`map_files` and their defaults
+#: (bowtie's ``--phred64``, ``--trim5``, ``--trim3``, ``--skip``, ``--upto``).
+READ_DEFAULTS: dict[str, Any] = dict(phred64=False, trim5=0, trim3=0, skip=0, upto=None)
+
+
+def check_read_options(**options: Any) -> dict[str, Any]:
+    """The read options that differ from :data:`READ_DEFAULTS`, checked.
+
+    >>> check_read_options(phred64=False, trim5=3, skip=0, upto=10)
+    {'trim5': 3, 'upto': 10}
+    >>> check_read_options(upto=0)
+    Traceback (most recent call last):
+    ...
+    gseek.errors.OptionError: upto must be a whole number >= 1 (or None), not 0
+    """
+    unknown = sorted(set(options) - set(READ_DEFAULTS))
+    if unknown:
+        raise OptionError(f"unknown read option(s): {', '.join(unknown)}")
+    for name in ("trim5", "trim3", "skip"):
+        value = options.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise OptionError(f"{name} must be a whole number >= 0, not {value!r}")
+    upto = options.get("upto")
+    if upto is not None and (isinstance(upto, bool) or not isinstance(upto, (int, np.integer)) or upto < 1):
+        raise OptionError(f"upto must be a whole number >= 1 (or None), not {upto!r}")
+    if not isinstance(options.get("phred64", False), (bool, np.bool_)):
+        raise OptionError(f"phred64 must be True or False, not {options['phred64']!r}")
+    return {k: (bool(v) if k == "phred64" else None if v is None else int(v)) for k, v in options.items()
+            if v != READ_DEFAULTS[k]}
 
 
 class _Partial:
@@ -77,29 +109,72 @@ class _Partial:
 
 class _SamSink(LazySink):
     """One output: a :class:`~gseek.output.sam.SamWriter` opened at the first batch
-    (on the writer thread). The index's background check is waited for before
-    the first byte on stdout (which cannot be taken back) and before a file is
-    renamed into place."""
+    (on the writer thread), and the ``--un``/``--al`` read files beside it. The
+    index's background check is waited for before the first byte on stdout
+    (which cannot be taken back) and before a file is renamed into place; the
+    read files are renamed before the SAM. A query whose records were all
+    skipped (``skip``) writes a header alone; one without records is an error."""
 
-    def __init__(self, query: QueryFile, header: dict, pool: Any = None, check: Any = None) -> None:
+    def __init__(self, query: QueryFile, header: dict, pool: Any = None, check: Any = None,
+                 reads_out: Sequence[str] = (), seen: Any = None) -> None:
         super().__init__(query)
         self.header, self.pool, self.check = header, pool, check
+        self.reads_out = list(reads_out)  # un, al: None or a path
+        self.read_writers: list[Any] = []
+        self.seen = seen
+
+    @property
+    def empty_error(self) -> bool:  # type: ignore[override]
+        return self.seen is None or not self.seen(self.query)
 
     def open(self) -> SamWriter:
         if self.check is not None and os.fspath(self.query.output) == "-":
             self.check.result()
-        return SamWriter(self.query.output, self.header)
+        writer = SamWriter(self.query.output, self.header)
+        try:
+            for path in self.reads_out:
+                if path is not None:
+                    target = open_output(path)
+                    self.read_writers.append((target, target.__enter__()))
+        except BaseException:
+            self.writer = writer
+            self.abort()  # the SAM and the read files opened so far
+            raise
+        return writer
 
-    def put(self, data: tuple[Any, int, int]) -> int:
-        text, records, reads = data
+    def put(self, data: tuple[Any, ...]) -> int:
+        text, records, reads, *selected = data
         self.writer.write_text(text, records)
         if self.pool is not None and isinstance(text, np.ndarray):
             self.pool.put(text)  # written: the buffer can hold the next batch
+        chosen = [c for c, path in zip(selected, self.reads_out) if path is not None]
+        for (_, handle), text_of_reads in zip(self.read_writers, chosen):
+            write_all(handle, text_of_reads)
         return reads
 
     def before_commit(self) -> None:
         if self.check is not None:
             self.check.result()  # a corrupted index part: fatal, nothing is renamed into place
+
+    def commit(self) -> None:
+        if self.reads_out and self.writer is None and not self.empty_error:
+            self.writer = self.open()  # every output of a query whose reads were all skipped
+        if self.read_writers:
+            self.before_commit()
+            while self.read_writers:  # an error: abort() ends the others and the SAM
+                self.read_writers.pop(0)[0].__exit__(None, None, None)
+        super().commit()
+
+    def abort(self) -> None:
+        writers, self.read_writers = self.read_writers, []
+        try:
+            super().abort()
+        finally:
+            for target, _ in writers:
+                try:
+                    target.__exit__(RuntimeError, None, None)
+                except Exception:  # noqa: BLE001 - the first error is the one to report
+                    pass
 
 
 class MapTask:
@@ -115,10 +190,14 @@ class MapTask:
             ``device``, as :func:`map_reads` chooses it.
         device, threads: as :func:`map_reads`.
         command: SAM ``@PG CL``.
-        no_unal, cigar_eq: as :func:`map_reads`.
+        no_unal, cigar_eq, phred64, trim5, trim3, skip, upto, un, al: as
+            :func:`map_files`.
         **mapper_options: the other :class:`~gseek.mapper.Mapper` options.
 
-    The SAM header names the first device's backend (``@PG DS``).
+    The SAM header names the first device's backend (``@PG DS``). The read
+    options (``phred64``, ``trim5``, ``trim3``, ``skip``, ``upto``) apply
+    to each query (a query's files read as one stream); ``un``/``al`` name
+    one file each, for a task that maps one query (:func:`map_files`).
     """
 
     name = "map"
@@ -135,10 +214,19 @@ class MapTask:
         command: str = "gseek",
         no_unal: bool = False,
         cigar_eq: bool = False,
+        phred64: bool = False,
+        trim5: int = 0,
+        trim3: int = 0,
+        skip: int = 0,
+        upto: int | None = None,
+        un: str | os.PathLike | None = None,
+        al: str | os.PathLike | None = None,
         **mapper_options: Any,
     ) -> None:
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
+        reads = check_read_options(phred64=phred64, trim5=trim5, trim3=trim3, skip=skip, upto=upto)
+        outs = {k: os.fspath(v) for k, v in dict(un=un, al=al).items() if v is not None}
         backends = None if devices is None else [get_backend(d, threads) for d in devices]
         #: The SHA-256 check of an index loaded here runs beside the work and
         #: is waited for before an output is renamed into place.
@@ -147,7 +235,7 @@ class MapTask:
         #: What rebuilds this task on another process (None for an index that was never saved).
         self.spec = None if source is None else TaskSpec.of(
             "map", source, dict(mismatches=int(mismatches), command=command, no_unal=no_unal, cigar_eq=cigar_eq,
-                                **mapper_options), devices, threads)
+                                **reads, **outs, **mapper_options), devices, threads)
         if not isinstance(index, Index):
             first = backends[0] if backends else (device or "auto")
             index = Index.load(index, device=first, threads=threads, verify=False)  # every part present
@@ -167,8 +255,13 @@ class MapTask:
         self.no_unal = bool(no_unal)
         self.cigar_eq = bool(cigar_eq)
         self.command = command
+        #: The read options given (those left at their defaults are left out: same fingerprint as before them).
+        self.read_options = dict(READ_DEFAULTS, **reads)
+        self.un, self.al = outs.get("un"), outs.get("al")
+        #: Queries read so far -> whether they held a record (skipped or not), for the empty-file rule.
+        self._had_records: dict[QueryFile, bool] = {}
         self.options = dict(mismatches=int(mismatches), no_unal=self.no_unal, cigar_eq=self.cigar_eq,
-                            **{k: v for k, v in sorted(mapper_options.items())})
+                            **{k: v for k, v in sorted(mapper_options.items())}, **reads)
         self.header = sam_header(index.contigs.names, index.contigs.lengths, command=command,
                                  backend=self.mappers[0].backend.describe())
 
@@ -195,13 +288,46 @@ class MapTask:
         sam_format(path)
 
     def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
-        """Batches of the query's files, in order; a read name SAM cannot hold
-        fails the file here, before its batch is mapped or any of its SAM written
-        (:func:`~gseek.output.sam.check_read_names`)."""
+        """Batches of the query's files, in order, with the read options
+        applied: ``skip`` and ``upto`` count the reads of the query's files as
+        one stream, ``trim5``/``trim3`` trim what is left. A read name SAM
+        cannot hold fails the file here, before its batch is mapped or any of
+        its SAM written (:func:`~gseek.output.sam.check_read_names`). The first
+        batch of each FASTQ file read as Phred+33 whose qualities look
+        Phred+64 (:func:`~gseek.seqio.looks_phred64`) gives a
+        :class:`~gseek.errors.GseekWarning`."""
+        o = self.read_options
+        skip, left = o["skip"], o["upto"]
+        keep_raw = self.un is not None or self.al is not None
+        self._had_records[query] = False
         for path in query.paths:
-            for batch in FastxReader(path, chunk_bytes=chunk_bytes, threads=self.parse_threads):
-                check_read_names(batch)
-                yield batch
+            # with upto, one thread parses, each batch stopping at the last read wanted (no error past it is seen)
+            source = FastxReader(path, chunk_bytes=chunk_bytes, threads=self.parse_threads if left is None else None,
+                                 phred=64 if o["phred64"] else 33, keep_raw=keep_raw)
+            reader = iter(source)
+            try:
+                for i, batch in enumerate(_batches(source, reader, lambda: skip + left if left is not None else None)):
+                    self._had_records[query] = True
+                    if i == 0 and not o["phred64"] and looks_phred64(batch):
+                        warnings.warn(GseekWarning(
+                            f"{path}: qualities look Phred+64 (none below '@', some above 'J' in the first "
+                            f"{len(batch):,} reads); give --phred64 (phred64=True) if they are"), stacklevel=2)
+                    if skip:
+                        n = min(skip, len(batch))
+                        skip -= n
+                        batch = batch[n:]
+                        if not len(batch):
+                            continue
+                    if left is not None:
+                        batch = batch[:left]
+                        left -= len(batch)
+                    batch = batch.trimmed(o["trim5"], o["trim3"])
+                    check_read_names(batch)
+                    yield batch
+                    if left == 0:
+                        return  # -u/--upto: the rest is not read
+            finally:
+                reader.close()  # type: ignore[attr-defined]
 
     def prelims(self) -> list[Any]:
         """One prelim callable per device."""
@@ -227,15 +353,22 @@ class MapTask:
             with numba_guard(True):
                 text, records = format_mapping(result, batch, partial.mapper.reference, no_unal=self.no_unal,
                                                cigar_eq=self.cigar_eq, raw=True, pool=self.pool, threads=threads)
-            mapped = int((result.best >= 0).sum())
+            aligned = result.best >= 0
+            mapped = int(aligned.sum())
             counts = dict(records=len(batch), hits=len(result), mapped=mapped,
                           too_long=int((result.status == STATUS_TOO_LONG).sum()),
                           too_short=int((result.status == STATUS_TOO_SHORT).sum()), sam_records=records)
-            chunks.append(Chunk((text, records, len(batch)), counts))
+            data: tuple[Any, ...] = (text, records, len(batch))
+            if self.un is not None or self.al is not None:  # the reads as given, not trimmed
+                data += tuple(ragged.gather(batch.raw, batch.raw_offsets, np.flatnonzero(chosen))[0]
+                              for chosen in (~aligned, aligned))
+            chunks.append(Chunk(data, counts))
         return chunks
 
     def open_output(self, query: QueryFile) -> _SamSink:
-        return _SamSink(query, self.header, self.pool, self.index_check)
+        return _SamSink(query, self.header, self.pool, self.index_check,
+                        reads_out=(self.un, self.al) if self.un is not None or self.al is not None else (),
+                        seen=self._had_records.get)
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages
@@ -247,6 +380,19 @@ class MapTask:
         options.setdefault("setup", [m.warm_up if m.backend.name == "gpu" else None for m in self.mappers])
         return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
                           combine=True, file_errors=(FastxError, OSError), **options)
+
+
+def _batches(source: FastxReader, reader: Iterator[SequenceBatch], wanted: Any) -> Iterator[SequenceBatch]:
+    """The batches of ``reader``, each parsed with at most ``wanted()`` records
+    (None: ``source``'s own cap) -- the reads still to skip and map."""
+    cap = source.max_records
+    while True:
+        n = wanted()
+        source.max_records = cap if n is None else max(1, min(cap, n))
+        batch = next(reader, None)
+        if batch is None:
+            return
+        yield batch
 
 
 def _slice(r: MappingResult, lo: int, hi: int) -> MappingResult:
@@ -274,6 +420,13 @@ def map_files(
     threads: int | None = None,
     no_unal: bool = False,
     cigar_eq: bool = False,
+    phred64: bool = False,
+    trim5: int = 0,
+    trim3: int = 0,
+    skip: int = 0,
+    upto: int | None = None,
+    un: str | os.PathLike | None = None,
+    al: str | os.PathLike | None = None,
     device: str | Backend | None = None,
     devices: Sequence[str | Backend] | None = None,
     chunk_bytes: int | None = None,
@@ -304,6 +457,22 @@ def map_files(
             formatting), and of parsing.
         no_unal: write no record for unmapped reads.
         cigar_eq: ``=``/``X`` CIGAR operations instead of ``M``.
+        phred64: FASTQ qualities are Phred+64 (``'@'``..``'~'``), converted
+            to Phred+33 as read; a quality below ``'@'`` is an error at its
+            line. Without it, qualities are Phred+33 (``'!'``..``'~'``) and a
+            file whose first batch looks Phred+64 gives a
+            :class:`~gseek.errors.GseekWarning`.
+        trim5, trim3: bases (and qualities) trimmed from the 5' / 3' end of
+            each read before mapping; SAM holds the trimmed read (bowtie's
+            ``--trim5``/``--trim3``).
+        skip: the first ``skip`` reads (of all ``reads`` files, in order)
+            are neither mapped nor written (bowtie's ``--skip``).
+        upto: map at most this many reads after the skipped ones; the rest
+            of the input is not read (bowtie's ``--upto``).
+        un, al: write the reads that failed to align / aligned (at least one
+            placement reported) to this file, each record as the input gives
+            it (FASTA or FASTQ text, untrimmed, original qualities); gzip for
+            ``*.gz``; written under a temporary name, renamed when complete.
         device: backend of the mapper (default: the index's; for a path: ``auto``).
         devices: one backend or device name per prelim worker, each with its
             own :class:`~gseek.mapper.Mapper` and index copy (overrides ``device``).
@@ -314,16 +483,18 @@ def map_files(
             (``max_alignments``, ``report_all``, ``max_hits``, ``norc``,
             ``nofw``, ``xa_limit``, ``min_piece``).
 
-    Returns counts: ``reads``, ``mapped``, ``unmapped`` (with ``too_long``
-    and ``too_short``: reads not searched), ``records`` (SAM records written),
-    and ``device``, the backend that mapped (:meth:`~gseek.Backend.describe`).
+    Returns counts: ``reads`` (mapped or tried: after ``skip``/``upto``),
+    ``mapped``, ``unmapped`` (with ``too_long`` and ``too_short``: reads not
+    searched), ``records`` (SAM records written), ``alignments`` (SAM records
+    of placements), and ``device``, the backend that mapped
+    (:meth:`~gseek.Backend.describe`).
 
     >>> import os, tempfile
     >>> from gseek.datasets import lambda_genome, lambda_reads
     >>> idx = Index.build(lambda_genome(), wgram=8, device="cpu")
     >>> counts = map_files(idx, lambda_reads(), os.path.join(tempfile.mkdtemp(), "lambda.sam"), mismatches=2, workers=1)
     >>> {k: v for k, v in counts.items() if k != "device"}
-    {'reads': 2000, 'mapped': 1459, 'unmapped': 541, 'too_long': 0, 'too_short': 0, 'records': 2000}
+    {'reads': 2000, 'mapped': 1459, 'unmapped': 541, 'too_long': 0, 'too_short': 0, 'records': 2000, 'alignments': 1459}
     >>> counts["device"].startswith("cpu (numba")
     True
     """
@@ -331,19 +502,43 @@ def map_files(
     if not files:
         raise OptionError("no read file given")
     index_dir = index.path if isinstance(index, Index) else resolve_index(index)
-    check_output(output, files, within=[] if index_dir is None else [index_dir])
+    within = [] if index_dir is None else [index_dir]
+    check_output(output, files, within=within)
     sam_format(output)
+    named = {"output": output, "un": un, "al": al}
+    for name, path in named.items():
+        if path is not None and name != "output":
+            check_output(path, files, within=within)
+    _distinct_outputs({k: v for k, v in named.items() if v is not None})
     task = MapTask(index, mismatches, devices=devices, device=device, threads=threads, command=command,
-                   no_unal=no_unal, cigar_eq=cigar_eq, **mapper_options)
+                   no_unal=no_unal, cigar_eq=cigar_eq, phred64=phred64, trim5=trim5, trim3=trim3, skip=skip,
+                   upto=upto, un=un, al=al, **mapper_options)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
     dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or task.job_bytes, bounds=bounds)
     result, = dispatcher.run([query])
     if result.error is not None:
         raise result.error
     c = result.counts
-    return dict(reads=c["records"], mapped=c["mapped"], unmapped=c["records"] - c["mapped"],
-                too_long=c["too_long"], too_short=c["too_short"], records=c["sam_records"],
+    return dict(reads=c.get("records", 0), mapped=c.get("mapped", 0),
+                unmapped=c.get("records", 0) - c.get("mapped", 0), too_long=c.get("too_long", 0),
+                too_short=c.get("too_short", 0), records=c.get("sam_records", 0), alignments=c.get("hits", 0),
                 device=task.mappers[0].backend.describe())
+
+
+def _distinct_outputs(outputs: dict[str, str | os.PathLike]) -> None:
+    """Refuse two outputs of one run under one name (the same file, or both standard output)."""
+    seen: dict[Any, str] = {}
+    for name, path in outputs.items():
+        p = os.fspath(path)
+        if p == "-" or descriptor_of(p) == 1:
+            key: Any = "-"
+        elif is_special(p):
+            continue  # /dev/null and the like take any number of writers
+        else:
+            key = os.path.realpath(p)
+        if key in seen:
+            raise OptionError(f"{p}: both the {seen[key]} and the {name} output")
+        seen[key] = name
 
 
 def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[str | os.PathLike],
@@ -354,7 +549,8 @@ def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[
     the same stages, output and counts as ``gseek search``. Several read files
     go to one output, in order, written under a temporary name and renamed
     when complete. Returns counts: ``reads``, ``mapped``, ``unmapped`` (with
-    ``too_long`` and ``too_short``: reads not searched), ``records``, ``device``.
+    ``too_long`` and ``too_short``: reads not searched), ``records``,
+    ``alignments``, ``device``.
 
     Arguments:
         index: an :class:`~gseek.index.Index` or the path of a saved one.
@@ -362,7 +558,9 @@ def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[
         output: the SAM (or ``*.bam``) file, ``-`` for stdout.
         **options: those of :func:`map_files` but ``workers`` (``mismatches``,
             ``command`` for SAM ``@PG CL``, ``no_unal``, ``cigar_eq``,
-            ``chunk_bytes``, ``threads``, ``device``, ``devices``, ``bounds``)
+            ``phred64``, ``trim5``, ``trim3``, ``skip``, ``upto``, ``un``,
+            ``al``, ``chunk_bytes``, ``threads``, ``device``, ``devices``,
+            ``bounds``)
             and the :class:`~gseek.mapper.Mapper` options.
 
     >>> import os, tempfile
@@ -373,7 +571,7 @@ def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[
     >>> _ = write_fastq(os.path.join(d, "reads.fq"), [("r1", genome[1000:1030], "I" * 30), ("r2", "ACGT", "IIII")])
     >>> idx = Index.build(lambda_genome(), wgram=8, device="cpu")
     >>> map_reads(idx, os.path.join(d, "reads.fq"), os.path.join(d, "out.sam"), mismatches=1)  # doctest: +ELLIPSIS
-    {'reads': 2, 'mapped': 1, 'unmapped': 1, 'too_long': 0, 'too_short': 1, 'records': 2, 'device': 'cpu (numba, ...)'}
+    {'reads': 2, 'mapped': 1, 'unmapped': 1, 'too_long': 0, 'too_short': 1, 'records': 2, 'alignments': 1, 'device': 'cpu (numba, ...)'}
     >>> for line in open(os.path.join(d, "out.sam")):
     ...     if not line.startswith("@"):
     ...         print(line.split("\\t")[:6])

@@ -1,0 +1,152 @@
+"""The BLAST-style search's options: BLAST+ 2.12's names, defaults per task, checked together.
+
+>>> o = BlastOptions.for_task("megablast")
+>>> o.word_size, o.reward, o.penalty, o.gap_open, o.gap_extend, o.lut_word, o.stride
+(28, 1, -2, 0, 0, 12, 17)
+>>> BlastOptions.for_task("blastn", evalue=1e-5)
+BlastOptions(task='blastn', evalue=1e-05)
+>>> BlastOptions.for_task("blastn", word_size=3)
+Traceback (most recent call last):
+...
+gseek.errors.OptionError: word size must be at least 4 for task blastn, not 3
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from gseek.errors import OptionError
+
+from .dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW
+from .lookup import MAX_LOOKUP_WORD
+from .stats import KarlinParams, nucleotide_params, ungapped_params
+
+__all__ = ["BlastOptions", "TASKS"]
+
+#: BLAST+ 2.12's per-task defaults (``blastn -task T -help``; the X-drops in bits).
+TASKS: dict[str, dict] = {
+    "megablast": {"word_size": 28, "reward": 1, "penalty": -2, "gap_open": 0, "gap_extend": 0,
+                  "xdrop_ungap": 20.0, "xdrop_gap": 25.0, "xdrop_gap_final": 100.0},
+    "blastn": {"word_size": 11, "reward": 2, "penalty": -3, "gap_open": 5, "gap_extend": 2,
+               "xdrop_ungap": 20.0, "xdrop_gap": 30.0, "xdrop_gap_final": 100.0},
+}
+#: Smallest word size BLAST+ accepts for each task.
+MIN_WORD = {"megablast": 4, "blastn": 4}
+#: Bit score an ungapped HSP needs to be extended with gaps (BLAST+'s gap trigger, nucleotides).
+GAP_TRIGGER_BITS = 27.0
+STRANDS = ("both", "plus", "minus")
+
+
+@dataclass(frozen=True)
+class BlastOptions:
+    """One search's settings; build with :meth:`for_task` (a preset, then checked overrides).
+
+    Names follow ``blastn``'s options with ``_`` for ``-``; ``dust`` is None (``-dust no``)
+    or (level, window, linker). ``max_hsps`` None: no limit.
+    """
+
+    task: str = "megablast"
+    evalue: float = 10.0
+    word_size: int = 28
+    reward: int = 1
+    penalty: int = -2
+    gap_open: int = 0
+    gap_extend: int = 0
+    dust: tuple[int, int, int] | None = (DUST_LEVEL, DUST_WINDOW, DUST_LINKER)
+    soft_masking: bool = True
+    lcase_masking: bool = False
+    strand: str = "both"
+    max_target_seqs: int = 500
+    max_hsps: int | None = None
+    perc_identity: float = 0.0
+    qcov_hsp_perc: float = 0.0
+    xdrop_ungap: float = 20.0
+    xdrop_gap: float = 25.0
+    xdrop_gap_final: float = 100.0
+    ungapped: bool = False
+
+    @classmethod
+    def for_task(cls, task: str = "megablast", **overrides) -> BlastOptions:
+        """The preset of ``task`` (``megablast`` or ``blastn``) with ``overrides`` applied and checked."""
+        if task not in TASKS:
+            raise OptionError(f"unknown task {task!r}; gseek has: {', '.join(TASKS)}")
+        names = {f.name for f in dataclasses.fields(cls)} - {"task"}
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise OptionError(f"unknown BLAST option(s): {', '.join(unknown)}")
+        values = {**TASKS[task], **{k: v for k, v in overrides.items() if v is not None}}
+        if "max_hsps" in overrides and overrides["max_hsps"] is None:
+            values["max_hsps"] = None
+        opts = cls(task=task, **values)
+        opts.check()
+        return opts
+
+    def __repr__(self) -> str:
+        base = BlastOptions(task=self.task, **TASKS[self.task])
+        diff = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
+                if f.name != "task" and getattr(self, f.name) != getattr(base, f.name)]
+        return f"BlastOptions({', '.join([f'task={self.task!r}'] + diff)})"
+
+    def check(self) -> None:
+        """Raise OptionError for a value or combination BLAST+ would refuse."""
+        if self.word_size < MIN_WORD[self.task]:
+            raise OptionError(f"word size must be at least {MIN_WORD[self.task]} for task {self.task}, "
+                              f"not {self.word_size}")
+        if not self.evalue > 0:
+            raise OptionError(f"evalue must be > 0, not {self.evalue}")
+        if self.strand not in STRANDS:
+            raise OptionError(f"strand must be one of {', '.join(STRANDS)}, not {self.strand!r}")
+        if self.max_target_seqs < 1:
+            raise OptionError(f"max_target_seqs must be >= 1, not {self.max_target_seqs}")
+        if self.max_hsps is not None and self.max_hsps < 1:
+            raise OptionError(f"max_hsps must be >= 1, not {self.max_hsps}")
+        if not 0 <= self.perc_identity <= 100 or not 0 <= self.qcov_hsp_perc <= 100:
+            raise OptionError("perc_identity and qcov_hsp_perc must be in 0..100")
+        for name in ("xdrop_ungap", "xdrop_gap", "xdrop_gap_final"):
+            if not getattr(self, name) > 0:
+                raise OptionError(f"{name} must be > 0, not {getattr(self, name)}")
+        if self.dust is not None:
+            level, window, linker = self.dust
+            if not (2 <= level <= 64 and 8 <= window <= 64 and 1 <= linker <= 32):
+                raise OptionError(f"dust must be 'LEVEL WINDOW LINKER' with level 2..64, window 8..64, "
+                                  f"linker 1..32, not {self.dust}")
+        _ = self.karlin  # raises OptionError, listing BLAST+'s supported costs, for others
+
+    @property
+    def linear_gaps(self) -> bool:
+        """Gap costs (0, 0): megablast's linear gaps, reward/2 - penalty per gap column."""
+        return self.gap_open == 0 and self.gap_extend == 0
+
+    @property
+    def karlin(self) -> KarlinParams:
+        """Statistics of the reported scores (ungapped with ``ungapped``)."""
+        if self.ungapped:
+            return ungapped_params(self.reward, self.penalty)
+        return nucleotide_params(self.reward, self.penalty, self.gap_open, self.gap_extend)
+
+    @property
+    def karlin_ungapped(self) -> KarlinParams:
+        return ungapped_params(self.reward, self.penalty)
+
+    @property
+    def lut_word(self) -> int:
+        """Word length of the lookup table (fixed per word size, so results never depend on batching)."""
+        return min(self.word_size, 12 if self.word_size >= 16 else 11, MAX_LOOKUP_WORD)
+
+    @property
+    def stride(self) -> int:
+        """Scan stride: every run of ``word_size`` equal bases holds a table word at a multiple of it."""
+        return self.word_size - self.lut_word + 1
+
+    def raw_xdrop(self, bits: float, ungapped: bool = False) -> int:
+        """An X-drop in bits as a raw score (BLAST+: bits * ln 2 / λ, truncated)."""
+        lam = (self.karlin_ungapped if ungapped else self.karlin).lambda_
+        return max(1, int(bits * math.log(2) / lam))
+
+    @property
+    def gap_trigger(self) -> int:
+        """Raw ungapped score from which a seed is extended with gaps (27 bits, ungapped λ, K)."""
+        k = self.karlin_ungapped
+        return int((GAP_TRIGGER_BITS * math.log(2) + k.log_K) / k.lambda_)

@@ -1,0 +1,226 @@
+"""Text of BLAST-style results: ``blastn -outfmt 6`` and ``-outfmt 7`` lines, BLAST+ 2.12's conventions.
+
+Field keywords are BLAST+'s (``std`` = ``qaccver saccver pident length mismatch gapopen qstart
+qend sstart send evalue bitscore``). Coordinates are 1-based; a minus-strand HSP has
+``sstart > send``; ``qseq``/``sseq``/``btop`` show the query's plus strand, the subject
+reverse-complemented for minus-strand HSPs, as blastn does.
+
+>>> parse_fields("6")
+['qaccver', 'saccver', 'pident', 'length', 'mismatch', 'gapopen', 'qstart', 'qend', 'sstart', 'send', 'evalue', 'bitscore']
+>>> parse_fields("7 qseqid sseqid score")
+['qseqid', 'sseqid', 'score']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, TextIO
+
+import numpy as np
+
+from gseek.errors import OptionError
+
+from .stats import format_bitscore, format_evalue
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .searcher import BlastHits
+
+__all__ = ["FIELDS", "STD", "parse_fields", "parse_outfmt", "tabular_row", "write_tabular"]
+
+STD = ["qaccver", "saccver", "pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send",
+       "evalue", "bitscore"]
+#: Keyword -> the name ``-outfmt 7`` prints in its ``# Fields:`` line.
+FIELDS = {
+    "qseqid": "query id", "qacc": "query acc.", "qaccver": "query acc.ver", "sseqid": "subject id",
+    "sacc": "subject acc.", "saccver": "subject acc.ver", "pident": "% identity", "length": "alignment length",
+    "mismatch": "mismatches", "gapopen": "gap opens", "qstart": "q. start", "qend": "q. end",
+    "sstart": "s. start", "send": "s. end", "evalue": "evalue", "bitscore": "bit score", "score": "score",
+    "qlen": "query length", "slen": "subject length", "sstrand": "subject strand", "nident": "identical",
+    "positive": "positives", "gaps": "gaps", "ppos": "% positives", "qcovhsp": "% query coverage per hsp",
+    "btop": "BTOP", "qseq": "query seq", "sseq": "subject seq",
+}
+_LETTERS = np.frombuffer(b"ACGTN", np.uint8)
+_COMPLEMENT = np.array([3, 2, 1, 0, 4], np.uint8)
+
+
+def parse_outfmt(spec: str) -> tuple[str, list[str]]:
+    """``"6 qseqid ..."`` -> (``"6"``, fields); ``sam`` and ``17`` -> (``"sam"``, [])."""
+    words = str(spec).split()
+    if not words:
+        raise OptionError("outfmt is empty; use 6, 7 or sam")
+    kind = words[0]
+    if kind in ("sam", "17"):
+        if len(words) > 1:
+            raise OptionError("outfmt sam takes no field list")
+        return "sam", []
+    if kind not in ("6", "7"):
+        raise OptionError(f"outfmt {kind!r} is not supported; use 6, 7 (tabular, BLAST+'s keywords) or sam")
+    return kind, parse_fields(spec)
+
+
+def parse_fields(spec: str) -> list[str]:
+    """The field keywords of an ``-outfmt 6|7 [fields]`` value (``std`` expands)."""
+    words = str(spec).split()[1:]
+    if not words:
+        return list(STD)
+    out: list[str] = []
+    for w in words:
+        if w == "std":
+            out.extend(STD)
+        elif w in FIELDS:
+            out.append(w)
+        else:
+            raise OptionError(f"outfmt field {w!r} is not supported; gseek has: std {' '.join(FIELDS)}")
+    return out
+
+
+def _name(name: str) -> str:
+    return name.split()[0] if name else name
+
+
+def _pident(nident: int, length: int) -> str:
+    return f"{100.0 * nident / length:.3f}" if length else "0.000"
+
+
+def _qcov(covered: int, length: int) -> int:
+    """BLAST+'s per-HSP query coverage: a percentage rounded to nearest below 99, truncated from
+    99 on, so that only a full cover prints 100."""
+    if not length:
+        return 0
+    pct = 100.0 * covered / length
+    return int(pct + 0.5) if pct < 99.0 else int(pct)
+
+
+def _aligned(hits: BlastHits, h: int) -> tuple[np.ndarray, np.ndarray]:
+    """The alignment's query and subject rows as letter codes (gap = 5), in the displayed orientation."""
+    a = hits.arrays
+    q = int(a["query"][h])
+    strand = int(a["strand"][h])
+    qcodes = hits.query_codes(q)
+    L = qcodes.size
+    if strand > 0:
+        qseq = qcodes[a["q_start"][h]:a["q_end"][h]]
+    else:
+        qseq = _COMPLEMENT[qcodes[::-1][L - a["q_end"][h]:L - a["q_start"][h]]]
+    sseq = hits.subject_codes(int(a["s_start"][h]), int(a["s_end"][h]), int(a["subject"][h]))
+    runs = a["cigar"][a["cigar_offsets"][h]:a["cigar_offsets"][h + 1]]
+    qrow, srow = [], []
+    i = j = 0
+    for r in runs.tolist():
+        n, op = r >> 4, r & 15
+        if op in (0, 7, 8):
+            qrow.append(qseq[i:i + n])
+            srow.append(sseq[j:j + n])
+            i += n
+            j += n
+        elif op == 1:
+            qrow.append(qseq[i:i + n])
+            srow.append(np.full(n, 5, np.uint8))
+            i += n
+        elif op == 2:
+            qrow.append(np.full(n, 5, np.uint8))
+            srow.append(sseq[j:j + n])
+            j += n
+    qr = np.concatenate(qrow) if qrow else np.zeros(0, np.uint8)
+    sr = np.concatenate(srow) if srow else np.zeros(0, np.uint8)
+    if strand < 0:  # show the query's plus strand: reverse-complement both rows
+        comp = np.array([3, 2, 1, 0, 4, 5], np.uint8)
+        qr, sr = comp[qr[::-1]], comp[sr[::-1]]
+    return qr, sr
+
+
+def _text(row: np.ndarray) -> str:
+    return np.frombuffer(b"ACGTN-", np.uint8)[row].tobytes().decode()
+
+
+def _btop(qr: np.ndarray, sr: np.ndarray) -> str:
+    out: list[str] = []
+    run = 0
+    letters = "ACGTN-"
+    for a, b in zip(qr.tolist(), sr.tolist()):
+        if a == b and a < 4:
+            run += 1
+            continue
+        if run:
+            out.append(str(run))
+            run = 0
+        out.append(letters[a] + letters[b])
+    if run:
+        out.append(str(run))
+    return "".join(out)
+
+
+def tabular_row(hits: BlastHits, h: int, fields: Iterable[str] | None = None) -> str:
+    """HSP ``h`` of ``hits`` as one tab-separated line (no newline)."""
+    a = hits.arrays
+    q, s = int(a["query"][h]), int(a["subject"][h])
+    minus = int(a["strand"][h]) < 0
+    s_start, s_end = int(a["s_start"][h]), int(a["s_end"][h])
+    aligned: tuple[np.ndarray, np.ndarray] | None = None
+    out: list[str] = []
+    for f in (STD if fields is None else fields):
+        if f in ("qseqid", "qacc", "qaccver"):
+            out.append(_name(hits.query_names[q]))
+        elif f in ("sseqid", "sacc", "saccver"):
+            out.append(_name(hits.subject_names[s]))
+        elif f == "pident":
+            out.append(_pident(int(a["nident"][h]), int(a["length"][h])))
+        elif f in ("length", "mismatch", "gapopen", "nident", "gaps", "score"):
+            out.append(str(int(a[f][h])))
+        elif f == "positive":
+            out.append(str(int(a["nident"][h])))
+        elif f == "ppos":
+            out.append(_pident(int(a["nident"][h]), int(a["length"][h])))
+        elif f == "qstart":
+            out.append(str(int(a["q_start"][h]) + 1))
+        elif f == "qend":
+            out.append(str(int(a["q_end"][h])))
+        elif f == "sstart":
+            out.append(str(s_end if minus else s_start + 1))
+        elif f == "send":
+            out.append(str(s_start + 1 if minus else s_end))
+        elif f == "evalue":
+            out.append(format_evalue(float(a["evalue"][h])))
+        elif f == "bitscore":
+            out.append(format_bitscore(float(a["bitscore"][h])))
+        elif f == "qlen":
+            out.append(str(int(hits.query_lengths[q])))
+        elif f == "slen":
+            out.append(str(int(hits.subject_lengths[s])))
+        elif f == "sstrand":
+            out.append("minus" if minus else "plus")
+        elif f == "qcovhsp":
+            L = int(hits.query_lengths[q])
+            out.append(str(_qcov(int(a["q_end"][h]) - int(a["q_start"][h]), L)))
+        elif f in ("btop", "qseq", "sseq"):
+            if aligned is None:
+                aligned = _aligned(hits, h)
+            qr, sr = aligned
+            out.append(_btop(qr, sr) if f == "btop" else _text(qr if f == "qseq" else sr))
+        else:
+            raise OptionError(f"outfmt field {f!r} is not supported")
+    return "\t".join(out)
+
+
+def write_tabular(hits: BlastHits, out: TextIO, outfmt: str = "6", database: str = "", program: str = "BLASTN",
+                  version: str = "2.12.0+", last: bool = True) -> None:
+    """Write ``hits`` as ``-outfmt 6`` lines or, for ``7``, with BLAST+'s comment lines per query
+    (``last``: also the closing ``# BLAST processed N queries`` line)."""
+    kind, fields = parse_outfmt(outfmt)
+    if kind == "sam":
+        raise OptionError("outfmt sam is not available yet; use 6 or 7")
+    query = hits.arrays["query"]
+    bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
+    header = ", ".join(FIELDS[f] for f in fields)
+    for q in range(len(hits.query_names)):
+        a, b = int(bounds[q]), int(bounds[q + 1])
+        if kind == "7":
+            out.write(f"# {program} {version}\n# Query: {hits.query_names[q]}\n# Database: {database}\n")
+            if b > a:
+                out.write(f"# Fields: {header}\n")
+            out.write(f"# {b - a} hits found\n")
+        for h in range(a, b):
+            out.write(tabular_row(hits, h, fields))
+            out.write("\n")
+    if kind == "7" and last:
+        out.write(f"# BLAST processed {len(hits.query_names)} queries\n")

@@ -1,0 +1,586 @@
+"""BLASTN-style search of an index's text: :class:`BlastSearcher` (``gseek search --task megablast|blastn``).
+
+Stages (``docs/blast.md``): the queries' lookup table and presence vector
+(host), then on the backend the scan of the whole 2-bit text, the lookup,
+mini-extension to the word size and ungapped X-drop extension
+(:mod:`gseek.blast.seeds`), gapped X-drop extension with trace-back
+(:func:`gseek.dp.xdrop.xdrop_gapped`), then on the host BLAST+'s statistics,
+purging, ordering and limits. Results are the same on every backend and for
+any batch of queries.
+
+>>> from gseek.index import Index
+>>> from gseek.datasets import lambda_genome
+>>> from gseek.seqio import read_fastx
+>>> ref = read_fastx(lambda_genome()).sequence(0)
+>>> searcher = BlastSearcher(Index.build(lambda_genome(), wgram=4, device="cpu"), task="megablast", device="cpu")
+>>> searcher
+BlastSearcher(BlastOptions(task='megablast'), device='cpu')
+>>> hits = searcher.search([("q1", ref[1000:1500])])
+>>> hits.row(0).split("\\t")
+['q1', 'gi|9626243|ref|NC_001416.1|', '100.000', '500', '0', '0', '1', '500', '1001', '1500', '0.0', '924']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numba
+import numpy as np
+
+from gseek import ragged
+from gseek.backend import Backend, get_backend
+from gseek.dp.scoring import Scoring
+from gseek.dp.xdrop import xdrop_gapped
+from gseek.errors import OptionError
+from gseek.index.text import ReferenceText
+from gseek.seqio.batch import SequenceBatch
+
+from .dust import dust_mask
+from .lookup import build_lookup, word_codes
+from .options import BlastOptions
+from .seeds import Seeds, device_queries, find_seeds, ungapped_extend, unpack_ranges
+from .stats import bit_scores, effective_search_space, evalues
+
+__all__ = ["BlastSearcher", "BlastHits"]
+
+#: Gapped extensions of one query sequence and contig run per round whose seeds lie this far apart
+#: (in query lengths) at least: they cannot end in one alignment.
+_APART = 2
+#: Bases of subject read beyond an expected extent for gapped extension (see ``_extend``).
+_WINDOW_MARGIN = 512
+#: Diagonals from an HSP's within which a seed counts as on its path.
+_DIAG_NEAR = 16
+
+
+@dataclass(frozen=True, eq=False)
+class BlastHits:
+    """HSPs of one search, struct-of-arrays, in BLAST+'s report order.
+
+    Per HSP: ``query`` (record number), ``subject`` (contig number), ``strand`` (+1/-1),
+    ``q_start``/``q_end`` (0-based half-open on the query's plus strand), ``s_start``/``s_end``
+    (0-based half-open on the subject's forward strand), ``score`` (raw), ``bitscore``,
+    ``evalue``, ``length`` (alignment columns), ``nident``, ``mismatch``, ``gapopen``, ``gaps``
+    (gap columns), and the alignment as BAM CIGAR runs (``=``/``X``/``I``/``D``) of the
+    searched strand of the query against the forward subject, ``cigar[cigar_offsets[h]:...]``.
+    """
+
+    arrays: dict[str, np.ndarray]
+    query_names: list[str]
+    query_lengths: np.ndarray
+    subject_names: tuple[str, ...]
+    subject_lengths: np.ndarray
+    _query_codes: np.ndarray = field(repr=False)
+    _query_offsets: np.ndarray = field(repr=False)
+    _ref: ReferenceText = field(repr=False)
+
+    def __len__(self) -> int:
+        return int(self.arrays["score"].size)
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        try:
+            return self.__dict__["arrays"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def row(self, h: int, fields: Iterable[str] | None = None) -> str:
+        """HSP ``h`` as a ``blastn -outfmt 6`` line (default fields: ``std``)."""
+        from .report import tabular_row
+
+        return tabular_row(self, h, fields)
+
+    def query_codes(self, q: int) -> np.ndarray:
+        """Base codes of query ``q`` (plus strand)."""
+        return self._query_codes[self._query_offsets[q]:self._query_offsets[q + 1]]
+
+    def subject_codes(self, start: int, end: int, subject: int) -> np.ndarray:
+        """Base codes of subject ``subject`` ``[start, end)`` (forward strand)."""
+        base = int(self._ref.contig_offsets[subject])
+        return self._ref.bases(base + start, base + end)
+
+
+class BlastSearcher:
+    """One configured BLAST-style search of an index (its ``text`` part) on one backend.
+
+    Arguments:
+        index: a :class:`~gseek.index.Index` (or a path to one: only its text is loaded).
+        task: ``megablast`` or ``blastn`` (BLAST+'s presets).
+        device, threads: the backend (``auto``, ``cpu``, ``gpu``, ``gpu:N``).
+        **options: overrides of :class:`~gseek.blast.options.BlastOptions` (``evalue``,
+            ``word_size``, ``reward``, ``penalty``, ``gap_open``, ``gap_extend``, ``dust``, ...),
+            checked together; unknown names raise :class:`~gseek.errors.OptionError`.
+    """
+
+    def __init__(self, index: Any, task: str = "megablast", device: str | Backend = "auto",
+                 threads: int | None = None, **options: Any) -> None:
+        self.options = BlastOptions.for_task(task, **options)
+        if isinstance(index, ReferenceText):
+            self.ref = index
+        else:
+            if not hasattr(index, "arrays"):
+                from gseek.index import Index
+
+                index = Index.load(index, device="cpu", parts=["text"])
+            self.ref = ReferenceText.from_index(index)
+        self.backend = get_backend(device, threads)
+        self.db_length = self.ref.n_bases
+        self.db_sequences = len(self.ref.contig_names)
+        #: Seconds per stage, summed over searches (``docs/blast.md``, "Where the time goes"); the
+        #: device is synchronised at stage bounds only when ``GSEEK_BLAST_TIMING`` is set.
+        self.timings: dict[str, float] = {}
+        #: Queries, seeds and seeds extended with gaps, summed over searches.
+        self.counts: dict[str, int] = {"queries": 0, "seeds": 0, "gapped": 0}
+
+    def __repr__(self) -> str:
+        return f"BlastSearcher({self.options!r}, device={self.backend.spec!r})"
+
+    # ------------------------------------------------------------------ queries
+
+    def _batch(self, queries: Any) -> SequenceBatch:
+        if isinstance(queries, SequenceBatch):
+            if queries.alphabet != "dna":
+                raise OptionError(f"{queries.path}: BLAST-style search needs nucleotide queries")
+            return queries
+        names, seqs = [], []
+        for k, item in enumerate(queries):
+            name, seq = item if isinstance(item, tuple) else (f"query{k}", item)
+            names.append(name)
+            seqs.append(seq)
+        scoring = Scoring()
+        codes = [scoring.encode(s, where=n) for n, s in zip(names, seqs)]
+        offsets = ragged.offsets(np.array([c.size for c in codes], np.int64))
+        joined = np.concatenate(codes) if codes else np.zeros(0, np.uint8)
+        return SequenceBatch.from_codes(joined.astype(np.uint8), offsets, names, "<queries>")
+
+    def _sequences(self, batch: SequenceBatch):
+        """Both (or one) strands of every query, concatenated in (query, strand) order, and their masks."""
+        opts = self.options
+        codes = np.asarray(batch.codes, np.uint8)
+        offsets = np.asarray(batch.offsets, np.int64)
+        n, nq = codes.size, len(offsets) - 1
+        qlen = np.diff(offsets)
+        rid = np.repeat(np.arange(nq), qlen)
+        rev = offsets[rid] + offsets[rid + 1] - 1 - np.arange(n, dtype=np.int64)
+        rc = codes[rev]
+        rc = np.where(rc < 4, 3 - rc, 4).astype(np.uint8)
+        mask = np.zeros(n, np.uint8)
+        if opts.dust is not None and n:
+            mask |= dust_mask(codes, offsets, *opts.dust)
+        if opts.lcase_masking and batch.soft_mask.size:
+            for a, b in np.asarray(batch.soft_mask).tolist():
+                mask[a:b] = 1
+        strands = {"both": (1, -1), "plus": (1,), "minus": (-1,)}[opts.strand]
+        ns = len(strands)
+        seq_query = np.repeat(np.arange(nq), ns)
+        seq_strand = np.tile(np.array(strands, np.int8), nq)
+        seq_len = qlen[seq_query]
+        seq_off = ragged.offsets(seq_len)
+        src_start = offsets[seq_query] + np.where(seq_strand > 0, 0, n)
+        src = np.repeat(src_start - seq_off[:-1], seq_len) + np.arange(int(seq_off[-1]), dtype=np.int64)
+        both = np.concatenate([codes, rc])
+        both_mask = np.concatenate([mask, mask[rev]])
+        seq_codes, seq_mask = both[src], both_mask[src]
+        if not opts.soft_masking:  # hard masking: masked bases are N for the extensions too
+            seq_codes[seq_mask != 0] = 4
+        return seq_codes, seq_mask, seq_off, seq_query, seq_strand
+
+    # ------------------------------------------------------------------ search
+
+    def search(self, queries: Any) -> BlastHits:
+        """HSPs of ``queries`` (a :class:`~gseek.seqio.SequenceBatch`, or strings, or
+        ``(name, sequence)`` pairs) against the database, in BLAST+'s report order."""
+        opts = self.options
+        clock = _Clock(self.backend, self.timings)
+        batch = self._batch(queries)
+        self._qlen = np.diff(np.asarray(batch.offsets, np.int64))
+        seq_codes, seq_mask, seq_off, seq_query, seq_strand = self._sequences(batch)
+        lut_w = opts.lut_word
+        table = build_lookup(seq_codes, seq_off, lut_w, seq_mask)
+        valid = (word_codes(seq_codes, seq_off, lut_w, seq_mask) >= 0).astype(np.uint8)
+        backend = self.backend
+        clock.lap("queries and lookup table")
+        with backend.active():
+            qs = device_queries(backend, seq_codes, seq_off, valid, table)
+            seeds = find_seeds(backend, self.ref, qs, lut_w, opts.stride, opts.word_size)
+            clock.lap("scan, lookup, mini-extension")
+            ung = ungapped_extend(backend, self.ref, qs, seeds, opts.reward, opts.penalty,
+                                  opts.raw_xdrop(opts.xdrop_ungap, ungapped=True))
+            seq_of = np.searchsorted(seq_off, seeds.q, side="right") - 1
+            contig_of = self.ref.contig_of(seeds.s)
+            diag = seeds.s - seeds.q
+            keep = _first_of_extent(seq_of, diag, ung["q_start"], ung["q_end"])
+            clock.lap("ungapped extension")
+            if opts.ungapped:
+                hsps = self._ungapped_hsps(seeds, ung, keep, seq_of, contig_of, seq_codes)
+            else:
+                keep &= ung["score"] >= self._triggers(batch, seq_query)[seq_of]
+                hsps = self._gapped(qs, seq_codes, seq_off, seq_query, seeds, ung, keep, seq_of, contig_of, clock)
+        hits = self._report(batch, hsps, seq_off, seq_query, seq_strand)
+        clock.lap("statistics, purge, order")
+        self.counts["queries"] += len(batch)
+        self.counts["seeds"] += len(seeds)
+        self.counts["gapped"] += int(keep.sum())
+        return hits
+
+    def _search_spaces(self, qlen: np.ndarray) -> np.ndarray:
+        params = self.options.karlin
+        return np.array([effective_search_space(params, int(m), self.db_length, self.db_sequences) if m else 1
+                         for m in qlen.tolist()], dtype=np.float64)
+
+    def _triggers(self, batch: SequenceBatch, seq_query: np.ndarray) -> np.ndarray:
+        """Per sequence, the ungapped score from which a seed is extended with gaps: BLAST+'s gap
+        trigger, or the lowest score that can reach the e-value cutoff if that is lower."""
+        opts = self.options
+        k = opts.karlin
+        spaces = self._search_spaces(np.diff(np.asarray(batch.offsets, np.int64)))
+        reach = np.ceil(np.log(k.K * spaces / opts.evalue) / k.lambda_)
+        return np.minimum(opts.gap_trigger, np.maximum(reach, 1)).astype(np.int64)[seq_query]
+
+    def _ungapped_hsps(self, seeds: Seeds, ung, keep, seq_of, contig_of, seq_codes) -> dict[str, np.ndarray]:
+        idx = np.nonzero(keep)[0]
+        q_start, q_end = ung["q_start"][idx], ung["q_end"][idx]
+        diag = (seeds.s - seeds.q)[idx]
+        s_start = q_start + diag
+        length = (q_end - q_start).astype(np.int32)
+        nident = np.zeros(idx.size, np.int32)
+        cig_len = np.zeros(idx.size, np.int64)
+        runs: list[np.ndarray] = []
+        for h in range(idx.size):
+            qc = seq_codes[q_start[h]:q_end[h]]
+            sc = self.ref.bases(s_start[h], s_start[h] + length[h])
+            eq = (qc == sc) & (qc < 4)
+            nident[h] = int(eq.sum())
+            change = np.flatnonzero(np.diff(eq.astype(np.int8))) + 1
+            bounds = np.concatenate([[0], change, [eq.size]])
+            ops = np.where(eq[bounds[:-1]], 7, 8).astype(np.uint32)
+            r = (np.diff(bounds).astype(np.uint32) << np.uint32(4)) | ops
+            runs.append(r)
+            cig_len[h] = r.size
+        zeros = np.zeros(idx.size, np.int32)
+        return {"seq": seq_of[idx], "contig": contig_of[idx], "q_start": q_start, "q_end": q_end,
+                "s_start": s_start, "s_end": s_start + length, "score": ung["score"][idx].astype(np.int64),
+                "length": length, "nident": nident, "mismatch": length - nident, "gapopen": zeros,
+                "gaps": zeros.copy(), "cigar": np.concatenate(runs) if runs else np.zeros(0, np.uint32),
+                "cigar_offsets": ragged.offsets(cig_len)}
+
+    def _scoring(self) -> tuple[Scoring, int]:
+        """The DP scoring of gapped extension and its scale (2 for linear gaps: reward/2 - penalty
+        a gap column is then an integer)."""
+        o = self.options
+        if o.linear_gaps:
+            return Scoring(match=2 * o.reward, mismatch=2 * o.penalty, gap_open=0,
+                           gap_extend=o.reward - 2 * o.penalty), 2
+        return Scoring(match=o.reward, mismatch=o.penalty, gap_open=o.gap_open, gap_extend=o.gap_extend), 1
+
+    def _gapped(self, qs, seq_codes, seq_off, seq_query, seeds: Seeds, ung, keep, seq_of,
+                contig_of, clock: _Clock) -> dict[str, np.ndarray]:
+        """BLAST+'s two gapped passes: score-only X-drop extension (``xdrop_gap``) of the seeds in
+        rounds, a seed on the path of an HSP found in an earlier round being skipped; then the
+        extension with trace-back (``xdrop_gap_final``) of those whose score can reach the e-value."""
+        ref, opts = self.ref, self.options
+        scoring, scale = self._scoring()
+        cand = np.nonzero(keep)[0]
+        # Rank: ungapped score (best first), then query position, then text position.
+        cand = cand[np.lexsort((seeds.s[cand], seeds.q[cand], -ung["score"][cand]))]
+        mid_q = seeds.q + seeds.length // 2
+        mid_s = seeds.s + seeds.length // 2
+        n_contigs = len(ref.contig_names)
+        key = seq_of.astype(np.int64) * n_contigs + contig_of
+        seq_len = np.diff(seq_off)
+        prelim_x = opts.raw_xdrop(opts.xdrop_gap) * scale
+        diag = seeds.s - seeds.q
+        chosen: list[np.ndarray] = []
+        scores: list[np.ndarray] = []
+        spans: list[np.ndarray] = []
+        rect = np.zeros((0, 7), np.int64)  # key, q_start, q_end, s_start, s_end (global), diagonal range
+        while cand.size:
+            take = _select_round(key[cand], mid_s[cand], (_APART * seq_len[seq_of[cand]] + 64).astype(np.int64))
+            sel = cand[take]
+            span = (ung["q_start"][sel] + diag[sel], ung["q_end"][sel] + diag[sel])
+            res = self._extend(scoring, prelim_x, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
+                               mid_s[sel], traceback=False, span=span)
+            chosen.append(sel)
+            scores.append(res["score"])
+            spans.append(np.stack([res["s_start"], res["s_end"]]))
+            d0, d1 = res["s_start"] - res["q_start"], res["s_end"] - res["q_end"]
+            new = np.stack([key[sel], res["q_start"], res["q_end"], res["s_start"], res["s_end"],
+                            np.minimum(d0, d1) - _DIAG_NEAR, np.maximum(d0, d1) + _DIAG_NEAR], axis=1)
+            rect = np.concatenate([rect, new])
+            rect = rect[np.argsort(rect[:, 0], kind="stable")]
+            rest = cand[~take]
+            inside = _inside(key[rest], mid_q[rest], mid_s[rest], rect)
+            cand = rest[~inside]
+        if not chosen:
+            return _empty_hsps()
+        clock.lap("gapped extension, score only")
+        sel = np.concatenate(chosen)
+        raw = np.concatenate(scores).astype(np.int64) // scale
+        span = np.concatenate(spans, axis=1)
+        query = seq_query[seq_of[sel]]
+        spaces = self._search_spaces(self._qlen)[query]
+        ok = evalues(opts.karlin, raw, spaces) <= opts.evalue
+        sel, span = sel[ok], span[:, ok]
+        order = np.argsort(sel)  # the seeds' order: the same for any round structure
+        sel, span = sel[order], span[:, order]
+        res = self._extend(scoring, opts.raw_xdrop(opts.xdrop_gap_final) * scale, qs, seq_codes, seq_off, seq_of[sel],
+                           contig_of[sel], mid_q[sel], mid_s[sel], traceback=True, span=(span[0], span[1]))
+        res["seq"], res["contig"] = seq_of[sel], contig_of[sel]
+        res["score"] = res["score"].astype(np.int64) // scale
+        clock.lap("gapped extension with trace-back")
+        return res
+
+    def _extend(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms,
+                traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None):
+        """Gapped X-drop extension (with trace-back) from seed points (global query and text positions).
+
+        The subject is read from a window of the text: with ``span`` (text extents the HSPs are
+        expected to cover: the ungapped HSP, the score-only HSP), that extent and
+        :data:`_WINDOW_MARGIN` bases each side; an extension that ends closer than half the
+        margin to a window edge that is not its contig's is done again with the whole window
+        (the query's reach, as without ``span``), so a window never cuts an alignment short."""
+        ref, backend = self.ref, self.backend
+        qa, qb = seq_off[seq], seq_off[seq + 1]
+        ca, cb = ref.contig_offsets[contig], ref.contig_offsets[contig + 1]
+        if span is None:
+            slack = np.maximum(64, (qb - qa) // 4)
+            t_lo = np.maximum(ca, ms - (mq - qa) - slack)
+            t_hi = np.minimum(cb, ms + (qb - mq) + slack)
+        else:
+            t_lo = np.maximum(ca, np.minimum(span[0], ms) - _WINDOW_MARGIN)
+            t_hi = np.minimum(cb, np.maximum(span[1], ms + 1) + _WINDOW_MARGIN)
+        windows, w_off = unpack_ranges(backend, ref, t_lo, t_hi - t_lo)
+        codes = backend.xp.concatenate([qs.codes, windows])
+        n_q = int(seq_off[-1])
+        r = xdrop_gapped(backend, codes, qa, (qb - qa).astype(np.int32), n_q + w_off[:-1],
+                         (t_hi - t_lo).astype(np.int32), (mq - qa).astype(np.int32), (ms - t_lo).astype(np.int32),
+                         scoring, xdrop, traceback=traceback)
+        out = {"q_start": qa + r["q_start"], "q_end": qa + r["q_end"], "s_start": t_lo + r["t_start"],
+               "s_end": t_lo + r["t_end"], "score": r["score"].astype(np.int64)}
+        if traceback:
+            length = r["matches"] + r["mismatches"] + r["gap_cols"]
+            out.update({"length": length.astype(np.int32), "nident": r["matches"], "mismatch": r["mismatches"],
+                        "gapopen": r["gap_opens"], "gaps": r["gap_cols"], "cigar": r["cigar"],
+                        "cigar_offsets": r["cigar_offsets"]})
+        if span is not None:
+            near = _WINDOW_MARGIN // 2
+            redo = np.flatnonzero(((t_lo > ca) & (out["s_start"] - t_lo < near)) |
+                                  ((t_hi < cb) & (t_hi - out["s_end"] < near)))
+            if redo.size:
+                again = self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq[redo], contig[redo], mq[redo],
+                                     ms[redo], traceback=traceback)
+                for k, v in out.items():
+                    if k not in ("cigar", "cigar_offsets"):
+                        v[redo] = again[k]
+                if traceback:
+                    n = int(seq.size)
+                    data, offs = ragged.concat([(out["cigar"], out["cigar_offsets"]),
+                                                (again["cigar"], again["cigar_offsets"])])
+                    pick = np.arange(n, dtype=np.int64)
+                    pick[redo] = n + np.arange(redo.size)
+                    out["cigar"], out["cigar_offsets"] = ragged.gather(data, offs, pick)
+        return out
+
+    # ------------------------------------------------------------------ report
+
+    def _report(self, batch: SequenceBatch, hsps, seq_off, seq_query, seq_strand) -> BlastHits:
+        opts, ref = self.options, self.ref
+        keep = _purge(hsps)
+        h = {k: v[keep] for k, v in hsps.items() if k not in ("cigar", "cigar_offsets")}
+        cigar, cigar_off = ragged.gather(hsps["cigar"], hsps["cigar_offsets"], np.nonzero(keep)[0])
+        seq = h["seq"]
+        query = seq_query[seq]
+        strand = seq_strand[seq]
+        qlen = np.diff(np.asarray(batch.offsets, np.int64))
+        local_a = h["q_start"] - seq_off[seq]
+        local_b = h["q_end"] - seq_off[seq]
+        L = qlen[query]
+        q_start = np.where(strand > 0, local_a, L - local_b)
+        q_end = np.where(strand > 0, local_b, L - local_a)
+        s_base = ref.contig_offsets[h["contig"]]
+        params = opts.karlin
+        spaces = self._search_spaces(qlen)
+        evalue = evalues(params, h["score"], spaces[query]) if query.size else np.zeros(0)
+        bits = bit_scores(params, h["score"])
+        length = h["length"].astype(np.int64)
+        pident = 100.0 * h["nident"] / np.maximum(length, 1)
+        qcov = 100.0 * (q_end - q_start) / np.maximum(L, 1)
+        ok = (evalue <= opts.evalue) & (pident >= opts.perc_identity) & (qcov >= opts.qcov_hsp_perc)
+        order = _report_order(query[ok], h["contig"][ok], evalue[ok], h["score"][ok], q_start[ok],
+                              h["s_start"][ok], opts.max_target_seqs, opts.max_hsps or 0)
+        sel = np.nonzero(ok)[0][order]
+        arrays = {
+            "query": query[sel].astype(np.int32), "subject": h["contig"][sel].astype(np.int32),
+            "strand": strand[sel].astype(np.int8), "q_start": q_start[sel], "q_end": q_end[sel],
+            "s_start": (h["s_start"] - s_base)[sel], "s_end": (h["s_end"] - s_base)[sel],
+            "score": h["score"][sel], "bitscore": bits[sel], "evalue": evalue[sel], "length": h["length"][sel],
+            "nident": h["nident"][sel], "mismatch": h["mismatch"][sel], "gapopen": h["gapopen"][sel],
+            "gaps": h["gaps"][sel],
+        }
+        arrays["cigar"], arrays["cigar_offsets"] = ragged.gather(cigar, cigar_off, sel)
+        for v in arrays.values():
+            v.setflags(write=False)
+        names = [batch.name(i) for i in range(len(batch))]
+        return BlastHits(arrays, names, qlen, ref.contig_names, np.diff(ref.contig_offsets),
+                         np.asarray(batch.codes), np.asarray(batch.offsets, np.int64), ref)
+
+
+# ---------------------------------------------------------------------- host passes
+
+
+class _Clock:
+    """Adds the seconds since the last lap to ``timings[stage]`` (synchronising the device first
+    when ``GSEEK_BLAST_TIMING`` is set, so that queued work counts where it ran)."""
+
+    def __init__(self, backend: Backend, timings: dict[str, float]) -> None:
+        self.backend, self.timings = backend, timings
+        self.sync = bool(os.environ.get("GSEEK_BLAST_TIMING"))
+        self.last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        if self.sync:
+            self.backend.synchronize()
+        now = time.perf_counter()
+        self.timings[stage] = self.timings.get(stage, 0.0) + now - self.last
+        self.last = now
+
+
+def _empty_hsps() -> dict[str, np.ndarray]:
+    z64, z32 = np.zeros(0, np.int64), np.zeros(0, np.int32)
+    return {"seq": z64, "contig": z32, "q_start": z64, "q_end": z64, "s_start": z64, "s_end": z64, "score": z64,
+            "length": z32, "nident": z32, "mismatch": z32, "gapopen": z32, "gaps": z32,
+            "cigar": np.zeros(0, np.uint32), "cigar_offsets": np.zeros(1, np.int64)}
+
+
+def _first_of_extent(seq, diag, q_start, q_end) -> np.ndarray:
+    """True for the first seed (in seed order) of every distinct ungapped extent."""
+    n = seq.size
+    keep = np.zeros(n, bool)
+    if n:
+        order = np.lexsort((np.arange(n), q_end, q_start, diag, seq))
+        a = np.stack([seq[order], diag[order], q_start[order], q_end[order]])
+        first = np.ones(n, bool)
+        first[1:] = (a[:, 1:] != a[:, :-1]).any(axis=0)
+        keep[order[first]] = True
+    return keep
+
+
+@numba.njit(cache=True)
+def _select_round(key, s, apart):
+    """Greedy, in rank order: a candidate is taken unless a taken one of the same key lies
+    within ``apart`` of it (its own or the other's)."""
+    n = key.size
+    take = np.zeros(n, np.bool_)
+    order = np.argsort(key, kind="mergesort")  # stable: rank order inside a key
+    i = 0
+    while i < n:
+        j = i
+        while j < n and key[order[j]] == key[order[i]]:
+            j += 1
+        chosen = np.empty(j - i, np.int64)
+        m = 0
+        for t in range(i, j):
+            c = order[t]
+            ok = True
+            for u in range(m):
+                d = abs(s[c] - s[chosen[u]])
+                if d <= apart[c] or d <= apart[chosen[u]]:
+                    ok = False
+                    break
+            if ok:
+                take[c] = True
+                chosen[m] = c
+                m += 1
+        i = j
+    return take
+
+
+@numba.njit(cache=True)
+def _inside(key, q, s, rect):
+    """Whether seed point (q, s) lies in a found HSP of its key (``rect`` sorted by key): inside its
+    query and subject ranges and within ``_DIAG_NEAR`` of its diagonals (a repeat inside the
+    rectangle but off the alignment's path is extended on its own, as BLAST+ does)."""
+    out = np.zeros(key.size, np.bool_)
+    keys = rect[:, 0]
+    for i in range(key.size):
+        a = np.searchsorted(keys, key[i], side="left")
+        b = np.searchsorted(keys, key[i], side="right")
+        for r in range(a, b):
+            d = s[i] - q[i]
+            if rect[r, 1] <= q[i] < rect[r, 2] and rect[r, 3] <= s[i] < rect[r, 4] and rect[r, 5] <= d <= rect[r, 6]:
+                out[i] = True
+                break
+    return out
+
+
+@numba.njit(cache=True)
+def _purge_pass(key, qa, qb, sa, sb, order, near):
+    """BLAST+'s purge, in ``order`` (best first): drop an HSP that shares its start or its end
+    with a better one, or lies inside a better one on both sequences and near its diagonals."""
+    n = key.size
+    keep = np.ones(n, np.bool_)
+    for x in range(n):
+        i = order[x]
+        for y in range(x - 1, -1, -1):  # the better HSPs of the same key come just before (sorted by key)
+            j = order[y]
+            if key[j] != key[i]:
+                break
+            if not keep[j]:
+                continue
+            if (qa[i] == qa[j] and sa[i] == sa[j]) or (qb[i] == qb[j] and sb[i] == sb[j]):
+                keep[i] = False
+                break
+            lo = min(sa[j] - qa[j], sb[j] - qb[j]) - near
+            hi = max(sa[j] - qa[j], sb[j] - qb[j]) + near
+            if qa[j] <= qa[i] and qb[i] <= qb[j] and sa[j] <= sa[i] and sb[i] <= sb[j] and \
+                    lo <= sa[i] - qa[i] <= hi and lo <= sb[i] - qb[i] <= hi:
+                keep[i] = False
+                break
+    return keep
+
+
+def _purge(h: dict[str, np.ndarray]) -> np.ndarray:
+    n = h["score"].size
+    if n == 0:
+        return np.zeros(0, bool)
+    key = h["seq"].astype(np.int64) * (int(h["contig"].max()) + 1) + h["contig"]
+    order = np.lexsort((h["s_start"], h["q_start"], -h["score"], key))
+    # The pass compares only within a key; sorting by key first keeps it near-linear per key.
+    return _purge_pass(key, h["q_start"], h["q_end"], h["s_start"], h["s_end"], order, _DIAG_NEAR)
+
+
+def _report_order(query, subject, evalue, score, q_start, s_start, max_targets, max_hsps) -> np.ndarray:
+    """Per query (input order): subjects by best e-value (then best score, then number), HSPs of a
+    subject by e-value, score, subject then query start (BLAST+'s tie order); the first ``max_targets`` subjects and
+    ``max_hsps`` HSPs each (0: all)."""
+    n = query.size
+    if n == 0:
+        return np.zeros(0, np.int64)
+    pair = query.astype(np.int64) * (int(subject.max()) + 1) + subject
+    order = np.lexsort((q_start, s_start, -score, evalue, pair))
+    best_e = np.full(n, np.inf)
+    best_s = np.zeros(n, np.int64)
+    p_sorted = pair[order]
+    first = np.ones(n, bool)
+    first[1:] = p_sorted[1:] != p_sorted[:-1]
+    group = np.cumsum(first) - 1
+    head = order[first]
+    best_e = evalue[head][group]
+    best_s = score[head][group]
+    rank_in_pair = np.arange(n) - np.flatnonzero(first)[group]
+    final = np.lexsort((rank_in_pair, subject[order], -best_s, best_e, query[order]))
+    out = order[final]
+    q_o, p_o = query[out], pair[out]
+    newq = np.ones(n, bool)
+    newq[1:] = q_o[1:] != q_o[:-1]
+    newp = np.ones(n, bool)
+    newp[1:] = p_o[1:] != p_o[:-1]
+    qid = np.cumsum(newq) - 1
+    subj_rank = np.cumsum(newp) - 1 - (np.cumsum(newp) - 1)[np.flatnonzero(newq)][qid]
+    hsp_rank = rank_in_pair[final]
+    ok = subj_rank < max_targets
+    if max_hsps:
+        ok &= hsp_rank < max_hsps
+    return out[ok]

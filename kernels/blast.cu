@@ -1,0 +1,210 @@
+// blast: the BLAST-style search's database side — scan, lookup, mini-extension,
+// ungapped X-drop extension, unpacking of subject windows.
+//
+// Twin: kernels/blast.py (same kernel names, same argument order; its docstring
+// states the rules). Reference: tests/reference_blast.py. Constants from Python
+// as -D options: BLOCK, SCAN_BUFFER.
+//
+// Text: 16 bases per u32, first base in bits 31-30; the N mask has both bits of
+// a base set where it is N (has_n == 0: none, the mask is not read). Contig c is
+// text [contig_off[c], contig_off[c + 1]). Queries: base codes (0..3, 4 = N),
+// sequence r is qcodes[qoff[r] .. qoff[r + 1]).
+
+#include "common.cuh"  // u8, u32, i64, GRID_STRIDE
+
+typedef unsigned long long u64;
+
+__device__ __forceinline__ u32 base_at(const u32* __restrict__ text, i64 g) {
+    return (text[g >> 4] >> (30 - 2 * (int)(g & 15))) & 3u;
+}
+
+__device__ __forceinline__ bool is_n(const u32* __restrict__ nmask, int has_n, i64 g) {
+    return has_n && ((nmask[g >> 4] >> (30 - 2 * (int)(g & 15))) & 3u) != 0u;
+}
+
+// The 2w bits of bases p .. p + w - 1 of a packed array (w <= 16).
+__device__ __forceinline__ i64 bits_at(const u32* __restrict__ words, i64 n_words, i64 p, int w) {
+    i64 i = p >> 4;
+    u64 hi = words[i];
+    u64 lo = i + 1 < n_words ? (u64)words[i + 1] : 0ull;
+    u64 both = (hi << 32) | lo;
+    int shift = 64 - 2 * ((int)(p & 15) + w);
+    return (i64)((both >> shift) & ((1ull << (2 * w)) - 1ull));
+}
+
+// The largest r < n with offsets[r] <= x.
+__device__ __forceinline__ i64 find_le(const i64* __restrict__ offsets, i64 n, i64 x) {
+    i64 lo = 0, hi = n;
+    while (hi - lo > 1) {
+        i64 mid = (lo + hi) >> 1;
+        if (offsets[mid] <= x) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+// Stride positions whose word holds no N and has its PV bit set. Each block
+// gathers its hits in a shared buffer and flushes it with one atomicAdd on
+// n_hits when it is half full (a round adds at most BLOCK hits, so it never
+// overflows) and at the end; hits past capacity are counted, not stored. The
+// loop runs the same number of rounds in every thread of a block.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_pv(const u32* __restrict__ text, const u32* __restrict__ nmask, int has_n, i64 n_words, i64 n_bases,
+        int lut_w, int stride, const u32* __restrict__ pv, i64* __restrict__ hits, i64* __restrict__ n_hits,
+        i64 capacity) {
+    __shared__ i64 buf[SCAN_BUFFER];
+    __shared__ int count;
+    __shared__ i64 base;
+    i64 n_pos = n_bases >= lut_w ? (n_bases - lut_w) / stride + 1 : 0;
+    if (threadIdx.x == 0) count = 0;
+    __syncthreads();
+    i64 step = (i64)gridDim.x * blockDim.x;
+    for (i64 first = (i64)blockIdx.x * blockDim.x; first < n_pos; first += step) {
+        i64 j = first + threadIdx.x;
+        if (j < n_pos) {
+            i64 p = j * stride;
+            bool ok = !(has_n && bits_at(nmask, n_words, p, lut_w) != 0);
+            if (ok) {
+                i64 c = bits_at(text, n_words, p, lut_w);
+                ok = ((pv[c >> 5] >> (u32)(c & 31)) & 1u) != 0u;
+            }
+            if (ok) buf[atomicAdd(&count, 1)] = p;
+        }
+        __syncthreads();
+        if (count >= SCAN_BUFFER / 2) {
+            if (threadIdx.x == 0) base = (i64)atomicAdd((u64*)n_hits, (u64)count);
+            __syncthreads();
+            for (int k = threadIdx.x; k < count; k += blockDim.x)
+                if (base + k < capacity) hits[base + k] = buf[k];
+            __syncthreads();
+            if (threadIdx.x == 0) count = 0;
+        }
+        __syncthreads();
+    }
+    if (count > 0) {
+        if (threadIdx.x == 0) base = (i64)atomicAdd((u64*)n_hits, (u64)count);
+        __syncthreads();
+        for (int k = threadIdx.x; k < count; k += blockDim.x)
+            if (base + k < capacity) hits[base + k] = buf[k];
+    }
+}
+
+// Query positions of each hit's word (count, then fill after a prefix sum).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+lookup_count(const i64* __restrict__ hits, i64 n, const u32* __restrict__ text, i64 n_words, int lut_w,
+             const int* __restrict__ first, i64* __restrict__ counts) {
+    GRID_STRIDE(h, n) {
+        i64 c = bits_at(text, n_words, hits[h], lut_w);
+        counts[h] = (i64)(first[c + 1] - first[c]);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+lookup_fill(const i64* __restrict__ hits, i64 n, const u32* __restrict__ text, i64 n_words, int lut_w,
+            const int* __restrict__ first, const int* __restrict__ positions, const i64* __restrict__ out_off,
+            int* __restrict__ q_pos, i64* __restrict__ s_pos) {
+    GRID_STRIDE(h, n) {
+        i64 s = hits[h];
+        i64 c = bits_at(text, n_words, s, lut_w);
+        i64 o = out_off[h];
+        for (int j = first[c]; j < first[c + 1]; ++j, ++o) {
+            q_pos[o] = positions[j];
+            s_pos[o] = s;
+        }
+    }
+}
+
+// Exact extension of each pair along its diagonal; a seed when the run is at
+// least `word` long and no earlier stride position of the run starts a listed
+// query word (the first finder keeps it).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+mini_extend(const u32* __restrict__ text, const u32* __restrict__ nmask, int has_n, const i64* __restrict__ contig_off,
+            i64 n_contigs, const u8* __restrict__ qcodes, const i64* __restrict__ qoff, i64 n_seq,
+            const u8* __restrict__ qvalid, const int* __restrict__ q_pos, const i64* __restrict__ s_pos, i64 n,
+            int lut_w, int stride, int word, u8* __restrict__ keep, i64* __restrict__ run_q, i64* __restrict__ run_s,
+            int* __restrict__ run_len) {
+    GRID_STRIDE(i, n) {
+        i64 q = q_pos[i], s = s_pos[i];
+        i64 r = find_le(qoff, n_seq, q), c = find_le(contig_off, n_contigs, s);
+        i64 qa = qoff[r], qb = qoff[r + 1], ca = contig_off[c], cb = contig_off[c + 1];
+        bool ok = s + lut_w <= cb;
+        i64 left = 0, right = lut_w;
+        if (ok) {
+            while (q - left - 1 >= qa && s - left - 1 >= ca) {
+                u32 b = qcodes[q - left - 1];
+                i64 g = s - left - 1;
+                if (b > 3u || is_n(nmask, has_n, g) || base_at(text, g) != b) break;
+                ++left;
+            }
+            while (q + right < qb && s + right < cb) {
+                u32 b = qcodes[q + right];
+                i64 g = s + right;
+                if (b > 3u || is_n(nmask, has_n, g) || base_at(text, g) != b) break;
+                ++right;
+            }
+        }
+        u8 k = 0;
+        if (ok && left + right >= word) {
+            k = 1;
+            for (i64 back = stride; back <= left; back += stride)
+                if (qvalid[q - back]) { k = 0; break; }
+        }
+        keep[i] = k;
+        run_q[i] = q - left;
+        run_s[i] = s - left;
+        run_len[i] = (int)(left + right);
+    }
+}
+
+// X-drop walk along one diagonal from (q, g) in direction dir (+1 right, -1
+// left): the best gain and the number of bases reaching it.
+__device__ __forceinline__ void xdrop_walk(const u32* __restrict__ text, const u32* __restrict__ nmask, int has_n,
+                                           const u8* __restrict__ qcodes, i64 q, i64 g, i64 qlim, i64 glim, int dir,
+                                           int reward, int penalty, int xdrop, int& best, i64& reach) {
+    int run = 0;
+    best = 0;
+    reach = 0;
+    for (i64 j = 0;; ++j) {
+        i64 qi = q + dir * j, gi = g + dir * j;
+        if (dir > 0 ? (qi >= qlim || gi >= glim) : (qi < qlim || gi < glim)) break;
+        u32 b = qcodes[qi];
+        run += (b < 4u && !is_n(nmask, has_n, gi) && base_at(text, gi) == b) ? reward : penalty;
+        if (run > best) { best = run; reach = j + 1; }
+        else if (run < best - xdrop) break;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+ungapped_extend(const u32* __restrict__ text, const u32* __restrict__ nmask, int has_n,
+                const i64* __restrict__ contig_off, i64 n_contigs, const u8* __restrict__ qcodes,
+                const i64* __restrict__ qoff, i64 n_seq, const i64* __restrict__ run_q, const i64* __restrict__ run_s,
+                const int* __restrict__ run_len, i64 n, int reward, int penalty, int xdrop, int* __restrict__ score,
+                i64* __restrict__ q_start, i64* __restrict__ q_end) {
+    GRID_STRIDE(i, n) {
+        i64 q0 = run_q[i], s0 = run_s[i];
+        int length = run_len[i];
+        i64 r = find_le(qoff, n_seq, q0), c = find_le(contig_off, n_contigs, s0);
+        int best_r, best_l;
+        i64 end, start;
+        xdrop_walk(text, nmask, has_n, qcodes, q0 + length, s0 + length, qoff[r + 1], contig_off[c + 1], 1,
+                   reward, penalty, xdrop, best_r, end);
+        xdrop_walk(text, nmask, has_n, qcodes, q0 - 1, s0 - 1, qoff[r], contig_off[c], -1,
+                   reward, penalty, xdrop, best_l, start);
+        score[i] = length * reward + best_r + best_l;
+        q_start[i] = q0 - start;
+        q_end[i] = q0 + length + end;
+    }
+}
+
+// Text ranges [start[r], start[r] + len) as base codes 0..4 at out_off[r]: one
+// thread an output base.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+unpack_ranges(const u32* __restrict__ text, const u32* __restrict__ nmask, int has_n, const i64* __restrict__ start,
+              const i64* __restrict__ out_off, i64 n_ranges, u8* __restrict__ codes) {
+    i64 total = out_off[n_ranges];
+    GRID_STRIDE(i, total) {
+        i64 r = find_le(out_off, n_ranges, i);
+        while (r + 1 < n_ranges && out_off[r + 1] <= i) ++r;  // skip empty ranges
+        i64 g = start[r] + (i - out_off[r]);
+        codes[i] = is_n(nmask, has_n, g) ? (u8)4 : (u8)base_at(text, g);
+    }
+}

@@ -1,0 +1,242 @@
+"""Numba twins of ``kernels/blast.cu``: the BLAST-style search's database side.
+
+Same kernel names, same argument order as the CUDA file. The database is the
+index's 2-bit packed text (16 bases a ``uint32``, first base in the high bits)
+with its packed N mask (``has_n == 0``: no N anywhere, the mask is not read);
+contig ``c`` is text ``[contig_off[c], contig_off[c + 1])``. The queries (both
+strands of every query, one *sequence* each) are base codes ``qcodes`` (0..3,
+4 = N) with ``qoff`` bounds; ``qvalid[i]`` is 1 where the table word of length
+``lut_w`` starting at query position ``i`` is listed in the lookup table.
+
+* ``scan_pv``: every *stride position* ``p = k * stride`` of the text whose
+  ``lut_w`` bases hold no N and whose word's presence-vector bit is set is a
+  hit. The CUDA kernel gathers hits in a block-local shared buffer flushed with
+  one global atomic (unordered; the stage sorts them); this twin counts per
+  chunk, then fills, in increasing order. ``n_hits[0]`` is the number of hits,
+  of which the first ``capacity`` are stored.
+* ``lookup_count`` / ``lookup_fill``: each hit expands into one (query
+  position, text position) pair per query position of its word: count, then
+  (after an exclusive prefix sum) fill.
+* ``mini_extend``: each pair is extended exactly, both ways, along its
+  diagonal while the bases are equal and neither is N, never past a query
+  sequence's or a contig's bounds. The run is a seed when it is at least
+  ``word`` bases long and this pair is its *first finder*: no earlier stride
+  position of the same run (``stride`` bases back, while its table word is
+  inside the run) starts a listed query word. So each seed is kept once,
+  whatever the order of the pairs.
+* ``ungapped_extend``: BLAST's ungapped X-drop extension of every seed run,
+  right then left, scoring ``reward`` / ``penalty`` (an N on either side
+  scores ``penalty``); the extension ends at its best score.
+* ``unpack_ranges``: text ranges ``[start[r], start[r] + len)`` into base
+  codes 0..4 at ``out_off[r]`` (the subject windows of gapped extension).
+
+Every output element is computed independently (the scan's chunks are
+counted, then filled), so results do not depend on the thread count.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+CUDA_SOURCE = "blast.cu"
+#: Entries of the scan's block-local hit buffer (CUDA; twice the largest block).
+SCAN_BUFFER = 2048
+CONSTANTS: dict[str, int] = {"SCAN_BUFFER": SCAN_BUFFER}
+
+#: Stride positions a CPU scan chunk covers.
+_CHUNK = 1 << 16
+
+
+@numba.njit(cache=True, inline="always")
+def _base(text, g):
+    return (text[g >> 4] >> np.uint32(30 - 2 * (g & 15))) & np.uint32(3)
+
+
+@numba.njit(cache=True, inline="always")
+def _is_n(nmask, has_n, g):
+    if has_n == 0:
+        return False
+    return ((nmask[g >> 4] >> np.uint32(30 - 2 * (g & 15))) & np.uint32(3)) != 0
+
+
+@numba.njit(cache=True, inline="always")
+def _bits(words, n_words, p, w):
+    """The 2w bits of bases p .. p + w - 1 of a packed array (w <= 16)."""
+    i = p >> 4
+    hi = np.uint64(words[i])
+    lo = np.uint64(words[i + 1]) if i + 1 < n_words else np.uint64(0)
+    both = (hi << np.uint64(32)) | lo
+    shift = np.uint64(64 - 2 * ((p & 15) + w))
+    return np.int64((both >> shift) & np.uint64((1 << (2 * w)) - 1))
+
+
+@numba.njit(cache=True, inline="always")
+def _hit(text, nmask, has_n, n_words, pv, p, w):
+    if has_n != 0 and _bits(nmask, n_words, p, w) != 0:
+        return False
+    c = _bits(text, n_words, p, w)
+    return ((pv[c >> 5] >> np.uint32(c & 31)) & np.uint32(1)) != 0
+
+
+@numba.njit(cache=True, inline="always")
+def _find(offsets, n, x):
+    """The largest r < n with offsets[r] <= x (offsets[0] <= x < offsets[n])."""
+    lo = 0
+    hi = n
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if offsets[mid] <= x:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(parallel=True, cache=True)
+def scan_pv(text, nmask, has_n, n_words, n_bases, lut_w, stride, pv, hits, n_hits, capacity):
+    n_pos = (n_bases - lut_w) // stride + 1 if n_bases >= lut_w else 0
+    n_chunks = (n_pos + _CHUNK - 1) // _CHUNK
+    counts = np.zeros(n_chunks + 1, np.int64)
+    for k in numba.prange(n_chunks):
+        c = 0
+        for j in range(k * _CHUNK, min(n_pos, (k + 1) * _CHUNK)):
+            if _hit(text, nmask, has_n, n_words, pv, j * stride, lut_w):
+                c += 1
+        counts[k + 1] = c
+    for k in range(n_chunks):
+        counts[k + 1] += counts[k]
+    for k in numba.prange(n_chunks):
+        o = counts[k]
+        for j in range(k * _CHUNK, min(n_pos, (k + 1) * _CHUNK)):
+            if _hit(text, nmask, has_n, n_words, pv, j * stride, lut_w):
+                if o < capacity:
+                    hits[o] = j * stride
+                o += 1
+    n_hits[0] = counts[n_chunks]
+
+
+@numba.njit(parallel=True, cache=True)
+def lookup_count(hits, n, text, n_words, lut_w, first, counts):
+    for h in numba.prange(n):
+        c = _bits(text, n_words, hits[h], lut_w)
+        counts[h] = first[c + 1] - first[c]
+
+
+@numba.njit(parallel=True, cache=True)
+def lookup_fill(hits, n, text, n_words, lut_w, first, positions, out_off, q_pos, s_pos):
+    for h in numba.prange(n):
+        c = _bits(text, n_words, hits[h], lut_w)
+        o = out_off[h]
+        for j in range(first[c], first[c + 1]):
+            q_pos[o] = positions[j]
+            s_pos[o] = hits[h]
+            o += 1
+
+
+@numba.njit(parallel=True, cache=True)
+def mini_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, qvalid, q_pos, s_pos, n,
+                lut_w, stride, word, keep, run_q, run_s, run_len):
+    for i in numba.prange(n):
+        q = q_pos[i]
+        s = s_pos[i]
+        r = _find(qoff, n_seq, q)
+        c = _find(contig_off, n_contigs, s)
+        qa = qoff[r]
+        qb = qoff[r + 1]
+        ca = contig_off[c]
+        cb = contig_off[c + 1]
+        ok = s + lut_w <= cb
+        left = 0
+        right = lut_w
+        if ok:
+            while q - left - 1 >= qa and s - left - 1 >= ca:
+                b = qcodes[q - left - 1]
+                g = s - left - 1
+                if b > 3 or _is_n(nmask, has_n, g) or _base(text, g) != b:
+                    break
+                left += 1
+            while q + right < qb and s + right < cb:
+                b = qcodes[q + right]
+                g = s + right
+                if b > 3 or _is_n(nmask, has_n, g) or _base(text, g) != b:
+                    break
+                right += 1
+        k = 0
+        if ok and left + right >= word:
+            k = 1
+            back = stride
+            while back <= left:
+                if qvalid[q - back] != 0:
+                    k = 0
+                    break
+                back += stride
+        keep[i] = k
+        run_q[i] = q - left
+        run_s[i] = s - left
+        run_len[i] = left + right
+
+
+@numba.njit(parallel=True, cache=True)
+def ungapped_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, run_q, run_s, run_len, n,
+                    reward, penalty, xdrop, score, q_start, q_end):
+    for i in numba.prange(n):
+        q0 = run_q[i]
+        s0 = run_s[i]
+        length = run_len[i]
+        r = _find(qoff, n_seq, q0)
+        c = _find(contig_off, n_contigs, s0)
+        qa = qoff[r]
+        qb = qoff[r + 1]
+        ca = contig_off[c]
+        cb = contig_off[c + 1]
+        total = length * reward
+        # right
+        best = 0
+        run = 0
+        end = 0
+        j = 0
+        while q0 + length + j < qb and s0 + length + j < cb:
+            b = qcodes[q0 + length + j]
+            g = s0 + length + j
+            if b < 4 and not _is_n(nmask, has_n, g) and _base(text, g) == b:
+                run += reward
+            else:
+                run += penalty
+            j += 1
+            if run > best:
+                best = run
+                end = j
+            elif run < best - xdrop:
+                break
+        total += best
+        # left
+        best = 0
+        run = 0
+        start = 0
+        j = 0
+        while q0 - j - 1 >= qa and s0 - j - 1 >= ca:
+            b = qcodes[q0 - j - 1]
+            g = s0 - j - 1
+            if b < 4 and not _is_n(nmask, has_n, g) and _base(text, g) == b:
+                run += reward
+            else:
+                run += penalty
+            j += 1
+            if run > best:
+                best = run
+                start = j
+            elif run < best - xdrop:
+                break
+        total += best
+        score[i] = total
+        q_start[i] = q0 - start
+        q_end[i] = q0 + length + end
+
+
+@numba.njit(parallel=True, cache=True)
+def unpack_ranges(text, nmask, has_n, start, out_off, n_ranges, codes):
+    for r in numba.prange(n_ranges):
+        for i in range(out_off[r], out_off[r + 1]):
+            g = start[r] + (i - out_off[r])
+            codes[i] = 4 if _is_n(nmask, has_n, g) else _base(text, g)

@@ -1,0 +1,213 @@
+"""The BLAST-style search as pipeline stages: :class:`BlastTask`, and :func:`blast_files` on top.
+
+``read`` streams FASTA query batches, ``prelim`` is :meth:`BlastSearcher.search
+<gseek.blast.searcher.BlastSearcher.search>` on one device (one searcher per
+device), ``finalize`` formats ``-outfmt 6``/``7`` text on a CPU thread, and the
+output is written under a temporary name, renamed when complete. A query's
+HSPs do not depend on the other queries of its batch, so the output is the same
+bytes for any batch size, worker and device count.
+
+>>> import os, tempfile
+>>> from gseek.datasets import lambda_genome
+>>> from gseek.index import Index
+>>> d = tempfile.mkdtemp()
+>>> idx = Index.build(lambda_genome(), wgram=4, device="cpu")
+>>> from gseek.seqio import read_fastx
+>>> genome = read_fastx(lambda_genome()).sequence(0)
+>>> _ = open(os.path.join(d, "q.fa"), "w").write(">q1 a slice\\n" + genome[5000:5600] + "\\n")
+>>> counts = blast_files(idx, os.path.join(d, "q.fa"), os.path.join(d, "q.tsv"), task="megablast", device="cpu")
+>>> counts["queries"], counts["hsps"]
+(1, 1)
+>>> print(open(os.path.join(d, "q.tsv")).read(), end="")
+q1	gi|9626243|ref|NC_001416.1|	100.000	600	0	0	1	600	5001	5600	0.0	1109
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from gseek.backend import Backend, get_backend, numba_guard
+from gseek.blast.report import parse_outfmt, write_tabular
+from gseek.blast.searcher import BlastSearcher
+from gseek.errors import FastxError, OptionError
+from gseek.index import Index
+from gseek.index.format import resolve as resolve_index
+from gseek.index.text import ReferenceText
+from gseek.seqio import FastxReader, SequenceBatch
+from gseek.seqio.atomic import check_output, open_output
+
+from ..engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueBounds
+from ._base import LazySink, TaskSpec, batch_nbytes, parse_threads
+
+__all__ = ["BlastTask", "blast_files"]
+
+#: Query bases per job: the database is scanned once per job (its queries share one lookup table).
+BLAST_JOB_BYTES = 8 << 20
+
+
+class _TextIO:
+    """A minimal text sink for :func:`~gseek.blast.report.write_tabular` that collects strings."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+
+
+class _BlastSink(LazySink):
+    """One output: the formatted text of each batch, then (``-outfmt 7``) BLAST+'s closing line."""
+
+    def __init__(self, query: QueryFile, outfmt: str) -> None:
+        super().__init__(query)
+        self.kind = parse_outfmt(outfmt)[0]
+        self.queries = 0
+
+    def open(self) -> Any:
+        self._ctx = open_output(self.query.output, "wb")
+        return _Closing(self._ctx, self._ctx.__enter__())
+
+    def put(self, data: tuple[bytes, int]) -> int:
+        text, queries = data
+        if text:
+            self.writer.fh.write(text)
+        self.queries += queries
+        return queries
+
+    def before_commit(self) -> None:
+        if self.kind == "7" and self.records:
+            if self.writer is None:
+                self.writer = self.open()
+            self.writer.fh.write(f"# BLAST processed {self.queries} queries\n".encode())
+
+
+class _Closing:
+    """The entered output file and the context that renames it (``__exit__``)."""
+
+    def __init__(self, ctx: Any, fh: Any) -> None:
+        self.ctx, self.fh = ctx, fh
+
+    def __exit__(self, *exc: Any) -> None:
+        self.ctx.__exit__(*exc)
+
+
+class BlastTask:
+    """The BLAST-style search as pipeline stages (``-outfmt 6``/``7`` text out).
+
+    Arguments:
+        index: an :class:`~gseek.index.Index` or the path of a saved one (only its text is loaded).
+        task: ``megablast`` or ``blastn``.
+        outfmt: ``6`` or ``7``, with BLAST+'s field keywords.
+        devices, device, threads: as :class:`~gseek.pipeline.tasks.MapTask`.
+        command: unused (BLAST output has no header of commands); accepted as every task does.
+        database: the name shown in ``-outfmt 7``'s ``# Database:`` line (default: the index path).
+        **options: :class:`~gseek.blast.options.BlastOptions` overrides.
+    """
+
+    name = "blast"
+    output_suffix = ".tsv"
+
+    def __init__(self, index: Index | str | os.PathLike, task: str = "megablast", *, outfmt: str = "6",
+                 devices: Sequence[str | Backend] | None = None, device: str | Backend | None = None,
+                 threads: int | None = None, command: str = "gseek", database: str | None = None,
+                 **options: Any) -> None:
+        if devices is not None and not devices:
+            raise OptionError("devices: give at least one device")
+        kind, _fields = parse_outfmt(outfmt)
+        if kind == "sam":
+            raise OptionError("outfmt sam is not available yet; use 6 or 7")
+        self.outfmt = str(outfmt)
+        source = index.path if isinstance(index, Index) else index
+        self.spec = None if source is None else TaskSpec.of(
+            "blast", source, dict(task=task, outfmt=self.outfmt, **options), devices, threads)
+        if isinstance(index, Index):
+            ref, header = ReferenceText.from_index(index), index.header
+        else:
+            loaded = Index.load(index, device="cpu", parts=["text"], threads=threads)
+            ref, header = ReferenceText.from_index(loaded), loaded.header
+        self.header = header
+        backends = [get_backend(d, threads) for d in devices] if devices is not None else \
+            [get_backend(device or "auto", threads)]
+        self.searchers = [BlastSearcher(ref, task=task, device=b, **options) for b in backends]
+        self.options = dict(task=task, outfmt=self.outfmt, **{k: v for k, v in sorted(options.items())})
+        self.database = database if database is not None else os.fspath(source or "")
+        self.job_bytes = BLAST_JOB_BYTES
+        self.parse_threads = parse_threads(threads)
+
+    def __repr__(self) -> str:
+        return f"BlastTask({self.searchers[0]!r}, devices={len(self.searchers)})"
+
+    def fingerprint(self) -> str:
+        """Hash of everything that changes the output: task, options, the index."""
+        text = json.dumps(dict(task=self.name, options=self.options, database=self.database,
+                               index=json.dumps(self.header, sort_keys=True, default=str)), sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    @staticmethod
+    def check_output_name(path: str | os.PathLike) -> None:
+        """Any name: BLAST tabular output is plain text (``.gz``: gzip)."""
+
+    def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
+        for path in query.paths:
+            yield from FastxReader(path, chunk_bytes=chunk_bytes, threads=self.parse_threads)
+
+    def prelims(self) -> list[Any]:
+        return [functools.partial(self._prelim, s) for s in self.searchers]
+
+    def _prelim(self, searcher: BlastSearcher, job: Job) -> list[tuple[SequenceBatch, Any]]:
+        with numba_guard(searcher.backend.name == "cpu"):
+            return [(b, searcher.search(b)) for b in job.payloads]
+
+    def finalize(self, partial: list[tuple[SequenceBatch, Any]]) -> list[Chunk]:
+        chunks = []
+        for batch, hits in partial:
+            out = _TextIO()
+            write_tabular(hits, out, self.outfmt, database=self.database, last=False)
+            text = "".join(out.parts).encode("utf-8", "surrogateescape")
+            chunks.append(Chunk((text, len(batch)), dict(records=len(batch), hits=len(hits),
+                                                         mapped=int(len(set(hits.arrays["query"].tolist()))))))
+        return chunks
+
+    def open_output(self, query: QueryFile) -> _BlastSink:
+        return _BlastSink(query, self.outfmt)
+
+    def dispatcher(self, **options: Any) -> Dispatcher:
+        if options.get("job_bytes") is None:
+            options["job_bytes"] = self.job_bytes
+        return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
+                          combine=False, file_errors=(FastxError, OSError), **options)
+
+
+def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | list[str | os.PathLike],
+                output: str | os.PathLike, *, task: str = "megablast", outfmt: str = "6",
+                device: str | Backend | None = None, threads: int | None = None, workers: int = 2,
+                chunk_bytes: int | None = None, bounds: QueueBounds | None = None, database: str | None = None,
+                **options: Any) -> dict[str, Any]:
+    """Search FASTA query file(s) against an index and write BLAST tabular output (``gseek search
+    --task megablast|blastn``). Returns counts ``queries``, ``hsps``, ``with_hits`` and ``device``."""
+    files = [queries] if isinstance(queries, (str, os.PathLike)) else list(queries)
+    if not files:
+        raise OptionError("no query file given")
+    index_dir = index.path if isinstance(index, Index) else resolve_index(index)
+    check_output(output, files, within=[] if index_dir is None else [index_dir])
+    blast = BlastTask(index, task, outfmt=outfmt, device=device, threads=threads, database=database, **options)
+    query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
+    dispatcher = blast.dispatcher(workers=workers, job_bytes=chunk_bytes or blast.job_bytes or DEFAULT_JOB_BYTES,
+                                  bounds=bounds)
+    result, = dispatcher.run([query])
+    if result.error is not None:
+        raise result.error
+    c = result.counts
+    if os.environ.get("GSEEK_BLAST_TIMING"):  # where the time went (docs/blast.md)
+        import sys
+
+        for s in blast.searchers:
+            print("[gseek] blast stages: " + ", ".join(f"{k} {v:.3f} s" for k, v in s.timings.items())
+                  + "; " + ", ".join(f"{k} {v:,}" for k, v in s.counts.items()), file=sys.stderr)
+    return dict(queries=c["records"], hsps=c["hits"], with_hits=c["mapped"],
+                device=blast.searchers[0].backend.describe())
