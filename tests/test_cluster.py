@@ -211,6 +211,20 @@ def test_pipeline_align_task_on_a_cluster(client, data, tmp_path):
     assert (tmp_path / "cluster" / "a.tsv").read_bytes() == (tmp_path / "local" / "a.tsv").read_bytes()
 
 
+def test_pipeline_megablast_on_a_cluster(client, data, tmp_path):
+    from gseek.seqio import read_fastx
+
+    genome = read_fastx(lambda_genome()).sequence(0)
+    write_fasta(tmp_path / "q.fa", [(f"q{i}", genome[i * 997: i * 997 + 300]) for i in range(12)])
+    (tmp_path / "list.txt").write_text("q.fa\n")
+    runs = {}
+    for name, extra in (("local", {}), ("cluster", dict(client=client))):
+        runs[name] = run_pipeline(tmp_path / "list.txt", data["index"], tmp_path / name, task="megablast",
+                                  device="cpu", threads=1, progress=False, quiet=True, **extra)
+    assert [r.status for r in runs["cluster"].files] == ["ok"] and runs["cluster"].files[0].hits >= 12
+    assert (tmp_path / "cluster" / "q.tsv").read_bytes() == (tmp_path / "local" / "q.tsv").read_bytes()
+
+
 def test_a_cluster_run_needs_a_saved_index_and_takes_no_gpu_list(client, data, tmp_path):
     from gseek.errors import OptionError
 
