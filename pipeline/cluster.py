@@ -56,6 +56,8 @@ RETRIES = 2
 WORKER_SATURATION = 1.0
 #: Task runtimes a worker process keeps (index loaded, aligners built), newest first.
 KEEP_RUNTIMES = 2
+#: Seconds between two looks at the run's stop signal while a job runs on the cluster.
+POLL_SECONDS = 0.2
 #: ``log`` default: ``sys.stderr`` as it is when the report is written.
 STDERR = "stderr"
 #: What ``pip`` needs for the cluster options.
@@ -296,6 +298,7 @@ class ClusterFiles:
                 except distributed.KilledWorker as exc:
                     result = FileResult(query, "failed", error=ClusterError(
                         f"its worker died each time it ran ({one_line(exc)})"))
+                future.release()  # done with: the scheduler forgets it (a lost worker must not recompute it)
                 done[i] = result
                 self.results = [done[k] for k in sorted(done)]
                 self.progress.start(query)
@@ -305,6 +308,7 @@ class ClusterFiles:
             self.client.cancel(list(futures))
             raise
         finally:
+            futures.clear()
             self.results = [done[k] for k in sorted(done)]
             self.stats = {"tasks": len(futures)}
             self.lost = _report_lost(self.client, token, self.log)
@@ -319,6 +323,18 @@ class _RemoteStage:
         self.client, self.spec, self.token, self.retries = client, spec, token, retries
         self._serial = itertools.count()
         self._lock = threading.Lock()
+        #: The dispatcher running this stage: once it stops, waiting jobs are cancelled.
+        self.dispatcher: Dispatcher | None = None
+
+    def _wait(self, future: Any) -> Any:
+        """The job's chunks; once the run stops (another job's error, Ctrl-C), the job is cancelled."""
+        while True:
+            try:
+                return future.result(timeout=POLL_SECONDS)
+            except TimeoutError:
+                if self.dispatcher is not None and self.dispatcher.stopping:
+                    future.cancel()
+                    raise ClusterError("stopped while its job ran on the cluster") from None
 
     def __call__(self, job: Any) -> Any:
         with self._lock:
@@ -326,9 +342,11 @@ class _RemoteStage:
         future = self.client.submit(_run_stages, self.spec, job.payloads, key=f"gseek-job-{self.token}-{n}",
                                     retries=self.retries, pure=False)
         try:
-            out = future.result()
+            out = self._wait(future)
         except import_distributed().KilledWorker as exc:  # the rows cannot be complete: the run stops
             raise ClusterError(f"job {job_name(job)}: its worker died each time it ran ({one_line(exc)})") from None
+        finally:
+            future.release()  # done with: the scheduler forgets it (a lost worker must not recompute it)
         if isinstance(out, _FileFailure):
             raise out.error
         return out
@@ -383,5 +401,6 @@ def remote_dispatcher(client: Any, task: Any, spec: Any, *, slots: int | None = 
                                    job_bytes=job_bytes or task.job_bytes, combine=True, bounds=bounds,
                                    size=task.payload_bytes, file_errors=task.file_errors, **options)
     dispatcher.token, dispatcher.client, dispatcher.log, dispatcher.lost = stage.token, client, log, []
+    stage.dispatcher = dispatcher
     return dispatcher
 

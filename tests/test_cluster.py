@@ -12,6 +12,7 @@ import logging
 import os
 import pickle
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -39,14 +40,20 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 def client():
     import dask
 
-    # a task lost with 2 workers is KilledWorker; a worker holds only the task it runs (docs/cluster.md)
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.scheduler.worker-saturation": 1.0}):
+    config = {
+        "distributed.scheduler.allowed-failures": 1,  # a task lost with 2 workers: KilledWorker
+        "distributed.scheduler.worker-saturation": 1.0,  # a worker holds only the task it runs (docs/cluster.md)
+        # the cluster closes a nanny whose worker has not come back this long after a loss, even when it
+        # is restarting it after a second one (tests kill workers seconds apart)
+        "distributed.deploy.lost-worker-timeout": "1h",
+    }
+    with dask.config.set(config):
         cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, memory_limit=0,
                                            dashboard_address=None, silence_logs=logging.CRITICAL,
                                            scheduler_kwargs={"dashboard_address": ":0"})
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
+        with distributed.Client(cluster) as c:
+            yield c
+        cluster.close()
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +81,21 @@ def data(tmp_path_factory):
     return dict(root=root, index=index, files=files, seqs=seqs, pairs=pairs)
 
 
-class KillOnce(WorkerPlugin):
+#: A worker ends itself only once it has been up this long: one that dies as its nanny is still
+#: starting it is not started again (the nanny gives up), and the cluster would stay one short.
+SETTLED = 2.0
+
+
+class _Killer(WorkerPlugin):
+    def setup(self, worker):
+        self.started = time.monotonic()
+
+    def die(self):
+        time.sleep(max(0.0, self.started + SETTLED - time.monotonic()))
+        os._exit(1)
+
+
+class KillOnce(_Killer):
     """Ends its worker's process when the first task whose key starts with ``prefix`` starts
     executing, once for the whole cluster (the ``marker`` file says it happened)."""
 
@@ -87,18 +108,34 @@ class KillOnce(WorkerPlugin):
                 os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
             except FileExistsError:
                 return
-            os._exit(1)
+            self.die()
 
 
-class KillAlways(WorkerPlugin):
-    """Ends its worker's process whenever a task whose key ends with ``suffix`` starts executing."""
+class KillAlways(_Killer):
+    """Ends its worker's process whenever the task ``PREFIX...-serial`` starts executing."""
 
-    def __init__(self, prefix: str, suffix: str) -> None:
-        self.prefix, self.suffix = prefix, suffix
+    def __init__(self, prefix: str, serial: int) -> None:
+        self.prefix, self.serial = prefix, str(serial)
 
     def transition(self, key, start, finish, **kwargs):
-        if finish == "executing" and str(key).startswith(self.prefix) and str(key).endswith(self.suffix):
-            os._exit(1)
+        if finish == "executing" and str(key).startswith(self.prefix) and str(key).rsplit("-", 1)[1] == self.serial:
+            self.die()
+
+
+class always_killing:
+    """The KillAlways plugin for the length of a ``with`` block; the cluster has its two workers
+    again at the end."""
+
+    def __init__(self, client, prefix: str, serial: int) -> None:
+        self.client, self.plugin = client, KillAlways(prefix, serial)
+
+    def __enter__(self):
+        self.client.register_plugin(self.plugin, name="kill-always")
+        return self
+
+    def __exit__(self, *exc):
+        self.client.unregister_worker_plugin("kill-always")
+        self.client.wait_for_workers(2, timeout=60)
 
 
 class killing_a_worker:
@@ -183,12 +220,8 @@ def test_pipeline_worker_lost_mid_run_still_writes_every_record_once(client, dat
 
 
 def test_pipeline_file_whose_worker_always_dies_fails_alone(client, data, tmp_path):
-    client.register_plugin(KillAlways("gseek-file-", "-3"), name="kill-always")  # the 4th file: s2.fq
-    try:
+    with always_killing(client, "gseek-file-", 3):  # the 4th file: s2.fq
         summary = cluster_pipeline(client, data, tmp_path / "out")
-    finally:
-        client.unregister_worker_plugin("kill-always")
-        client.wait_for_workers(2, timeout=60)
     assert [r.status for r in summary.files] == ["ok", "ok", "failed", "failed", "ok", "ok", "failed"]
     assert "its worker died each time it ran" in str(summary.files[3].error)
     local = outputs(local_pipeline(data))
@@ -297,13 +330,9 @@ def test_align_worker_lost_mid_run_still_writes_every_row_once(client, data, tmp
 
 
 def test_align_job_whose_worker_always_dies_stops_the_run_with_one_line(client, data, tmp_path):
-    client.register_plugin(KillAlways("gseek-job-", "-2"), name="kill-always")
-    try:
-        with pytest.raises(ClusterError, match=r"job \d+ \(9 pairs\): its worker died each time it ran"):
-            align_pairs_files(data["seqs"], tmp_path / "cluster.tsv", client=client, **ALIGN)
-    finally:
-        client.unregister_worker_plugin("kill-always")
-        client.wait_for_workers(2, timeout=60)
+    with always_killing(client, "gseek-job-", 2), \
+            pytest.raises(ClusterError, match=r"job \d+ \(9 pairs\): its worker died each time it ran"):
+        align_pairs_files(data["seqs"], tmp_path / "cluster.tsv", client=client, **ALIGN)
     assert list(tmp_path.iterdir()) == []  # no output, no temporary
 
 
