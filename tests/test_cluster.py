@@ -158,6 +158,18 @@ class killing_a_worker:
         return self.marker.exists()
 
 
+def no_tasks_left(client) -> None:
+    """The run's results were released as they came in: a worker lost later has nothing of it to redo."""
+
+    def gseek_tasks(dask_scheduler):
+        return sorted(str(k) for k in dask_scheduler.tasks if str(k).startswith("gseek-"))
+
+    deadline = time.monotonic() + 10
+    while (left := client.run_on_scheduler(gseek_tasks)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left == []
+
+
 def summary_rows(path: Path) -> list[list[str]]:
     """summary.tsv without the seconds column."""
     return [row[:4] + row[5:] for row in (line.split("\t") for line in path.read_text().splitlines())]
@@ -200,6 +212,7 @@ def test_pipeline_on_a_cluster_writes_the_local_outputs_and_a_bad_file_fails_alo
     assert [r.status for r in summary.files] == ["ok", "ok", "failed", "ok", "ok", "ok", "failed"]
     assert outputs(tmp_path / "out") == outputs(local) and len(outputs(local)) == 5
     assert summary_rows(tmp_path / "out" / "summary.tsv") == summary_rows(local / "summary.tsv")
+    no_tasks_left(client)
     assert "bad.fq:4: " in summary.files[2].error.args[0] and isinstance(summary.files[2].error, FastxError)
     no_temporaries(tmp_path / "out")
     again = cluster_pipeline(client, data, tmp_path / "out", resume=True)
@@ -222,6 +235,7 @@ def test_pipeline_worker_lost_mid_run_still_writes_every_record_once(client, dat
 def test_pipeline_file_whose_worker_always_dies_fails_alone(client, data, tmp_path):
     with always_killing(client, "gseek-file-", 3):  # the 4th file: s2.fq
         summary = cluster_pipeline(client, data, tmp_path / "out")
+    no_tasks_left(client)
     assert [r.status for r in summary.files] == ["ok", "ok", "failed", "failed", "ok", "ok", "failed"]
     assert "its worker died each time it ran" in str(summary.files[3].error)
     local = outputs(local_pipeline(data))
@@ -334,6 +348,7 @@ def test_align_job_whose_worker_always_dies_stops_the_run_with_one_line(client, 
             pytest.raises(ClusterError, match=r"job \d+ \(9 pairs\): its worker died each time it ran"):
         align_pairs_files(data["seqs"], tmp_path / "cluster.tsv", client=client, **ALIGN)
     assert list(tmp_path.iterdir()) == []  # no output, no temporary
+    no_tasks_left(client)
 
 
 # --------------------------------------------------------------------------- command line
