@@ -54,6 +54,9 @@ RETRIES = 2
 #: task it runs, so a worker that dies takes no queued file with it (each task it held counts
 #: towards that task's ``allowed-failures``), and a file waits for the first free worker.
 WORKER_SATURATION = 1.0
+#: How long a cluster started here waits for a lost worker to come back before it closes its slot
+#: (Dask's default, 15 s, closes the slot of a worker lost twice in that time while its nanny restarts it).
+LOST_WORKER_TIMEOUT = "1h"
 #: Task runtimes a worker process keeps (index loaded, aligners built), newest first.
 KEEP_RUNTIMES = 2
 #: Seconds between two looks at the run's stop signal while a job runs on the cluster.
@@ -90,15 +93,17 @@ def cluster_client(scheduler: str | None = None, local_cluster: int | None = Non
 
         import dask
 
-        with dask.config.set({"distributed.scheduler.worker-saturation": WORKER_SATURATION}):
+        # read as the cluster runs: a worker its nanny restarts after a second loss is not given up on
+        with dask.config.set({"distributed.scheduler.worker-saturation": WORKER_SATURATION,
+                              "distributed.deploy.lost-worker-timeout": LOST_WORKER_TIMEOUT}):
             cluster = distributed.LocalCluster(n_workers=int(local_cluster), processes=True, threads_per_worker=1,
                                                memory_limit=0, dashboard_address=None, silence_logs=logging.ERROR,
                                                scheduler_kwargs={"dashboard_address": ":0"})  # HTTP: any free port
-        try:
-            with distributed.Client(cluster) as client:
-                yield client
-        finally:
-            cluster.close()
+            try:
+                with distributed.Client(cluster) as client:
+                    yield client
+            finally:
+                cluster.close()
         return
     try:
         client = distributed.Client(scheduler, timeout=timeout)
