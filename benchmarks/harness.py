@@ -239,7 +239,10 @@ def gpu_name() -> str:
 
 
 def git_commit() -> str:
-    """``git rev-parse --short HEAD``, plus '-dirty' if tracked or untracked files differ."""
+    """``git rev-parse --short HEAD``, plus '-dirty' if tracked or untracked files differ; ``GSEEK_COMMIT``
+    when set (the device machine's copy of the tree carries a stale ``.git``: the caller names the commit)."""
+    if os.environ.get("GSEEK_COMMIT"):
+        return os.environ["GSEEK_COMMIT"]
 
     def git(*args: str) -> str:
         return subprocess.run(

@@ -49,6 +49,9 @@ __all__ = [
     "SimulatedQueries",
     "SimulatedFamilies",
     "kmismatch_reads",
+    "kmismatch_pairs",
+    "SimulatedPairs",
+    "PAIR_TRUTH_HEADER",
     "blast_queries",
     "dp_families",
     "mutate",
@@ -716,3 +719,103 @@ def dp_families(
             truth.append((name, family, f"{e / length:.4f}"))
             edits.append(e)
     return SimulatedFamilies(records, ancestors, truth, edits)
+
+
+#: Columns of a pair truth TSV: per mate its 0-based leftmost base, strand and
+#: planted mismatches (a random mate: -1, 0, -1), and the fragment length.
+PAIR_TRUTH_HEADER = ("pair", "contig", "pos1", "strand1", "mismatches1", "pos2", "strand2", "mismatches2",
+                     "fragment")
+
+
+@dataclass(frozen=True, eq=False)
+class SimulatedPairs:
+    """Simulated paired-end reads (``mate1[i]``, ``mate2[i]`` as text) and their truth rows
+    (:data:`PAIR_TRUTH_HEADER`, one tuple per pair)."""
+
+    mate1: list[str]
+    mate2: list[str]
+    truth: list[tuple]
+
+    def write(self, path1: str | os.PathLike, path2: str | os.PathLike, *, interleaved: str | os.PathLike | None = None,
+              suffixes: bool = True) -> Path:
+        """FASTQ of mate 1 and mate 2 (names ``pN/1``, ``pN/2`` with ``suffixes``;
+        quality ``I``), optionally one interleaved file too; the truth TSV
+        beside ``path1`` (:func:`truth_path_for`), returned."""
+        tags = ("/1", "/2") if suffixes else ("", "")
+        recs = [[(f"p{i}{tags[m]}", seq, "I" * len(seq)) for i, seq in enumerate(mates)]
+                for m, mates in enumerate((self.mate1, self.mate2))]
+        write_fastq(path1, recs[0])
+        write_fastq(path2, recs[1])
+        if interleaved is not None:
+            write_fastq(interleaved, [r for pair in zip(*recs) for r in pair])
+        return _write_tsv(truth_path_for(path1), PAIR_TRUTH_HEADER,
+                          ("\t".join(map(str, row)) + "\n" for row in self.truth))
+
+
+def kmismatch_pairs(
+    genome_batch_or_path: SequenceBatch | str | os.PathLike,
+    n: int,
+    length: int,
+    fragment: tuple[int, int],
+    max_mismatches: int,
+    seed: int,
+    *,
+    random_fraction: float = 0.0,
+) -> SimulatedPairs:
+    """Simulate ``--fr`` paired-end reads with planted mismatches, for paired k-mismatch mapping.
+
+    Each pair is a fragment of a length uniform in ``fragment`` (inclusive,
+    at least ``length``), from either strand of a contig (drawn by length;
+    windows holding an N are drawn again): mate 1 is the fragment's first
+    ``length`` bases, mate 2 the reverse complement of its last ``length``.
+    Each mate gets ``0..max_mismatches`` substitutions (uniform, distinct
+    positions, always a different base). With ``random_fraction``, that
+    fraction of pairs has a random mate 2 (truth ``-1``).
+
+    >>> from gseek.datasets import lambda_genome
+    >>> sim = kmismatch_pairs(lambda_genome(), 3, 30, (60, 90), 1, seed=1)
+    >>> len(sim.mate1), len(sim.mate2[0]), sim.truth[0][0]
+    (3, 30, 'p0')
+    """
+    genome = _load_genome(genome_batch_or_path)
+    rng = _rng(seed)
+    lo, hi = fragment
+    if not 1 <= length <= lo <= hi:
+        raise OptionError(f"need 1 <= length <= fragment lengths, not length {length}, fragment {fragment}")
+    sizes = genome.lengths
+    weights = np.maximum(sizes - hi, 0).astype(np.float64)
+    if weights.sum() == 0:
+        raise OptionError(f"{genome.path}: no contig is longer than the longest fragment ({hi})")
+    weights /= weights.sum()
+    letters = np.frombuffer(b"ACGTN", dtype=np.uint8)
+    mate1, mate2, truth = [], [], []
+
+    def mutate_mate(codes: np.ndarray) -> tuple[np.ndarray, int]:
+        m = int(rng.integers(0, max_mismatches + 1))
+        codes = codes.copy()
+        for p in rng.choice(codes.size, size=m, replace=False):
+            codes[p] = (codes[p] + int(rng.integers(1, 4))) % 4
+        return codes, m
+
+    for i in range(n):
+        while True:
+            c = int(rng.choice(sizes.size, p=weights))
+            frag = int(rng.integers(lo, hi + 1))
+            start = int(rng.integers(0, int(sizes[c]) - frag + 1))
+            window = genome.codes_of(c)[start : start + frag]
+            if not (window == DNA_N).any():
+                break
+        left, right = window[:length], COMPLEMENT[window[frag - length :]][::-1]
+        if rng.random() < 0.5:  # fragment from the + strand: mate 1 forward at the left end
+            (a, m1), (b, m2) = mutate_mate(left), mutate_mate(right)
+            row = (f"p{i}", genome.name(c), start, "+", m1, start + frag - length, "-", m2, frag)
+        else:  # from the - strand: mate 1 is the reverse complement of the right end
+            (a, m1), (b, m2) = mutate_mate(right), mutate_mate(left)
+            row = (f"p{i}", genome.name(c), start + frag - length, "-", m1, start, "+", m2, frag)
+        if rng.random() < random_fraction:
+            b = rng.integers(0, 4, size=length).astype(np.uint8)
+            row = (*row[:5], -1, 0, -1, -1)
+        mate1.append(letters[a].tobytes().decode())
+        mate2.append(letters[b].tobytes().decode())
+        truth.append(row)
+    return SimulatedPairs(mate1, mate2, truth)

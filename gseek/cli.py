@@ -134,6 +134,39 @@ def _map_options(func):
     return wrapper
 
 
+PAIR_OPTIONS = ("minins", "maxins", "orientation")
+
+
+def _pair_options(func):
+    """bowtie's paired-end options (``-I``, ``-X``, ``--fr``/``--rf``/``--ff``), collected
+    into one ``pair_options`` dict of :func:`~gseek.pipeline.map_files` arguments."""
+    from .mapper.pairs import DEFAULT_MAXINS, DEFAULT_MININS
+
+    options = [
+        click.option("-I", "--minins", type=click.IntRange(min=0), default=DEFAULT_MININS, show_default=True,
+                     help="map, pairs: shortest fragment (leftmost to rightmost base of both mates) of a concordant "
+                          "pair."),
+        click.option("-X", "--maxins", type=click.IntRange(min=0), default=DEFAULT_MAXINS, show_default=True,
+                     help="map, pairs: longest fragment of a concordant pair (bowtie 1's default)."),
+        click.option("--fr", "orientation", flag_value="fr", default=True,
+                     help="map, pairs: mate 1 forward upstream of mate 2 reverse (or the reverse) [default]."),
+        click.option("--rf", "orientation", flag_value="rf", help="map, pairs: mate 1 reverse, mate 2 forward."),
+        click.option("--ff", "orientation", flag_value="ff", help="map, pairs: both mates forward."),
+    ]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs):
+        pair_options = {name: kwargs.pop(name) for name in PAIR_OPTIONS}
+        if pair_options["minins"] > pair_options["maxins"]:
+            raise click.UsageError(f"-I/--minins {pair_options['minins']} is larger than -X/--maxins "
+                                   f"{pair_options['maxins']}")
+        return func(pair_options=pair_options, **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
 BLAST_OPTIONS = ("evalue", "word_size", "reward", "penalty", "gapopen", "gapextend", "dust", "soft_masking",
                  "lcase_masking", "strand", "max_target_seqs", "max_hsps", "perc_identity", "qcov_hsp_perc",
                  "xdrop_ungap", "xdrop_gap", "xdrop_gap_final", "ungapped", "outfmt")
@@ -203,6 +236,51 @@ def _blast_options(func=None, *, outfmt: bool = True):
     def wrapper(**kwargs):
         blast_options = {name: kwargs.pop(name) for name in names}
         return func(blast_options=blast_options, **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+SAM_OPTIONS = ("sort", "reference", "rg_id", "rg_fields", "rg_line")
+
+
+def _sam_options(func):
+    """The SAM/BAM/CRAM output options shared by ``search`` and ``pipeline --task
+    map``, collected into one ``sam_options`` dict (``sort``, ``reference``,
+    ``read_group``) of :func:`~gseek.pipeline.map_files` arguments; a
+    mistake in them is a usage error (exit 2)."""
+    options = [
+        click.option("--sort/--no-sort", default=None,
+                     help="map: coordinate-sort a .bam/.cram output and index it (.bai/.crai) "
+                          "[sort .bam and .cram files; --no-sort: records in input order]."),
+        click.option("--reference", metavar="FASTA",
+                     help="map: the reference FASTA a .cram output is encoded against (required for .cram)."),
+        click.option("--rg-id", metavar="ID",
+                     help="map: read group: write '@RG ID:ID' in the header and RG:Z:ID on every record."),
+        click.option("--rg", "rg_fields", metavar="TAG:VALUE", multiple=True,
+                     help="map: a field of the @RG line (SM:sample, PL:ILLUMINA, ...); needs --rg-id; repeatable."),
+        click.option("-R", "rg_line", metavar="LINE",
+                     help="map: the whole @RG line as bwa takes it, e.g. '@RG\\tID:lane1\\tSM:sample1'."),
+    ]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs):
+        v = {name: kwargs.pop(name) for name in SAM_OPTIONS}
+        from .errors import OptionError
+        from .output.sam import read_group, read_group_line
+
+        try:
+            if v["rg_line"] is not None:
+                if v["rg_id"] is not None or v["rg_fields"]:
+                    raise OptionError("-R and --rg-id/--rg both give the read group; give one of them")
+                group = read_group_line(v["rg_line"])
+            else:
+                group = read_group(v["rg_id"], v["rg_fields"])
+        except OptionError as exc:
+            raise click.UsageError(str(exc)) from None
+        sam_options = {"sort": v["sort"], "reference": v["reference"], "read_group": group}
+        return func(sam_options=sam_options, **kwargs)
 
     for option in reversed(options):
         wrapper = option(wrapper)
@@ -293,22 +371,35 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 @click.option("-x", "--index", "index_prefix", metavar="INDEX", help="Index prefix built by `gseek index`.")
 @click.option("-q", "-U", "--query", "queries", metavar="FILE", multiple=True,
               help="Reads (FASTA/FASTQ, gzip ok, - for stdin) or BLAST queries; repeatable.")
+@click.option("-1", "mate1", metavar="FILE", help="map: paired-end reads, mate 1 (FASTA/FASTQ, gzip ok); with -2.")
+@click.option("-2", "mate2", metavar="FILE", help="map: paired-end reads, mate 2; with -1.")
+@click.option("--interleaved", metavar="FILE", help="map: paired-end reads, mate 1 and mate 2 of each pair in turn.")
 @click.option("--task", type=click.Choice(["map", "megablast", "blastn"]), default="map", show_default=True,
               help="map: complete k-mismatch read mapping; megablast/blastn: seed-and-extend search.")
 @_map_options
+@_pair_options
 @_blast_options
+@_sam_options
 @click.option("-o", "--output", metavar="FILE",
-              help="Output: map: FILE.sam, FILE.bam or FILE.sam.gz (BGZF-compressed SAM); megablast/blastn: "
-                   "BLAST tabular text (.gz: gzip) [stdout].")
-@click.option("--un", metavar="FILE", help="map: write the reads that failed to align to FILE, as given (gzip: .gz).")
-@click.option("--al", metavar="FILE", help="map: write the reads that aligned to FILE, as given (gzip: .gz).")
+              help="Output: map: FILE.sam, FILE.sam.gz (BGZF-compressed SAM), FILE.bam or FILE.cram (sorted and "
+                   "indexed unless --no-sort) [SAM on stdout]; megablast/blastn: BLAST tabular text (.gz: gzip).")
+@click.option("--un", metavar="FILE", help="map: write the reads that failed to align to FILE, as given (gzip: .gz; "
+                                            "pairs: FILE_1, FILE_2 as bowtie names them).")
+@click.option("--al", metavar="FILE", help="map: write the reads that aligned to FILE, as given (gzip: .gz; pairs: "
+                                            "aligned concordantly, FILE_1, FILE_2).")
 @_common
-def search(index_prefix, queries, task, map_options, blast_options, output, un, al) -> None:
-    """Map reads (--task map, SOAP3-style complete k-mismatch) or search queries
-    (--task megablast|blastn, G-BLASTN-style) against an index."""
+def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, pair_options, blast_options,
+           sam_options, output, un, al) -> None:
+    """Map reads (--task map, SOAP3-style complete k-mismatch; paired-end with
+    -1/-2 or --interleaved) or search queries (--task megablast|blastn,
+    G-BLASTN-style) against an index."""
+    paired = mate1 is not None or mate2 is not None or interleaved is not None
     if task != "map":
         if un or al:
             raise click.UsageError(f"--un/--al: options of --task map, not of --task {task}")
+        if paired or _given(PAIR_OPTIONS):
+            raise click.UsageError(f"paired-end reads (-1/-2, --interleaved, -I/-X/--fr/--rf/--ff): --task map only, "
+                                   f"not --task {task}")
         _blast_search(index_prefix, queries, task, blast_options, output)
         return
     given = _given(BLAST_OPTIONS)
@@ -316,8 +407,22 @@ def search(index_prefix, queries, task, map_options, blast_options, output, un, 
         raise click.UsageError(f"{', '.join(given)}: these apply to --task megablast|blastn; --task map writes SAM/BAM")
     if not index_prefix:
         raise click.UsageError("--task map needs -x INDEX")
+    if paired:
+        if queries:
+            raise click.UsageError("give -q FILE (unpaired reads) or -1/-2 / --interleaved (pairs), not both")
+        if interleaved is not None and (mate1 is not None or mate2 is not None):
+            raise click.UsageError("give -1 FILE -2 FILE or --interleaved FILE, not both")
+        if interleaved is None and (mate1 is None or mate2 is None):
+            raise click.UsageError("paired-end reads need both -1 FILE and -2 FILE")
+        queries = (interleaved,) if interleaved is not None else (mate1,)
+        pair_options = dict(pair_options, mate2=mate2, interleaved=interleaved is not None)
+    else:
+        given = _given(PAIR_OPTIONS)
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: options of paired-end reads (-1/-2 or --interleaved)")
+        pair_options = {}
     if not queries:
-        raise click.UsageError("--task map needs -q FILE")
+        raise click.UsageError("--task map needs -q FILE (or -1 FILE -2 FILE, or --interleaved FILE)")
     from .pipeline import map_files
     from .pipeline.tasks import warm_host
 
@@ -328,21 +433,27 @@ def search(index_prefix, queries, task, map_options, blast_options, output, un, 
         warm = warm_host()  # Numba's set-up overlaps the device's and the index's
         try:
             counts = map_files(index_prefix, list(queries), output or "-", device=_backend(),
-                               command=_command_line(), un=un, al=al, **map_options)
+                               threads=STATE.threads, command=_command_line(), un=un, al=al, **map_options,
+                               **sam_options, **pair_options)
         finally:
             warm.join()
-    for line in bowtie_summary(counts["reads"], counts["mapped"], counts["alignments"]):
+    for line in bowtie_summary(counts["reads"], counts["mapped"], counts["alignments"],
+                               paired=counts.get("paired", False)):
         _say(line)
     why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
         else " (auto: no GPU found)"
-    _say(f"[gseek] {counts['reads']:,} reads, {counts['mapped']:,} mapped, {counts['unmapped']:,} unmapped "
-         f"({counts['too_long']:,} too long, {counts['too_short']:,} too short), {counts['records']:,} records in "
-         f"{time.perf_counter() - started:.2f} s on {counts['device']}{why}")
+    what = (f"{counts['reads']:,} pairs, {counts['mapped']:,} aligned concordantly, {counts['unmapped']:,} not "
+            f"({counts['mates_aligned']:,} mates aligned; {counts['too_long']:,} mates too long, "
+            f"{counts['too_short']:,} too short)" if counts.get("paired") else
+            f"{counts['reads']:,} reads, {counts['mapped']:,} mapped, {counts['unmapped']:,} unmapped "
+            f"({counts['too_long']:,} too long, {counts['too_short']:,} too short)")
+    _say(f"[gseek] {what}, {counts['records']:,} records in {time.perf_counter() - started:.2f} s on "
+         f"{counts['device']}{why}")
 
 
 def _blast_search(index_prefix, queries, task, blast_options, output) -> None:
     """``gseek search --task megablast|blastn``."""
-    foreign = _given(MAP_OPTIONS)
+    foreign = _given(MAP_OPTIONS + SAM_OPTIONS)
     if foreign:
         raise click.UsageError(f"{', '.join(foreign)}: options of --task map, not of --task {task}")
     if not index_prefix:
@@ -406,8 +517,11 @@ class compile_notice:
         event.unregister("numba:compile", self._listener)
 
 
-def bowtie_summary(reads: int, aligned: int, alignments: int) -> list[str]:
+def bowtie_summary(reads: int, aligned: int, alignments: int, *, paired: bool = False) -> list[str]:
     """The lines bowtie 1.3.1 prints on stderr after a run (``-v`` mode, no ``-m``).
+
+    ``paired``: ``reads`` are pairs, ``aligned`` pairs aligned concordantly,
+    ``alignments`` concordant pairs reported ("paired-end alignments").
 
     >>> print("\\n".join(bowtie_summary(3, 2, 5)))
     # reads processed: 3
@@ -416,6 +530,8 @@ def bowtie_summary(reads: int, aligned: int, alignments: int) -> list[str]:
     Reported 5 alignments
     >>> bowtie_summary(0, 0, 0)[1:]
     ['# reads with at least one alignment: 0 (0.00%)', '# reads that failed to align: 0 (0.00%)', 'No alignments']
+    >>> bowtie_summary(300, 270, 270, paired=True)[-1]
+    'Reported 270 paired-end alignments'
     """
 
     def percent(n: int) -> str:
@@ -424,7 +540,7 @@ def bowtie_summary(reads: int, aligned: int, alignments: int) -> list[str]:
     return [f"# reads processed: {reads}",
             f"# reads with at least one alignment: {aligned} ({percent(aligned)})",
             f"# reads that failed to align: {reads - aligned} ({percent(reads - aligned)})",
-            f"Reported {alignments} alignments" if alignments else "No alignments"]
+            f"Reported {alignments} {'paired-end ' if paired else ''}alignments" if alignments else "No alignments"]
 
 
 # --------------------------------------------------------------------- align
@@ -634,6 +750,11 @@ def _gpu_list(ctx, param, value):
               help="GPUs to use (map: one prelim worker each; align: two, on their own CUDA streams).")
 @click.option("--resume", is_flag=True, help="Skip files whose outputs are complete.")
 @_map_options
+@_pair_options
+@click.option("--interleaved", is_flag=True,
+              help="map: each one-file query holds paired-end reads, mate 1 and mate 2 of each pair in turn "
+                   "(a line 'R1 R2 [OUTPUT]' is a pair of mate files either way).")
+@_sam_options
 @_align_options
 @_blast_options(outfmt=False)
 @click.option("--workers", type=click.IntRange(min=0), default=2, show_default=True,
@@ -643,8 +764,8 @@ def _gpu_list(ctx, param, value):
                    "[map: 64 on a GPU, 16 on the CPU; align: about 2^40 DP cells on a GPU, 2^32 on the CPU].")
 @_cluster_options
 @_common
-def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_options, align_options,
-             blast_options, workers, job_mb, cluster) -> None:
+def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_options, pair_options, interleaved,
+             sam_options, align_options, blast_options, workers, job_mb, cluster) -> None:
     """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
@@ -655,11 +776,14 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_o
         if index_prefix is None or target is not None:
             raise click.UsageError("--task map takes -x/--index INDEX (and no -t)")
         foreign = _given(ALIGN_OPTIONS) + _given(BLAST_OPTIONS[:-1])
-        reference, options = index_prefix, map_options
+        reference, options = index_prefix, {**map_options, **sam_options, **pair_options}
+        if interleaved:
+            options["interleaved"] = True
     elif task in ("megablast", "blastn"):
         if index_prefix is None or target is not None:
             raise click.UsageError(f"--task {task} takes -x/--index INDEX (and no -t)")
-        foreign = [o for o in _given(ALIGN_OPTIONS) if o != "--outfmt"] + _given(MAP_OPTIONS)
+        foreign = [o for o in _given(ALIGN_OPTIONS) if o != "--outfmt"] + _given(
+            MAP_OPTIONS + SAM_OPTIONS + PAIR_OPTIONS + ("interleaved",))
         reference, options = index_prefix, _blast_kwargs(blast_options)
         options["outfmt"] = align_options["outfmt"] or "6"
         options["database"] = os.fspath(index_prefix)
@@ -673,7 +797,7 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_o
     else:
         if target is None or index_prefix is not None:
             raise click.UsageError("--task align takes -t/--target FASTA, the targets (and no -x)")
-        foreign = _given(MAP_OPTIONS) + _given(BLAST_OPTIONS[:-1])
+        foreign = _given(MAP_OPTIONS + SAM_OPTIONS + PAIR_OPTIONS + ("interleaved",)) + _given(BLAST_OPTIONS[:-1])
         reference, options = target, align_options
     if foreign:
         raise click.UsageError(f"{', '.join(foreign)}: not an option of --task {task}")

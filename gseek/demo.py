@@ -2,7 +2,10 @@
 
 It runs the engine end to end on the chosen backend: parse, FM-index build,
 complete 3-mismatch mapping of the 2,000 reads on both strands, SAM output,
-and a check of every placed read against the simulator's truth file.
+and a check of every placed read against the simulator's truth file; then a
+megablast search of 20 simulated queries (mutated slices of the genome on
+both strands, and random negatives) whose top hits are checked against their
+origins.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from gseek.datasets import lambda_genome, lambda_reads, lambda_truth, read_truth
 
 from .backend import Backend
 from .index import Index
-from .pipeline.tasks import map_reads
+from .pipeline.tasks import blast_files, map_reads
 
 MISMATCHES = 3
+#: The demo's BLAST queries: count, length range, seed (``blast_queries``).
+BLAST_QUERIES = (20, (400, 3000), 3)
 
 
 def run_demo(backend: Backend, outdir: Path, *, command: str) -> list[str]:
@@ -40,6 +45,22 @@ def run_demo(backend: Backend, outdir: Path, *, command: str) -> list[str]:
                 continue
             placed += 1
             at_origin += (rec.reference_start == origin.pos and rec.is_reverse == (origin.strand == "-"))
+    from gseek.datasets.simulate import blast_queries
+
+    n, lengths, seed = BLAST_QUERIES
+    sim = blast_queries(genome_path, n, lengths, seed=seed, sub_rate=0.05, indel_rate=0.005)
+    queries_path = outdir / "lambda_queries.fa"
+    sim.write(queries_path)
+    tsv_path = outdir / "lambda_queries.megablast.tsv"
+    found = blast_files(index, queries_path, tsv_path, task="megablast", outfmt="6 qseqid sseqid sstart send sstrand",
+                        device=backend, workers=0)
+    top: dict[str, tuple[int, int, str]] = {}
+    for line in tsv_path.read_text().splitlines():
+        q, _s, a, b, strand = line.split("\t")
+        top.setdefault(q, (min(int(a), int(b)) - 1, max(int(a), int(b)), strand))
+    planted = [t for t in sim.truth if t[1] != "*"]
+    origin = sum(1 for name, _c, start, end, strand, _d in planted if name in top and
+                 top[name][0] < int(end) and int(start) < top[name][1] and (top[name][2] == "plus") == (strand == "+"))
     stats = index.stats
     return [
         f"backend           {backend.describe()}",
@@ -50,4 +71,7 @@ def run_demo(backend: Backend, outdir: Path, *, command: str) -> list[str]:
         f"{counts['unmapped']:,} unmapped",
         f"truth             {at_origin:,} of {placed:,} simulated reads reported at their true origin",
         f"SAM               {sam_path} ({counts['records']:,} records)",
+        f"megablast         {found['queries']} queries ({len(planted)} from the genome), {found['with_hits']} with hits, "
+        f"{found['hsps']} HSPs; {origin} of {len(planted)} top hits at their origin",
+        f"BLAST tabular     {tsv_path}",
     ]

@@ -89,6 +89,14 @@ def _map(backend: Backend, tmp: Path) -> None:
                            (lambda_reads(), {"max_alignments": 2, "cigar_eq": True})):
         for out in ("o.sam", "o.bam"):
             map_files(index_path, reads, tmp / out, device=backend, **{"mismatches": 2, **options})
+    from gseek.datasets.simulate import kmismatch_pairs
+
+    # paired-end reads: the pairing and mate-field passes (FASTQ and FASTA mates)
+    kmismatch_pairs(_reference(tmp), 200, 100, (150, 400), 2, seed=1, random_fraction=0.1).write(
+        tmp / "p_1.fq", tmp / "p_2.fq")
+    for options in ({}, {"report_all": True, "cigar_eq": True}):
+        map_files(index_path, tmp / "p_1.fq", tmp / "pairs.sam", mate2=tmp / "p_2.fq", device=backend, mismatches=2,
+                  **options)
 
 
 def _align(backend: Backend, tmp: Path) -> None:

@@ -159,7 +159,7 @@ mini_extend(const u32* __restrict__ text, const u32* __restrict__ nmask, int has
 // left): the best gain and the number of bases reaching it.
 __device__ __forceinline__ void xdrop_walk(const u32* __restrict__ text, const u32* __restrict__ nmask, int has_n,
                                            const u8* __restrict__ qcodes, i64 q, i64 g, i64 qlim, i64 glim, int dir,
-                                           int reward, int penalty, int xdrop, int& best, i64& reach) {
+                                           int reward, int penalty, int n_score, int xdrop, int& best, i64& reach) {
     int run = 0;
     best = 0;
     reach = 0;
@@ -167,7 +167,7 @@ __device__ __forceinline__ void xdrop_walk(const u32* __restrict__ text, const u
         i64 qi = q + dir * j, gi = g + dir * j;
         if (dir > 0 ? (qi >= qlim || gi >= glim) : (qi < qlim || gi < glim)) break;
         u32 b = qcodes[qi];
-        run += (b < 4u && !is_n(nmask, has_n, gi) && base_at(text, gi) == b) ? reward : penalty;
+        run += (b > 3u || is_n(nmask, has_n, gi)) ? n_score : base_at(text, gi) == b ? reward : penalty;
         if (run > best) { best = run; reach = j + 1; }
         else if (run < best - xdrop) break;
     }
@@ -177,7 +177,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 ungapped_extend(const u32* __restrict__ text, const u32* __restrict__ nmask, int has_n,
                 const i64* __restrict__ contig_off, i64 n_contigs, const u8* __restrict__ qcodes,
                 const i64* __restrict__ qoff, i64 n_seq, const i64* __restrict__ run_q, const i64* __restrict__ run_s,
-                const int* __restrict__ run_len, i64 n, int reward, int penalty, int xdrop, int* __restrict__ score,
+                const int* __restrict__ run_len, i64 n, int reward, int penalty, int n_score, int xdrop,
+                int* __restrict__ score,
                 i64* __restrict__ q_start, i64* __restrict__ q_end) {
     GRID_STRIDE(i, n) {
         i64 q0 = run_q[i], s0 = run_s[i];
@@ -186,9 +187,9 @@ ungapped_extend(const u32* __restrict__ text, const u32* __restrict__ nmask, int
         int best_r, best_l;
         i64 end, start;
         xdrop_walk(text, nmask, has_n, qcodes, q0 + length, s0 + length, qoff[r + 1], contig_off[c + 1], 1,
-                   reward, penalty, xdrop, best_r, end);
+                   reward, penalty, n_score, xdrop, best_r, end);
         xdrop_walk(text, nmask, has_n, qcodes, q0 - 1, s0 - 1, qoff[r], contig_off[c], -1,
-                   reward, penalty, xdrop, best_l, start);
+                   reward, penalty, n_score, xdrop, best_l, start);
         score[i] = length * reward + best_r + best_l;
         q_start[i] = q0 - start;
         q_end[i] = q0 + length + end;

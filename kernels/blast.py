@@ -26,7 +26,7 @@ strands of every query, one *sequence* each) are base codes ``qcodes`` (0..3,
   whatever the order of the pairs.
 * ``ungapped_extend``: BLAST's ungapped X-drop extension of every seed run,
   right then left, scoring ``reward`` / ``penalty`` (an N on either side
-  scores ``penalty``); the extension ends at its best score.
+  scores ``n_score``); the extension ends at its best score.
 * ``unpack_ranges``: text ranges ``[start[r], start[r] + len)`` into base
   codes 0..4 at ``out_off[r]`` (the subject windows of gapped extension).
 
@@ -179,7 +179,7 @@ def mini_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, 
 
 @numba.njit(parallel=True, cache=True)
 def ungapped_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, run_q, run_s, run_len, n,
-                    reward, penalty, xdrop, score, q_start, q_end):
+                    reward, penalty, n_score, xdrop, score, q_start, q_end):
     for i in numba.prange(n):
         q0 = run_q[i]
         s0 = run_s[i]
@@ -199,7 +199,9 @@ def ungapped_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_s
         while q0 + length + j < qb and s0 + length + j < cb:
             b = qcodes[q0 + length + j]
             g = s0 + length + j
-            if b < 4 and not _is_n(nmask, has_n, g) and _base(text, g) == b:
+            if b > 3 or _is_n(nmask, has_n, g):
+                run += n_score
+            elif _base(text, g) == b:
                 run += reward
             else:
                 run += penalty
@@ -218,7 +220,9 @@ def ungapped_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_s
         while q0 - j - 1 >= qa and s0 - j - 1 >= ca:
             b = qcodes[q0 - j - 1]
             g = s0 - j - 1
-            if b < 4 and not _is_n(nmask, has_n, g) and _base(text, g) == b:
+            if b > 3 or _is_n(nmask, has_n, g):
+                run += n_score
+            elif _base(text, g) == b:
                 run += reward
             else:
                 run += penalty

@@ -115,6 +115,8 @@ class QueryFile:
     output: str
     name: str = ""
     line: int | None = None
+    #: ``paths`` are the mate 1 and mate 2 files of paired-end reads (read side by side).
+    paired: bool = False
 
     def __post_init__(self) -> None:
         if not self.name:

@@ -6,7 +6,10 @@ the output folder; mapping: ``.sam``, ``.bam`` or ``.sam.gz``); columns are
 separated by a tab, or by blanks on a line without a tab. ``#`` starts a
 comment line; blank lines are skipped; relative paths are resolved against
 the list's folder. The default output is the query's name without its
-FASTA/FASTQ and ``.gz`` suffixes, plus ``.sam``. Errors in the list name
+FASTA/FASTQ and ``.gz`` suffixes, plus ``.sam``. Paired-end reads (``--task
+map``): a line ``R1 R2 [OUTPUT]``, the two mate files (the second column is
+mate 2 when its name ends in a FASTA/FASTQ suffix, ``.gz`` or not; the
+default output is named after ``R1``). Errors in the list name
 ``list.txt:LINE``, and so does an output refused before the run starts
 (:func:`~gseek.seqio.atomic.check_output`: an input of any entry, the list,
 the targets; inside the index; a directory).
@@ -52,6 +55,7 @@ PosixPath('.../lambda.gseek')
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import fcntl
 import json
@@ -116,6 +120,14 @@ def default_output(query: str, suffix: str = ".sam") -> str:
     return name + suffix
 
 
+def _is_reads_name(name: str) -> bool:
+    """Whether ``name`` ends in a FASTA/FASTQ suffix (``.gz`` or not): a mate file, not an output."""
+    name = name.lower()
+    for gz in (".gz", ".bgz"):
+        name = name.removesuffix(gz)
+    return name.endswith(_QUERY_SUFFIXES)
+
+
 def read_query_list(list_file: str | os.PathLike, *, suffix: str = ".sam") -> list[tuple[QueryFile, str]]:
     """Parse a query list: ``(query, output name)`` per entry, paths resolved against the list's folder.
 
@@ -141,20 +153,23 @@ def read_query_list(list_file: str | os.PathLike, *, suffix: str = ".sam") -> li
             continue
         columns = [c.strip() for c in (line.split("\t") if "\t" in line else line.split())]
         columns = [c for c in columns if c]
-        if len(columns) > 2:
-            raise QueryListError(path, lineno, f"expected 'QUERY [OUTPUT]', found {len(columns)} columns")
+        mates = len(columns) in (2, 3) and _is_reads_name(columns[1])
+        if len(columns) > 3 or (len(columns) == 3 and not mates):
+            raise QueryListError(path, lineno, f"expected 'QUERY [OUTPUT]', found {len(columns)} columns (or "
+                                               f"'MATE1 MATE2 [OUTPUT]', MATE2 a FASTA/FASTQ name)")
         query = columns[0]
-        output = columns[1] if len(columns) == 2 else default_output(query, suffix)
+        output = columns[-1] if len(columns) == 2 + mates else default_output(query, suffix)
         if "/" in output or os.sep in output or output.startswith(".") or output in ("", SUMMARY_NAME):
             raise QueryListError(path, lineno, f"output {output!r} must be a file name inside the output folder "
                                                f"(not starting with '.', not {SUMMARY_NAME})")
         if output in seen:
             raise QueryListError(path, lineno, f"output {output!r} is also the output of line {seen[output]}")
         seen[output] = lineno
-        resolved = Path(query).expanduser()
-        if not resolved.is_absolute():
-            resolved = base / resolved
-        entries.append((QueryFile((os.path.abspath(resolved),), output, name=query, line=lineno), output))
+        inputs = []
+        for name in columns[: 1 + mates]:
+            resolved = Path(name).expanduser()
+            inputs.append(os.path.abspath(resolved if resolved.is_absolute() else base / resolved))
+        entries.append((QueryFile(tuple(inputs), output, name=query, line=lineno, paired=mates), output))
     if not entries:
         raise QueryListError(path, None, "no query files listed")
     return entries
@@ -418,10 +433,15 @@ def run_pipeline(
     if task_cls is BlastTask:
         task_options["task"] = task
     entries = read_query_list(list_file, suffix=task_cls.output_suffix)
+    for query, _ in entries:
+        if query.paired and task != "map":
+            raise QueryListError(Path(list_file), query.line, f"paired-end reads (two read files) are mapped by "
+                                                              f"--task map, not --task {task}")
     out = Path(outdir)
     if task != "align":  # the index folder: nothing may be written inside it
         index_dir = index.path if isinstance(index, Index) else resolve_index(index)
-        within, reference = ([] if index_dir is None else [index_dir]), []
+        # the FASTA a CRAM is encoded against: an input like the queries
+        within, reference = ([] if index_dir is None else [index_dir]), [task_options.get("reference")]
     else:  # the targets file: an input like the queries
         within, reference = [], [index]
     inputs = [list_file, *reference, *(p for query, _ in entries for p in query.paths)]
@@ -430,7 +450,7 @@ def run_pipeline(
     check_output(out / LOCK_NAME, inputs)
     lock = _FolderLock(out)
     try:
-        _check_outputs(list_file, entries, out, task_cls, inputs, within)
+        _check_outputs(list_file, entries, out, task_cls, inputs, within, task_options)
         return _run_locked(entries, task_cls, index, out, started, gpus=gpus, devices=devices, device=device,
                            threads=threads, resume=resume, progress=progress, workers=workers, job_bytes=job_bytes,
                            bounds=bounds, max_inflight_bytes=max_inflight_bytes, command=command, quiet=quiet,
@@ -440,15 +460,16 @@ def run_pipeline(
 
 
 def _check_outputs(list_file: str | os.PathLike, entries: list[tuple[QueryFile, str]], out: Path, task_cls: Any,
-                   inputs: list[Any], within: list[Any]) -> None:
+                   inputs: list[Any], within: list[Any], task_options: dict[str, Any]) -> None:
     """Refuse, before any work, an output that would destroy an input (any
     entry's, the list, the index or targets) or cannot be written: a list
-    entry's as ``list.txt:LINE``, ``summary.tsv`` and the manifest by name."""
+    entry's as ``list.txt:LINE``, ``summary.tsv`` and the manifest by name. An
+    output's name is checked with the task's options (``.cram`` needs ``reference``)."""
     for query, name in entries:
         path = out / name
         try:
             check_output(path, inputs, within=within)
-            task_cls.check_output_name(path)
+            task_cls.check_output_name(path, **task_options)
         except (OSError, OutputError) as exc:
             raise QueryListError(list_file, query.line, one_line(exc)) from None
     for name in (SUMMARY_NAME, MANIFEST_NAME):
@@ -476,7 +497,7 @@ def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any,
     paths: dict[int, Path] = {}
     folder = out if client is None else out.absolute()  # a worker's working folder is not the client's
     for i, (query, name) in enumerate(entries):
-        entries[i] = (QueryFile(query.paths, os.fspath(folder / name), name=query.name, line=query.line), name)
+        entries[i] = (dataclasses.replace(query, output=os.fspath(folder / name)), name)
     try:
         if client is None:
             worker = task_cls(index, devices=devices, device=device if devices is None else None, threads=threads,
@@ -543,6 +564,10 @@ def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any,
     return summary
 
 
+#: Task options that name a file a worker reads (made absolute: a worker's folder is not the client's).
+_PATH_OPTIONS = ("reference",)
+
+
 def _cluster_task_spec(task_cls: Any, index: Any, devices: Sequence[str | Backend] | None, device: str | Backend,
                        threads: int | None, command: str, task_options: dict[str, Any]) -> TaskSpec:
     """The spec every worker builds the task from: absolute paths (the same on every node)."""
@@ -551,7 +576,8 @@ def _cluster_task_spec(task_cls: Any, index: Any, devices: Sequence[str | Backen
             raise OptionError("a cluster run needs a saved index: give its path (Index.save)")
         index = index.path
     source = os.path.abspath(index if task_cls is AlignTask else resolve_index(index))  # targets or index
-    spec = TaskSpec.of(task_cls.name, source, dict(command=command, **task_options))
+    files = {k: os.path.abspath(v) for k, v in task_options.items() if k in _PATH_OPTIONS and v is not None}
+    spec = TaskSpec.of(task_cls.name, source, dict(command=command, **{**task_options, **files}))
     return cluster_spec(spec, device=device, devices=devices, threads=threads)
 
 

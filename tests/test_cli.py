@@ -71,6 +71,22 @@ MAP_CASES = [  # (spellings, value args, API keyword, value): search and pipelin
     (("-s", "--skip"), ["5"], "skip", 5),
     (("-u", "--upto", "--qupto"), ["7"], "upto", 7),
 ]
+SAM_CASES = [  # the SAM/BAM/CRAM output options: search and pipeline --task map
+    (("--sort",), [], "sort", True),
+    (("--no-sort",), [], "sort", False),
+    (("--reference",), ["ref.fa"], "reference", "ref.fa"),
+    (("--rg-id",), ["lane1"], "read_group", {"ID": "lane1"}),
+    (("--rg",), ["SM:s 1", "--rg-id", "L", "--rg", "PL:ILLUMINA"], "read_group",
+     {"ID": "L", "SM": "s 1", "PL": "ILLUMINA"}),
+    (("-R",), [r"@RG\tID:L\tSM:s"], "read_group", {"ID": "L", "SM": "s"}),
+]
+SAM_ERRORS = [  # (extra argv, message): usage errors of the read group options
+    (["--rg", "SM:s"], "--rg SM:s: give the read group's ID with --rg-id"),
+    (["--rg-id", "L", "--rg", "SM"], "expected TAG:VALUE"),
+    (["-R", "ID:L"], "expected an @RG line"),
+    (["-R", r"@RG\tSM:s"], "has no ID field"),
+    (["-R", r"@RG\tID:L", "--rg-id", "L"], "-R and --rg-id/--rg both give the read group"),
+]
 ALIGN_CASES = [  # the same for align and pipeline --task align
     (("--mode",), ["local"], "mode", "local"),
     (("--free-ends",), ["query_start,target_end", "--mode", "semiglobal"], "free_ends", ("query_start", "target_end")),
@@ -109,6 +125,16 @@ BLAST_CASES = [  # the same for search and pipeline --task megablast|blastn (bla
 ]
 
 
+PAIRED = ["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq"]
+PAIR_CASES = [  # search -1/-2 and pipeline --task map
+    (("-I", "--minins"), ["20"], "minins", 20),
+    (("-X", "--maxins"), ["600"], "maxins", 600),
+    (("--fr",), [], "orientation", "fr"),
+    (("--rf",), [], "orientation", "rf"),
+    (("--ff",), [], "orientation", "ff"),
+]
+
+
 def _spelled(base, call, cases):
     return [(base + [spelling, *args], call, {key: value})
             for spellings, args, key, value in cases for spelling in spellings]
@@ -141,6 +167,18 @@ OPTION_CASES = [
     (BLASTN + ["-o", "hits.tsv"], "blast_files", {2: "hits.tsv", "task": "blastn"}),
     *_spelled(BLASTN, "blast_files", BLAST_CASES),
     (SEARCH + ["--all", "--max-hits", "6"], "map_files", {"report_all": True, "max_hits": 6}),
+    (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq"], "map_files",
+     {1: ["a.fq"], "mate2": "b.fq", "interleaved": False, "minins": 0, "maxins": 250, "orientation": "fr"}),
+    (["search", "-x", "idx", "--interleaved", "ab.fq"], "map_files", {1: ["ab.fq"], "mate2": None, "interleaved": True}),
+    (["search", "-x", "idx", "-1", "a.fq"], "error", "paired-end reads need both -1 FILE and -2 FILE"),
+    (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq", "-q", "r.fq"], "error", "not both"),
+    (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq", "--interleaved", "c.fq"], "error",
+     "give -1 FILE -2 FILE or --interleaved FILE, not both"),
+    (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq", "--un", "u.fq"], "map_files", {"un": "u.fq", "mate2": "b.fq"}),
+    (SEARCH + ["-X", "300"], "error", "--maxins: options of paired-end reads"),
+    (PAIRED + ["-I", "300", "-X", "200"], "error", "-I/--minins 300 is larger than -X/--maxins 200"),
+    *_spelled(PAIRED, "map_files", PAIR_CASES),
+    (BLASTN + ["--fr"], "error", "--task map only"),
     (SEARCH + ["--max-hits", "6"], "error", "--max-hits caps --all"),
     (SEARCH + ["--evalue", "1e-5"], "error", "apply to --task megablast|blastn"),
     (SEARCH + ["--outfmt", "6"], "error", "apply to --task megablast|blastn"),
@@ -158,6 +196,9 @@ OPTION_CASES = [
     (SEARCH + ["--quiet"], "map_files", {"stderr": ""}),
     (["search", "-x", "bad", "-q", "r.fq", "--debug"], "raises", FastxError),
     *_spelled(SEARCH, "map_files", MAP_CASES),
+    *_spelled(SEARCH, "map_files", SAM_CASES),
+    *[(SEARCH + args, "error", message) for args, message in SAM_ERRORS],
+    (SEARCH + ["-p", "3"], "map_files", {"threads": 3}),  # htslib's threads too (BAM/CRAM)
     (ALIGN, "align_files", {0: "t.fa", 1: "q.fa", 2: None}),
     (["align", "--query", "q.fa", "--target", "t.fa", "-o", "a.tsv"], "align_files",
      {0: "t.fa", 1: "q.fa", 2: "a.tsv"}),
@@ -196,11 +237,19 @@ OPTION_CASES = [
     (PIPE_MAP + ["--threads", "2"], "run_pipeline", {"device": ("auto", 2), "threads": 2}),
     (["pipeline", "--queries", "bad", "--outdir", "out", "-x", "idx", "--debug"], "raises", FastxError),
     (PIPE_MAP + ["--all", "--max-hits", "6"], "run_pipeline", {"max_hits": 6}),
+    *_spelled(PIPE_MAP, "run_pipeline", PAIR_CASES),
+    (PIPE_MAP + ["--interleaved"], "run_pipeline", {"interleaved": True}),
+    (PIPE_ALIGN + ["--interleaved"], "error", "--interleaved: not an option of --task align"),
+    (PIPE_ALIGN + ["-X", "9"], "error", "--maxins: not an option of --task align"),
     (PIPE_MAP + ["--mode", "local"], "error", "--mode: not an option of --task map"),
     (PIPE_ALIGN + ["--mismatches", "1"], "error", "--mismatches: not an option of --task align"),
     (PIPE_ALIGN + ["--trim5", "1", "--phred64"], "error",
      "--phred64/--phred33, --trim5: not an option of --task align"),
     *_spelled(PIPE_MAP, "run_pipeline", MAP_CASES),
+    *_spelled(PIPE_MAP, "run_pipeline", SAM_CASES),
+    *[(PIPE_MAP + args, "error", message) for args, message in SAM_ERRORS],
+    (PIPE_ALIGN + ["--rg-id", "L"], "error", "--rg-id: not an option of --task align"),
+    (PIPE_ALIGN + ["--no-sort"], "error", "--sort/--no-sort: not an option of --task align"),
     (PIPE_ALIGN + ["--traceback", "--score-only"], "run_pipeline", {"traceback": False}),
     *_spelled(PIPE_ALIGN, "run_pipeline", ALIGN_CASES),
     (["stats", "a.fa", "b.fq"], "FastxReader", {0: "b.fq", "alphabet": "dna"}),
@@ -557,6 +606,44 @@ def test_search_bam_output(mapped, capsys):
     pysam.quickcheck(str(out))
     with pysam.AlignmentFile(str(out)) as fh:
         assert sorted(r.query_name for r in fh) == ["exact", "reverse", "two_mm"]
+
+
+def test_search_sorted_bam_cram_and_read_group(mapped, capsys):
+    """``-o x.bam``: sorted, indexed, ``@PG CL`` the command line; ``-o x.cram
+    --reference``: the same records; ``-R``: ``@RG`` and ``RG:Z`` on each record."""
+    import shlex
+
+    import pysam
+
+    args = _three_reads(mapped) + ["-R", r"@RG\tID:L1\tSM:s"]
+    code, _, err = run(args + ["-o", str(mapped / "x.bam"), "-p", "2"], capsys)
+    assert code == 0, err
+    assert (mapped / "x.bam.bai").exists()
+    with pysam.AlignmentFile(str(mapped / "x.bam")) as bam:
+        header = bam.header.to_dict()
+        assert header["HD"]["SO"] == "coordinate" and header["RG"] == [{"ID": "L1", "SM": "s"}]
+        assert header["PG"][0]["CL"] == shlex.join(["gseek", *args, "-o", str(mapped / "x.bam"), "-p", "2"])
+        records = [r.to_string() for r in bam]
+        assert [(r.query_name, r.get_tag("RG")) for r in bam.fetch("chr1")] == [("exact", "L1"), ("two_mm", "L1")]
+    code, _, err = run(args + ["-o", str(mapped / "x.cram"), "--reference", str(mapped / "ref.fa")], capsys)
+    assert code == 0, err
+    with pysam.AlignmentFile(str(mapped / "x.cram"), reference_filename=str(mapped / "ref.fa")) as cram:
+        assert [r.to_string().split("\t")[:11] for r in cram] == [r.split("\t")[:11] for r in records]
+    assert (mapped / "x.cram.crai").exists()
+
+
+@pytest.mark.parametrize("name, extra, message", [
+    ("x.txt", [], "x.txt: not a SAM output name"),
+    ("x.bam.tmp", [], "not a SAM output name"),
+    ("x.cram", [], "x.cram: CRAM output is encoded against the reference; give --reference FASTA"),
+    ("x.cram", ["--reference", "missing.fa"], "missing.fa: the CRAM reference FASTA is missing"),
+    ("x.sam", ["--sort"], "x.sam: --sort applies to .bam and .cram output files"),
+])
+def test_search_refuses_an_output_it_cannot_write_and_writes_nothing(mapped, capsys, name, extra, message):
+    before = sorted(p.name for p in mapped.iterdir())
+    code, _, err = run(_three_reads(mapped) + ["-o", str(mapped / name), *extra], capsys)
+    assert code == 1 and err.count("\n") == 1 and message in err, err
+    assert sorted(p.name for p in mapped.iterdir()) == before
 
 
 @pytest.mark.parametrize("args, message", [

@@ -447,7 +447,7 @@ def test_bam_no_unal_cigar_eq_and_atomic_output(genome, tmp_path):
     for rec in records:
         assert set(rec.cigarstring) <= set("0123456789=X")
         assert sum(n for op, n in rec.cigartuples if op == 8) == rec.get_tag("NM")
-    assert sorted(os.listdir(tmp_path)) == ["o.bam", "r.fq"]
+    assert sorted(os.listdir(tmp_path)) == ["o.bam", "o.bam.bai", "r.fq"]  # sorted and indexed by default
     bad = tmp_path / "bad.fq"
     bad.write_text(_fastq(tmp_path / "ok.fq", reads[:3]).read_text() + "@broken\nACGTACGTACGTACGTACGT\n+\nIIII\n")
     with pytest.raises(FastxError, match="quality length"):
@@ -500,7 +500,7 @@ def test_short_and_empty_reads_are_unmapped_not_errors(genome, tmp_path):
     assert result.hit_offsets.tolist() == [0, 1, 1, 1, 1, 2] and result.mapq[1:4].tolist() == [0, 0, 0]
     counts = map_reads(index, fq, tmp_path / "o.sam", mismatches=2)
     assert {k: v for k, v in counts.items() if k != "device"} == dict(reads=5, mapped=2, unmapped=3, too_long=0,
-                                                                     too_short=3, records=5)
+                                                                     too_short=3, records=5, alignments=2)
     assert counts["device"].startswith("cpu")
     records = _sam_records(tmp_path / "o.sam")
     assert [r.query_name for r in records] == [f"q{i}" for i in range(5)]

@@ -225,7 +225,7 @@ def test_pipeline_refuses_outputs_over_inputs(world, tmp_path):
         shutil.copy(world["few"], tmp_path / name)
     listing = tmp_path / "list.txt"
     for text, line, rule in [
-        ("a.fq\n# b\nb.fq\ta.fq\n", 3, "is also an input"),
+        ("a.fq\n# b\nb.fq\tc.fq\ta.fq\n", 3, "is also an input"),  # mate files b.fq, c.fq; output a.fq
         ("a.fq\tlist.txt\n", 1, "is also an input"),
         ("a.fq\tfolder.sam\n", 1, "Is a directory"),
         ("a.fq\tx.cram\n", 1, "CRAM"),
@@ -331,3 +331,93 @@ def test_stale_temporaries_of_a_name_with_brackets_only(tmp_path):
     removed = remove_stale_temporaries(tmp_path / "a[1].sam")
     assert [p.name for p in removed] == [".a[1].sam.tmp-999999999"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [".a1.sam.tmp-999999999"]
+
+
+def test_stale_sort_scratch_folder_is_removed(tmp_path):
+    """A sorted BAM's scratch folder, ``.NAME.sort.tmp-PID``, left by a killed run goes
+    with the output's other temporaries; a running process's stays."""
+    from gseek.seqio.atomic import remove_stale_temporaries
+
+    stale = tmp_path / ".x.bam.sort.tmp-999999999"
+    stale.mkdir()
+    (stale / "unsorted.bam").write_text("stale")
+    (tmp_path / f".x.bam.sort.tmp-{os.getppid()}").mkdir()  # a running process's
+    removed = remove_stale_temporaries(tmp_path / "x.bam")
+    assert [p.name for p in removed] == [stale.name]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".x.bam.sort.tmp-{os.getppid()}"]
+
+
+# --------------------------------------------------------------------------- BAM/CRAM, read groups in the pipeline
+
+
+def test_pipeline_map_writes_each_output_in_its_names_format(world, tmp_path):
+    """``run_pipeline`` with a read group and a reference: ``.bam`` sorted and indexed,
+    ``.cram`` against the reference, ``.sam`` text, all tagged; ``--no-sort`` too."""
+    import pickle
+
+    import pysam
+    from gseek.pipeline import MapTask
+
+    listing = tmp_path / "list.txt"
+    listing.write_text(f"{world['few']}\ta.bam\n{world['few']}\tb.cram\n{world['few']}\tc.sam\n")
+    group = {"ID": "g1", "SM": "s"}
+    fasta = tmp_path / "ref.fa"  # a copy: htslib writes its .fai beside it
+    shutil.copy(lambda_genome(), fasta)
+    summary = run_pipeline(listing, world["index"], tmp_path / "out", device="cpu", progress=False, threads=1,
+                           read_group=group, reference=fasta)
+    assert summary.exit_status == 0, [r.error for r in summary.files]
+    out = tmp_path / "out"
+    assert {"a.bam", "a.bam.bai", "b.cram", "b.cram.crai", "c.sam"} <= set(os.listdir(out))
+    sam = [line for line in (out / "c.sam").read_text().splitlines() if not line.startswith("@")]
+    assert len(sam) == 50 and all(line.endswith("\tRG:Z:g1") for line in sam)
+    with pysam.AlignmentFile(str(out / "a.bam")) as bam:
+        assert bam.header.to_dict()["RG"] == [group] and bam.header.to_dict()["HD"]["SO"] == "coordinate"
+        assert sorted(r.to_string() for r in bam) == sorted(sam)
+    with pysam.AlignmentFile(str(out / "b.cram"), reference_filename=str(fasta)) as cram:
+        assert len([r for r in cram]) == 50
+    listing.write_text(f"{world['few']}\td.bam\n")
+    run_pipeline(listing, world["index"], out, device="cpu", progress=False, threads=1, sort=False)
+    assert not (out / "d.bam.bai").exists()
+    task = MapTask(world["index"], 1, device="cpu", read_group=group, sort=True, reference=fasta)
+    spec = pickle.loads(pickle.dumps(task.spec))
+    assert spec == task.spec and hash(spec) == hash(task.spec)
+    assert dict(spec.options)["read_group"] == (("ID", "g1"), ("SM", "s"))
+
+
+def test_pipeline_map_refuses_sort_for_a_sam_entry(world, tmp_path):
+    listing = tmp_path / "list.txt"
+    listing.write_text(f"{world['few']}\ta.bam\n{world['few']}\tc.sam\n")
+    with pytest.raises(QueryListError, match=r"list.txt:2: .*c.sam: --sort applies to .bam and .cram"):
+        run_pipeline(listing, world["index"], tmp_path / "out", device="cpu", progress=False, sort=True)
+    assert not (tmp_path / "out" / "a.bam").exists()
+
+
+def test_sigterm_while_a_sorted_bam_is_written_leaves_nothing(world, tmp_path):
+    """SIGTERM while a sorted BAM's records go to its scratch folder: 143, the
+    folder and the temporary output removed, no BAM, no index."""
+    import time
+
+    big = tmp_path / "big.fq"
+    big.write_text(Path(lambda_reads()).read_text() * 10)  # 20,000 reads, many jobs of --job-mb 0.05
+    listing = tmp_path / "list.txt"
+    listing.write_text(f"{big}\tbig.bam\n")
+    out = tmp_path / "out"
+    command = [*GSEEK, "pipeline", "--queries", listing, "-x", world["index"], "--outdir", out, "--job-mb", "0.05"]
+    proc = subprocess.Popen([str(a) for a in command], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def half() -> bool:
+        return any((d / "unsorted.bam").is_file() and (d / "unsorted.bam").stat().st_size
+                   for d in out.glob(".big.bam.sort.tmp-*"))
+
+    end = time.monotonic() + 120
+    while not half() and proc.poll() is None and time.monotonic() < end:
+        time.sleep(0.001)
+    proc.send_signal(signal.SIGSTOP)  # the moment is checked before the signal is delivered
+    caught = half()
+    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signal.SIGCONT)
+    _, stderr = proc.communicate(timeout=120)
+    assert caught, stderr
+    assert proc.returncode == 143 and stderr.decode().splitlines()[-1] == "gseek: terminated by SIGTERM", stderr
+    left = sorted(p.name for p in out.iterdir())
+    assert not any(".tmp-" in name or name.startswith("big.bam") for name in left), left

@@ -328,7 +328,7 @@ def test_buffer_pool_ignores_a_second_put_of_one_buffer():
 def test_sam_gz_is_bgzf_of_the_same_sam_text(genome, tmp_path):
     """``.sam.gz`` (any case) is BGZF: the SAM text of ``.sam`` byte for byte once
     decompressed, blocks with the ``BC`` field, the end-of-file block, readable by
-    htslib; ``x.BAM`` is BAM."""
+    htslib; ``x.BAM`` is BAM (unsorted: the records in the same order)."""
     import gzip
 
     import pysam
@@ -339,7 +339,7 @@ def test_sam_gz_is_bgzf_of_the_same_sam_text(genome, tmp_path):
     path = _write(tmp_path / "r.fq", _reads(11, contigs, 3000), True, 11)
     outs = {name: tmp_path / name for name in ("x.sam", "x.sam.gz", "y.SAM.GZ", "x.BAM")}
     for out in outs.values():
-        map_reads(index, path, out, mismatches=2, command="t")
+        map_reads(index, path, out, mismatches=2, command="t", sort=False if out.name == "x.BAM" else None)
     sam = outs["x.sam"].read_bytes()
     assert len(sam) > 2 * BLOCK_INPUT  # several blocks
     for name in ("x.sam.gz", "y.SAM.GZ"):
@@ -378,15 +378,22 @@ def test_incompressible_data_fits_its_blocks():
     assert len(sizes) == 5 and max(sizes) <= 1 << 16  # 3 whole blocks, the rest, the end-of-file block
 
 
-@pytest.mark.parametrize("name, rule", [("x.cram", "CRAM output needs a reference"), ("x.txt", "not a SAM output"),
-                                        ("x.sam.bz2", "not a SAM output"), ("x", "not a SAM output")])
+@pytest.mark.parametrize("name, rule", [
+    ("x.cram", "CRAM output is encoded against the reference; give --reference FASTA$"),
+    ("x.txt", "not a SAM output.*\\.sam, \\.bam, \\.cram or \\.sam\\.gz"),
+    ("x.sam.bz2", "not a SAM output.*\\.sam, \\.bam, \\.cram or \\.sam\\.gz"),
+    ("x", "not a SAM output.*\\.sam, \\.bam, \\.cram or \\.sam\\.gz"),
+    ("x.sam", "--sort applies to .bam and .cram output files"),
+])
 def test_other_output_names_are_refused(genome, tmp_path, name, rule):
+    """Refused before anything is written: no file (CRAM without a reference;
+    --sort for SAM text)."""
     from gseek.errors import OutputError
 
     contigs, index, _ = genome
     path = _write(tmp_path / "r.fq", _reads(12, contigs, 5), True, 12)
-    with pytest.raises(OutputError, match=rf"{name}: {rule}.*\.sam, \.bam or \.sam\.gz"):
-        map_reads(index, path, tmp_path / name)
+    with pytest.raises(OutputError, match=rf"{name}: {rule}"):
+        map_reads(index, path, tmp_path / name, sort=True if name == "x.sam" else None)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.fq"]
 
 
@@ -475,3 +482,250 @@ def test_mapped_and_unmapped_text_share_one_compiled_formatter(tmp_path):
         "print(len(sam_records.record_fill.signatures), len(sam_records.record_bounds.signatures))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["1", "1"], out
+
+
+# --------------------------------------------------------------------------- BAM, CRAM, read groups (issue 18)
+
+
+def _records(path, **open_options) -> list[str]:
+    import pysam
+
+    with pysam.AlignmentFile(str(path), **open_options) as fh:
+        return [r.to_string() for r in fh]
+
+
+@pytest.fixture(scope="module")
+def mapped_sam(genome):
+    """The lambda-free test genome's reads, mapped once to SAM (-k 3: secondary records too)."""
+    contigs, index, where = genome
+    reads = _write(where / "bam_reads.fq", _reads(21, contigs, 400), True, 21)
+    sam = where / "plain.sam"
+    map_reads(index, reads, sam, mismatches=2, max_alignments=3, command="gseek t")
+    return reads, sam
+
+
+def test_sorted_bam_equals_samtools_sort_of_the_sam_and_is_indexed(genome, mapped_sam, tmp_path):
+    """``x.bam`` is sorted by default: record for record ``samtools sort`` of the SAM
+    output; its ``.bai`` answers a region query; the header has one ``@PG`` (gseek's,
+    with the user's command line: no temporary name) and nothing is left beside it."""
+    import pysam
+
+    _, index, _ = genome
+    reads, sam = mapped_sam
+    out = tmp_path / "x.bam"
+    map_reads(index, reads, out, mismatches=2, max_alignments=3, command="gseek t")
+    want = tmp_path / "want.bam"
+    pysam.sort("--no-PG", "-o", str(want), str(sam), catch_stdout=False)
+    got = _records(out)
+    assert got == _records(want) and len(got) > 400
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["want.bam", "x.bam", "x.bam.bai"]
+    with pysam.AlignmentFile(str(out)) as bam:
+        header = bam.header.to_dict()
+        assert header["HD"]["SO"] == "coordinate"
+        assert [pg["ID"] for pg in header["PG"]] == ["gseek"] and header["PG"][0]["CL"] == "gseek t"
+        assert ".tmp-" not in str(bam.header)
+        region = [r.to_string() for r in bam.fetch("chr0", 300, 420)]
+    overlapping = [r for r in got if r.split("\t")[2] == "chr0" and int(r.split("\t")[3]) <= 420
+                   and int(r.split("\t")[3]) + len(r.split("\t")[9]) - 1 > 300]
+    assert region == overlapping and len(region) > 3
+
+
+def test_bam_threads_give_the_same_records(genome, mapped_sam, tmp_path):
+    """htslib's threads (``-p``) compress, sort and index: the records do not change."""
+    _, index, _ = genome
+    reads, _ = mapped_sam
+    for threads in (1, 2):
+        map_reads(index, reads, tmp_path / f"t{threads}.bam", mismatches=2, max_alignments=3, threads=threads)
+    assert _records(tmp_path / "t1.bam") == _records(tmp_path / "t2.bam")
+
+
+def test_cram_round_trip_with_the_reference(genome, mapped_sam, tmp_path):
+    """``x.cram`` with the reference: sorted, ``.crai`` beside it, and decoded
+    against the reference it gives the sorted BAM's records (tags as a set: CRAM
+    may rebuild MD/NM)."""
+    import pysam
+
+    _, index, where = genome
+    reads, _ = mapped_sam
+    fasta = tmp_path / "g.fa"
+    fasta.write_bytes((where / "g.fa").read_bytes())
+    map_reads(index, reads, tmp_path / "x.cram", mismatches=2, max_alignments=3, reference=fasta)
+    map_reads(index, reads, tmp_path / "x.bam", mismatches=2, max_alignments=3)
+    assert (tmp_path / "x.cram.crai").exists() and (tmp_path / "x.cram").read_bytes()[:4] == b"CRAM"
+
+    def canonical(lines):
+        return [(*f[:11], frozenset(f[11:])) for f in (line.split("\t") for line in lines)]
+
+    cram = _records(tmp_path / "x.cram", reference_filename=str(fasta))
+    assert canonical(cram) == canonical(_records(tmp_path / "x.bam"))
+    with pysam.AlignmentFile(str(tmp_path / "x.cram"), reference_filename=str(fasta)) as fh:
+        assert sum(1 for _ in fh.fetch("chr2", 500, 600)) > 0
+
+
+def test_no_sort_keeps_input_order_and_removes_an_old_index(genome, mapped_sam, tmp_path):
+    """``sort=False``: BAM records in the SAM's order, no index; the index of a
+    former sorted file of that name is removed (it would describe another file)."""
+    _, index, _ = genome
+    reads, sam = mapped_sam
+    out = tmp_path / "x.bam"
+    map_reads(index, reads, out, mismatches=2, max_alignments=3)
+    assert (tmp_path / "x.bam.bai").exists()
+    map_reads(index, reads, out, mismatches=2, max_alignments=3, sort=False)
+    assert _records(out) == _records(sam)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.bam"]
+
+
+def test_read_group_header_and_tags(genome, mapped_sam, tmp_path):
+    """``read_group``: one ``@RG`` line and ``RG:Z:ID`` ending every record; the
+    records are otherwise the SAM of a run without it, byte for byte; BAM too."""
+    import pysam
+
+    from gseek.output.sam import read_group
+
+    _, index, _ = genome
+    reads, sam = mapped_sam
+    group = read_group("lane1", ["SM:sample 1", "PL:ILLUMINA"])
+    for name in ("rg.sam", "rg.bam"):
+        map_reads(index, reads, tmp_path / name, mismatches=2, max_alignments=3, command="gseek t",
+                  read_group=group)
+    plain = sam.read_text().splitlines()
+    tagged = (tmp_path / "rg.sam").read_text().splitlines()
+    assert [line for line in tagged if line.startswith("@RG")] == ["@RG\tID:lane1\tSM:sample 1\tPL:ILLUMINA"]
+    records = [line for line in tagged if not line.startswith("@")]
+    assert all(line.endswith("\tRG:Z:lane1") for line in records)
+    assert [line.removesuffix("\tRG:Z:lane1") for line in records] == [x for x in plain if not x.startswith("@")]
+    with pysam.AlignmentFile(str(tmp_path / "rg.bam")) as bam:
+        assert bam.header.to_dict()["RG"] == [{"ID": "lane1", "SM": "sample 1", "PL": "ILLUMINA"}]
+        assert {r.get_tag("RG") for r in bam} == {"lane1"}
+
+
+@pytest.mark.parametrize("line, want", [
+    (r"@RG\tID:lane1\tSM:s1", {"ID": "lane1", "SM": "s1"}),
+    ("@RG\tID:lane1\tSM:s1", {"ID": "lane1", "SM": "s1"}),  # real tabs
+    (r"@RG\tSM:s1\tID:x\tPL:ILLUMINA\tLB:lib 1", {"ID": "x", "SM": "s1", "PL": "ILLUMINA", "LB": "lib 1"}),
+    (r"ID:x", "expected an @RG line"),
+    (r"@RG", "expected an @RG line"),
+    (r"@RG\tSM:s1", "has no ID field"),
+    (r"@RG\tID:x\tSM", "field 'SM' is not TAG:VALUE"),
+    (r"@RG\tID:x\tSAMPLE:y", "is not TAG:VALUE"),
+    (r"@RG\tID:x\tID:y", "ID given twice"),
+    (r"@RG\tID:", "ID needs a value"),
+    (r"@RG\tID:x\t\tSM:y", "is not TAG:VALUE"),
+])
+def test_bwa_read_group_line(line, want):
+    from gseek.errors import OptionError
+    from gseek.output.sam import read_group_line
+
+    if isinstance(want, dict):
+        assert read_group_line(line) == want and next(iter(read_group_line(line))) == "ID"
+        return
+    with pytest.raises(OptionError, match=want):
+        read_group_line(line)
+
+
+@pytest.mark.parametrize("rg_id, fields, want", [
+    ("x", [], {"ID": "x"}),
+    ("x", ["SM:a:b"], {"ID": "x", "SM": "a:b"}),
+    (None, [], None),
+    (None, ["SM:a"], "give the read group's ID with --rg-id"),
+    ("x", ["SM"], "expected TAG:VALUE"),
+    ("x", ["ID:y"], "give the read group's ID with --rg-id"),
+    ("x", ["SM:a", "SM:b"], "SM given twice"),
+    ("x", ["SM:a\tb"], "printable characters"),
+    ("", [], "ID needs a value"),
+    ("\u00e9", [], "must be ASCII"),
+])
+def test_bowtie_read_group_options(rg_id, fields, want):
+    from gseek.errors import OptionError
+    from gseek.output.sam import read_group
+
+    if not isinstance(want, str):
+        assert read_group(rg_id, fields) == want
+        return
+    with pytest.raises(OptionError, match=want):
+        read_group(rg_id, fields)
+
+
+@pytest.mark.parametrize("name", ["x.bam", "x.cram", "u.bam"])
+def test_an_error_while_writing_or_sorting_leaves_nothing(genome, tmp_path, monkeypatch, name):
+    """A failure (an exception in the writer's block, a failed sort) removes the
+    temporary output, the sort's scratch folder and any index; the error names
+    the output, never a temporary name."""
+    import pysam
+
+    from gseek.errors import GseekError
+    from gseek.output.sam import SamWriter, sam_header
+
+    contigs, _, where = genome
+    header = sam_header([f"chr{i}" for i in range(len(contigs))], [len(c) for c in contigs], command="t",
+                        backend="cpu")
+    record = "r\t0\tchr0\t5\t60\t4M\t*\t0\t0\tACGT\tIIII\n"
+    options = {"reference": where / "g.fa", "sort": name != "u.bam"}
+    with pytest.raises(KeyboardInterrupt), SamWriter(tmp_path / name, header, **options) as sam:
+        sam.write_text(record, 1)
+        raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == []
+    if name == "u.bam":
+        return
+
+    def failing_sort(*args, **kwargs):
+        temporary = next(a for a in args if ".tmp-" in a)
+        raise pysam.utils.SamtoolsError(f"samtools returned with error 1: stderr=[bam_sort] cannot write {temporary}")
+
+    monkeypatch.setattr(pysam, "sort", failing_sort)
+    with pytest.raises(GseekError, match=rf"^{tmp_path / name}: {name[2:].upper()} conversion failed") as info, \
+            SamWriter(tmp_path / name, header, **options) as sam:
+        sam.write_text(record, 1)
+    assert ".tmp-" not in str(info.value) and str(tmp_path / name) in str(info.value).split("cannot write ")[1]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fifo_named_bam_is_streamed_unsorted(genome, mapped_sam, tmp_path):
+    """A special file is written in place: a FIFO named ``.bam`` gets an unsorted
+    BAM stream (sorting one is refused: it needs the whole file and an index beside it)."""
+    import threading
+
+    from gseek.errors import OutputError
+
+    _, index, _ = genome
+    reads, sam = mapped_sam
+    fifo = tmp_path / "pipe.bam"
+    os.mkfifo(fifo)
+    got = {}
+    reader = threading.Thread(target=lambda: got.update(data=fifo.read_bytes()))
+    reader.start()
+    map_reads(index, reads, fifo, mismatches=2, max_alignments=3)
+    reader.join()
+    (tmp_path / "copy.bam").write_bytes(got["data"])
+    assert _records(tmp_path / "copy.bam") == _records(sam)
+    with pytest.raises(OutputError, match="--sort applies to .bam and .cram output files"):
+        map_reads(index, reads, fifo, sort=True)
+
+
+def test_a_cram_reference_must_hold_the_index_contigs(genome, mapped_sam, tmp_path):
+    """A FASTA without one of the index's contigs, or with it at another length, is
+    refused naming the FASTA before the index's reads are mapped; nothing is written."""
+    from gseek.errors import OutputError
+
+    contigs, index, _ = genome
+    reads, _ = mapped_sam
+    fasta = tmp_path / "ref.fa"
+    for text, rule in [("".join(f">chr{i}\n{c}\n" for i, c in enumerate(contigs[:-1])), "holds no contig 'chr3'"),
+                       ("".join(f">chr{i}\n{c[: -1 if i == 2 else None]}\n" for i, c in enumerate(contigs)),
+                        f"contig 'chr2' has {len(contigs[2]) - 1:,} bases, {len(contigs[2]):,} in the index")]:
+        fasta.write_text(text)
+        (tmp_path / "ref.fa.fai").unlink(missing_ok=True)
+        with pytest.raises(OutputError, match=f"^{fasta}: {rule}"):
+            map_reads(index, reads, tmp_path / "x.cram", reference=fasta)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.fa", "ref.fa.fai"]
+
+
+def test_a_read_group_without_id_is_refused_by_the_header():
+    """The API's ``read_group`` (a dict or name, value pairs) needs an ID, written first."""
+    from gseek.errors import OptionError
+    from gseek.output.sam import sam_header
+
+    header = sam_header(["c"], [5], command="t", backend="cpu", read_group=[("SM", "s"), ("ID", "x")])
+    assert list(header["RG"][0]) == ["ID", "SM"]
+    with pytest.raises(OptionError, match="needs an ID"):
+        sam_header(["c"], [5], command="t", backend="cpu", read_group={"SM": "s"})

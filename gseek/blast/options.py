@@ -77,8 +77,7 @@ class BlastOptions:
         if unknown:
             raise OptionError(f"unknown BLAST option(s): {', '.join(unknown)}")
         values = {**TASKS[task], **{k: v for k, v in overrides.items() if v is not None}}
-        if "max_hsps" in overrides and overrides["max_hsps"] is None:
-            values["max_hsps"] = None
+        values.update({k: None for k in ("max_hsps", "dust") if k in overrides and overrides[k] is None})
         opts = cls(task=task, **values)
         opts.check()
         return opts

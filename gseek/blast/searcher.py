@@ -23,6 +23,7 @@ BlastSearcher(BlastOptions(task='megablast'), device='cpu')
 from __future__ import annotations
 
 from collections.abc import Iterable
+import concurrent.futures
 import os
 import time
 from dataclasses import dataclass, field
@@ -42,18 +43,28 @@ from gseek.seqio.batch import SequenceBatch
 from .dust import dust_mask
 from .lookup import build_lookup, word_codes
 from .options import BlastOptions
-from .seeds import Seeds, device_queries, find_seeds, ungapped_extend, unpack_ranges
+from .seeds import device_queries, find_seeds, select_seeds, ungapped_extend, unpack_ranges
 from .stats import bit_scores, effective_search_space, evalues
 
 __all__ = ["BlastSearcher", "BlastHits"]
 
-#: Gapped extensions of one query sequence and contig run per round whose seeds lie this far apart
-#: (in query lengths) at least: they cannot end in one alignment.
+#: Seeds of one query sequence and contig extended with gaps in the same round lie this far apart
+#: (in query lengths: they cannot end in one alignment) or at least :data:`_DIAG_BAND` diagonals
+#: apart (off each other's path); the others wait for a later round, where a seed already on the
+#: path of a found HSP is skipped.
 _APART = 2
-#: Bases of subject read beyond an expected extent for gapped extension (see ``_extend``).
+_DIAG_BAND = 256
+#: Bases of subject read beyond an expected extent for gapped extension (``_extend_chunk``): the
+#: score-only pass, from the ungapped HSP (most random seeds end within a few dozen bases), and
+#: the trace-back, from the score-only HSP.
+_PRELIM_MARGIN = 128
 _WINDOW_MARGIN = 512
+#: Expected extent (bases of subject) from which a device search extends a seed on the host's cores.
+_HOST_EXTENT = 1000
+#: Seeds extended per launch (bounds the DP's work memory).
+_EXTEND_CHUNK = 1 << 16
 #: Diagonals from an HSP's within which a seed counts as on its path.
-_DIAG_NEAR = 16
+_DIAG_NEAR = 50
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,6 +137,7 @@ class BlastSearcher:
                 index = Index.load(index, device="cpu", parts=["text"])
             self.ref = ReferenceText.from_index(index)
         self.backend = get_backend(device, threads)
+        self._threads = threads
         self.db_length = self.ref.n_bases
         self.db_sequences = len(self.ref.contig_names)
         #: Seconds per stage, summed over searches (``docs/blast.md``, "Where the time goes"); the
@@ -206,23 +218,20 @@ class BlastSearcher:
             qs = device_queries(backend, seq_codes, seq_off, valid, table)
             seeds = find_seeds(backend, self.ref, qs, lut_w, opts.stride, opts.word_size)
             clock.lap("scan, lookup, mini-extension")
-            ung = ungapped_extend(backend, self.ref, qs, seeds, opts.reward, opts.penalty,
+            ung = ungapped_extend(backend, self.ref, qs, seeds, opts.reward, opts.penalty, self._n_score,
                                   opts.raw_xdrop(opts.xdrop_ungap, ungapped=True))
-            seq_of = np.searchsorted(seq_off, seeds.q, side="right") - 1
-            contig_of = self.ref.contig_of(seeds.s)
-            diag = seeds.s - seeds.q
-            keep = _first_of_extent(seq_of, diag, ung["q_start"], ung["q_end"])
+            triggers = None if opts.ungapped else self._triggers(batch, seq_query)
+            cand = select_seeds(backend, self.ref, qs, seeds, ung, triggers)
             clock.lap("ungapped extension")
             if opts.ungapped:
-                hsps = self._ungapped_hsps(seeds, ung, keep, seq_of, contig_of, seq_codes)
+                hsps = self._ungapped_hsps(cand, seq_codes)
             else:
-                keep &= ung["score"] >= self._triggers(batch, seq_query)[seq_of]
-                hsps = self._gapped(qs, seq_codes, seq_off, seq_query, seeds, ung, keep, seq_of, contig_of, clock)
+                hsps = self._gapped(qs, seq_codes, seq_off, seq_query, cand, clock)
         hits = self._report(batch, hsps, seq_off, seq_query, seq_strand)
         clock.lap("statistics, purge, order")
         self.counts["queries"] += len(batch)
         self.counts["seeds"] += len(seeds)
-        self.counts["gapped"] += int(keep.sum())
+        self.counts["gapped"] += int(cand["q"].size)
         return hits
 
     def _search_spaces(self, qlen: np.ndarray) -> np.ndarray:
@@ -239,16 +248,15 @@ class BlastSearcher:
         reach = np.ceil(np.log(k.K * spaces / opts.evalue) / k.lambda_)
         return np.minimum(opts.gap_trigger, np.maximum(reach, 1)).astype(np.int64)[seq_query]
 
-    def _ungapped_hsps(self, seeds: Seeds, ung, keep, seq_of, contig_of, seq_codes) -> dict[str, np.ndarray]:
-        idx = np.nonzero(keep)[0]
-        q_start, q_end = ung["q_start"][idx], ung["q_end"][idx]
-        diag = (seeds.s - seeds.q)[idx]
-        s_start = q_start + diag
+    def _ungapped_hsps(self, cand: dict[str, np.ndarray], seq_codes) -> dict[str, np.ndarray]:
+        q_start, q_end = cand["q_start"], cand["q_end"]
+        s_start = q_start + (cand["s"] - cand["q"])
         length = (q_end - q_start).astype(np.int32)
-        nident = np.zeros(idx.size, np.int32)
-        cig_len = np.zeros(idx.size, np.int64)
+        n = q_start.size
+        nident = np.zeros(n, np.int32)
+        cig_len = np.zeros(n, np.int64)
         runs: list[np.ndarray] = []
-        for h in range(idx.size):
+        for h in range(n):
             qc = seq_codes[q_start[h]:q_end[h]]
             sc = self.ref.bases(s_start[h], s_start[h] + length[h])
             eq = (qc == sc) & (qc < 4)
@@ -259,49 +267,68 @@ class BlastSearcher:
             r = (np.diff(bounds).astype(np.uint32) << np.uint32(4)) | ops
             runs.append(r)
             cig_len[h] = r.size
-        zeros = np.zeros(idx.size, np.int32)
-        return {"seq": seq_of[idx], "contig": contig_of[idx], "q_start": q_start, "q_end": q_end,
-                "s_start": s_start, "s_end": s_start + length, "score": ung["score"][idx].astype(np.int64),
+        zeros = np.zeros(n, np.int32)
+        return {"seq": cand["seq"], "contig": cand["contig"], "q_start": q_start, "q_end": q_end,
+                "s_start": s_start, "s_end": s_start + length, "score": cand["score"].astype(np.int64),
                 "length": length, "nident": nident, "mismatch": length - nident, "gapopen": zeros,
                 "gaps": zeros.copy(), "cigar": np.concatenate(runs) if runs else np.zeros(0, np.uint32),
                 "cigar_offsets": ragged.offsets(cig_len)}
+
+    @property
+    def _n_score(self) -> int:
+        """Score of an N against anything in ungapped and affine-gap extension: BLAST+'s matrix value,
+        the mean of the base scores, rounded (2/-3: -2, 1/-2: -1); linear (greedy) gapped extension
+        counts it as a mismatch, as BLAST+'s greedy alignment does."""
+        o = self.options
+        return int(round((o.reward + 3 * o.penalty) / 4.0))
 
     def _scoring(self) -> tuple[Scoring, int]:
         """The DP scoring of gapped extension and its scale (2 for linear gaps: reward/2 - penalty
         a gap column is then an integer)."""
         o = self.options
         if o.linear_gaps:
+            # BLAST+'s greedy (megablast) extension counts an N as a mismatch
             return Scoring(match=2 * o.reward, mismatch=2 * o.penalty, gap_open=0,
                            gap_extend=o.reward - 2 * o.penalty), 2
-        return Scoring(match=o.reward, mismatch=o.penalty, gap_open=o.gap_open, gap_extend=o.gap_extend), 1
+        return Scoring(match=o.reward, mismatch=o.penalty, gap_open=o.gap_open, gap_extend=o.gap_extend,
+                       n_score=self._n_score), 1
 
-    def _gapped(self, qs, seq_codes, seq_off, seq_query, seeds: Seeds, ung, keep, seq_of,
-                contig_of, clock: _Clock) -> dict[str, np.ndarray]:
+    def _gapped(self, qs, seq_codes, seq_off, seq_query, cand: dict[str, np.ndarray],
+                clock: _Clock) -> dict[str, np.ndarray]:
         """BLAST+'s two gapped passes: score-only X-drop extension (``xdrop_gap``) of the seeds in
         rounds, a seed on the path of an HSP found in an earlier round being skipped; then the
         extension with trace-back (``xdrop_gap_final``) of those whose score can reach the e-value."""
         ref, opts = self.ref, self.options
         scoring, scale = self._scoring()
-        cand = np.nonzero(keep)[0]
-        # Rank: ungapped score (best first), then query position, then text position.
-        cand = cand[np.lexsort((seeds.s[cand], seeds.q[cand], -ung["score"][cand]))]
-        mid_q = seeds.q + seeds.length // 2
-        mid_s = seeds.s + seeds.length // 2
+        q, s, seq_of, contig_of = cand["q"], cand["s"], cand["seq"], cand["contig"]
+        mid_q = q + cand["length"] // 2
+        mid_s = s + cand["length"] // 2
+        diag = s - q
         n_contigs = len(ref.contig_names)
-        key = seq_of.astype(np.int64) * n_contigs + contig_of
+        key = seq_of * n_contigs + contig_of
         seq_len = np.diff(seq_off)
         prelim_x = opts.raw_xdrop(opts.xdrop_gap) * scale
-        diag = seeds.s - seeds.q
+        # Rank: ungapped score (best first), then query position, then text position.
+        todo = np.lexsort((s, q, -cand["score"]))
         chosen: list[np.ndarray] = []
         scores: list[np.ndarray] = []
         spans: list[np.ndarray] = []
         rect = np.zeros((0, 7), np.int64)  # key, q_start, q_end, s_start, s_end (global), diagonal range
-        while cand.size:
-            take = _select_round(key[cand], mid_s[cand], (_APART * seq_len[seq_of[cand]] + 64).astype(np.int64))
-            sel = cand[take]
-            span = (ung["q_start"][sel] + diag[sel], ung["q_end"][sel] + diag[sel])
+        while todo.size:
+            take = _select_round(key[todo], mid_s[todo], diag[todo],
+                                 (_APART * seq_len[seq_of[todo]] + 64).astype(np.int64))
+            sel = todo[take]
+            span = (cand["q_start"][sel] + diag[sel], cand["q_end"][sel] + diag[sel])
+            # a long ungapped HSP is most likely part of a long alignment: the query's whole reach at once
+            # (the window around it would only be outgrown and done again)
+            long_ = (cand["q_end"][sel] - cand["q_start"][sel]) >= _PRELIM_MARGIN
+            if long_.any():
+                qa, qb = seq_off[seq_of[sel]], seq_off[seq_of[sel] + 1]
+                slack = np.maximum(64, (qb - qa) // 4)
+                span = (np.where(long_, mid_s[sel] - (mid_q[sel] - qa) - slack, span[0]),
+                        np.where(long_, mid_s[sel] + (qb - mid_q[sel]) + slack, span[1]))
             res = self._extend(scoring, prelim_x, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
-                               mid_s[sel], traceback=False, span=span)
+                               mid_s[sel], traceback=False, span=span, margin=_PRELIM_MARGIN)
             chosen.append(sel)
             scores.append(res["score"])
             spans.append(np.stack([res["s_start"], res["s_end"]]))
@@ -309,10 +336,10 @@ class BlastSearcher:
             new = np.stack([key[sel], res["q_start"], res["q_end"], res["s_start"], res["s_end"],
                             np.minimum(d0, d1) - _DIAG_NEAR, np.maximum(d0, d1) + _DIAG_NEAR], axis=1)
             rect = np.concatenate([rect, new])
-            rect = rect[np.argsort(rect[:, 0], kind="stable")]
-            rest = cand[~take]
+            rect = rect[np.lexsort((rect[:, 3], rect[:, 0]))]
+            rest = todo[~take]
             inside = _inside(key[rest], mid_q[rest], mid_s[rest], rect)
-            cand = rest[~inside]
+            todo = rest[~inside]
         if not chosen:
             return _empty_hsps()
         clock.lap("gapped extension, score only")
@@ -333,15 +360,77 @@ class BlastSearcher:
         return res
 
     def _extend(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms,
-                traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None):
+                traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None, margin: int = 512):
+        """Gapped X-drop extension of many seeds, :data:`_EXTEND_CHUNK` at a time (see :meth:`_extend_chunk`).
+
+        On a GPU one thread extends one seed and a launch lasts as long as its longest extension:
+        the seeds go to the launches longest expected extent first (the span, else the query's
+        length), so the few long alignments share one launch instead of slowing every one. Each
+        seed's result is its own, so the order changes nothing but the time."""
+        n = int(seq.size)
+        expect = (span[1] - span[0]) if span is not None else (seq_off[seq + 1] - seq_off[seq])
+        host = self._host_backend
+        if host is not None and n:
+            # Long extensions on the host's cores, the rest on the device, at the same time: one GPU
+            # thread walks a long alignment's cells far slower than a CPU core (the twins agree
+            # exactly, so where a seed runs changes nothing but the time).
+            far = expect >= _HOST_EXTENT
+            if far.any() and not far.all():
+                near = ~far
+                with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                    job = pool.submit(self._extend_on, host, scoring, xdrop, qs, seq_codes, seq_off, far, seq, contig,
+                                      mq, ms, traceback, span, margin)
+                    dev = self._extend_on(self.backend, scoring, xdrop, qs, seq_codes, seq_off, near, seq, contig, mq,
+                                          ms, traceback, span, margin)
+                    cpu = job.result()
+                return _merge_parts(n, [(np.flatnonzero(far), cpu), (np.flatnonzero(near), dev)], traceback)
+            if far.all():
+                return self._extend_on(host, scoring, xdrop, qs, seq_codes, seq_off, far, seq, contig, mq, ms,
+                                       traceback, span, margin)
+        if n <= _EXTEND_CHUNK:
+            return self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq, contig, mq, ms, traceback, span,
+                                      margin)
+        order = np.argsort(-expect, kind="stable")
+        parts = []
+        for a in range(0, n, _EXTEND_CHUNK):
+            i = order[a:a + _EXTEND_CHUNK]
+            parts.append(self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq[i], contig[i], mq[i], ms[i],
+                                            traceback, None if span is None else (span[0][i], span[1][i]), margin))
+        return _merge_parts(n, [(order[a:a + _EXTEND_CHUNK], p) for a, p in zip(range(0, n, _EXTEND_CHUNK), parts)],
+                            traceback)
+
+    @property
+    def _host_backend(self) -> Backend | None:
+        """The CPU backend that takes the long gapped extensions of a device search (None on the CPU)."""
+        if self.backend.name == "cpu":
+            return None
+        if self.__dict__.get("_host") is None:
+            self.__dict__["_host"] = get_backend("cpu", self._threads)
+        return self.__dict__["_host"]
+
+    def _extend_on(self, backend: Backend, scoring, xdrop, qs, seq_codes, seq_off, pick, seq, contig, mq, ms,
+                   traceback, span, margin):
+        """:meth:`_extend` of the seeds ``pick`` on ``backend`` (the device's or the host's)."""
+        sub = None if span is None else (span[0][pick], span[1][pick])
+        if backend is self.backend:
+            return self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq[pick], contig[pick], mq[pick], ms[pick],
+                                traceback, sub, margin)
+        return self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq[pick], contig[pick], mq[pick], ms[pick],
+                                  traceback, sub, margin, backend=backend)
+
+    def _extend_chunk(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms,
+                      traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None, margin: int = 512,
+                      backend: Backend | None = None):
         """Gapped X-drop extension (with trace-back) from seed points (global query and text positions).
 
         The subject is read from a window of the text: with ``span`` (text extents the HSPs are
-        expected to cover: the ungapped HSP, the score-only HSP), that extent and
-        :data:`_WINDOW_MARGIN` bases each side; an extension that ends closer than half the
+        expected to cover: the ungapped HSP, the score-only HSP), that extent and ``margin`` bases
+        each side; an extension that ends closer than half the
         margin to a window edge that is not its contig's is done again with the whole window
         (the query's reach, as without ``span``), so a window never cuts an alignment short."""
-        ref, backend = self.ref, self.backend
+        ref = self.ref
+        backend = self.backend if backend is None else backend
+        qcodes = qs.codes if backend is self.backend else seq_codes
         qa, qb = seq_off[seq], seq_off[seq + 1]
         ca, cb = ref.contig_offsets[contig], ref.contig_offsets[contig + 1]
         if span is None:
@@ -349,10 +438,10 @@ class BlastSearcher:
             t_lo = np.maximum(ca, ms - (mq - qa) - slack)
             t_hi = np.minimum(cb, ms + (qb - mq) + slack)
         else:
-            t_lo = np.maximum(ca, np.minimum(span[0], ms) - _WINDOW_MARGIN)
-            t_hi = np.minimum(cb, np.maximum(span[1], ms + 1) + _WINDOW_MARGIN)
+            t_lo = np.maximum(ca, np.minimum(span[0], ms) - margin)
+            t_hi = np.minimum(cb, np.maximum(span[1], ms + 1) + margin)
         windows, w_off = unpack_ranges(backend, ref, t_lo, t_hi - t_lo)
-        codes = backend.xp.concatenate([qs.codes, windows])
+        codes = backend.xp.concatenate([qcodes, windows])
         n_q = int(seq_off[-1])
         r = xdrop_gapped(backend, codes, qa, (qb - qa).astype(np.int32), n_q + w_off[:-1],
                          (t_hi - t_lo).astype(np.int32), (mq - qa).astype(np.int32), (ms - t_lo).astype(np.int32),
@@ -365,12 +454,12 @@ class BlastSearcher:
                         "gapopen": r["gap_opens"], "gaps": r["gap_cols"], "cigar": r["cigar"],
                         "cigar_offsets": r["cigar_offsets"]})
         if span is not None:
-            near = _WINDOW_MARGIN // 2
+            near = margin // 2
             redo = np.flatnonzero(((t_lo > ca) & (out["s_start"] - t_lo < near)) |
                                   ((t_hi < cb) & (t_hi - out["s_end"] < near)))
             if redo.size:
-                again = self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq[redo], contig[redo], mq[redo],
-                                     ms[redo], traceback=traceback)
+                again = self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq[redo], contig[redo],
+                                           mq[redo], ms[redo], traceback=traceback, backend=backend)
                 for k, v in out.items():
                     if k not in ("cigar", "cigar_offsets"):
                         v[redo] = again[k]
@@ -430,6 +519,20 @@ class BlastSearcher:
 # ---------------------------------------------------------------------- host passes
 
 
+def _merge_parts(n: int, parts: list[tuple[np.ndarray, dict]], traceback: bool) -> dict[str, np.ndarray]:
+    """Results of seeds split into parts (``(indices, results)``) put back in seed order."""
+    idx = np.concatenate([i for i, _ in parts])
+    back = np.empty(n, np.int64)
+    back[idx] = np.arange(n)
+    first = parts[0][1]
+    out = {k: np.concatenate([np.asarray(r[k]) for _, r in parts])[back] for k in first
+           if k not in ("cigar", "cigar_offsets")}
+    if traceback:
+        data, offs = ragged.concat([(r["cigar"], r["cigar_offsets"]) for _, r in parts])
+        out["cigar"], out["cigar_offsets"] = ragged.gather(data, offs, back)
+    return out
+
+
 class _Clock:
     """Adds the seconds since the last lap to ``timings[stage]`` (synchronising the device first
     when ``GSEEK_BLAST_TIMING`` is set, so that queued work counts where it ran)."""
@@ -454,64 +557,68 @@ def _empty_hsps() -> dict[str, np.ndarray]:
             "cigar": np.zeros(0, np.uint32), "cigar_offsets": np.zeros(1, np.int64)}
 
 
-def _first_of_extent(seq, diag, q_start, q_end) -> np.ndarray:
-    """True for the first seed (in seed order) of every distinct ungapped extent."""
-    n = seq.size
-    keep = np.zeros(n, bool)
-    if n:
-        order = np.lexsort((np.arange(n), q_end, q_start, diag, seq))
-        a = np.stack([seq[order], diag[order], q_start[order], q_end[order]])
-        first = np.ones(n, bool)
-        first[1:] = (a[:, 1:] != a[:, :-1]).any(axis=0)
-        keep[order[first]] = True
-    return keep
-
-
 @numba.njit(cache=True)
-def _select_round(key, s, apart):
-    """Greedy, in rank order: a candidate is taken unless a taken one of the same key lies
-    within ``apart`` of it (its own or the other's)."""
+def _select_round(key, s, diag, apart):
+    """Greedy, in rank order: a candidate is taken unless a taken one of the same key lies within
+    ``apart`` of it on the subject and within :data:`_DIAG_BAND` diagonals (``apart`` is the same
+    for every candidate of a key). Taken seeds are kept in cells ``apart`` by ``_DIAG_BAND`` wide:
+    a cell holds at most one, and only the neighbouring cells can hold a conflict."""
     n = key.size
     take = np.zeros(n, np.bool_)
     order = np.argsort(key, kind="mergesort")  # stable: rank order inside a key
+    band = _DIAG_BAND
     i = 0
     while i < n:
         j = i
         while j < n and key[order[j]] == key[order[i]]:
             j += 1
-        chosen = np.empty(j - i, np.int64)
-        m = 0
+        width = max(apart[order[i]], 1)
+        held = dict()
+        held[np.int64(-(1 << 62))] = np.int64(0)  # typed: int64 -> int64 (a cell never used)
         for t in range(i, j):
             c = order[t]
+            bs = s[c] // width
+            bd = diag[c] // band
             ok = True
-            for u in range(m):
-                d = abs(s[c] - s[chosen[u]])
-                if d <= apart[c] or d <= apart[chosen[u]]:
-                    ok = False
+            for ds in range(-1, 2):
+                for dd in range(-1, 2):
+                    cell = (bs + ds) * (np.int64(1) << 32) + ((bd + dd) & 0xFFFFFFFF)
+                    if cell in held:
+                        other = held[cell]
+                        if abs(s[c] - s[other]) <= width and abs(diag[c] - diag[other]) <= band:
+                            ok = False
+                if not ok:
                     break
             if ok:
                 take[c] = True
-                chosen[m] = c
-                m += 1
+                held[bs * (np.int64(1) << 32) + (bd & 0xFFFFFFFF)] = np.int64(c)
         i = j
     return take
 
 
 @numba.njit(cache=True)
 def _inside(key, q, s, rect):
-    """Whether seed point (q, s) lies in a found HSP of its key (``rect`` sorted by key): inside its
-    query and subject ranges and within ``_DIAG_NEAR`` of its diagonals (a repeat inside the
-    rectangle but off the alignment's path is extended on its own, as BLAST+ does)."""
+    """Whether seed point (q, s) lies in a found HSP of its key (``rect`` sorted by key, then
+    subject start): inside its query and subject ranges and within ``_DIAG_NEAR`` of its diagonals
+    (a repeat inside the rectangle but off the alignment's path is extended on its own, as BLAST+
+    does)."""
     out = np.zeros(key.size, np.bool_)
     keys = rect[:, 0]
+    span = 0
+    for r in range(rect.shape[0]):
+        span = max(span, rect[r, 4] - rect[r, 3])
     for i in range(key.size):
         a = np.searchsorted(keys, key[i], side="left")
         b = np.searchsorted(keys, key[i], side="right")
-        for r in range(a, b):
-            d = s[i] - q[i]
-            if rect[r, 1] <= q[i] < rect[r, 2] and rect[r, 3] <= s[i] < rect[r, 4] and rect[r, 5] <= d <= rect[r, 6]:
+        # rects a..b-1 are sorted by subject start: those starting in [s - span, s]
+        hi = a + np.searchsorted(rect[a:b, 3], s[i], side="right")
+        d = s[i] - q[i]
+        r = hi - 1
+        while r >= a and rect[r, 3] >= s[i] - span:
+            if rect[r, 1] <= q[i] < rect[r, 2] and s[i] < rect[r, 4] and rect[r, 5] <= d <= rect[r, 6]:
                 out[i] = True
                 break
+            r -= 1
     return out
 
 

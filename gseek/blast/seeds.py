@@ -21,7 +21,7 @@ from gseek.kernels import blast as kblast
 
 from .lookup import LookupTable
 
-__all__ = ["QuerySet", "Seeds", "find_seeds", "scan_hits", "ungapped_extend", "unpack_ranges"]
+__all__ = ["QuerySet", "Seeds", "find_seeds", "scan_hits", "select_seeds", "ungapped_extend", "unpack_ranges"]
 
 #: Largest number of (query, text) pairs expanded in one lookup launch.
 PAIR_CHUNK = 1 << 24
@@ -46,7 +46,7 @@ def device_queries(backend: Backend, codes: np.ndarray, offsets: np.ndarray, val
     """Upload one batch's sequences and its lookup table (offsets as int32 when they fit)."""
     if codes.size >= (1 << 31) - 1:
         raise OptionError(f"a query batch holds {codes.size} bases; at most 2^31 - 2 are searched at once")
-    first, positions = table.first.astype(np.int32), table.positions.astype(np.int32)
+    first, positions = table.first.astype(np.int32, copy=False), table.positions.astype(np.int32, copy=False)
     up = backend.asarray
     return QuerySet(up(np.ascontiguousarray(codes, np.uint8)), up(np.asarray(offsets, np.int64)),
                     up(np.ascontiguousarray(valid, np.uint8)), up(first), up(positions), up(table.pv),
@@ -55,8 +55,8 @@ def device_queries(backend: Backend, codes: np.ndarray, offsets: np.ndarray, val
 
 @dataclass(frozen=True)
 class Seeds:
-    """Seed runs (host arrays): ``q`` (query position, concatenated), ``s`` (text position),
-    ``length`` (equal bases, at least the word size), sorted by (q - s diagonal order: q, s)."""
+    """Seed runs (arrays on the backend's device): ``q`` (query position, concatenated), ``s``
+    (text position), ``length`` (equal bases, at least the word size), sorted by (q, s)."""
 
     q: np.ndarray
     s: np.ndarray
@@ -125,21 +125,21 @@ def find_seeds(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: i
                            np.int64(m), np.int32(lut_w), np.int32(stride), np.int32(word), keep, run_q, run_s,
                            run_len)
             idx = xp.nonzero(keep)[0]
-            parts.append((backend.to_host(run_q[idx]), backend.to_host(run_s[idx]), backend.to_host(run_len[idx])))
+            parts.append((run_q[idx], run_s[idx], run_len[idx]))
         a = b
     if parts:
-        q = np.concatenate([p[0] for p in parts])
-        s = np.concatenate([p[1] for p in parts])
-        length = np.concatenate([p[2] for p in parts])
+        q = xp.concatenate([p[0] for p in parts])
+        s = xp.concatenate([p[1] for p in parts])
+        length = xp.concatenate([p[2] for p in parts])
     else:
-        q, s, length = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32)
-    order = np.lexsort((s, q))
+        q, s, length = xp.zeros(0, np.int64), xp.zeros(0, np.int64), xp.zeros(0, np.int32)
+    order = xp.lexsort(xp.stack([s, q]))
     return Seeds(q[order], s[order], length[order])
 
 
 @on_device
 def ungapped_extend(backend: Backend, ref: ReferenceText, queries: QuerySet, seeds: Seeds, reward: int,
-                    penalty: int, xdrop: int) -> dict[str, np.ndarray]:
+                    penalty: int, n_score: int, xdrop: int) -> dict[str, Any]:
     """BLAST's ungapped X-drop extension of every seed run: ``score``, ``q_start``, ``q_end``
     (concatenated query coordinates; the text extent is on the same diagonal)."""
     xp = backend.xp
@@ -150,9 +150,41 @@ def ungapped_extend(backend: Backend, ref: ReferenceText, queries: QuerySet, see
     if n:
         backend.launch(kblast, "ungapped_extend", n, text, nmask, has_n, dev.contig_offsets,
                        np.int64(len(ref.contig_names)), queries.codes, queries.offsets, np.int64(queries.n_seq),
-                       backend.asarray(seeds.q), backend.asarray(seeds.s), backend.asarray(seeds.length),
-                       np.int64(n), np.int32(reward), np.int32(penalty), np.int32(xdrop), score, q_start, q_end)
-    return {"score": backend.to_host(score), "q_start": backend.to_host(q_start), "q_end": backend.to_host(q_end)}
+                       seeds.q, seeds.s, seeds.length,
+                       np.int64(n), np.int32(reward), np.int32(penalty), np.int32(n_score), np.int32(xdrop), score,
+                       q_start, q_end)
+    return {"score": score, "q_start": q_start, "q_end": q_end}
+
+
+@on_device
+def select_seeds(backend: Backend, ref: ReferenceText, queries: QuerySet, seeds: Seeds, ung: dict[str, Any],
+                 triggers: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The seeds worth extending further, on the host: the first seed (in seed order) of each
+    distinct ungapped extent of a query sequence's diagonal, with an ungapped score of at least
+    its sequence's ``triggers`` entry (None: any score). Returns host arrays ``q``, ``s``,
+    ``length``, ``score``, ``q_start``, ``q_end``, ``seq``, ``contig`` in seed order."""
+    xp = backend.xp
+    n = len(seeds)
+    dev = ref.on(backend)
+    seq = xp.searchsorted(queries.offsets, seeds.q, side="right") - 1
+    contig = xp.searchsorted(dev.contig_offsets, seeds.s, side="right") - 1
+    keep = xp.zeros(n, dtype=bool)
+    if n:
+        diag = seeds.s - seeds.q
+        order = xp.lexsort(xp.stack([xp.arange(n, dtype=np.int64), ung["q_end"], ung["q_start"], diag,
+                                     seq.astype(np.int64)]))
+        a = xp.stack([seq[order].astype(np.int64), diag[order], ung["q_start"][order], ung["q_end"][order]])
+        first = xp.ones(n, dtype=bool)
+        first[1:] = (a[:, 1:] != a[:, :-1]).any(axis=0)
+        keep[order[first]] = True
+        if triggers is not None:
+            keep &= ung["score"] >= backend.asarray(np.asarray(triggers, np.int64))[seq]
+    idx = xp.nonzero(keep)[0]
+    host = backend.to_host
+    return {"q": host(seeds.q[idx]), "s": host(seeds.s[idx]), "length": host(seeds.length[idx]),
+            "score": host(ung["score"][idx]), "q_start": host(ung["q_start"][idx]),
+            "q_end": host(ung["q_end"][idx]), "seq": host(seq[idx]).astype(np.int64),
+            "contig": host(contig[idx]).astype(np.int32)}
 
 
 @on_device

@@ -1,15 +1,17 @@
-"""SAM/BAM output: header, mapped and unmapped records, written atomically.
+"""SAM/BAM/CRAM output: header, mapped and unmapped records, read groups, written atomically.
 
-:class:`SamWriter` writes the header (``@HD``, one ``@SQ`` per contig, ``@PG``
-with the exact command line) and records to a temporary name, and renames it
-to the final name when closed without error. The name's suffix says the
-format (:func:`sam_format`, any case): ``.sam``, ``.bam`` (the SAM text is
-converted by htslib through pysam when the writer closes) or ``.sam.gz``
-(BGZF-compressed SAM); any other suffix is refused. ``-`` writes SAM to
-stdout and special files (``/dev/null``) are written in place. Records are formatted as text straight
-from the struct-of-arrays results (:func:`format_mapping`, by the Numba
-formatter in :mod:`gseek.output.sam_records`); ``docs/sam.md`` documents fields, tags and
-MAPQ.
+:class:`SamWriter` writes the header (``@HD``, one ``@SQ`` per contig, an
+optional ``@RG``, ``@PG`` with the exact command line) and records to a
+temporary name, and renames it to the final name when closed without error.
+The name's suffix says the format (:func:`sam_format`, any case): ``.sam``,
+``.sam.gz`` (BGZF-compressed SAM), ``.bam`` and ``.cram`` (records streamed
+into htslib through pysam, :mod:`gseek.output.bam`; coordinate-sorted and
+indexed by default); any other suffix is refused. ``-`` writes SAM to stdout
+and special files (``/dev/null``) are written in place. Records are
+formatted as text straight from the struct-of-arrays results
+(:func:`format_mapping`, by the Numba formatter in
+:mod:`gseek.output.sam_records`); that text is what every format holds.
+``docs/sam.md`` documents fields, tags and MAPQ.
 
 >>> import os, tempfile
 >>> from gseek.seqio import read_fastx
@@ -25,7 +27,9 @@ r1	4	*	0	0	*	*	0	0	ACGTN	IIII#
 from __future__ import annotations
 
 import os
+import re
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,43 +38,46 @@ import pysam
 
 from gseek import __version__, ragged
 from gseek.alphabet import COMPLEMENT
-from gseek.errors import FastxError, GseekError, OutputError
+from gseek.errors import FastxError, OptionError, OutputError
 from gseek.seqio import SequenceBatch, open_output
-from gseek.seqio.atomic import STDOUT, is_special, open_named, temporary_name
+from gseek.seqio.atomic import STDOUT, is_special
 
 from . import sam_records
+from .bam import INDEX_SUFFIX, HtslibWriter
 from .bgzf import BgzfWriter
 
 if TYPE_CHECKING:  # pragma: no cover
     from gseek.index.text import ReferenceText
     from gseek.mapper import MappingResult
 
-__all__ = ["SamWriter", "sam_header", "format_mapping", "format_unmapped", "sam_format", "check_read_names",
-           "SAM_SUFFIXES", "QNAME_MAX"]
+__all__ = ["SamWriter", "sam_header", "format_mapping", "format_unmapped", "sam_format", "check_sam_output",
+           "check_read_names", "check_reference", "read_group", "read_group_line", "SAM_SUFFIXES", "SORTED_FORMATS",
+           "QNAME_MAX"]
 
 _LETTERS = np.frombuffer(b"ACGTN", dtype=np.uint8)
 
 #: Output suffix (matched in any case) -> format written.
-SAM_SUFFIXES = {".sam": "sam", ".bam": "bam", ".sam.gz": "sam.gz"}
+SAM_SUFFIXES = {".sam": "sam", ".bam": "bam", ".sam.gz": "sam.gz", ".cram": "cram"}
+#: Formats written coordinate-sorted and indexed unless ``sort=False`` (``--no-sort``).
+SORTED_FORMATS = tuple(INDEX_SUFFIX)
 #: The longest QNAME SAM allows (``[!-?A-~]{1,254}``).
 QNAME_MAX = 254
 
 
 def sam_format(path: str | os.PathLike) -> str:
-    """The format an output's name asks for: ``"sam"``, ``"bam"`` or ``"sam.gz"``
-    (BGZF-compressed SAM), by its suffix in any case; ``"sam"`` for ``-`` and a
-    special file (``/dev/null``, a FIFO) without one of these suffixes.
+    """The format an output's name asks for: ``"sam"``, ``"bam"``, ``"cram"`` or
+    ``"sam.gz"`` (BGZF-compressed SAM), by its suffix in any case; ``"sam"`` for
+    ``-`` and a special file (``/dev/null``, a FIFO) without one of these suffixes.
 
     Any other name is refused (:class:`~gseek.errors.OutputError` naming it):
-    ``.cram`` needs the reference sequence to be written, which is not built
-    yet, and a name such as ``out.txt`` would hide the format.
+    a name such as ``out.txt`` would hide the format.
 
-    >>> sam_format("x.sam"), sam_format("x.BAM"), sam_format("x.Sam.gz"), sam_format("-")
-    ('sam', 'bam', 'sam.gz', 'sam')
-    >>> sam_format("x.cram")
+    >>> sam_format("x.sam"), sam_format("x.BAM"), sam_format("x.Sam.gz"), sam_format("x.cram"), sam_format("-")
+    ('sam', 'bam', 'sam.gz', 'cram', 'sam')
+    >>> sam_format("x.txt")
     Traceback (most recent call last):
     ...
-    gseek.errors.OutputError: x.cram: CRAM output needs a reference to encode against, not written yet; name ...
+    gseek.errors.OutputError: x.txt: not a SAM output name; name the output .sam, .bam, .cram or .sam.gz ...
     """
     name = Path(path).name.lower()
     for suffix, fmt in SAM_SUFFIXES.items():
@@ -78,11 +85,147 @@ def sam_format(path: str | os.PathLike) -> str:
             return fmt
     if os.fspath(path) == STDOUT or is_special(path):
         return "sam"
-    accepted = "name the output .sam, .bam or .sam.gz"
-    if name.endswith(".cram"):
-        raise OutputError(path, f"CRAM output needs a reference to encode against, not written yet; {accepted}")
-    raise OutputError(path, f"not a SAM output name; {accepted} (BGZF-compressed SAM), or give - for stdout")
+    raise OutputError(path, "not a SAM output name; name the output .sam, .bam, .cram or .sam.gz (BGZF-compressed "
+                            "SAM), or give - for stdout")
 
+
+def check_sam_output(path: str | os.PathLike, *, sort: bool | None = None,
+                     reference: str | os.PathLike | None = None) -> tuple[str, bool]:
+    """The format of the output ``path`` (:func:`sam_format`) and whether it is
+    sorted, checked before any work: returns ``(format, sort)``.
+
+    ``sort`` None: sorted when the format is BAM or CRAM and the output a file;
+    ``True`` is refused for any other output, as CRAM without ``reference``
+    (:class:`~gseek.errors.OutputError` naming the output).
+
+    >>> check_sam_output("x.bam"), check_sam_output("x.bam", sort=False), check_sam_output("-")
+    (('bam', True), ('bam', False), ('sam', False))
+    >>> check_sam_output("x.cram")
+    Traceback (most recent call last):
+    ...
+    gseek.errors.OutputError: x.cram: CRAM output is encoded against the reference; give --reference FASTA
+    """
+    fmt = sam_format(path)
+    if fmt == "cram" and reference is None:
+        raise OutputError(path, "CRAM output is encoded against the reference; give --reference FASTA")
+    special = os.fspath(path) == STDOUT or is_special(path)
+    if sort and (fmt not in SORTED_FORMATS or special):
+        raise OutputError(path, "--sort applies to .bam and .cram output files (sorting needs the whole file, and "
+                                "its index lies beside it)")
+    return fmt, (fmt in SORTED_FORMATS and not special) if sort is None else bool(sort)
+
+
+def check_reference(reference: str | os.PathLike, contig_names, contig_lengths) -> None:
+    """Refuse a FASTA a CRAM cannot be encoded against: one that htslib cannot
+    index, or that lacks a contig of the index or has it at another length
+    (:class:`~gseek.errors.OutputError` naming the FASTA). htslib writes
+    ``FASTA.fai`` beside it when missing, as it would for the CRAM.
+
+    >>> import os, tempfile
+    >>> fasta = os.path.join(tempfile.mkdtemp(), "ref.fa")
+    >>> _ = open(fasta, "w").write(">chr1 first\\nACGTACGT\\n")
+    >>> check_reference(fasta, ["chr1"], [8])
+    >>> check_reference(fasta, ["chr1", "chr2"], [8, 5])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gseek.errors.OutputError: .../ref.fa: holds no contig 'chr2' of the index; give the FASTA the index was built from
+    """
+    try:
+        with pysam.FastaFile(os.fspath(reference)) as fasta:
+            lengths = dict(zip(fasta.references, fasta.lengths))
+    except (OSError, ValueError) as exc:
+        raise OutputError(reference, f"cannot read it as the CRAM reference (an indexable FASTA, plain or bgzip): "
+                                     f"{' '.join(str(exc).split())}") from None
+    for name, length in zip(contig_names, contig_lengths):
+        if str(name) not in lengths:
+            raise OutputError(reference, f"holds no contig {str(name)!r} of the index; give the FASTA the index was "
+                                         "built from")
+        if lengths[str(name)] != int(length):
+            raise OutputError(reference, f"contig {str(name)!r} has {lengths[str(name)]:,} bases, {int(length):,} in "
+                                         "the index; give the FASTA the index was built from")
+
+
+# --------------------------------------------------------------------------- read groups
+
+#: A header field's tag (SAM 1.6, section 1.3: ``[A-Za-z][A-Za-z0-9]``).
+_FIELD_TAG = re.compile(r"[A-Za-z][A-Za-z0-9]")
+#: What an @RG value may hold: printable characters and spaces (no tab, no newline).
+_FIELD_VALUE = re.compile(r"[ -~\x80-\U0010ffff]+")
+
+
+def read_group(rg_id: str | None, fields: Iterable[str] = ()) -> dict[str, str] | None:
+    """The ``@RG`` line of ``--rg-id ID --rg TAG:VALUE ...`` (bowtie's options), as
+    a header dict ``{"ID": ..., TAG: VALUE, ...}``; None without ``rg_id``.
+
+    Raises :class:`~gseek.errors.OptionError` for a field without ``rg_id``,
+    one that is not ``TAG:VALUE``, an ``ID`` field (give it as ``rg_id``), a
+    tag given twice, or an empty or tab-holding value.
+
+    >>> read_group("lane1", ["SM:sample 1", "PL:ILLUMINA"])
+    {'ID': 'lane1', 'SM': 'sample 1', 'PL': 'ILLUMINA'}
+    >>> read_group(None, ["SM:x"])
+    Traceback (most recent call last):
+    ...
+    gseek.errors.OptionError: --rg SM:x: give the read group's ID with --rg-id
+    """
+    fields = list(fields)
+    if rg_id is None:
+        if fields:
+            raise OptionError(f"--rg {fields[0]}: give the read group's ID with --rg-id")
+        return None
+    group = {"ID": _field_value("--rg-id", "ID", rg_id)}
+    for field in fields:
+        tag, colon, value = field.partition(":")
+        if not colon or not _FIELD_TAG.fullmatch(tag):
+            raise OptionError(f"--rg {field}: expected TAG:VALUE with a two-character tag, e.g. SM:sample1")
+        if tag == "ID":
+            raise OptionError(f"--rg {field}: give the read group's ID with --rg-id")
+        if tag in group:
+            raise OptionError(f"--rg {field}: {tag} given twice")
+        group[tag] = _field_value(f"--rg {field}", tag, value)
+    return group
+
+
+def read_group_line(line: str) -> dict[str, str]:
+    """The ``@RG`` line of bwa's ``-R``: ``@RG\\tID:x\\tSM:y``, the tabs written as
+    ``\\t`` (two characters, as bwa takes them) or as tabs; as a header dict.
+
+    Raises :class:`~gseek.errors.OptionError` for a line that does not start
+    with ``@RG``, has no ``ID``, or a field that is not ``TAG:VALUE``.
+
+    >>> read_group_line(r"@RG\\tID:lane1\\tSM:s1\\tPL:ILLUMINA")
+    {'ID': 'lane1', 'SM': 's1', 'PL': 'ILLUMINA'}
+    >>> read_group_line(r"@RG\\tSM:s1")
+    Traceback (most recent call last):
+    ...
+    gseek.errors.OptionError: -R '@RG\\\\tSM:s1': the @RG line has no ID field
+    """
+    shown = f"-R {line!r}"
+    parts = line.replace("\\t", "\t").split("\t")
+    if parts[0] != "@RG" or len(parts) < 2:
+        raise OptionError(f"{shown}: expected an @RG line such as '@RG\\tID:lane1\\tSM:sample1'")
+    group: dict[str, str] = {}
+    for field in parts[1:]:
+        tag, colon, value = field.partition(":")
+        if not colon or not _FIELD_TAG.fullmatch(tag):
+            raise OptionError(f"{shown}: field {field!r} is not TAG:VALUE with a two-character tag")
+        if tag in group:
+            raise OptionError(f"{shown}: {tag} given twice")
+        group[tag] = _field_value(shown, tag, value)
+    if "ID" not in group:
+        raise OptionError(f"{shown}: the @RG line has no ID field")
+    return {"ID": group.pop("ID"), **group}
+
+
+def _field_value(shown: str, tag: str, value: str) -> str:
+    if not _FIELD_VALUE.fullmatch(value):
+        raise OptionError(f"{shown}: {tag} needs a value of printable characters (no tab, not empty)")
+    if tag == "ID" and not value.isascii():  # it is every record's RG:Z: tag too
+        raise OptionError(f"{shown}: the read group ID must be ASCII (it tags every record, RG:Z:)")
+    return value
+
+
+# --------------------------------------------------------------------------- QNAME
 
 #: Bytes SAM's QNAME may not hold (``[!-?A-~]``: printable ASCII but ``@``).
 _QNAME_BAD = np.ones(256, dtype=bool)
@@ -127,43 +270,60 @@ def check_read_names(batch: SequenceBatch) -> None:
                                        "(printable ASCII other than '@' only)")
 
 
-def sam_header(contig_names, contig_lengths, *, command: str, backend: str) -> dict:
-    """Header dict for pysam: @HD, @SQ per contig, @PG naming gseek, its backend and command."""
-    return {
+def sam_header(contig_names, contig_lengths, *, command: str, backend: str,
+               read_group: Mapping[str, str] | Iterable[tuple[str, str]] | None = None) -> dict:
+    """Header dict for pysam: @HD, @SQ per contig, @RG when ``read_group`` is given
+    (:func:`read_group`: ``ID`` first), @PG naming gseek, its version, backend and
+    ``command`` (the user's command line)."""
+    header = {
         "HD": {"VN": "1.6", "SO": "unsorted"},
         "SQ": [{"SN": str(n), "LN": int(l)} for n, l in zip(contig_names, contig_lengths)],
-        "PG": [{"ID": "gseek", "PN": "gseek", "VN": __version__, "CL": command, "DS": f"backend={backend}"}],
     }
+    if read_group:
+        group = dict(read_group)
+        if not group.get("ID"):
+            raise OptionError(f"read_group {group}: the @RG line needs an ID (gseek.output.sam.read_group)")
+        header["RG"] = [{"ID": group.pop("ID"), **group}]
+    header["PG"] = [{"ID": "gseek", "PN": "gseek", "VN": __version__, "CL": command, "DS": f"backend={backend}"}]
+    return header
 
 
 class SamWriter:
-    """Context manager writing SAM, BAM or BGZF-compressed SAM (by the name's
+    """Context manager writing SAM, BGZF-compressed SAM, BAM or CRAM (by the name's
     suffix, :func:`sam_format`; SAM to stdout for ``-``), atomically.
 
     The output is a :func:`~gseek.seqio.open_output`: a regular file is
     written under a temporary name and renamed when complete; ``-`` and
-    special files (``/dev/null``, a FIFO) are written in place. BAM: the SAM
-    text goes to a scratch file beside the output, converted by htslib when
-    the writer closes. Errors name ``path``, never a temporary name.
+    special files (``/dev/null``, a FIFO) are written in place. BAM and CRAM:
+    the record text is streamed into htslib (:class:`~gseek.output.bam.HtslibWriter`),
+    coordinate-sorted and indexed unless ``sort`` is False
+    (:func:`check_sam_output`); ``reference``: the FASTA a CRAM is encoded
+    against; ``threads``: htslib's threads. A header with one ``@RG`` line
+    (:func:`sam_header`'s ``read_group``) tags every record ``RG:Z:ID``
+    (appended to each line as it is written). Errors name ``path``, never a
+    temporary name.
     """
 
-    def __init__(self, path: str | os.PathLike, header: dict) -> None:
+    def __init__(self, path: str | os.PathLike, header: dict, *, sort: bool | None = None,
+                 reference: str | os.PathLike | None = None, threads: int | None = None) -> None:
         self.header = pysam.AlignmentHeader.from_dict(header)
         self.records = 0
         self.path = Path(path)
-        self.format = sam_format(path)
+        self.format, self.sorted = check_sam_output(path, sort=sort, reference=reference)
         self.stdout = os.fspath(path) == STDOUT
-        self.bam = self.format == "bam"
-        self._target = open_output(path, "path" if self.bam else "wb", compress=False)
-        self._bgzf = None
-        if self.bam:
-            self._dest = self._target.__enter__()
-            self._sam = temporary_name(self.path.with_name(self.path.name + ".sam"))
-            self._out = open_named(self._sam, self.path)
-        else:
-            self._out = self._target.__enter__()
-            if self.format == "sam.gz":
-                self._bgzf = self._out = BgzfWriter(self._out)
+        groups = header.get("RG") or []
+        #: Appended to every record line: ``\tRG:Z:ID`` of the header's one read group.
+        self.line_suffix = np.frombuffer(f"\tRG:Z:{groups[0]['ID']}".encode("ascii"), np.uint8) \
+            if len(groups) == 1 else None
+        self._bgzf = self._htslib = None
+        if self.format in SORTED_FORMATS:
+            self._htslib = HtslibWriter(path, self.header, self.format, sort=self.sorted, reference=reference,
+                                        threads=threads)
+            return
+        self._target = open_output(path, "wb", compress=False)
+        self._out = self._target.__enter__()
+        if self.format == "sam.gz":
+            self._bgzf = self._out = BgzfWriter(self._out)
         try:
             self._write(_header_bytes(str(self.header)))
         except BaseException:
@@ -177,40 +337,32 @@ class SamWriter:
         self._close(exc_type, exc, tb)
 
     def _close(self, exc_type, exc, tb) -> None:
-        if not self.bam:
-            if self._bgzf is not None:
-                try:
-                    if exc_type is None:
-                        self._bgzf.close()  # the last block and the end-of-file block
-                except BaseException:
-                    self._target.__exit__(*sys.exc_info())
-                    raise
-            self._target.__exit__(exc_type, exc, tb)
+        if self._htslib is not None:
+            self._htslib.__exit__(exc_type, exc, tb)
             return
-        try:
-            self._out.close()
-            if exc_type is None:
-                try:
-                    pysam.view("-b", "-o", str(self._dest), str(self._sam), catch_stdout=False)
-                except pysam.utils.SamtoolsError as err:
-                    text = " ".join(str(err).split())
-                    for scratch in (self._dest, self._sam):  # the user's name, never a temporary one
-                        text = text.replace(str(scratch), str(self.path))
-                    error = GseekError(f"{self.path}: BAM conversion failed: {text}")
-                    self._target.__exit__(GseekError, error, None)
-                    raise error from None
-            self._target.__exit__(exc_type, exc, tb)
-        finally:
-            self._sam.unlink(missing_ok=True)
+        if self._bgzf is not None:
+            try:
+                if exc_type is None:
+                    self._bgzf.close()  # the last block and the end-of-file block
+            except BaseException:
+                self._target.__exit__(*sys.exc_info())
+                raise
+        self._target.__exit__(exc_type, exc, tb)
 
     def _write(self, data: str | bytes | np.ndarray) -> None:
         if isinstance(data, str):  # record text: one byte a character (names are latin-1, as read)
             data = data.encode("latin-1")
-        self._out.write(memoryview(data))
+        if self._htslib is not None:
+            self._htslib.write(data)
+        else:
+            self._out.write(memoryview(data))
 
     def write_text(self, text: str | bytes | np.ndarray, records: int) -> None:
         """Append SAM record lines (each ending in a newline) holding ``records`` records:
-        a string, or bytes / a ``uint8`` array (written without a copy)."""
+        a string, or bytes / a ``uint8`` array (written without a copy unless
+        the lines take a read group tag)."""
+        if self.line_suffix is not None:
+            text = _append_to_lines(text, self.line_suffix)
         self._write(text)
         self.records += records
 
@@ -220,6 +372,17 @@ class SamWriter:
         check_read_names(batch)
         text = format_unmapped(batch, np.arange(len(batch)))
         self.write_text(text, len(batch))
+
+
+def _append_to_lines(text: str | bytes | np.ndarray, suffix: np.ndarray) -> np.ndarray:
+    """``text`` with ``suffix`` before every newline (one vectorised pass).
+
+    >>> bytes(_append_to_lines(b"a\\nbc\\n", np.frombuffer(b"!?", np.uint8)))
+    b'a!?\\nbc!?\\n'
+    """
+    data = np.frombuffer(text.encode("latin-1") if isinstance(text, str) else memoryview(text).cast("B"), np.uint8)
+    ends = np.flatnonzero(data == 10)
+    return np.insert(data, np.repeat(ends, suffix.size), np.tile(suffix, ends.size))
 
 
 # --------------------------------------------------------------------------- records

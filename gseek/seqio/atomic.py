@@ -333,7 +333,8 @@ def remove_stale_temporaries(final: str | os.PathLike, *, every: bool = False) -
     """Remove what a killed writer of ``final`` left beside it and return it
     (``every=True``: ``final`` is a folder, and every temporary in it goes).
 
-    Outputs are written as ``.NAME.tmp-PID`` (a BAM's SAM text as
+    Outputs are written as ``.NAME.tmp-PID`` (a sorted BAM's scratch files in
+    a ``.NAME.sort.tmp-PID`` folder; an earlier version's BAM text as
     ``.NAME.sam.tmp-PID``; an index as a ``.NAME.tmp-PID`` folder) and
     renamed when complete; a SIGKILL or a power loss leaves them. A
     temporary is stale when its PID is this process's (a run before this
@@ -343,7 +344,7 @@ def remove_stale_temporaries(final: str | os.PathLike, *, every: bool = False) -
     final = Path(final)
     removed = []
     name = glob.escape(final.name)  # a name holding [ or * matches itself only
-    patterns = (".*.tmp-*",) if every else (f".{name}.tmp-*", f".{name}.sam.tmp-*")
+    patterns = (".*.tmp-*",) if every else (f".{name}.tmp-*", f".{name}.sort.tmp-*", f".{name}.sam.tmp-*")
     try:
         candidates = [p for pattern in patterns for p in (final if every else final.parent).glob(pattern)]
     except OSError:

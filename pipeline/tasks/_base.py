@@ -126,6 +126,8 @@ class LazySink:
 
 def batch_nbytes(batch: SequenceBatch) -> int:
     """Bytes held by a batch's arrays (the in-flight memory it costs)."""
+    if hasattr(batch, "mate1"):  # paired-end reads (a PairedBatch): both mates
+        return batch_nbytes(batch.mate1) + batch_nbytes(batch.mate2)  # type: ignore[attr-defined]
     arrays = (batch.codes, batch.offsets, batch.quals, batch.names, batch.name_offsets, batch.descriptions,
               batch.description_offsets, batch.lines)
     return int(sum(a.nbytes for a in arrays if a is not None))

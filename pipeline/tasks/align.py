@@ -128,8 +128,8 @@ class _DPStages:
         return _TsvSink(query, self.columns, empty_error=self.empty_error)
 
     @staticmethod
-    def check_output_name(path: str | os.PathLike) -> None:
-        """Any name is a TSV output (``.gz``: gzip-compressed)."""
+    def check_output_name(path: str | os.PathLike, **options: Any) -> None:
+        """Any name is a TSV output (``.gz``: gzip-compressed); the task's ``options`` change nothing."""
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages."""

@@ -149,8 +149,8 @@ class BlastTask:
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     @staticmethod
-    def check_output_name(path: str | os.PathLike) -> None:
-        """Any name: BLAST tabular output is plain text (``.gz``: gzip)."""
+    def check_output_name(path: str | os.PathLike, **options: Any) -> None:
+        """Any name: BLAST tabular output is plain text (``.gz``: gzip); the options change nothing."""
 
     def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
         for path in query.paths:

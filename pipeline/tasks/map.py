@@ -27,6 +27,7 @@ front door of ``gseek search --task map``, and, with ``workers=0``, of
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
@@ -44,9 +45,13 @@ from gseek.errors import FastxError, GseekWarning, OptionError
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
 from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
-from gseek.output.sam import SamWriter, check_read_names, format_mapping, sam_format, sam_header
+from gseek.mapper.pairs import DEFAULT_MAXINS, DEFAULT_MININS, PairOptions, select_pairs
+from gseek.output.sam import (SamWriter, check_read_names, check_reference, check_sam_output, format_mapping,
+                              sam_header)
+from gseek.output.sam_pairs import format_pairs
 from gseek.output.sam_records import BufferPool
 from gseek.seqio import FastxReader, SequenceBatch, looks_phred64, open_output
+from gseek.seqio.pairs import PairedBatch, iter_interleaved, iter_pairs
 from gseek.seqio.atomic import check_output, descriptor_of, is_special, write_all
 
 from ..engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueBounds
@@ -116,9 +121,11 @@ class _SamSink(LazySink):
     skipped (``skip``) writes a header alone; one without records is an error."""
 
     def __init__(self, query: QueryFile, header: dict, pool: Any = None, check: Any = None,
-                 reads_out: Sequence[str] = (), seen: Any = None) -> None:
+                 reads_out: Sequence[str] = (), seen: Any = None,
+                 writer_options: dict[str, Any] | None = None) -> None:
         super().__init__(query)
         self.header, self.pool, self.check = header, pool, check
+        self.writer_options = writer_options or {}
         self.reads_out = list(reads_out)  # un, al: None or a path
         self.read_writers: list[Any] = []
         self.seen = seen
@@ -130,7 +137,7 @@ class _SamSink(LazySink):
     def open(self) -> SamWriter:
         if self.check is not None and os.fspath(self.query.output) == "-":
             self.check.result()
-        writer = SamWriter(self.query.output, self.header)
+        writer = SamWriter(self.query.output, self.header, **self.writer_options)
         try:
             for path in self.reads_out:
                 if path is not None:
@@ -192,6 +199,13 @@ class MapTask:
         command: SAM ``@PG CL``.
         no_unal, cigar_eq, phred64, trim5, trim3, skip, upto, un, al: as
             :func:`map_files`.
+        read_group, sort, reference: as :func:`map_files` (the format of
+            each output is its name's, :func:`~gseek.output.sam.check_sam_output`).
+        interleaved: every one-file query holds mate 1 and mate 2 of each pair
+            one after the other (paired-end reads).
+        minins, maxins, orientation: how mates pair
+            (:class:`~gseek.mapper.pairs.PairOptions`), for a query of two
+            mate files (``QueryFile(paired=True)``) or an interleaved one.
         **mapper_options: the other :class:`~gseek.mapper.Mapper` options.
 
     The SAM header names the first device's backend (``@PG DS``). The read
@@ -221,27 +235,49 @@ class MapTask:
         upto: int | None = None,
         un: str | os.PathLike | None = None,
         al: str | os.PathLike | None = None,
+        read_group: dict[str, str] | Sequence[tuple[str, str]] | None = None,
+        sort: bool | None = None,
+        reference: str | os.PathLike | None = None,
+        interleaved: bool = False,
+        minins: int = DEFAULT_MININS,
+        maxins: int = DEFAULT_MAXINS,
+        orientation: str = "fr",
         **mapper_options: Any,
     ) -> None:
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
         reads = check_read_options(phred64=phred64, trim5=trim5, trim3=trim3, skip=skip, upto=upto)
         outs = {k: os.fspath(v) for k, v in dict(un=un, al=al).items() if v is not None}
+        pairs = PairOptions(minins, maxins, orientation)
+        paired: dict[str, Any] = {}
+        if interleaved:
+            paired["interleaved"] = True
+        paired.update({k: v for k, v in vars(pairs).items() if v != getattr(PairOptions(), k)})
+        if reference is not None and not os.path.isfile(reference):  # before the index is loaded
+            raise OSError(errno.ENOENT, "the CRAM reference FASTA is missing", os.fspath(reference))
         backends = None if devices is None else [get_backend(d, threads) for d in devices]
         #: The SHA-256 check of an index loaded here runs beside the work and
         #: is waited for before an output is renamed into place.
         self.index_check = None
         source = index.path if isinstance(index, Index) else index
+        #: The @RG line's fields in order (``ID`` first), as name, value pairs: picklable, hashable.
+        self.read_group = None if not read_group else tuple(dict(read_group).items())
+        self.sort = sort
+        self.reference = None if reference is None else os.fspath(reference)
+        sam = {k: v for k, v in {"read_group": self.read_group, "sort": sort, "reference": self.reference}.items()
+               if v is not None}
         #: What rebuilds this task on another process (None for an index that was never saved).
         self.spec = None if source is None else TaskSpec.of(
             "map", source, dict(mismatches=int(mismatches), command=command, no_unal=no_unal, cigar_eq=cigar_eq,
-                                **reads, **outs, **mapper_options), devices, threads)
+                                **reads, **outs, **sam, **paired, **mapper_options), devices, threads)
         if not isinstance(index, Index):
             first = backends[0] if backends else (device or "auto")
             index = Index.load(index, device=first, threads=threads, verify=False)  # every part present
             self.index_check = index.check_in_background()
             device = None
         self.index = index
+        if self.reference is not None:  # the CRAM reference holds the index's contigs
+            check_reference(self.reference, index.contigs.names, index.contigs.lengths)
         if backends is None:
             backends = [index.backend if device is None else get_backend(device, threads)]
         self.mappers = [Mapper(index, mismatches, device=b, **mapper_options) for b in backends]
@@ -262,8 +298,17 @@ class MapTask:
         self._had_records: dict[QueryFile, bool] = {}
         self.options = dict(mismatches=int(mismatches), no_unal=self.no_unal, cigar_eq=self.cigar_eq,
                             **{k: v for k, v in sorted(mapper_options.items())}, **reads)
+        if self.read_group is not None:  # records and header change; absent, fingerprints stay as before
+            self.options["read_group"] = [list(f) for f in self.read_group]
+        if sort is not None:
+            self.options["sort"] = bool(sort)
+        self.options.update(paired)  # absent for defaults: fingerprints stay as before
+        #: Paired-end reads: how mates pair; one-file queries are interleaved pairs.
+        self.pairs, self.interleaved = pairs, bool(interleaved)
+        #: How each output is written (:class:`~gseek.output.sam.SamWriter` options).
+        self.writer_options = {"sort": sort, "reference": self.reference, "threads": threads}
         self.header = sam_header(index.contigs.names, index.contigs.lengths, command=command,
-                                 backend=self.mappers[0].backend.describe())
+                                 backend=self.mappers[0].backend.describe(), read_group=self.read_group)
 
     def __repr__(self) -> str:
         return f"MapTask({self.mappers[0]!r}, devices={len(self.mappers)})"
@@ -283,9 +328,12 @@ class MapTask:
     # ------------------------------------------------------------------ stages
 
     @staticmethod
-    def check_output_name(path: str | os.PathLike) -> None:
-        """Refuse an output name whose suffix is no SAM format gseek writes (:func:`~gseek.output.sam.sam_format`)."""
-        sam_format(path)
+    def check_output_name(path: str | os.PathLike, *, sort: bool | None = None,
+                          reference: str | os.PathLike | None = None, **options: Any) -> None:
+        """Refuse an output name whose suffix is no SAM format gseek writes, CRAM
+        without ``reference``, ``sort`` for a text output
+        (:func:`~gseek.output.sam.check_sam_output`); other task options are ignored."""
+        check_sam_output(path, sort=sort, reference=reference)
 
     def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
         """Batches of the query's files, in order, with the read options
@@ -296,6 +344,9 @@ class MapTask:
         batch of each FASTQ file read as Phred+33 whose qualities look
         Phred+64 (:func:`~gseek.seqio.looks_phred64`) gives a
         :class:`~gseek.errors.GseekWarning`."""
+        if query.paired or self.interleaved:
+            yield from self._read_pairs(query, chunk_bytes)
+            return
         o = self.read_options
         skip, left = o["skip"], o["upto"]
         keep_raw = self.un is not None or self.al is not None
@@ -329,6 +380,43 @@ class MapTask:
             finally:
                 reader.close()  # type: ignore[attr-defined]
 
+    def _read_pairs(self, query: QueryFile, chunk_bytes: int) -> Iterator[PairedBatch]:
+        """:class:`~gseek.seqio.pairs.PairedBatch` es of a paired query (two mate files, or
+        interleaved files), the read options applied to pairs (``skip``/``upto`` count pairs)."""
+        o = self.read_options
+        skip, left = o["skip"], o["upto"]
+        self._had_records[query] = False
+        options = dict(chunk_bytes=max(1, chunk_bytes // 2), phred=64 if o["phred64"] else 33,
+                       keep_raw=self.un is not None or self.al is not None,
+                       threads=self.parse_threads if left is None else None)  # upto: as single reads
+        sources = ([iter_pairs(query.paths[0], query.paths[1], **options)] if query.paired
+                   else [iter_interleaved(path, **options) for path in query.paths])
+        for source in sources:
+            try:
+                for i, pairs in enumerate(source):
+                    self._had_records[query] = True
+                    if i == 0 and not o["phred64"] and looks_phred64(pairs.mate1):
+                        warnings.warn(GseekWarning(
+                            f"{pairs.mate1.path}: qualities look Phred+64 (none below '@', some above 'J' in the "
+                            f"first {len(pairs):,} reads); give --phred64 (phred64=True) if they are"), stacklevel=2)
+                    if skip:
+                        n = min(skip, len(pairs))
+                        skip -= n
+                        pairs = pairs[n:]
+                        if not len(pairs):
+                            continue
+                    if left is not None:
+                        pairs = pairs[:left]
+                        left -= len(pairs)
+                    pairs = pairs.trimmed(o["trim5"], o["trim3"])
+                    check_read_names(pairs.mate1)
+                    check_read_names(pairs.mate2)
+                    yield pairs
+                    if left == 0:
+                        return
+            finally:
+                source.close()  # type: ignore[attr-defined]
+
     def prelims(self) -> list[Any]:
         """One prelim callable per device."""
         return [functools.partial(self._prelim, m) for m in self.mappers]
@@ -336,6 +424,9 @@ class MapTask:
     def _prelim(self, mapper: Mapper, job: Job) -> _Partial:
         batches = job.payloads
         with numba_guard(mapper.backend.name == "cpu"):
+            if any(isinstance(b, PairedBatch) for b in batches):  # both mates of a batch in one search
+                return _Partial(mapper, batches, None, [mapper.search(b.joined()) if isinstance(b, PairedBatch)
+                                                        else mapper.search(b) for b in batches])
             if len(batches) > 1 and len({(b.format, b.alphabet) for b in batches}) == 1:
                 joined = SequenceBatch.concat(batches)  # one launch for the small batches of a job
                 return _Partial(mapper, batches, joined, [mapper.search(joined)])
@@ -348,8 +439,14 @@ class MapTask:
         with numba_guard(True):
             if threads is not None:  # Numba's thread count is per calling thread
                 numba.set_num_threads(threads)
-            results = partial.results()
-        for batch, result in zip(partial.batches, results):
+            results = partial.results() if partial.joined is not None else [
+                None if isinstance(b, PairedBatch) else partial.mapper.select(b, p)
+                for b, p in zip(partial.batches, partial.placements)]
+        placed = partial.placements if partial.joined is None else [None] * len(partial.batches)
+        for batch, result, placements in zip(partial.batches, results, placed):
+            if isinstance(batch, PairedBatch):
+                chunks.append(self._finalize_pairs(partial.mapper, batch, placements, threads))
+                continue
             with numba_guard(True):
                 text, records = format_mapping(result, batch, partial.mapper.reference, no_unal=self.no_unal,
                                                cigar_eq=self.cigar_eq, raw=True, pool=self.pool, threads=threads)
@@ -365,10 +462,39 @@ class MapTask:
             chunks.append(Chunk(data, counts))
         return chunks
 
+    def _finalize_pairs(self, mapper: Mapper, pairs: PairedBatch, placements: Placements,
+                        threads: int | None) -> Chunk:
+        """SAM text of a batch of pairs (:func:`~gseek.mapper.pairs.select_pairs`,
+        :func:`~gseek.output.sam_pairs.format_pairs`), with its counts."""
+        with numba_guard(True):
+            if threads is not None:
+                numba.set_num_threads(threads)
+            result = select_pairs(pairs, placements, mapper.reference.contig_offsets, mapper.reference.contig_names,
+                                  self.pairs, k=mapper.k, report_all=mapper.report_all, max_hits=mapper.max_hits,
+                                  max_alignments=mapper.max_alignments, xa_limit=mapper.xa_limit,
+                                  no_unal=self.no_unal)
+            text, records = format_pairs(result, pairs, mapper.reference, cigar_eq=self.cigar_eq, raw=True,
+                                         threads=threads)
+        status = result.single.status
+        counts = dict(records=len(pairs), hits=int(result.reported.sum()), mapped=int((result.reported > 0).sum()),
+                      too_long=int((status == STATUS_TOO_LONG).sum()),
+                      too_short=int((status == STATUS_TOO_SHORT).sum()), sam_records=records,
+                      mates_aligned=int((result.single.best >= 0).sum()))
+        data: tuple[Any, ...] = (text, records, len(pairs))
+        if self.un is not None or self.al is not None:  # the mates as given: un_1, un_2, al_1, al_2
+            aligned = result.reported > 0
+            data += tuple(ragged.gather(mates.raw, mates.raw_offsets, np.flatnonzero(chosen))[0]
+                          for chosen in (~aligned, aligned) for mates in (pairs.mate1, pairs.mate2))
+        return Chunk(data, counts)
+
     def open_output(self, query: QueryFile) -> _SamSink:
-        return _SamSink(query, self.header, self.pool, self.index_check,
-                        reads_out=(self.un, self.al) if self.un is not None or self.al is not None else (),
-                        seen=self._had_records.get)
+        reads_out: tuple[str | None, ...] = ()
+        if self.un is not None or self.al is not None:
+            reads_out = (self.un, self.al)
+            if query.paired or self.interleaved:  # bowtie's names: x_1.fq, x_2.fq (x.fq_1.gz for x.fq.gz)
+                reads_out = tuple(None if p is None else mate_file_name(p, m) for p in reads_out for m in (1, 2))
+        return _SamSink(query, self.header, self.pool, self.index_check, reads_out=reads_out,
+                        seen=self._had_records.get, writer_options=self.writer_options)
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         """A :class:`~gseek.pipeline.engine.Dispatcher` running this task's stages
@@ -380,6 +506,17 @@ class MapTask:
         options.setdefault("setup", [m.warm_up if m.backend.name == "gpu" else None for m in self.mappers])
         return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
                           combine=True, file_errors=(FastxError, OSError), **options)
+
+
+def mate_file_name(path: str | os.PathLike, mate: int) -> str:
+    """The ``--un``/``--al`` file of one mate of paired-end reads, named as bowtie 1 names
+    it: ``_1``/``_2`` before the last suffix.
+
+    >>> mate_file_name("out/un.fq", 1), mate_file_name("al.fq.gz", 2), mate_file_name("un", 1)
+    ('out/un_1.fq', 'al.fq_2.gz', 'un_1')
+    """
+    root, ext = os.path.splitext(os.fspath(path))
+    return f"{root}_{mate}{ext}"
 
 
 def _batches(source: FastxReader, reader: Iterator[SequenceBatch], wanted: Any) -> Iterator[SequenceBatch]:
@@ -427,6 +564,14 @@ def map_files(
     upto: int | None = None,
     un: str | os.PathLike | None = None,
     al: str | os.PathLike | None = None,
+    read_group: dict[str, str] | Sequence[tuple[str, str]] | None = None,
+    sort: bool | None = None,
+    reference: str | os.PathLike | None = None,
+    mate2: str | os.PathLike | None = None,
+    interleaved: bool = False,
+    minins: int = DEFAULT_MININS,
+    maxins: int = DEFAULT_MAXINS,
+    orientation: str = "fr",
     device: str | Backend | None = None,
     devices: Sequence[str | Backend] | None = None,
     chunk_bytes: int | None = None,
@@ -449,7 +594,8 @@ def map_files(
             (loaded here; its SHA-256 check runs beside the mapping and is
             waited for before the output is renamed into place).
         reads: a FASTA/FASTQ file (gzip ok, ``-`` for stdin) or a list of them.
-        output: the SAM file, BAM for ``*.bam``, ``-`` for stdout; written
+        output: the SAM file (``*.sam``), BGZF-compressed SAM (``*.sam.gz``),
+            BAM (``*.bam``), CRAM (``*.cram``), ``-`` for SAM on stdout; written
             under a temporary name and renamed when complete.
         mismatches: ``k``, as :class:`~gseek.mapper.Mapper`.
         command: SAM ``@PG CL``.
@@ -473,6 +619,18 @@ def map_files(
             placement reported) to this file, each record as the input gives
             it (FASTA or FASTQ text, untrimmed, original qualities); gzip for
             ``*.gz``; written under a temporary name, renamed when complete.
+        read_group: the ``@RG`` line's fields (:func:`~gseek.output.sam.read_group`,
+            ``ID`` first); every record gets ``RG:Z:ID``.
+        sort: coordinate-sort and index a BAM or CRAM output (None: yes for
+            such a file; :func:`~gseek.output.sam.check_sam_output`).
+        reference: the FASTA a CRAM output is encoded against (required for ``*.cram``).
+        mate2: paired-end reads: ``reads`` is the mate 1 file, this the mate 2
+            file (bowtie's ``-1``/``-2``), read side by side; records per pair
+            (``docs/sam.md``, paired-end reads).
+        interleaved: paired-end reads: each file of ``reads`` holds mate 1 and
+            mate 2 of each pair one after the other.
+        minins, maxins, orientation: how mates pair (bowtie's ``-I``, ``-X``,
+            ``--fr``/``--rf``/``--ff``; :class:`~gseek.mapper.pairs.PairOptions`).
         device: backend of the mapper (default: the index's; for a path: ``auto``).
         devices: one backend or device name per prelim worker, each with its
             own :class:`~gseek.mapper.Mapper` and index copy (overrides ``device``).
@@ -488,6 +646,10 @@ def map_files(
     searched), ``records`` (SAM records written), ``alignments`` (SAM records
     of placements), and ``device``, the backend that mapped
     (:meth:`~gseek.Backend.describe`).
+    Paired-end reads: ``reads``, ``mapped``, ``unmapped`` and
+    ``alignments`` count pairs (mapped: with a concordant pair reported;
+    alignments: concordant pairs reported), ``too_long``/``too_short`` mates,
+    and ``paired`` (True) and ``mates_aligned`` (mates with a placement) are added.
 
     >>> import os, tempfile
     >>> from gseek.datasets import lambda_genome, lambda_reads
@@ -501,28 +663,42 @@ def map_files(
     files = [reads] if isinstance(reads, (str, os.PathLike)) else list(reads)
     if not files:
         raise OptionError("no read file given")
+    PairOptions(minins, maxins, orientation)  # checked before anything is loaded
+    if mate2 is not None:
+        if len(files) != 1 or interleaved:
+            raise OptionError("paired-end reads: give one mate 1 file with mate2, and not interleaved")
+        files.append(mate2)
     index_dir = index.path if isinstance(index, Index) else resolve_index(index)
     within = [] if index_dir is None else [index_dir]
-    check_output(output, files, within=within)
-    sam_format(output)
-    named = {"output": output, "un": un, "al": al}
+    check_output(output, [*files, reference], within=within)
+    check_sam_output(output, sort=sort, reference=reference)
+    named: dict[str, Any] = {"output": output, "un": un, "al": al}
+    if mate2 is not None or interleaved:  # paired-end reads: one file of each mate (bowtie's names)
+        named = {"output": output, **{f"{k}_{m}": None if v is None else mate_file_name(v, m)
+                                      for k, v in (("un", un), ("al", al)) for m in (1, 2)}}
     for name, path in named.items():
         if path is not None and name != "output":
             check_output(path, files, within=within)
     _distinct_outputs({k: v for k, v in named.items() if v is not None})
     task = MapTask(index, mismatches, devices=devices, device=device, threads=threads, command=command,
                    no_unal=no_unal, cigar_eq=cigar_eq, phred64=phred64, trim5=trim5, trim3=trim3, skip=skip,
-                   upto=upto, un=un, al=al, **mapper_options)
-    query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
+                   upto=upto, un=un, al=al, read_group=read_group, sort=sort, reference=reference,
+                   interleaved=interleaved, minins=minins, maxins=maxins, orientation=orientation,
+                   **mapper_options)
+    query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output), paired=mate2 is not None)
     dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or task.job_bytes, bounds=bounds)
     result, = dispatcher.run([query])
     if result.error is not None:
         raise result.error
     c = result.counts
-    return dict(reads=c.get("records", 0), mapped=c.get("mapped", 0),
-                unmapped=c.get("records", 0) - c.get("mapped", 0), too_long=c.get("too_long", 0),
-                too_short=c.get("too_short", 0), records=c.get("sam_records", 0), alignments=c.get("hits", 0),
-                device=task.mappers[0].backend.describe())
+    counts = dict(reads=c.get("records", 0), mapped=c.get("mapped", 0),
+                  unmapped=c.get("records", 0) - c.get("mapped", 0), too_long=c.get("too_long", 0),
+                  too_short=c.get("too_short", 0), records=c.get("sam_records", 0), alignments=c.get("hits", 0),
+                  device=task.mappers[0].backend.describe())
+    if mate2 is not None or interleaved:  # reads, mapped, unmapped, alignments count pairs (concordant)
+        counts["paired"] = True
+        counts["mates_aligned"] = c.get("mates_aligned", 0)
+    return counts
 
 
 def _distinct_outputs(outputs: dict[str, str | os.PathLike]) -> None:
@@ -555,12 +731,12 @@ def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[
     Arguments:
         index: an :class:`~gseek.index.Index` or the path of a saved one.
         reads: a FASTA/FASTQ file or a list of them.
-        output: the SAM (or ``*.bam``) file, ``-`` for stdout.
+        output: the SAM file (or ``*.sam.gz``, ``*.bam``, ``*.cram``), ``-`` for stdout.
         **options: those of :func:`map_files` but ``workers`` (``mismatches``,
             ``command`` for SAM ``@PG CL``, ``no_unal``, ``cigar_eq``,
             ``phred64``, ``trim5``, ``trim3``, ``skip``, ``upto``, ``un``,
-            ``al``, ``chunk_bytes``, ``threads``, ``device``, ``devices``,
-            ``bounds``)
+            ``al``, ``read_group``, ``sort``, ``reference``, ``chunk_bytes``,
+            ``threads``, ``device``, ``devices``, ``bounds``)
             and the :class:`~gseek.mapper.Mapper` options.
 
     >>> import os, tempfile
