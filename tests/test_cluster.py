@@ -258,6 +258,21 @@ def test_pipeline_align_task_on_a_cluster(client, data, tmp_path):
     assert (tmp_path / "cluster" / "a.tsv").read_bytes() == (tmp_path / "local" / "a.tsv").read_bytes()
 
 
+def test_pipeline_paired_end_sorted_bam_on_a_cluster(client, data, tmp_path):
+    from gseek.datasets.simulate import kmismatch_pairs
+
+    kmismatch_pairs(lambda_genome(), 200, 50, (100, 300), 2, seed=5, random_fraction=0.1).write(
+        tmp_path / "a.fq", tmp_path / "b.fq")
+    (tmp_path / "list.txt").write_text(f"a.fq b.fq pairs.bam\n{data['files'][0]} single.bam\n")
+    for name, extra in (("local", {}), ("cluster", dict(client=client))):
+        summary = run_pipeline(tmp_path / "list.txt", data["index"], tmp_path / name, device="cpu", threads=1,
+                               progress=False, quiet=True, command=CMD, **extra)
+        assert [r.status for r in summary.files] == ["ok", "ok"], summary.files
+    for out in ("pairs.bam", "pairs.bam.bai", "single.bam"):
+        assert (tmp_path / "cluster" / out).read_bytes() == (tmp_path / "local" / out).read_bytes(), out
+    no_temporaries(tmp_path / "cluster")
+
+
 def test_pipeline_megablast_on_a_cluster(client, data, tmp_path):
     from gseek.seqio import read_fastx
 
