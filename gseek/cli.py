@@ -875,8 +875,8 @@ def demo(outdir) -> None:
 
 
 @cli.command("compile")
-@click.option("--only", default=",".join(("parse", "index", "map", "align")), show_default=True,
-              help="Comma-separated workloads to compile: parse, index, map, align.")
+@click.option("--only", default=",".join(("parse", "index", "map", "align", "blast")), show_default=True,
+              help="Comma-separated workloads to compile: parse, index, map, align, blast.")
 @click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True,
               help="Compile the workloads in this many processes at once.")
 @_common

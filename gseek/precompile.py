@@ -13,12 +13,13 @@ Workloads (``--only``): ``parse`` (FASTA/FASTQ, gzip, several threads),
 ``index`` (the FM-index build), ``map`` (exact and approximate pieces, the
 flank index of reference N, every report mode, SAM and BAM), ``align`` (every
 DP mode, score-only and trace-back, one thread and one warp a pair, lazy,
-protein, X-drop, the TSV rows). With ``processes`` > 1 they run in separate
+protein, X-drop, the TSV rows), ``blast`` (both tasks of the BLAST-style search,
+ungapped too, outfmt 6 and 7). With ``processes`` > 1 they run in separate
 processes at once (the caches are shared files). On a GPU backend the ``.cu``
 families are compiled for that device as well.
 
 >>> WORKLOADS
-('parse', 'index', 'map', 'align')
+('parse', 'index', 'map', 'align', 'blast')
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from .backend import Backend, get_backend
 
 __all__ = ["WORKLOADS", "compile_kernels"]
 
-WORKLOADS = ("parse", "index", "map", "align")
+WORKLOADS = ("parse", "index", "map", "align", "blast")
 
 
 def _parse(backend: Backend, tmp: Path) -> None:
@@ -124,6 +125,22 @@ def _align(backend: Backend, tmp: Path) -> None:
     n0, n1 = len(seqs[0]), len(seqs[1])
     xdrop_ungapped(backend, codes, [0], [n0], [n0], [n1], [50], [50], s, 20)
     xdrop_gapped(backend, codes, [0], [n0], [n0], [n1], [50], [50], s, 30)
+
+
+def _blast(backend: Backend, tmp: Path) -> None:
+    from gseek.datasets.simulate import blast_queries
+    from gseek.index import Index
+    from gseek.pipeline.tasks import blast_files
+
+    ref = _reference(tmp)
+    index_path = tmp / "idx.gseek"
+    if not (index_path / "header.json").is_file():
+        Index.build(ref, wgram=8, device="cpu").save(index_path)
+    blast_queries(ref, 8, (300, 1500), seed=2).write(tmp / "q.fa")
+    for task, options in (("megablast", {}), ("blastn", {}), ("blastn", {"ungapped": True, "dust": None})):
+        for outfmt in ("6", "7 std btop qseq sseq qcovhsp"):
+            blast_files(index_path, tmp / "q.fa", tmp / "q.tsv", task=task, outfmt=outfmt, device=backend, workers=0,
+                        **options)
 
 
 def _run(work: tuple[str, str]) -> tuple[str, float]:

@@ -304,3 +304,11 @@ def test_empty_short_and_n_only_queries(lambda_text, pairs, task):
     assert [line for line in _lines(mixed, "7") if line.startswith("# ") and "hits found" in line] == \
         ["# 0 hits found", f"# {len(alone)} hits found", "# 0 hits found", "# 0 hits found"]
     assert len(searcher.search([])) == 0
+
+
+def test_gseek_compile_runs_the_blast_workload():
+    """``gseek compile --only blast`` runs both tasks (and ungapped, outfmt 7) end to end."""
+    from gseek.precompile import compile_kernels
+
+    seconds = compile_kernels("cpu", ("blast",))
+    assert list(seconds) == ["blast"] and seconds["blast"] > 0

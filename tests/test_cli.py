@@ -275,11 +275,12 @@ OPTION_CASES = [
     (PIPE_ALIGN + ["--local-cluster", "2", "-p", "1"], "run_pipeline", {"client": (None, 2), "threads": 1}),
     (PIPE_MAP + ["--local-cluster", "0"], "error", "--local-cluster"),
     (PIPE_MAP + ["--gpus", "0", "--scheduler", "tcp://h:8786"], "error", "--gpus"),
-    (["compile"], "compile_kernels", {0: ("auto", 0), 1: ("parse", "index", "map", "align"), 2: 1}),
+    (["compile"], "compile_kernels", {0: ("auto", 0), 1: ("parse", "index", "map", "align", "blast"), 2: 1}),
     (["compile", "--only", "map,align", "--device", "gpu"], "compile_kernels", {0: ("gpu", 0), 1: ("map", "align")}),
     (["compile", "--processes", "3", "-p", "2"], "compile_kernels", {0: ("auto", 2), 2: 3}),
-    (["compile", "--only", "blast"], "error", "--only"),
-    (["compile", "--only", "blast", "--quiet", "--threads", "1", "--debug"], "error", "--only"),
+    (["compile", "--only", "blast"], "compile_kernels", {1: ("blast",)}),
+    (["compile", "--only", "tblastx"], "error", "--only"),
+    (["compile", "--only", "tblastx", "--quiet", "--threads", "1", "--debug"], "error", "--only"),
 ]
 
 

@@ -23,7 +23,6 @@ BlastSearcher(BlastOptions(task='megablast'), device='cpu')
 from __future__ import annotations
 
 from collections.abc import Iterable
-import concurrent.futures
 import os
 import time
 from dataclasses import dataclass, field
@@ -59,8 +58,6 @@ _DIAG_BAND = 256
 #: the trace-back, from the score-only HSP.
 _PRELIM_MARGIN = 128
 _WINDOW_MARGIN = 512
-#: Expected extent (bases of subject) from which a device search extends a seed on the host's cores.
-_HOST_EXTENT = 1000
 #: Seeds extended per launch (bounds the DP's work memory).
 _EXTEND_CHUNK = 1 << 16
 #: Diagonals from an HSP's within which a seed counts as on its path.
@@ -137,7 +134,6 @@ class BlastSearcher:
                 index = Index.load(index, device="cpu", parts=["text"])
             self.ref = ReferenceText.from_index(index)
         self.backend = get_backend(device, threads)
-        self._threads = threads
         self.db_length = self.ref.n_bases
         self.db_sequences = len(self.ref.contig_names)
         #: Seconds per stage, summed over searches (``docs/blast.md``, "Where the time goes"); the
@@ -308,8 +304,7 @@ class BlastSearcher:
         key = seq_of * n_contigs + contig_of
         seq_len = np.diff(seq_off)
         prelim_x = opts.raw_xdrop(opts.xdrop_gap) * scale
-        # Rank: ungapped score (best first), then query position, then text position.
-        todo = np.lexsort((s, q, -cand["score"]))
+        todo = np.arange(q.size)  # the candidates come in rank order (``select_seeds``)
         chosen: list[np.ndarray] = []
         scores: list[np.ndarray] = []
         spans: list[np.ndarray] = []
@@ -368,59 +363,26 @@ class BlastSearcher:
         length), so the few long alignments share one launch instead of slowing every one. Each
         seed's result is its own, so the order changes nothing but the time."""
         n = int(seq.size)
-        expect = (span[1] - span[0]) if span is not None else (seq_off[seq + 1] - seq_off[seq])
-        host = self._host_backend
-        if host is not None and n:
-            # Long extensions on the host's cores, the rest on the device, at the same time: one GPU
-            # thread walks a long alignment's cells far slower than a CPU core (the twins agree
-            # exactly, so where a seed runs changes nothing but the time).
-            far = expect >= _HOST_EXTENT
-            if far.any() and not far.all():
-                near = ~far
-                with concurrent.futures.ThreadPoolExecutor(1) as pool:
-                    job = pool.submit(self._extend_on, host, scoring, xdrop, qs, seq_codes, seq_off, far, seq, contig,
-                                      mq, ms, traceback, span, margin)
-                    dev = self._extend_on(self.backend, scoring, xdrop, qs, seq_codes, seq_off, near, seq, contig, mq,
-                                          ms, traceback, span, margin)
-                    cpu = job.result()
-                return _merge_parts(n, [(np.flatnonzero(far), cpu), (np.flatnonzero(near), dev)], traceback)
-            if far.all():
-                return self._extend_on(host, scoring, xdrop, qs, seq_codes, seq_off, far, seq, contig, mq, ms,
-                                       traceback, span, margin)
         if n <= _EXTEND_CHUNK:
             return self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq, contig, mq, ms, traceback, span,
                                       margin)
+        expect = (span[1] - span[0]) if span is not None else (seq_off[seq + 1] - seq_off[seq])
         order = np.argsort(-expect, kind="stable")
         parts = []
         for a in range(0, n, _EXTEND_CHUNK):
             i = order[a:a + _EXTEND_CHUNK]
             parts.append(self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq[i], contig[i], mq[i], ms[i],
                                             traceback, None if span is None else (span[0][i], span[1][i]), margin))
-        return _merge_parts(n, [(order[a:a + _EXTEND_CHUNK], p) for a, p in zip(range(0, n, _EXTEND_CHUNK), parts)],
-                            traceback)
-
-    @property
-    def _host_backend(self) -> Backend | None:
-        """The CPU backend that takes the long gapped extensions of a device search (None on the CPU)."""
-        if self.backend.name == "cpu":
-            return None
-        if self.__dict__.get("_host") is None:
-            self.__dict__["_host"] = get_backend("cpu", self._threads)
-        return self.__dict__["_host"]
-
-    def _extend_on(self, backend: Backend, scoring, xdrop, qs, seq_codes, seq_off, pick, seq, contig, mq, ms,
-                   traceback, span, margin):
-        """:meth:`_extend` of the seeds ``pick`` on ``backend`` (the device's or the host's)."""
-        sub = None if span is None else (span[0][pick], span[1][pick])
-        if backend is self.backend:
-            return self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq[pick], contig[pick], mq[pick], ms[pick],
-                                traceback, sub, margin)
-        return self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq[pick], contig[pick], mq[pick], ms[pick],
-                                  traceback, sub, margin, backend=backend)
+        back = np.empty(n, np.int64)
+        back[order] = np.arange(n)
+        out = {k: np.concatenate([p[k] for p in parts])[back] for k in parts[0] if k not in ("cigar", "cigar_offsets")}
+        if traceback:
+            data, offs = ragged.concat([(p["cigar"], p["cigar_offsets"]) for p in parts])
+            out["cigar"], out["cigar_offsets"] = ragged.gather(data, offs, back)
+        return out
 
     def _extend_chunk(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms,
-                      traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None, margin: int = 512,
-                      backend: Backend | None = None):
+                      traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None, margin: int = 512):
         """Gapped X-drop extension (with trace-back) from seed points (global query and text positions).
 
         The subject is read from a window of the text: with ``span`` (text extents the HSPs are
@@ -428,9 +390,7 @@ class BlastSearcher:
         each side; an extension that ends closer than half the
         margin to a window edge that is not its contig's is done again with the whole window
         (the query's reach, as without ``span``), so a window never cuts an alignment short."""
-        ref = self.ref
-        backend = self.backend if backend is None else backend
-        qcodes = qs.codes if backend is self.backend else seq_codes
+        ref, backend = self.ref, self.backend
         qa, qb = seq_off[seq], seq_off[seq + 1]
         ca, cb = ref.contig_offsets[contig], ref.contig_offsets[contig + 1]
         if span is None:
@@ -441,7 +401,7 @@ class BlastSearcher:
             t_lo = np.maximum(ca, np.minimum(span[0], ms) - margin)
             t_hi = np.minimum(cb, np.maximum(span[1], ms + 1) + margin)
         windows, w_off = unpack_ranges(backend, ref, t_lo, t_hi - t_lo)
-        codes = backend.xp.concatenate([qcodes, windows])
+        codes = backend.xp.concatenate([qs.codes, windows])
         n_q = int(seq_off[-1])
         r = xdrop_gapped(backend, codes, qa, (qb - qa).astype(np.int32), n_q + w_off[:-1],
                          (t_hi - t_lo).astype(np.int32), (mq - qa).astype(np.int32), (ms - t_lo).astype(np.int32),
@@ -459,7 +419,7 @@ class BlastSearcher:
                                   ((t_hi < cb) & (t_hi - out["s_end"] < near)))
             if redo.size:
                 again = self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq[redo], contig[redo],
-                                           mq[redo], ms[redo], traceback=traceback, backend=backend)
+                                           mq[redo], ms[redo], traceback=traceback)
                 for k, v in out.items():
                     if k not in ("cigar", "cigar_offsets"):
                         v[redo] = again[k]
@@ -519,20 +479,6 @@ class BlastSearcher:
 # ---------------------------------------------------------------------- host passes
 
 
-def _merge_parts(n: int, parts: list[tuple[np.ndarray, dict]], traceback: bool) -> dict[str, np.ndarray]:
-    """Results of seeds split into parts (``(indices, results)``) put back in seed order."""
-    idx = np.concatenate([i for i, _ in parts])
-    back = np.empty(n, np.int64)
-    back[idx] = np.arange(n)
-    first = parts[0][1]
-    out = {k: np.concatenate([np.asarray(r[k]) for _, r in parts])[back] for k in first
-           if k not in ("cigar", "cigar_offsets")}
-    if traceback:
-        data, offs = ragged.concat([(r["cigar"], r["cigar_offsets"]) for _, r in parts])
-        out["cigar"], out["cigar_offsets"] = ragged.gather(data, offs, back)
-    return out
-
-
 class _Clock:
     """Adds the seconds since the last lap to ``timings[stage]`` (synchronising the device first
     when ``GSEEK_BLAST_TIMING`` is set, so that queued work counts where it ran)."""
@@ -557,42 +503,53 @@ def _empty_hsps() -> dict[str, np.ndarray]:
             "cigar": np.zeros(0, np.uint32), "cigar_offsets": np.zeros(1, np.int64)}
 
 
+@numba.njit(cache=True, inline="always")
+def _slot(tk, ts, td, key, cs, cd, mask):
+    """Open-addressing slot of cell (key, cs, cd): where it is, or the empty slot it would take."""
+    h = (np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(cs) * np.uint64(0xC2B2AE3D27D4EB4F)) \
+        ^ (np.uint64(cd) * np.uint64(0x165667B19E3779F9))
+    i = np.int64((h >> np.uint64(17)) & np.uint64(mask))
+    while tk[i] != -1 and not (tk[i] == key and ts[i] == cs and td[i] == cd):
+        i = (i + 1) & mask
+    return i
+
+
 @numba.njit(cache=True)
 def _select_round(key, s, diag, apart):
     """Greedy, in rank order: a candidate is taken unless a taken one of the same key lies within
     ``apart`` of it on the subject and within :data:`_DIAG_BAND` diagonals (``apart`` is the same
-    for every candidate of a key). Taken seeds are kept in cells ``apart`` by ``_DIAG_BAND`` wide:
-    a cell holds at most one, and only the neighbouring cells can hold a conflict."""
+    for every candidate of a key). Taken seeds are kept in cells ``apart`` by ``_DIAG_BAND`` wide
+    (an open-addressing table): a cell holds at most one, and only the neighbouring cells can
+    hold a conflict."""
     n = key.size
     take = np.zeros(n, np.bool_)
-    order = np.argsort(key, kind="mergesort")  # stable: rank order inside a key
+    size = 1
+    while size < 2 * n + 2:
+        size <<= 1
+    mask = size - 1
+    tk = np.full(size, -1, np.int64)
+    ts = np.zeros(size, np.int64)
+    td = np.zeros(size, np.int64)
+    tc = np.zeros(size, np.int64)
     band = _DIAG_BAND
-    i = 0
-    while i < n:
-        j = i
-        while j < n and key[order[j]] == key[order[i]]:
-            j += 1
-        width = max(apart[order[i]], 1)
-        held = dict()
-        held[np.int64(-(1 << 62))] = np.int64(0)  # typed: int64 -> int64 (a cell never used)
-        for t in range(i, j):
-            c = order[t]
-            bs = s[c] // width
-            bd = diag[c] // band
-            ok = True
-            for ds in range(-1, 2):
-                for dd in range(-1, 2):
-                    cell = (bs + ds) * (np.int64(1) << 32) + ((bd + dd) & 0xFFFFFFFF)
-                    if cell in held:
-                        other = held[cell]
-                        if abs(s[c] - s[other]) <= width and abs(diag[c] - diag[other]) <= band:
-                            ok = False
-                if not ok:
-                    break
-            if ok:
-                take[c] = True
-                held[bs * (np.int64(1) << 32) + (bd & 0xFFFFFFFF)] = np.int64(c)
-        i = j
+    for c in range(n):  # rank order
+        width = max(apart[c], 1)
+        bs = s[c] // width
+        bd = diag[c] // band
+        ok = True
+        for ds in range(-1, 2):
+            for dd in range(-1, 2):
+                i = _slot(tk, ts, td, key[c], bs + ds, bd + dd, mask)
+                if tk[i] != -1:
+                    o = tc[i]
+                    if abs(s[c] - s[o]) <= width and abs(diag[c] - diag[o]) <= band:
+                        ok = False
+            if not ok:
+                break
+        if ok:
+            take[c] = True
+            i = _slot(tk, ts, td, key[c], bs, bd, mask)
+            tk[i], ts[i], td[i], tc[i] = key[c], bs, bd, c
     return take
 
 

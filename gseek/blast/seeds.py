@@ -162,7 +162,8 @@ def select_seeds(backend: Backend, ref: ReferenceText, queries: QuerySet, seeds:
     """The seeds worth extending further, on the host: the first seed (in seed order) of each
     distinct ungapped extent of a query sequence's diagonal, with an ungapped score of at least
     its sequence's ``triggers`` entry (None: any score). Returns host arrays ``q``, ``s``,
-    ``length``, ``score``, ``q_start``, ``q_end``, ``seq``, ``contig`` in seed order."""
+    ``length``, ``score``, ``q_start``, ``q_end``, ``seq``, ``contig`` in rank order (ungapped
+    score, best first, then query and text position)."""
     xp = backend.xp
     n = len(seeds)
     dev = ref.on(backend)
@@ -180,6 +181,8 @@ def select_seeds(backend: Backend, ref: ReferenceText, queries: QuerySet, seeds:
         if triggers is not None:
             keep &= ung["score"] >= backend.asarray(np.asarray(triggers, np.int64))[seq]
     idx = xp.nonzero(keep)[0]
+    # rank order: ungapped score (best first), then query position, then text position
+    idx = idx[xp.lexsort(xp.stack([seeds.s[idx], seeds.q[idx], -ung["score"][idx].astype(np.int64)]))]
     host = backend.to_host
     return {"q": host(seeds.q[idx]), "s": host(seeds.s[idx]), "length": host(seeds.length[idx]),
             "score": host(ung["score"][idx]), "q_start": host(ung["q_start"][idx]),
