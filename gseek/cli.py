@@ -613,6 +613,48 @@ def _given(names) -> list[str]:
             if ctx.get_parameter_source(n) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)]
 
 
+def _cluster_options(func):
+    """``--scheduler`` / ``--local-cluster``: the run's tasks on a Dask cluster
+    (``docs/cluster.md``), collected into one ``cluster`` argument (None: this process)."""
+    options = [
+        click.option("--scheduler", metavar="tcp://HOST:PORT", default=None,
+                     help="Run the tasks on the Dask cluster of this scheduler (needs gseek[dask]; docs/cluster.md)."),
+        click.option("--local-cluster", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="Run the tasks on a Dask cluster of N worker processes started on this machine "
+                          "(each with -p threads, default the cores over N)."),
+    ]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs):
+        scheduler, local = kwargs.pop("scheduler"), kwargs.pop("local_cluster")
+        if scheduler is not None and local is not None:
+            raise click.UsageError("--scheduler and --local-cluster exclude each other")
+        cluster = None if scheduler is None and local is None else (scheduler, local)
+        return func(cluster=cluster, **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def _cluster_threads(cluster) -> int:
+    """CPU threads of each worker: ``-p``, or with ``--local-cluster N`` and no ``-p`` the cores over N."""
+    if cluster is not None and cluster[1] is not None and not STATE.threads:
+        return max(1, (os.cpu_count() or 1) // cluster[1])
+    return STATE.threads
+
+
+def _client(cluster):
+    """A Dask client for ``cluster`` (``(scheduler, local workers)``), closed at the end; None without one."""
+    if cluster is None:
+        import contextlib
+
+        return contextlib.nullcontext(None)
+    from .pipeline.cluster import cluster_client
+
+    return cluster_client(*cluster)
+
+
 @cli.command()
 @click.option("-i", "--input", "seqs", metavar="FASTA", help="Sequences for --all-vs-all.")
 @click.option("--all-vs-all", is_flag=True, help="Align every pair i < j of --input.")
@@ -621,8 +663,9 @@ def _given(names) -> list[str]:
 @click.option("--pairs", metavar="TSV", help="Only these 'query<TAB>target' name pairs.")
 @_align_options
 @click.option("-o", "--output", metavar="TSV", help="Output table [stdout].")
+@_cluster_options
 @_common
-def align(seqs, all_vs_all, query, target, pairs, align_options, output) -> None:
+def align(seqs, all_vs_all, query, target, pairs, align_options, output, cluster) -> None:
     """Batched NW/SW/semiglobal alignment with optional (lazy) trace-back."""
     if all_vs_all:
         if not seqs or query or target or pairs:
@@ -632,8 +675,11 @@ def align(seqs, all_vs_all, query, target, pairs, align_options, output) -> None
     _check_align_options(align_options)
     _remove_stale_temporaries(output)
     bar = _CountBar("gseek align", " pairs")
-    options = dict(device=_backend(), threads=STATE.threads, progress=bar.update, **align_options)
-    with bar:
+    options = dict(device=_backend() if cluster is None else STATE.device, threads=_cluster_threads(cluster),
+                   progress=bar.update, **align_options)
+    with _client(cluster) as client, bar:
+        if client is not None:
+            options["client"] = client
         if all_vs_all:  # every pair i < j of one set
             from .pipeline.tasks import align_pairs_files
 
@@ -725,12 +771,16 @@ def _gpu_list(ctx, param, value):
 @click.option("--job-mb", type=click.FloatRange(min=0, min_open=True), default=None,
               help="MiB of query input per job (big files are split, small ones combined) "
                    "[map: 64 on a GPU, 16 on the CPU; align: about 2^40 DP cells on a GPU, 2^32 on the CPU].")
+@_cluster_options
 @_common
 def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_options, pair_options, interleaved,
-             sam_options, align_options, blast_options, workers, job_mb) -> None:
+             sam_options, align_options, blast_options, workers, job_mb, cluster) -> None:
     """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
+    if gpus is not None and cluster is not None:
+        raise click.UsageError("--gpus: on a cluster each worker uses its own GPU (`dask cuda worker`); "
+                               "give no --gpus with --scheduler or --local-cluster")
     if task == "map":
         if index_prefix is None or target is not None:
             raise click.UsageError("--task map takes -x/--index INDEX (and no -t)")
@@ -765,15 +815,17 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_o
     from .pipeline import run_pipeline
     from .pipeline.tasks import warm_host
 
+    # Numba's set-up overlaps the device's and the index's (on a cluster, the workers map)
     with compile_notice():
-        warm = warm_host() if task == "map" else None  # Numba's set-up overlaps the device's and the index's
+        warm = warm_host() if task == "map" and cluster is None else None
         try:
-            summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus,
-                                   device=_backend() if gpus is None else "auto", threads=STATE.threads,
-                                   resume=resume, progress=False if STATE.quiet else None, quiet=STATE.quiet,
-                                   workers=workers,
-                                   job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
-                                   command=_command_line(), **options)
+            with _client(cluster) as client:
+                device = STATE.device if client is not None else _backend() if gpus is None else "auto"
+                summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus, device=device,
+                                       threads=_cluster_threads(cluster), resume=resume,
+                                       progress=False if STATE.quiet else None, quiet=STATE.quiet, workers=workers,
+                                       job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
+                                       command=_command_line(), client=client, **options)
         finally:
             if warm is not None:
                 warm.join()

@@ -19,6 +19,7 @@ __all__ = [
     "IndexFormatError",
     "OutputBusyError",
     "OutputError",
+    "ClusterError",
     "Terminated",
     "GseekWarning",
 ]
@@ -65,6 +66,9 @@ class FastxError(GseekError, ValueError):
         self.rule = message
         where = self.path if line is None else f"{self.path}:{line}"
         super().__init__(f"{where}: {message}")
+
+    def __reduce__(self) -> tuple:  # pickled as its arguments (a Dask worker's error reaches the client)
+        return type(self), (self.path, self.line, self.rule)
 
 
 class BackendError(GseekError, RuntimeError):
@@ -140,6 +144,9 @@ class IndexFormatError(GseekError, ValueError):
         self.rule = message
         super().__init__(f"{self.path}: {message}")
 
+    def __reduce__(self) -> tuple:  # pickled as its arguments (a Dask worker's error reaches the client)
+        return type(self), (self.path, self.rule)
+
 
 class OutputBusyError(GseekError, RuntimeError):
     """An output folder another gseek run is writing to (it holds the folder's
@@ -149,6 +156,9 @@ class OutputBusyError(GseekError, RuntimeError):
         self.path = os.fspath(path)
         self.rule = message
         super().__init__(f"{self.path}: {message}")
+
+    def __reduce__(self) -> tuple:  # pickled as its arguments (a Dask worker's error reaches the client)
+        return type(self), (self.path, self.rule)
 
 
 class OutputError(GseekError, ValueError):
@@ -160,6 +170,19 @@ class OutputError(GseekError, ValueError):
         self.path = os.fspath(path)
         self.rule = message
         super().__init__(f"{self.path}: {message}")
+
+    def __reduce__(self) -> tuple:  # pickled as its arguments (a Dask worker's error reaches the client)
+        return type(self), (self.path, self.rule)
+
+
+class ClusterError(GseekError, RuntimeError):
+    """Work a Dask cluster could not do: a task whose worker died each time it
+    ran it (``distributed.KilledWorker``), named by what it held. Arguments:
+    the message, as :class:`RuntimeError`.
+
+    >>> print(ClusterError("s1.fq: its worker died each time it ran (3 workers)"))
+    s1.fq: its worker died each time it ran (3 workers)
+    """
 
 
 class GseekWarning(UserWarning):
@@ -193,6 +216,9 @@ class Terminated(BaseException):
         self.signum = int(signum)
         self.exit_status = 128 + self.signum
         super().__init__(f"terminated by {signal.Signals(self.signum).name}")
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.signum,)
 
 
 def one_line(exc: BaseException | None) -> str:

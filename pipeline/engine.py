@@ -366,6 +366,13 @@ class Dispatcher:
         self.results: list[FileResult] = []
         self.stats: dict[str, int] = {}
 
+    @property
+    def stopping(self) -> bool:
+        """True once a run is stopping (a fatal error, Ctrl-C): a stage that waits on something
+        else (a remote worker) may give up instead of finishing its job."""
+        stop = getattr(self, "_stop", None)
+        return stop is not None and stop.is_set()
+
     def __repr__(self) -> str:
         return (f"Dispatcher(prelims={len(self.prelims)}, workers={self.workers}, job_bytes={self.job_bytes}, "
                 f"combine={self.combine}, {self.bounds})")

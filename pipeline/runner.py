@@ -75,8 +75,9 @@ from gseek.index.format import sha256_file
 from gseek.seqio.atomic import check_output, remove_stale_temporaries
 from gseek.seqio import open_output
 
+from .cluster import ClusterFiles, cluster_spec
 from .engine import FileResult, Progress, QueryFile, QueueBounds
-from .tasks import AlignTask, BlastTask, MapTask
+from .tasks import AlignTask, BlastTask, MapTask, TaskSpec
 
 __all__ = ["QueryListError", "PipelineSummary", "read_query_list", "run_pipeline", "TASKS",
            "SUMMARY_NAME", "MANIFEST_NAME", "LOCK_NAME"]
@@ -359,6 +360,7 @@ def run_pipeline(
     max_inflight_bytes: int | None = None,
     command: str = "gseek pipeline",
     quiet: bool = False,
+    client: Any = None,
     **task_options: Any,
 ) -> PipelineSummary:
     """Run ``task`` over every query file of ``list_file``; write outputs and ``summary.tsv`` in ``outdir``.
@@ -382,7 +384,15 @@ def run_pipeline(
         workers, job_bytes, bounds, max_inflight_bytes: engine tuning
             (:class:`~gseek.pipeline.engine.Dispatcher`; ``docs/pipeline.md``).
         command: SAM ``@PG CL``.
-        quiet: no line on stderr for a failed file (it is in ``summary.tsv``).
+        quiet: no line on stderr for a failed file (it is in ``summary.tsv``)
+            nor for a lost cluster worker.
+        client: a ``distributed.Client``: each query file is a Dask task,
+            run by a worker (which loads the index once) that writes the
+            output into ``outdir`` (storage every worker sees at the same
+            path); ``workers``, ``job_bytes``, ``bounds`` and
+            ``max_inflight_bytes`` tune each worker's engine; ``devices``
+            or ``device`` (other than ``auto``) name the workers' device,
+            else each takes its GPU if it has one (``docs/cluster.md``).
         **task_options: the task's options (mapping: ``mismatches``,
             ``max_alignments``, ``report_all``, ``max_hits``, ``norc``, ``nofw``,
             ``xa_limit``, ``no_unal``, ``cigar_eq``, ``min_piece``; align: the
@@ -444,7 +454,7 @@ def run_pipeline(
         return _run_locked(entries, task_cls, index, out, started, gpus=gpus, devices=devices, device=device,
                            threads=threads, resume=resume, progress=progress, workers=workers, job_bytes=job_bytes,
                            bounds=bounds, max_inflight_bytes=max_inflight_bytes, command=command, quiet=quiet,
-                           **task_options)
+                           client=client, **task_options)
     finally:
         lock.release()
 
@@ -470,9 +480,12 @@ def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any,
                 gpus: Sequence[int] | None, devices: Sequence[str | Backend] | None, device: str | Backend,
                 threads: int | None, resume: bool, progress: bool | Progress | None, workers: int,
                 job_bytes: int | None, bounds: QueueBounds | None, max_inflight_bytes: int | None, command: str,
-                quiet: bool, **task_options: Any) -> PipelineSummary:
+                quiet: bool, client: Any = None, **task_options: Any) -> PipelineSummary:
     """:func:`run_pipeline` once the output folder's lock is held."""
     remove_stale_temporaries(out, every=True)  # left by a killed run (no other run writes here now)
+    if client is not None and gpus is not None:
+        raise OptionError("gpus: on a cluster each worker uses its own device (one GPU a worker with "
+                          "`dask cuda worker`); give no GPU list")
     if devices is None and gpus is not None:
         gpus = list(gpus)
         if not gpus:
@@ -482,11 +495,16 @@ def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any,
     todo: list[QueryFile] = []
     names: dict[int, str] = {}
     paths: dict[int, Path] = {}
+    folder = out if client is None else out.absolute()  # a worker's working folder is not the client's
     for i, (query, name) in enumerate(entries):
-        entries[i] = (dataclasses.replace(query, output=os.fspath(out / name)), name)
+        entries[i] = (dataclasses.replace(query, output=os.fspath(folder / name)), name)
     try:
-        worker = task_cls(index, devices=devices, device=device if devices is None else None, threads=threads,
-                          command=command, **task_options)
+        if client is None:
+            worker = task_cls(index, devices=devices, device=device if devices is None else None, threads=threads,
+                              command=command, **task_options)
+        else:  # the workers build the task (load the index); the first one says its fingerprint
+            worker = ClusterFiles(client, _cluster_task_spec(task_cls, index, devices, device, threads, command,
+                                                             task_options), log=None if quiet else sys.stderr)
         fingerprint = worker.fingerprint()
         manifest = _Manifest(out)
         for i, (query, name) in enumerate(entries):
@@ -519,7 +537,11 @@ def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any,
     if max_inflight_bytes is not None:
         options["max_inflight_bytes"] = max_inflight_bytes
     recorder = _Recorder(manifest, names, paths, fingerprint, bars, None if quiet else sys.stderr)
-    dispatcher = worker.dispatcher(progress=recorder, **options)
+    if client is None:
+        dispatcher = worker.dispatcher(progress=recorder, **options)
+    else:
+        worker.options, worker.progress = options, recorder
+        dispatcher = worker
     failure: BaseException | None = None
     try:
         dispatcher.run(todo)
@@ -537,7 +559,26 @@ def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any,
         summary = PipelineSummary([results[i] for i in range(len(entries))], out / SUMMARY_NAME,
                                   time.perf_counter() - started, dict(dispatcher.stats))
         _write_summary(summary, [name for _, name in entries])
+        if client is not None:  # what a worker lost mid-write left (it no longer runs)
+            remove_stale_temporaries(out, every=True)
     return summary
+
+
+#: Task options that name a file a worker reads (made absolute: a worker's folder is not the client's).
+_PATH_OPTIONS = ("reference",)
+
+
+def _cluster_task_spec(task_cls: Any, index: Any, devices: Sequence[str | Backend] | None, device: str | Backend,
+                       threads: int | None, command: str, task_options: dict[str, Any]) -> TaskSpec:
+    """The spec every worker builds the task from: absolute paths (the same on every node)."""
+    if isinstance(index, Index):
+        if index.path is None:
+            raise OptionError("a cluster run needs a saved index: give its path (Index.save)")
+        index = index.path
+    source = os.path.abspath(index if task_cls is AlignTask else resolve_index(index))  # targets or index
+    files = {k: os.path.abspath(v) for k, v in task_options.items() if k in _PATH_OPTIONS and v is not None}
+    spec = TaskSpec.of(task_cls.name, source, dict(command=command, **{**task_options, **files}))
+    return cluster_spec(spec, device=device, devices=devices, threads=threads)
 
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -263,6 +264,17 @@ OPTION_CASES = [
     (["demo", "-p", "3", "--quiet"], "run_demo", {0: ("auto", 3), "stderr": ""}),
     (["demo", "--threads", "2"], "run_demo", {0: ("auto", 2)}),
     (["demo", "-o", "bad", "--debug"], "raises", FastxError),
+    (ALIGN + ["--scheduler", "tcp://h:8786"], "align_files", {"client": ("tcp://h:8786", None), "device": "auto"}),
+    (["align", "-i", "s.fa", "--all-vs-all", "--local-cluster", "2", "-p", "3"], "align_pairs_files",
+     {"client": (None, 2), "threads": 3}),
+    (PAIRS + ["--scheduler", "tcp://h:8786", "--device", "cpu"], "align_pairs_files",
+     {"client": ("tcp://h:8786", None), "device": "cpu"}),
+    (ALIGN + ["--scheduler", "tcp://h:8786", "--local-cluster", "2"], "error", "exclude each other"),
+    (PIPE_MAP + ["--scheduler", "tcp://h:8786", "--device", "gpu"], "run_pipeline",
+     {"client": ("tcp://h:8786", None), "device": "gpu"}),
+    (PIPE_ALIGN + ["--local-cluster", "2", "-p", "1"], "run_pipeline", {"client": (None, 2), "threads": 1}),
+    (PIPE_MAP + ["--local-cluster", "0"], "error", "--local-cluster"),
+    (PIPE_MAP + ["--gpus", "0", "--scheduler", "tcp://h:8786"], "error", "--gpus"),
     (["compile"], "compile_kernels", {0: ("auto", 0), 1: ("parse", "index", "map", "align", "blast"), 2: 1}),
     (["compile", "--only", "map,align", "--device", "gpu"], "compile_kernels", {0: ("gpu", 0), 1: ("map", "align")}),
     (["compile", "--processes", "3", "-p", "2"], "compile_kernels", {0: ("auto", 2), 2: 3}),
@@ -279,6 +291,7 @@ def api(monkeypatch):
     import gseek.demo
     import gseek.precompile
     import gseek.pipeline
+    import gseek.pipeline.cluster
     import gseek.pipeline.tasks
     import gseek.seqio
     from gseek.index import Index
@@ -312,6 +325,8 @@ def api(monkeypatch):
         (gseek.seqio, "FastxReader", recorder("FastxReader", Reader())),
         (gseek.demo, "run_demo", recorder("run_demo", [])),
         (gseek.precompile, "compile_kernels", recorder("compile_kernels", {})),
+        (gseek.pipeline.cluster, "cluster_client",  # the client the API gets: (scheduler, local workers)
+         lambda scheduler=None, local_cluster=None: contextlib.nullcontext((scheduler, local_cluster))),
     ]
     for owner, name, fake in fakes:
         monkeypatch.setattr(owner, name, fake)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -24,6 +25,7 @@ from gseek.output.tabular import AlignmentWriter, TsvFormatter, stream_encoding
 from gseek.seqio import FastxReader, SequenceBatch, read_fastx
 from gseek.seqio.atomic import check_output
 
+from ..cluster import cluster_spec, describe_cluster, remote_dispatcher
 from ..engine import Chunk, Dispatcher, Job, Progress, QueryFile, QueueBounds
 from ._base import GPU_JOB_BYTES, LazySink, TaskSpec, batch_nbytes, parse_threads
 
@@ -363,6 +365,7 @@ def align_files(
     job_bytes: int | None = None,
     bounds: QueueBounds | None = None,
     progress: Any = None,
+    client: Any = None,
     **align_options: Any,
 ) -> dict[str, Any]:
     """Align every query of file(s) against every target, to TSV: ``gseek align -q QUERIES -t TARGETS``.
@@ -384,6 +387,10 @@ def align_files(
             on the CPU, 2^40 on a GPU).
         bounds: the engine's :class:`~gseek.pipeline.engine.QueueBounds`.
         progress: ``progress(pairs)``, called as rows are written.
+        client: a ``distributed.Client``: each job (a batch of queries) is
+            aligned on a worker, which reads the targets once; the rows are
+            written here in the same order (``docs/cluster.md``). ``device``
+            (other than ``auto``) and ``threads`` are then the workers'.
         **align_options: :class:`~gseek.align.PairAligner` options (``mode``,
             ``scoring``, ``traceback``, ``min_score``, ``outfmt``, ...).
 
@@ -407,9 +414,11 @@ def align_files(
     if not files:
         raise OptionError("no query file given")
     check_output(out, [*files, targets])
-    task = AlignTask(targets, device=device, threads=threads, encoding=encoding, **align_options)
-    result = _run_one(task, QueryFile(tuple(os.fspath(f) for f in files), out), workers, bounds, job_bytes, progress)
-    return dict(records=result.records, rows=result.hits, device=task.aligners[0].backend.describe())
+    here = dict(device="cpu", threads=1) if client is not None else dict(device=device, threads=threads)
+    task = AlignTask(targets, encoding=encoding, **here, **align_options)
+    result = _run_one(task, QueryFile(tuple(os.fspath(f) for f in files), out), workers, bounds, job_bytes, progress,
+                      client, device, threads)
+    return dict(records=result.records, rows=result.hits, device=_device_line(task, client))
 
 
 def align_pairs_files(
@@ -424,6 +433,7 @@ def align_pairs_files(
     bounds: QueueBounds | None = None,
     progress: Any = None,
     total: Any = None,
+    client: Any = None,
     **align_options: Any,
 ) -> dict[str, Any]:
     """Align all pairs of one set, or the named pairs of a list, to TSV through the pipeline engine.
@@ -446,6 +456,12 @@ def align_pairs_files(
         bounds: the engine's :class:`~gseek.pipeline.engine.QueueBounds`.
         progress, total: ``progress(pairs)`` as rows are written,
             ``total(pairs)`` once the pairs are known.
+        client: a ``distributed.Client``: the pairs are cut into tiles of
+            ``batch_pairs`` (ranges of the triangle in row-major order, or of
+            the list), each aligned on a worker, which reads the sequences
+            once; the rows are written here in the same order, byte for byte
+            the local output (``docs/cluster.md``). ``device`` (other than
+            ``auto``) and ``threads`` are then the workers'.
         **align_options: :class:`~gseek.align.PairAligner` options
             (``batch_pairs`` sets the pairs per job).
 
@@ -463,12 +479,13 @@ def align_pairs_files(
     """
     out, encoding = _output_encoding(output)
     check_output(out, [sequences, queries, pairs])
-    task = PairsTask(sequences, queries=queries, pairs=pairs, device=device, threads=threads, encoding=encoding,
-                     **align_options)
+    here = dict(device="cpu", threads=1) if client is not None else dict(device=device, threads=threads)
+    task = PairsTask(sequences, queries=queries, pairs=pairs, encoding=encoding, **here, **align_options)
     if total is not None:
         total(task.total)
-    result = _run_one(task, QueryFile((os.fspath(pairs or sequences),), out), workers, bounds, None, progress)
-    return dict(pairs=result.records, rows=result.hits, device=task.aligners[0].backend.describe())
+    result = _run_one(task, QueryFile((os.fspath(pairs or sequences),), out), workers, bounds, None, progress,
+                      client, device, threads)
+    return dict(pairs=result.records, rows=result.hits, device=_device_line(task, client))
 
 
 def _output_encoding(output: str | os.PathLike | None) -> tuple[str, tuple[str, str]]:
@@ -477,13 +494,27 @@ def _output_encoding(output: str | os.PathLike | None) -> tuple[str, tuple[str, 
     return out, (stream_encoding(sys.stdout) if out == "-" else ("ascii", "strict"))
 
 
+def _device_line(task: _DPStages, client: Any) -> str:
+    """Where the pairs were aligned: the backend, or the cluster."""
+    return task.aligners[0].backend.describe() if client is None else describe_cluster(client)
+
+
 def _run_one(task: _DPStages, query: QueryFile, workers: int, bounds: QueueBounds | None, job_bytes: int | None,
-             progress: Any) -> Any:
-    """Run ``task`` over one query (a pipeline of one); raise its error."""
+             progress: Any, client: Any = None, device: Any = None, threads: int | None = None) -> Any:
+    """Run ``task`` over one query (a pipeline of one), here or with its jobs on ``client``'s
+    cluster (the task built here reads the jobs and writes the rows); raise its error."""
     options: dict[str, Any] = dict(workers=workers, bounds=bounds, job_bytes=job_bytes)
     if progress is not None:
         options["progress"] = _PairCount(progress, task.progress_factor)
-    result, = task.dispatcher(**options).run([query])
+    if client is None:
+        dispatcher = task.dispatcher(**options)
+    else:  # the sequences and the options travel as paths and values: each worker builds its own task
+        paths = {k: os.path.abspath(v) for k, v in task.spec.options if k in ("queries", "pairs") and v is not None}
+        spec = dataclasses.replace(task.spec, source=os.path.abspath(task.spec.source),
+                                   options=tuple(sorted({**dict(task.spec.options), **paths}.items())))
+        options["workers"] = max(1, workers)  # the client's finalize only passes the workers' chunks on
+        dispatcher = remote_dispatcher(client, task, cluster_spec(spec, device=device, threads=threads), **options)
+    result, = dispatcher.run([query])
     if result.error is not None:
         raise result.error
     return result

@@ -1,0 +1,424 @@
+"""Dask distributed runs (issue 19): the same bytes as one process, a lost worker, a bad file alone.
+
+One ``LocalCluster`` of two worker processes (one thread each) serves the
+module. A worker is lost mid-run by a worker plugin that ends its own
+process (``os._exit``) when the first task of the run starts executing; the
+nanny starts a new one, the scheduler runs the task again elsewhere.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+import cloudpickle  # noqa: E402 - a dependency of distributed
+from distributed.diagnostics.plugin import WorkerPlugin  # noqa: E402
+
+from gseek.backend import CpuBackend  # noqa: E402
+from gseek.cli import main  # noqa: E402
+from gseek.datasets import lambda_genome  # noqa: E402
+from gseek.datasets.simulate import dp_families, kmismatch_reads  # noqa: E402
+from gseek.errors import ClusterError, FastxError, IndexFormatError, OutputError, Terminated  # noqa: E402
+from gseek.index import Index  # noqa: E402
+from gseek.pipeline import align_files, align_pairs_files, run_pipeline  # noqa: E402
+from gseek.seqio import write_fasta, write_fastq  # noqa: E402
+
+CMD = "gseek pipeline --cluster-test"
+# The plugin below travels to the workers by value (they cannot import this module).
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module")
+def client():
+    import dask
+
+    config = {
+        "distributed.scheduler.allowed-failures": 1,  # a task lost with 2 workers: KilledWorker
+        "distributed.scheduler.worker-saturation": 1.0,  # a worker holds only the task it runs (docs/cluster.md)
+        # the cluster closes a nanny whose worker has not come back this long after a loss, even when it
+        # is restarting it after a second one (tests kill workers seconds apart)
+        "distributed.deploy.lost-worker-timeout": "1h",
+    }
+    with dask.config.set(config):
+        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, memory_limit=0,
+                                           dashboard_address=None, silence_logs=logging.CRITICAL,
+                                           scheduler_kwargs={"dashboard_address": ":0"})
+        with distributed.Client(cluster) as c:
+            yield c
+        cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """A saved lambda index, five read files, a malformed one and a missing one; a set of sequences."""
+    root = tmp_path_factory.mktemp("cluster")
+    index = Index.build(lambda_genome(), wgram=8, device="cpu").save(root / "lambda.gseek")
+    files = []
+    for i, n in enumerate([400, 3, 150, 60, 250]):
+        path = root / f"s{i}.fq"
+        write_fastq(path, kmismatch_reads(lambda_genome(), n, (20, 150), 3, seed=40 + i, n_rate=0.01,
+                                          random_fraction=0.1).records())
+        files.append(path)
+    bad = root / "bad.fq"
+    bad.write_text("@r1\nACGTACGTACGTACGTACGT\n+\nIIII\n")
+    files[2:2] = [bad]
+    files.append(root / "missing.fq")
+    (root / "list.txt").write_text("".join(f"{p.name}\n" for p in files))
+    seqs = root / "seqs.fa"
+    fam = dp_families(3, 5, 120, seed=7, max_divergence=0.2)
+    write_fasta(seqs, fam.records)
+    names = [n for n, _ in fam.records]
+    pairs = root / "pairs.tsv"
+    pairs.write_text("".join(f"{names[i]}\t{names[(7 * i + 2) % len(names)]}\n" for i in range(len(names))))
+    return dict(root=root, index=index, files=files, seqs=seqs, pairs=pairs)
+
+
+#: A worker ends itself only once it has been up this long: one that dies as its nanny is still
+#: starting it is not started again (the nanny gives up), and the cluster would stay one short.
+SETTLED = 2.0
+
+
+class _Killer(WorkerPlugin):
+    def setup(self, worker):
+        self.started = time.monotonic()
+
+    def die(self):
+        time.sleep(max(0.0, self.started + SETTLED - time.monotonic()))
+        os._exit(1)
+
+
+class KillOnce(_Killer):
+    """Ends its worker's process when the first task whose key starts with ``prefix`` starts
+    executing, once for the whole cluster (the ``marker`` file says it happened)."""
+
+    def __init__(self, marker: str, prefix: str) -> None:
+        self.marker, self.prefix = marker, prefix
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "executing" and str(key).startswith(self.prefix):
+            try:
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                return
+            self.die()
+
+
+class KillAlways(_Killer):
+    """Ends its worker's process whenever the task ``PREFIX...-serial`` starts executing."""
+
+    def __init__(self, prefix: str, serial: int) -> None:
+        self.prefix, self.serial = prefix, str(serial)
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "executing" and str(key).startswith(self.prefix) and str(key).rsplit("-", 1)[1] == self.serial:
+            self.die()
+
+
+class always_killing:
+    """The KillAlways plugin for the length of a ``with`` block; the cluster has its two workers
+    again at the end."""
+
+    def __init__(self, client, prefix: str, serial: int) -> None:
+        self.client, self.plugin = client, KillAlways(prefix, serial)
+
+    def __enter__(self):
+        self.client.register_plugin(self.plugin, name="kill-always")
+        return self
+
+    def __exit__(self, *exc):
+        self.client.unregister_worker_plugin("kill-always")
+        self.client.wait_for_workers(2, timeout=60)
+
+
+class killing_a_worker:
+    """The KillOnce plugin on every worker for the length of a ``with`` block; the cluster has its
+    two workers again at the end."""
+
+    def __init__(self, client, tmp_path: Path, prefix: str) -> None:
+        self.client, self.marker, self.prefix = client, tmp_path / "killed", prefix
+
+    def __enter__(self):
+        self.client.register_plugin(KillOnce(str(self.marker), self.prefix), name="kill-once")
+        return self
+
+    def __exit__(self, *exc):
+        self.client.unregister_worker_plugin("kill-once")
+        self.client.wait_for_workers(2, timeout=60)
+
+    @property
+    def killed(self) -> bool:
+        return self.marker.exists()
+
+
+def no_tasks_left(client) -> None:
+    """The run's results were released as they came in: a worker lost later has nothing of it to redo."""
+
+    def gseek_tasks(dask_scheduler):
+        return sorted(str(k) for k in dask_scheduler.tasks if str(k).startswith("gseek-"))
+
+    deadline = time.monotonic() + 10
+    while (left := client.run_on_scheduler(gseek_tasks)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left == []
+
+
+def summary_rows(path: Path) -> list[list[str]]:
+    """summary.tsv without the seconds column."""
+    return [row[:4] + row[5:] for row in (line.split("\t") for line in path.read_text().splitlines())]
+
+
+def outputs(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.suffix == ".sam"}
+
+
+_LOCAL: dict = {}
+
+
+def local_pipeline(data) -> Path:
+    """The single-process run of the list (once)."""
+    if "out" not in _LOCAL:
+        out = data["root"] / "local"
+        run_pipeline(data["root"] / "list.txt", data["index"], out, devices=[CpuBackend(1)], progress=False,
+                     quiet=True, command=CMD)
+        _LOCAL["out"] = out
+    return _LOCAL["out"]
+
+
+def cluster_pipeline(client, data, out: Path, **options):
+    options.setdefault("quiet", True)
+    return run_pipeline(data["root"] / "list.txt", data["index"], out, devices=["cpu"], threads=1, progress=False,
+                        command=CMD, client=client, **options)
+
+
+def no_temporaries(folder: Path) -> None:
+    left = [p.name for p in folder.iterdir() if ".tmp-" in p.name]
+    assert not left, f"temporary files left: {left}"
+
+
+# --------------------------------------------------------------------------- pipeline
+
+
+def test_pipeline_on_a_cluster_writes_the_local_outputs_and_a_bad_file_fails_alone(client, data, tmp_path):
+    local = local_pipeline(data)
+    summary = cluster_pipeline(client, data, tmp_path / "out", job_bytes=2048)
+    assert [r.status for r in summary.files] == ["ok", "ok", "failed", "ok", "ok", "ok", "failed"]
+    assert outputs(tmp_path / "out") == outputs(local) and len(outputs(local)) == 5
+    assert summary_rows(tmp_path / "out" / "summary.tsv") == summary_rows(local / "summary.tsv")
+    no_tasks_left(client)
+    assert "bad.fq:4: " in summary.files[2].error.args[0] and isinstance(summary.files[2].error, FastxError)
+    no_temporaries(tmp_path / "out")
+    again = cluster_pipeline(client, data, tmp_path / "out", resume=True)
+    assert [r.status for r in again.files] == ["skipped", "skipped", "failed", "skipped", "skipped", "skipped",
+                                               "failed"]
+    assert [r.records for r in again.files] == [r.records for r in summary.files]
+
+
+def test_pipeline_worker_lost_mid_run_still_writes_every_record_once(client, data, tmp_path, capsys):
+    with killing_a_worker(client, tmp_path, "gseek-file-") as kill:
+        summary = cluster_pipeline(client, data, tmp_path / "out", quiet=False)
+    assert kill.killed
+    assert outputs(tmp_path / "out") == outputs(local_pipeline(data))
+    assert [r.status for r in summary.files].count("ok") == 5
+    err = capsys.readouterr().err
+    assert "was lost during the run" in err and "run again on other workers" in err, err
+    no_temporaries(tmp_path / "out")
+
+
+def test_pipeline_file_whose_worker_always_dies_fails_alone(client, data, tmp_path):
+    with always_killing(client, "gseek-file-", 3):  # the 4th file: s2.fq
+        summary = cluster_pipeline(client, data, tmp_path / "out")
+    no_tasks_left(client)
+    assert [r.status for r in summary.files] == ["ok", "ok", "failed", "failed", "ok", "ok", "failed"]
+    assert "its worker died each time it ran" in str(summary.files[3].error)
+    local = outputs(local_pipeline(data))
+    del local["s2.sam"]
+    assert outputs(tmp_path / "out") == local
+    no_temporaries(tmp_path / "out")
+
+
+def test_pipeline_align_task_on_a_cluster(client, data, tmp_path):
+    import gseek
+
+    (tmp_path / "list.txt").write_text(f"{data['seqs']}\ta.tsv\n{data['pairs']}\tnot-fasta.tsv\n")
+    runs = {}
+    for name, extra in (("local", {}), ("cluster", dict(client=client))):
+        runs[name] = gseek.run_pipeline(tmp_path / "list.txt", data["seqs"], tmp_path / name, task="align",
+                                        device="cpu", threads=1, progress=False, quiet=True, mode="local",
+                                        traceback=True, job_bytes=300, **extra)
+    assert [r.status for r in runs["cluster"].files] == [r.status for r in runs["local"].files] == ["ok", "failed"]
+    assert str(runs["cluster"].files[1].error) == str(runs["local"].files[1].error)
+    assert (tmp_path / "cluster" / "a.tsv").read_bytes() == (tmp_path / "local" / "a.tsv").read_bytes()
+
+
+def test_pipeline_paired_end_sorted_bam_on_a_cluster(client, data, tmp_path):
+    from gseek.datasets.simulate import kmismatch_pairs
+
+    kmismatch_pairs(lambda_genome(), 200, 50, (100, 300), 2, seed=5, random_fraction=0.1).write(
+        tmp_path / "a.fq", tmp_path / "b.fq")
+    (tmp_path / "list.txt").write_text(f"a.fq b.fq pairs.bam\n{data['files'][0]} single.bam\n")
+    for name, extra in (("local", {}), ("cluster", dict(client=client))):
+        summary = run_pipeline(tmp_path / "list.txt", data["index"], tmp_path / name, device="cpu", threads=1,
+                               progress=False, quiet=True, command=CMD, **extra)
+        assert [r.status for r in summary.files] == ["ok", "ok"], summary.files
+    for out in ("pairs.bam", "pairs.bam.bai", "single.bam"):
+        assert (tmp_path / "cluster" / out).read_bytes() == (tmp_path / "local" / out).read_bytes(), out
+    no_temporaries(tmp_path / "cluster")
+
+
+def test_pipeline_megablast_on_a_cluster(client, data, tmp_path):
+    from gseek.seqio import read_fastx
+
+    genome = read_fastx(lambda_genome()).sequence(0)
+    write_fasta(tmp_path / "q.fa", [(f"q{i}", genome[i * 997: i * 997 + 300]) for i in range(12)])
+    (tmp_path / "list.txt").write_text("q.fa\n")
+    runs = {}
+    for name, extra in (("local", {}), ("cluster", dict(client=client))):
+        runs[name] = run_pipeline(tmp_path / "list.txt", data["index"], tmp_path / name, task="megablast",
+                                  device="cpu", threads=1, progress=False, quiet=True, **extra)
+    assert [r.status for r in runs["cluster"].files] == ["ok"] and runs["cluster"].files[0].hits >= 12
+    assert (tmp_path / "cluster" / "q.tsv").read_bytes() == (tmp_path / "local" / "q.tsv").read_bytes()
+
+
+def test_a_cluster_run_needs_a_saved_index_and_takes_no_gpu_list(client, data, tmp_path):
+    from gseek.errors import OptionError
+
+    unsaved = Index.build(lambda_genome(), wgram=8, device="cpu")
+    with pytest.raises(OptionError, match="saved index"):
+        run_pipeline(data["root"] / "list.txt", unsaved, tmp_path / "a", client=client, progress=False, quiet=True)
+    with pytest.raises(OptionError, match="gpus"):
+        run_pipeline(data["root"] / "list.txt", data["index"], tmp_path / "b", gpus=[0], client=client,
+                     progress=False, quiet=True)
+
+
+def test_each_worker_builds_the_task_once(client, data, tmp_path):
+    def runtimes():
+        from gseek.pipeline import cluster
+
+        return sorted(id(task) for task, _ in cluster._RUNTIMES.values() if type(task).__name__ == "MapTask")
+
+    cluster_pipeline(client, data, tmp_path / "a")
+    before = client.run(runtimes)
+    cluster_pipeline(client, data, tmp_path / "b")
+    assert client.run(runtimes) == before and all(len(ids) <= 1 for ids in before.values())
+
+
+def test_runtime_is_kept_per_spec_until_its_source_changes(data, tmp_path):
+    from gseek.pipeline import cluster
+    from gseek.pipeline.tasks import TaskSpec
+
+    targets = tmp_path / "t.fa"
+    targets.write_text(">t\nACGTACGTAC\n")
+    spec = TaskSpec.of("align", str(targets), dict(mode="local"), ["cpu"], 1)
+    first, lock = cluster.runtime(spec)
+    assert cluster.runtime(spec) == (first, lock)
+    other = [cluster.runtime(TaskSpec.of("align", str(targets), dict(mode=m), ["cpu"], 1))[0]
+             for m in ("global", "semiglobal")]  # two more: the first is dropped (KEEP_RUNTIMES = 2)
+    assert cluster.runtime(spec)[0] is not first and cluster.runtime(spec)[0] is cluster.runtime(spec)[0]
+    again = cluster.runtime(spec)[0]
+    os.utime(targets, ns=(0, 0))  # the targets changed: built again
+    assert cluster.runtime(spec)[0] is not again and len(other) == 2
+
+
+# --------------------------------------------------------------------------- align
+
+
+ALIGN = dict(device="cpu", threads=1, mode="local", traceback=True, batch_pairs=9)
+
+
+@pytest.mark.parametrize("form", ["all-vs-all", "pairs", "query-vs-targets"])
+def test_align_on_a_cluster_is_byte_identical(client, data, tmp_path, form):
+    outs = []
+    for name, extra in (("local.tsv", {}), ("cluster.tsv", dict(client=client))):
+        out = tmp_path / name
+        if form == "all-vs-all":
+            done = align_pairs_files(data["seqs"], out, **ALIGN, **extra)
+        elif form == "pairs":
+            done = align_pairs_files(data["seqs"], out, queries=data["seqs"], pairs=data["pairs"], **ALIGN, **extra)
+        else:
+            done = align_files(data["seqs"], data["seqs"], out, job_bytes=300, **ALIGN, **extra)
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] and outs[0].count(b"\n") > 15
+    assert done["device"].startswith("Dask cluster tcp://")
+
+
+def test_align_worker_lost_mid_run_still_writes_every_row_once(client, data, tmp_path, capsys):
+    align_pairs_files(data["seqs"], tmp_path / "local.tsv", **ALIGN)
+    with killing_a_worker(client, tmp_path, "gseek-job-") as kill:
+        align_pairs_files(data["seqs"], tmp_path / "cluster.tsv", client=client, **ALIGN)
+    assert kill.killed
+    assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()
+    assert "was lost during the run" in capsys.readouterr().err
+
+
+def test_align_job_whose_worker_always_dies_stops_the_run_with_one_line(client, data, tmp_path):
+    with always_killing(client, "gseek-job-", 2), \
+            pytest.raises(ClusterError, match=r"job \d+ \(9 pairs\): its worker died each time it ran"):
+        align_pairs_files(data["seqs"], tmp_path / "cluster.tsv", client=client, **ALIGN)
+    assert list(tmp_path.iterdir()) == []  # no output, no temporary
+    no_tasks_left(client)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def gseek(args, capsys):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_pipeline_and_align_with_scheduler(client, data, tmp_path, capsys):
+    address = client.scheduler.address
+    code, _, err = gseek(["--device", "cpu", "-p", "1", "pipeline", "--queries", data["root"] / "list.txt", "-x",
+                          data["index"], "--outdir", tmp_path / "out", "--scheduler", address], capsys)
+    assert code == 1 and "5 ok, 2 failed, 0 skipped" in err, err
+    assert outputs(tmp_path / "out").keys() == outputs(local_pipeline(data)).keys()
+    align = ["--device", "cpu", "-p", "1", "align", "--all-vs-all", "-i", data["seqs"], "--mode", "local",
+             "--traceback"]
+    assert gseek([*align, "-o", tmp_path / "local.tsv"], capsys)[0] == 0
+    code, _, err = gseek([*align, "-o", tmp_path / "cluster.tsv", "--scheduler", address], capsys)
+    assert code == 0 and "alignments on Dask cluster" in err, err
+    assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()
+
+
+def test_cli_local_cluster(data, tmp_path, capsys):
+    align = ["--device", "cpu", "-p", "1", "align", "-q", data["seqs"], "-t", data["seqs"]]
+    assert gseek([*align, "-o", tmp_path / "local.tsv"], capsys)[0] == 0
+    code, _, err = gseek([*align, "-o", tmp_path / "cluster.tsv", "--local-cluster", "1"], capsys)
+    assert code == 0 and "Dask cluster tcp://" in err and "1 workers" in err, err
+    assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--scheduler", "tcp://127.0.0.1:1", "--local-cluster", "2"], "exclude each other"),
+    (["--local-cluster", "0"], "--local-cluster"),
+    (["--gpus", "0", "--local-cluster", "2"], "--gpus"),
+])
+def test_cli_cluster_usage_errors(data, tmp_path, capsys, extra, message):
+    code, _, err = gseek(["pipeline", "--queries", data["root"] / "list.txt", "-x", data["index"], "--outdir",
+                          tmp_path / "out", *extra], capsys)
+    assert code == 2 and message in err, err
+
+
+def test_without_distributed_the_options_give_one_line(data, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    for command in (["pipeline", "--queries", data["root"] / "list.txt", "-x", data["index"], "--outdir",
+                     tmp_path / "out"], ["align", "--all-vs-all", "-i", data["seqs"]]):
+        code, _, err = gseek(["--device", "cpu", *command, "--local-cluster", "2"], capsys)
+        assert code == 1 and err.count("\n") == 1, err
+        assert err.startswith("gseek: error: ") and "needs the 'distributed' package" in err and "gseek[dask]" in err
+
+
+def test_gseek_errors_pickle_as_themselves():
+    for error in (FastxError("r.fq", 4, "bad"), IndexFormatError("x.gseek", "no header"), OutputError("o", "why"),
+                  Terminated(15)):
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is type(error) and str(again) == str(error) and again.__dict__ == error.__dict__
