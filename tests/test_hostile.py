@@ -207,7 +207,7 @@ def test_02_pipe_fifo_and_stdin_input_lose_nothing(world, tmp_path):
 
 
 def test_03_an_output_that_is_an_input_is_refused(world, tmp_path):
-    """``-q x.fq -o x.fq``, a pipeline list ``s.fq<TAB>s.fq`` with the output folder
+    """``-q x.fq -o x.fq``, a pipeline list ``s.reads<TAB>s.reads`` with the output folder
     = the list's folder, ``-o IDX.gseek/header.json``: refused, nothing changed."""
     reads = tmp_path / "x.fq"
     shutil.copy(world["few"], reads)
@@ -215,9 +215,12 @@ def test_03_an_output_that_is_an_input_is_refused(world, tmp_path):
     proc = gseek_run("search", "-x", world["index"], "-q", reads, "-o", reads)
     assert proc.returncode == 1 and reads.read_bytes() == before
     one_line_error(proc.stderr, reads)
-    (tmp_path / "list.txt").write_text("x.fq\tx.fq\n")
+    # (a second column with a FASTA/FASTQ name is a mate file: the reads take a name without one here)
+    plain = tmp_path / "x.reads"
+    shutil.copy(world["few"], plain)
+    (tmp_path / "list.txt").write_text("x.reads\tx.reads\n")
     proc = gseek_run("pipeline", "--queries", tmp_path / "list.txt", "-x", world["index"], "--outdir", tmp_path)
-    assert proc.returncode == 1 and reads.read_bytes() == before
+    assert proc.returncode == 1 and plain.read_bytes() == before
     index = tmp_path / "copy.gseek"
     shutil.copytree(world["index"], index)
     header = (index / "header.json").read_bytes()

@@ -13,7 +13,7 @@ from gseek.index import Index
 from gseek.mapper import Mapper, Placements
 from gseek.seqio import SequenceBatch
 
-FIELDS = [f.name for f in dataclasses.fields(reference_select.MappingResult) if f.name not in ("names", "contig_names")]
+FIELDS = [f.name for f in dataclasses.fields(reference_select.MappingResult) if f.name not in ("names", "contig_names", "batch", "reference")]
 
 
 @pytest.fixture(scope="module")
