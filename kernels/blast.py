@@ -124,18 +124,21 @@ def lookup_fill(hits, n, text, n_words, lut_w, first, positions, out_off, q_pos,
             o += 1
 
 
+@numba.njit(cache=True, inline="always")
+def _bounds(qoff, n_seq, contig_off, n_contigs, q, s):
+    """The query sequence holding q and the contig holding s: (qa, qb, ca, cb)."""
+    r = _record_of(qoff, n_seq, q)
+    c = _record_of(contig_off, n_contigs, s)
+    return qoff[r], qoff[r + 1], contig_off[c], contig_off[c + 1]
+
+
 @numba.njit(parallel=True, cache=True)
 def mini_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, qvalid, q_pos, s_pos, n,
                 lut_w, stride, word, keep, run_q, run_s, run_len):
     for i in numba.prange(n):
         q = q_pos[i]
         s = s_pos[i]
-        r = _record_of(qoff, n_seq, q)
-        c = _record_of(contig_off, n_contigs, s)
-        qa = qoff[r]
-        qb = qoff[r + 1]
-        ca = contig_off[c]
-        cb = contig_off[c + 1]
+        qa, qb, ca, cb = _bounds(qoff, n_seq, contig_off, n_contigs, q, s)
         ok = s + lut_w <= cb
         left = 0
         right = lut_w
@@ -167,6 +170,38 @@ def mini_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, 
         run_len[i] = left + right
 
 
+@numba.njit(cache=True, inline="always")
+def _xdrop_walk(text, nmask, has_n, qcodes, q, g, qlim, glim, step, reward, penalty, n_score, xdrop):
+    """X-drop walk along one diagonal from (q, g) by ``step`` (+1 right, -1 left) while inside
+    ``qlim``/``glim`` (exclusive ends on the right, first positions on the left): (best gain,
+    bases reaching it)."""
+    best = 0
+    run = 0
+    reach = 0
+    j = 0
+    while True:
+        qi = q + step * j
+        gi = g + step * j
+        if step > 0 and (qi >= qlim or gi >= glim):
+            break
+        if step < 0 and (qi < qlim or gi < glim):
+            break
+        b = qcodes[qi]
+        if b > 3 or _is_n(nmask, has_n, gi):
+            run += n_score
+        elif _base(text, gi) == b:
+            run += reward
+        else:
+            run += penalty
+        j += 1
+        if run > best:
+            best = run
+            reach = j
+        elif run < best - xdrop:
+            break
+    return best, reach
+
+
 @numba.njit(parallel=True, cache=True)
 def ungapped_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, run_q, run_s, run_len, n,
                     reward, penalty, n_score, xdrop, score, q_start, q_end):
@@ -174,56 +209,12 @@ def ungapped_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_s
         q0 = run_q[i]
         s0 = run_s[i]
         length = run_len[i]
-        r = _record_of(qoff, n_seq, q0)
-        c = _record_of(contig_off, n_contigs, s0)
-        qa = qoff[r]
-        qb = qoff[r + 1]
-        ca = contig_off[c]
-        cb = contig_off[c + 1]
-        total = length * reward
-        # right
-        best = 0
-        run = 0
-        end = 0
-        j = 0
-        while q0 + length + j < qb and s0 + length + j < cb:
-            b = qcodes[q0 + length + j]
-            g = s0 + length + j
-            if b > 3 or _is_n(nmask, has_n, g):
-                run += n_score
-            elif _base(text, g) == b:
-                run += reward
-            else:
-                run += penalty
-            j += 1
-            if run > best:
-                best = run
-                end = j
-            elif run < best - xdrop:
-                break
-        total += best
-        # left
-        best = 0
-        run = 0
-        start = 0
-        j = 0
-        while q0 - j - 1 >= qa and s0 - j - 1 >= ca:
-            b = qcodes[q0 - j - 1]
-            g = s0 - j - 1
-            if b > 3 or _is_n(nmask, has_n, g):
-                run += n_score
-            elif _base(text, g) == b:
-                run += reward
-            else:
-                run += penalty
-            j += 1
-            if run > best:
-                best = run
-                start = j
-            elif run < best - xdrop:
-                break
-        total += best
-        score[i] = total
+        qa, qb, ca, cb = _bounds(qoff, n_seq, contig_off, n_contigs, q0, s0)
+        best_r, end = _xdrop_walk(text, nmask, has_n, qcodes, q0 + length, s0 + length, qb, cb, 1, reward, penalty,
+                                  n_score, xdrop)
+        best_l, start = _xdrop_walk(text, nmask, has_n, qcodes, q0 - 1, s0 - 1, qa, ca, -1, reward, penalty,
+                                    n_score, xdrop)
+        score[i] = length * reward + best_r + best_l
         q_start[i] = q0 - start
         q_end[i] = q0 + length + end
 
