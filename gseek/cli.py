@@ -336,8 +336,11 @@ def cli() -> None:
               help="Keep the SA at text positions that are multiples of N (locate walks < N steps).")
 @click.option("--wgram", type=click.IntRange(0, 15), default=12, show_default=True,
               help="w of the w-gram table that jumps the first w steps of backward search (0: none).")
+@click.option("--parts", type=click.Choice(["all", "text"]), default="all", show_default=True,
+              help="text: only the packed text and contig table, for the BLAST-style search (seconds; "
+                   "no suffix array, read mapping refuses it).")
 @_common
-def index(reference, prefix, sa_sample, wgram) -> None:
+def index(reference, prefix, sa_sample, wgram, parts) -> None:
     """Build the FM-index (BWT with interleaved Occ, sampled SA) and w-gram table of REFERENCE.
 
     The build runs on the CPU (the index is identical either way); --device
@@ -349,7 +352,7 @@ def index(reference, prefix, sa_sample, wgram) -> None:
     out = _index_path(reference, prefix)
     check_output(out, [reference], folder=True)  # before the build: not the FASTA, nor holding it
     idx = Index.build(reference, sa_sample=sa_sample, wgram=wgram, threads=STATE.threads,
-                      progress=not STATE.quiet and sys.stderr.isatty(), device="cpu")
+                      progress=not STATE.quiet and sys.stderr.isatty(), device="cpu", parts=parts)
     idx.save(out)
     _say(idx.summary())
     _say(f"[gseek] index {out} written in {time.perf_counter() - started:.2f} s")

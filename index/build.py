@@ -275,8 +275,12 @@ def build_arrays(
     pos64: bool | None = None,
     threads: int | None = None,
     progress: bool = False,
+    text_only: bool = False,
 ) -> tuple[dict[str, np.ndarray], dict]:
     """Every part of the index from DNA records; returns ``(arrays, meta)``.
+
+    ``text_only``: only the contig and segment tables and the packed text with its N runs
+    (what the BLAST-style search reads): no suffix array, BWT, Occ, SA samples or w-gram table.
 
     ``meta`` holds the C array, the position width and the statistics that go
     into the header. ``pos64=None`` picks 64-bit positions only when the text
@@ -289,7 +293,8 @@ def build_arrays(
     check_records(batch)
     cpu = CpuBackend(threads)
     numba.set_num_threads(cpu.threads)
-    steps = ["segments", "suffix array", "BWT + Occ", "sampled SA", "w-gram table", "packed text"]
+    steps = ["segments", "packed text"] if text_only else \
+        ["segments", "suffix array", "BWT + Occ", "sampled SA", "w-gram table", "packed text"]
     bar = _progress(steps, progress)
 
     codes, offsets = batch.codes, batch.offsets
@@ -301,23 +306,25 @@ def build_arrays(
         raise OptionError(f"a text of {n} characters needs 64-bit positions (pos64=True)")
     bar.step()
 
-    sa = suffix_array(text, force64=wide)
-    bar.step()
-
-    bwt = bwt_from_sa(text, sa)
-    occ, dollar_rows = occ_blocks(bwt, wide=wide, threads=cpu.threads)
-    del bwt
-    bar.step()
-
-    sa_mark, sa_samples = sample_sa(sa, int(sa_sample), wide=wide)
-    del sa
-    bar.step()
-
     C = c_array(text)
     arrays: dict[str, np.ndarray] = {}
-    if wgram:
-        arrays["wgram"] = wgram_table(occ, dollar_rows, C, int(wgram), wide=wide, threads=cpu.threads)
-    bar.step()
+    if not text_only:
+        sa = suffix_array(text, force64=wide)
+        bar.step()
+
+        bwt = bwt_from_sa(text, sa)
+        occ, dollar_rows = occ_blocks(bwt, wide=wide, threads=cpu.threads)
+        del bwt
+        bar.step()
+
+        sa_mark, sa_samples = sample_sa(sa, int(sa_sample), wide=wide)
+        del sa
+        bar.step()
+
+        if wgram:
+            arrays["wgram"] = wgram_table(occ, dollar_rows, C, int(wgram), wide=wide, threads=cpu.threads)
+        bar.step()
+        arrays.update(occ=occ, dollar_rows=dollar_rows, sa_mark=sa_mark, sa_samples=sa_samples)
 
     packed, _ = pack_2bit(cpu, codes)
     names = np.array(batch.names, dtype=np.uint8)
@@ -328,10 +335,6 @@ def build_arrays(
         seg_text_start=text_start,
         seg_ref_start=ref_start,
         seg_contig=contig,
-        occ=occ,
-        dollar_rows=dollar_rows,
-        sa_mark=sa_mark,
-        sa_samples=sa_samples,
         text=packed,
         amb_runs=ambiguous_runs(codes, offsets),
     )

@@ -40,6 +40,9 @@ from . import search as _search
 
 __all__ = ["Index", "ContigTable", "Occurrences", "PART_GROUPS"]
 
+#: What ``Index.build(parts=)`` builds: everything, or the text alone (the BLAST-style search).
+TEXT_OR_ALL = ("all", "text")
+
 #: Parts loadable on their own (``Index.load(parts=...)``) and the arrays of each.
 #: ``contigs`` (contig table + segment table) is always loaded.
 PART_GROUPS: dict[str, tuple[str, ...]] = {
@@ -155,6 +158,7 @@ class Index:
         threads: int | None = None,
         progress: bool = False,
         device: str | Backend = "auto",
+        parts: str = "all",
     ) -> Index:
         """Build the index of a FASTA (or FASTQ) file or a DNA batch.
 
@@ -168,15 +172,24 @@ class Index:
             threads: CPU threads for the build and the CPU backend.
             progress: show a progress bar.
             device: backend for searches (``auto``, ``cpu``, ``gpu`` or a Backend).
+            parts: ``all``, or ``text``: only the contig table and the packed text with its N
+                runs, what the BLAST-style search reads (seconds, no suffix array); read
+                mapping refuses such an index.
         """
+        if parts not in TEXT_OR_ALL:
+            raise OptionError(f"parts must be one of {', '.join(TEXT_OR_ALL)}, not {parts!r}")
         if isinstance(fasta, SequenceBatch):
             batch, source = fasta, fasta.path
         else:
             batch, source = read_fastx(fasta), os.fspath(fasta)
         if batch.alphabet != "dna":
             raise OptionError("an index is built from DNA records")
+        text_only = parts == "text"
+        if text_only:
+            wgram = 0
         arrays, meta = _build.build_arrays(
-            batch, sa_sample=sa_sample, wgram=wgram, pos64=pos64, threads=threads, progress=progress
+            batch, sa_sample=sa_sample, wgram=wgram, pos64=pos64, threads=threads, progress=progress,
+            text_only=text_only,
         )
         wide = meta["pos64"]
         header = {
@@ -191,6 +204,8 @@ class Index:
             "C": meta["C"],
             "stats": {k: meta[k] for k in ("contigs", "bases", "ambiguous", "segments", "text_length")},
         }
+        if text_only:
+            header["groups"] = ["contigs", "text"]
         return cls(arrays, header, get_backend(device, threads))
 
     def save(self, path: str | os.PathLike) -> Path:
@@ -199,7 +214,8 @@ class Index:
         Written under a temporary name and renamed when whole. Only a fully
         loaded index can be saved.
         """
-        wanted = [n for g in PART_GROUPS.values() for n in g if n != "wgram" or self.wgram]
+        groups = self.header.get("groups", list(PART_GROUPS))
+        wanted = [n for g in groups for n in PART_GROUPS[g] if n != "wgram" or self.wgram]
         missing = [n for n in wanted if n not in self._arrays]
         if missing:
             raise OptionError(f"cannot save an index loaded without part(s) {', '.join(missing)}")

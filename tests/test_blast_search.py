@@ -341,3 +341,18 @@ def test_options_agree_with_blastn(lambda_text, queries, name):
     assert r["recall"] >= 0.99 and r["bits_within_1"] >= 0.99 and r["evalue_within_5pct"] >= 0.99, r
     assert r["extra"] <= 0.02, r
     assert len(set(ours) & set(theirs)) >= (0.5 if "ungapped" in name and task == "blastn" else 0.95) * len(theirs)
+
+
+def test_a_text_only_index_serves_blast_and_is_refused_for_mapping(tmp_path, queries, cpu_lines):
+    """``gseek index --parts text``: no suffix array; the same BLAST lines as the whole index, saved
+    and loaded; read mapping refuses it in one line naming how it was built."""
+    from gseek.mapper import Mapper
+
+    path = Index.build(lambda_genome(), parts="text", device="cpu").save(tmp_path / "lambda.gseek")
+    assert not (path / "occ.npy").exists() and (path / "text.npy").exists()
+    index = Index.load(path, device="cpu")
+    assert _lines(BlastSearcher(index, task="blastn", device="cpu").search(queries)) == cpu_lines("search_blastn")
+    with pytest.raises(OptionError, match="--parts text"):
+        Mapper(index, 2)
+    with pytest.raises(OptionError, match="parts must be"):
+        Index.build(lambda_genome(), parts="fm", device="cpu")

@@ -143,6 +143,8 @@ def _spelled(base, call, cases):
 OPTION_CASES = [
     (INDEX + ["--sa-sample", "8"], "build", {0: "ref.fa", "sa_sample": 8}),
     (INDEX + ["--wgram", "9"], "build", {"wgram": 9}),
+    (INDEX + ["--parts", "text"], "build", {"parts": "text"}),
+    (INDEX + ["--parts", "fm"], "error", "--parts"),
     (INDEX + ["-o", "lam"], "save", {0: Path("lam.gseek")}),
     (INDEX + ["--output", "lam.gseek"], "save", {0: Path("lam.gseek")}),
     (INDEX + ["-p", "3"], "build", {"threads": 3}),

@@ -193,6 +193,9 @@ class Mapper:
                    if p not in index.arrays]
         if missing:
             where = index.path or index.header.get("source", "index")
+            if index.header.get("groups") == ["contigs", "text"]:
+                raise OptionError(f"{where}: built with `gseek index --parts text` (the BLAST-style search "
+                                  "only); read mapping needs the whole index (`gseek index REF`)")
             raise OptionError(f"{where}: mapping needs index parts fm, sa and text; missing {', '.join(missing)}")
         auto_piece = default_min_piece(int(index.stats["bases"]))
         if min_piece is not None and not 1 <= int(min_piece) <= kmismatch.MAX_DFS_DEPTH // 2:
