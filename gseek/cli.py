@@ -474,14 +474,13 @@ def _blast_search(index_prefix, queries, task, blast_options, output) -> None:
         from .blast.report import parse_outfmt
 
         BlastOptions.for_task(task, **options)
-        if parse_outfmt(outfmt)[0] == "sam":
-            raise OptionError("--outfmt sam is not available yet; use 6 or 7")
+        parse_outfmt(outfmt)
     except OptionError as exc:
         raise click.UsageError(str(exc)) from None
     _remove_stale_temporaries(output)
     started = time.perf_counter()
     counts = blast_files(index_prefix, list(queries), output or "-", task=task, outfmt=outfmt, device=_backend(),
-                         threads=STATE.threads, database=os.fspath(index_prefix), **options)
+                         threads=STATE.threads, database=os.fspath(index_prefix), command=_command_line(), **options)
     why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
         else " (auto: no GPU found)"
     _say(f"[gseek] {task}: {counts['queries']:,} queries, {counts['with_hits']:,} with hits, {counts['hsps']:,} HSPs "

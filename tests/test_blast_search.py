@@ -356,3 +356,43 @@ def test_a_text_only_index_serves_blast_and_is_refused_for_mapping(tmp_path, que
         Mapper(index, 2)
     with pytest.raises(OptionError, match="parts must be"):
         Index.build(lambda_genome(), parts="fm", device="cpu")
+
+
+def test_outfmt_sam_is_valid_and_consistent(lambda_text, queries, tmp_path):
+    """``--outfmt sam``: pysam reads every record; hard clips + aligned query = the query's length;
+    SEQ against the reference text gives the record's NM; FLAG 16 on the minus strand, 256 for
+    every HSP of a query but its first; AS/EV/BS tags as the tabular line's numbers."""
+    import numpy as np
+    import pysam
+
+    hits = BlastSearcher(lambda_text, task="blastn", device="cpu").search(queries)
+    path = tmp_path / "o.sam"
+    with open(path, "w") as fh:
+        write_tabular(hits, fh, "sam", command="test")
+    genome = lambda_text.bases(0, lambda_text.n_bases)
+    letters = np.frombuffer(b"ACGTN", np.uint8)
+    seen = set()
+    with pysam.AlignmentFile(str(path)) as sam:
+        assert sam.header.references == (hits.subject_names[0].split()[0],)
+        records = list(sam)
+    assert len(records) == len(hits) > 0
+    for h, rec in enumerate(records):
+        q = int(hits.arrays["query"][h])
+        assert rec.query_name == hits.query_names[q].split()[0]
+        assert rec.is_reverse == (hits.arrays["strand"][h] < 0)
+        assert rec.is_secondary == (q in seen)
+        seen.add(q)
+        clips = sum(n for op, n in rec.cigartuples if op == 5)
+        assert clips + rec.query_length == hits.query_lengths[q]
+        ref = letters[genome[rec.reference_start:rec.reference_end]].tobytes().decode()
+        nm, i, j = 0, 0, 0
+        for op, n in rec.cigartuples:
+            if op == 0:
+                nm += sum(a != b or a == "N" for a, b in zip(rec.query_sequence[i:i + n], ref[j:j + n]))
+                i, j = i + n, j + n
+            elif op == 1:
+                nm, i = nm + n, i + n
+            elif op == 2:
+                nm, j = nm + n, j + n
+        assert rec.get_tag("NM") == nm and rec.get_tag("AS") == hits.arrays["score"][h]
+        assert rec.reference_start == hits.arrays["s_start"][h] and rec.reference_end == hits.arrays["s_end"][h]

@@ -25,7 +25,7 @@ from .stats import format_bitscore, format_evalue
 if TYPE_CHECKING:  # pragma: no cover
     from .searcher import BlastHits
 
-__all__ = ["FIELDS", "STD", "parse_fields", "parse_outfmt", "tabular_row", "write_tabular"]
+__all__ = ["FIELDS", "STD", "parse_fields", "parse_outfmt", "sam_header", "sam_record", "tabular_row", "write_tabular"]
 
 STD = ["qaccver", "saccver", "pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send",
        "evalue", "bitscore"]
@@ -202,13 +202,62 @@ def tabular_row(hits: BlastHits, h: int, fields: Iterable[str] | None = None) ->
     return "\t".join(out)
 
 
+def sam_header(subject_names, subject_lengths, command: str = "gseek") -> str:
+    """The SAM header of ``--outfmt sam``: ``@HD``, one ``@SQ`` per database sequence, ``@PG``."""
+    from gseek import __version__
+
+    lines = ["@HD\tVN:1.6\tSO:unsorted\tGO:query"]
+    lines += [f"@SQ\tSN:{_name(n)}\tLN:{int(length)}" for n, length in zip(subject_names, subject_lengths)]
+    lines.append(f"@PG\tID:gseek\tPN:gseek\tVN:{__version__}\tCL:{command}")
+    return "\n".join(lines) + "\n"
+
+
+def sam_record(hits: BlastHits, h: int, first: bool) -> str:
+    """HSP ``h`` as a SAM record: the query aligned to the subject (the database sequence is the
+    reference), the searched strand of the query as SEQ (its aligned part; the rest hard-clipped),
+    FLAG 16 on the minus strand and 256 for every HSP of a query but its first; MAPQ 255; BLAST+'s
+    tags ``AS:i`` (score), ``EV:f`` (e-value), ``BS:f`` (bit score), ``PI:f`` (% identity) and
+    ``NM:i`` (mismatches and gap columns)."""
+    a = hits.arrays
+    q, s = int(a["query"][h]), int(a["subject"][h])
+    minus = int(a["strand"][h]) < 0
+    L = int(hits.query_lengths[q])
+    qa, qb = int(a["q_start"][h]), int(a["q_end"][h])
+    lo, hi = (L - qb, L - qa) if minus else (qa, qb)  # on the searched strand
+    qcodes = hits.query_codes(q)
+    seg = _COMPLEMENT[qcodes[::-1][lo:hi]] if minus else qcodes[lo:hi]
+    runs = a["cigar"][a["cigar_offsets"][h]:a["cigar_offsets"][h + 1]].tolist()
+    ops: list[list] = []
+    for r in runs:
+        n, op = r >> 4, "MIDNSHP==X"[r & 15]
+        op = "M" if op in "=X" else op
+        if ops and ops[-1][1] == op:
+            ops[-1][0] += n
+        else:
+            ops.append([n, op])
+    cigar = (f"{lo}H" if lo else "") + "".join(f"{n}{op}" for n, op in ops) + (f"{L - hi}H" if L - hi else "")
+    flag = (16 if minus else 0) | (0 if first else 256)
+    nm = int(a["mismatch"][h]) + int(a["gaps"][h])
+    return "\t".join([_name(hits.query_names[q]), str(flag), _name(hits.subject_names[s]), str(int(a["s_start"][h]) + 1),
+                      "255", cigar, "*", "0", "0", _text(seg), "*", f"AS:i:{int(a['score'][h])}",
+                      f"EV:f:{float(a['evalue'][h]):.6g}", f"BS:f:{float(a['bitscore'][h]):.6g}",
+                      f"PI:f:{100.0 * int(a['nident'][h]) / max(int(a['length'][h]), 1):.2f}", f"NM:i:{nm}"])
+
+
 def write_tabular(hits: BlastHits, out: TextIO, outfmt: str = "6", database: str = "", program: str = "BLASTN",
-                  version: str = "2.12.0+", last: bool = True) -> None:
+                  version: str = "2.12.0+", last: bool = True, header: bool = True, command: str = "gseek") -> None:
     """Write ``hits`` as ``-outfmt 6`` lines or, for ``7``, with BLAST+'s comment lines per query
-    (``last``: also the closing ``# BLAST processed N queries`` line)."""
+    (``last``: also the closing ``# BLAST processed N queries`` line), or as SAM for ``sam``
+    (``header``: with its header; ``command`` goes in ``@PG CL``)."""
     kind, fields = parse_outfmt(outfmt)
     if kind == "sam":
-        raise OptionError("outfmt sam is not available yet; use 6 or 7")
+        if header:
+            out.write(sam_header(hits.subject_names, hits.subject_lengths, command))
+        query = hits.arrays["query"]
+        for h in range(len(hits)):
+            out.write(sam_record(hits, h, first=h == 0 or query[h] != query[h - 1]))
+            out.write("\n")
+        return
     query = hits.arrays["query"]
     bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
     header = ", ".join(FIELDS[f] for f in fields)

@@ -31,8 +31,10 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from gseek.backend import Backend, get_backend, numba_guard
-from gseek.blast.report import parse_outfmt, write_tabular
+from gseek.blast.report import parse_outfmt, sam_header, write_tabular
 from gseek.blast.searcher import BlastSearcher
 from gseek.errors import FastxError, OptionError
 from gseek.index import Index
@@ -63,14 +65,18 @@ class _TextIO:
 class _BlastSink(LazySink):
     """One output: the formatted text of each batch, then (``-outfmt 7``) BLAST+'s closing line."""
 
-    def __init__(self, query: QueryFile, outfmt: str) -> None:
+    def __init__(self, query: QueryFile, outfmt: str, sam_header: str = "") -> None:
         super().__init__(query)
         self.kind = parse_outfmt(outfmt)[0]
         self.queries = 0
+        self.sam_header = sam_header
 
     def open(self) -> Any:
         self._ctx = open_output(self.query.output, "wb")
-        return _Closing(self._ctx, self._ctx.__enter__())
+        closing = _Closing(self._ctx, self._ctx.__enter__())
+        if self.kind == "sam":
+            closing.fh.write(self.sam_header.encode("utf-8", "surrogateescape"))
+        return closing
 
     def put(self, data: tuple[bytes, int]) -> int:
         text, queries = data
@@ -118,9 +124,8 @@ class BlastTask:
                  **options: Any) -> None:
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
-        kind, _fields = parse_outfmt(outfmt)
-        if kind == "sam":
-            raise OptionError("outfmt sam is not available yet; use 6 or 7")
+        parse_outfmt(outfmt)
+        self.command = command
         self.outfmt = str(outfmt)
         source = index.path if isinstance(index, Index) else index
         self.spec = None if source is None else TaskSpec.of(
@@ -167,14 +172,17 @@ class BlastTask:
         chunks = []
         for batch, hits in partial:
             out = _TextIO()
-            write_tabular(hits, out, self.outfmt, database=self.database, last=False)
+            write_tabular(hits, out, self.outfmt, database=self.database, last=False, header=False)
             text = "".join(out.parts).encode("utf-8", "surrogateescape")
             chunks.append(Chunk((text, len(batch)), dict(records=len(batch), hits=len(hits),
                                                          mapped=int(len(set(hits.arrays["query"].tolist()))))))
         return chunks
 
     def open_output(self, query: QueryFile) -> _BlastSink:
-        return _BlastSink(query, self.outfmt)
+        ref = self.searchers[0].ref
+        header = sam_header(ref.contig_names, np.diff(ref.contig_offsets), self.command) \
+            if parse_outfmt(self.outfmt)[0] == "sam" else ""
+        return _BlastSink(query, self.outfmt, header)
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         if options.get("job_bytes") is None:
@@ -187,7 +195,7 @@ def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | l
                 output: str | os.PathLike, *, task: str = "megablast", outfmt: str = "6",
                 device: str | Backend | None = None, threads: int | None = None, workers: int = 2,
                 chunk_bytes: int | None = None, bounds: QueueBounds | None = None, database: str | None = None,
-                **options: Any) -> dict[str, Any]:
+                command: str = "gseek", **options: Any) -> dict[str, Any]:
     """Search FASTA query file(s) against an index and write BLAST tabular output (``gseek search
     --task megablast|blastn``). Returns counts ``queries``, ``hsps``, ``with_hits`` and ``device``."""
     files = [queries] if isinstance(queries, (str, os.PathLike)) else list(queries)
@@ -195,7 +203,8 @@ def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | l
         raise OptionError("no query file given")
     index_dir = index.path if isinstance(index, Index) else resolve_index(index)
     check_output(output, files, within=[] if index_dir is None else [index_dir])
-    blast = BlastTask(index, task, outfmt=outfmt, device=device, threads=threads, database=database, **options)
+    blast = BlastTask(index, task, outfmt=outfmt, device=device, threads=threads, database=database, command=command,
+                      **options)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
     dispatcher = blast.dispatcher(workers=workers, job_bytes=chunk_bytes or blast.job_bytes or DEFAULT_JOB_BYTES,
                                   bounds=bounds)
