@@ -396,3 +396,20 @@ def test_outfmt_sam_is_valid_and_consistent(lambda_text, queries, tmp_path):
                 nm, j = nm + n, j + n
         assert rec.get_tag("NM") == nm and rec.get_tag("AS") == hits.arrays["score"][h]
         assert rec.reference_start == hits.arrays["s_start"][h] and rec.reference_end == hits.arrays["s_end"][h]
+
+
+def test_outfmt_sam_through_the_pipeline(tmp_path, queries):
+    """``blast_files(outfmt="sam")`` (``gseek search --outfmt sam``): the header once, then the
+    records, the same bytes as ``write_tabular`` of one search; two small jobs change nothing."""
+    from gseek.pipeline.tasks import blast_files
+
+    index = Index.build(lambda_genome(), wgram=4, device="cpu")
+    fasta = tmp_path / "q.fa"
+    fasta.write_text((DATA / "search_queries.fa").read_text())
+    out = io.StringIO()
+    write_tabular(BlastSearcher(index, task="megablast", device="cpu").search(queries), out, "sam", command="t")
+    for job_bytes in (None, 4000):
+        path = tmp_path / "o.sam"
+        blast_files(index, fasta, path, task="megablast", outfmt="sam", device="cpu", command="t",
+                    chunk_bytes=job_bytes, workers=1)
+        assert path.read_text() == out.getvalue()

@@ -167,6 +167,7 @@ OPTION_CASES = [
     (BLASTN + ["--dust", "10 32 2"], "blast_files", {"dust": (10, 32, 2)}),
     (BLASTN + ["--dust", "yes"], "blast_files", {"dust": (20, 64, 1)}),
     (BLASTN + ["-o", "hits.tsv"], "blast_files", {2: "hits.tsv", "task": "blastn"}),
+    (BLASTN + ["--outfmt", "sam", "-o", "hits.sam"], "blast_files", {2: "hits.sam", "outfmt": "sam"}),
     *_spelled(BLASTN, "blast_files", BLAST_CASES),
     (SEARCH + ["--all", "--max-hits", "6"], "map_files", {"report_all": True, "max_hits": 6}),
     (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq"], "map_files",
