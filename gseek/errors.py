@@ -118,7 +118,20 @@ class OptionError(GseekError, ValueError):
     """
 
 
-class IndexFormatError(GseekError, ValueError):
+class _AtPath:
+    """An error about one path: ``path`` and ``rule`` kept, the message ``PATH: rule``, pickled
+    as its two arguments (a Dask worker's error reaches the client as itself)."""
+
+    def __init__(self, path: str | os.PathLike, message: str) -> None:
+        self.path = os.fspath(path)
+        self.rule = message
+        super().__init__(f"{self.path}: {message}")
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.path, self.rule)
+
+
+class IndexFormatError(_AtPath, GseekError, ValueError):
     """An index directory that cannot be used (bad part, format version or header).
 
     A part may be missing, truncated or corrupted, the format version wrong,
@@ -139,40 +152,16 @@ class IndexFormatError(GseekError, ValueError):
     gseek.errors.IndexFormatError: .../missing.gseek: no such index directory
     """
 
-    def __init__(self, path: str | os.PathLike, message: str) -> None:
-        self.path = os.fspath(path)
-        self.rule = message
-        super().__init__(f"{self.path}: {message}")
 
-    def __reduce__(self) -> tuple:  # pickled as its arguments (a Dask worker's error reaches the client)
-        return type(self), (self.path, self.rule)
-
-
-class OutputBusyError(GseekError, RuntimeError):
+class OutputBusyError(_AtPath, GseekError, RuntimeError):
     """An output folder another gseek run is writing to (it holds the folder's
     lock). The message reads ``DIR: in use by ...``."""
 
-    def __init__(self, path: str | os.PathLike, message: str) -> None:
-        self.path = os.fspath(path)
-        self.rule = message
-        super().__init__(f"{self.path}: {message}")
 
-    def __reduce__(self) -> tuple:  # pickled as its arguments (a Dask worker's error reaches the client)
-        return type(self), (self.path, self.rule)
-
-
-class OutputError(GseekError, ValueError):
+class OutputError(_AtPath, GseekError, ValueError):
     """An output that would destroy what the run reads: the same file as an
     input, or a file inside an index in use. Refused before any work starts;
     the message reads ``PATH: what is wrong``."""
-
-    def __init__(self, path: str | os.PathLike, message: str) -> None:
-        self.path = os.fspath(path)
-        self.rule = message
-        super().__init__(f"{self.path}: {message}")
-
-    def __reduce__(self) -> tuple:  # pickled as its arguments (a Dask worker's error reaches the client)
-        return type(self), (self.path, self.rule)
 
 
 class ClusterError(GseekError, RuntimeError):
