@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Where the time of the BLAST-style search's gapped rounds goes: host passes against launches.
 
-    python benchmarks/profile_blast.py DB.fa[.gz] QUERIES.fa [--task blastn] [--device gpu|cpu]
+    python benchmarks/profile_blast.py DB.fa[.gz] QUERIES.fa|500bp|10kb|mixed [--task blastn] [--device gpu|cpu]
+        [--repeat N]
 
 Builds a text-only index of DB, runs one untimed search (compiles), then a timed one with every
 gapped-extension call and every host pass of the rounds wrapped: per round, the seeds extended,
 the seconds in ``_select_round`` (which seeds go this round), in ``_inside`` (which wait no more),
 in ``xdrop_gapped`` (device work, synchronised) and in the rest of ``_extend_chunk`` (windows,
 uploads, redo); then the search's stage timings (``GSEEK_BLAST_TIMING``) and a cProfile of the
-search's top functions. Used to decide what to optimise; not a result for RESULTS.md by itself.
+search's top functions; ``--repeat N`` times N more whole searches first (stage timings, rows
+compared with the first search's). A query set name simulates the ``blast`` benchmark's set from DB. Used to decide what to optimise; not a result for RESULTS.md by itself.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def main() -> int:
     ap.add_argument("queries")
     ap.add_argument("--task", default="blastn")
     ap.add_argument("--device", default="auto")
+    ap.add_argument("--repeat", type=int, default=0, help="whole searches timed before the profiled one")
     args = ap.parse_args()
     os.environ["GSEEK_BLAST_TIMING"] = "1"
 
@@ -41,8 +44,27 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="gseek-profile-blast-"))
     index = Index.build(args.db, parts="text", device="cpu").save(work / "db.gseek")
     searcher = S.BlastSearcher(index, task=args.task, device=args.device)
-    batch = read_fastx(args.queries)
-    searcher.search(batch)  # compiles
+    queries = args.queries
+    if not Path(queries).exists():
+        sys.path.insert(0, str(Path(__file__).parent))
+        from run import BLAST_SETS
+
+        from gseek.datasets.simulate import blast_queries
+
+        n, length, sub, indel = BLAST_SETS[queries]
+        queries = str(work / f"{args.queries}.fa")
+        blast_queries(args.db, n, length, seed=11, sub_rate=sub, indel_rate=indel).write(queries)
+    batch = read_fastx(queries)
+    t = time.perf_counter()
+    first = searcher.search(batch)  # compiles
+    print(f"first search (compiles): {time.perf_counter() - t:.2f} s")
+    for k in range(args.repeat):
+        searcher.timings.clear()
+        t = time.perf_counter()
+        hits = searcher.search(batch)
+        same = [hits.row(h) for h in range(len(hits))] == [first.row(h) for h in range(len(first))]
+        print(f"search {k + 1}: {time.perf_counter() - t:.2f} s, {len(hits)} HSPs, same rows: {same}; "
+              + ", ".join(f"{k} {v:.3f}" for k, v in searcher.timings.items()))
     searcher.timings.clear()
 
     spent: dict[str, float] = defaultdict(float)
@@ -65,6 +87,16 @@ def main() -> int:
     S._select_round = timed("_select_round", S._select_round)
     S._inside = timed("_inside", S._inside)
     S.xdrop_gapped = timed("xdrop_gapped", S.xdrop_gapped, sync=True)
+    launches: list[tuple[int, float]] = []
+    xdrop = S.xdrop_gapped
+
+    def per_launch(backend, codes, *a, **k):
+        t = time.perf_counter()
+        out = xdrop(backend, codes, *a, **k)
+        launches.append((len(a[1]), time.perf_counter() - t, backend.name))
+        return out
+
+    S.xdrop_gapped = per_launch
     chunk = S.BlastSearcher._extend_chunk
     S.BlastSearcher._extend_chunk = timed("_extend_chunk (all)", chunk)
 
@@ -77,7 +109,8 @@ def main() -> int:
     print(f"{args.task} on {searcher.backend.describe()}: {len(batch)} queries, {len(hits)} HSPs, {total:.2f} s")
     for name in spent:
         print(f"  {name:<22} {calls[name]:>5} calls {spent[name]:8.3f} s")
-    print(f"  rounds: {len(rounds)}; seeds taken per round: {[n for n, _ in rounds][:20]}")
+    print(f"  rounds: {len(rounds)}; seeds taken per round: {[n for n, _ in rounds][:40]}")
+    print("  launches (seeds, s, backend): " + ", ".join(f"({n}, {t:.3f}, {b})" for n, t, b in launches[:80]))
     print("  stages: " + ", ".join(f"{k} {v:.3f} s" for k, v in searcher.timings.items()))
     out = io.StringIO()
     pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(15)

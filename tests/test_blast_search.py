@@ -413,3 +413,38 @@ def test_outfmt_sam_through_the_pipeline(tmp_path, queries):
         blast_files(index, fasta, path, task="megablast", outfmt="sam", device="cpu", command="t",
                     chunk_bytes=job_bytes, workers=1)
         assert path.read_text() == out.getvalue()
+
+
+# --------------------------------------------------------------------------- host passes
+
+
+def test_seeds_outside_found_hsps_match_a_brute_force_check():
+    """``_outside`` over one sorted block of HSPs per round equals checking every seed against
+    every HSP found so far (same key, inside both ranges, within ``_DIAG_NEAR`` of the diagonals)."""
+    import numpy as np
+
+    from gseek.blast import searcher as S
+
+    rng = np.random.default_rng(5)
+    n = 4000
+    key = rng.integers(0, 6, n)
+    q = rng.integers(0, 2000, n)
+    s = q + rng.integers(-300, 300, n)
+    blocks, rows = [], []
+    for _ in range(5):  # rounds of HSPs of various extents
+        m = int(rng.integers(1, 40))
+        qa = rng.integers(0, 1800, m)
+        ln = rng.integers(1, 600, m)
+        sa = qa + rng.integers(-250, 250, m)
+        d0, d1 = sa - qa, sa - qa + rng.integers(-20, 20, m)
+        new = np.stack([rng.integers(0, 6, m), qa, qa + ln, sa, sa + ln + rng.integers(-20, 20, m).clip(0),
+                        np.minimum(d0, d1) - S._DIAG_NEAR, np.maximum(d0, d1) + S._DIAG_NEAR], axis=1)
+        new = new[np.lexsort((new[:, 3], new[:, 0]))]
+        blocks.append((new, int((new[:, 4] - new[:, 3]).max())))
+        rows.append(new)
+    every = np.concatenate(rows)
+    d = s - q
+    brute = [i for i in range(n) if not any(
+        r[0] == key[i] and r[1] <= q[i] < r[2] and r[3] <= s[i] < r[4] and r[5] <= d[i] <= r[6] for r in every)]
+    assert len(brute) < n  # some seeds are inside
+    assert S._outside(np.arange(n), key, q, s, blocks).tolist() == brute

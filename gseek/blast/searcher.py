@@ -308,7 +308,9 @@ class BlastSearcher:
         chosen: list[np.ndarray] = []
         scores: list[np.ndarray] = []
         spans: list[np.ndarray] = []
-        rect = np.zeros((0, 7), np.int64)  # key, q_start, q_end, s_start, s_end (global), diagonal range
+        # the HSPs found so far, one block per round, each sorted by (key, s_start): key, q_start, q_end,
+        # s_start, s_end (global), diagonal range; with the block's longest subject extent
+        blocks: list[tuple[np.ndarray, int]] = []
         while todo.size:
             take = _select_round(key[todo], mid_s[todo], diag[todo],
                                  (_APART * seq_len[seq_of[todo]] + 64).astype(np.int64))
@@ -330,11 +332,10 @@ class BlastSearcher:
             d0, d1 = res["s_start"] - res["q_start"], res["s_end"] - res["q_end"]
             new = np.stack([key[sel], res["q_start"], res["q_end"], res["s_start"], res["s_end"],
                             np.minimum(d0, d1) - _DIAG_NEAR, np.maximum(d0, d1) + _DIAG_NEAR], axis=1)
-            rect = np.concatenate([rect, new])
-            rect = rect[np.lexsort((rect[:, 3], rect[:, 0]))]
+            new = new[np.lexsort((new[:, 3], new[:, 0]))]
+            blocks.append((new, int((new[:, 4] - new[:, 3]).max())))
             rest = todo[~take]
-            inside = _inside(key[rest], mid_q[rest], mid_s[rest], rect)
-            todo = rest[~inside]
+            todo = _outside(rest, key, mid_q, mid_s, blocks)
         if not chosen:
             return _empty_hsps()
         clock.lap("gapped extension, score only")
@@ -553,17 +554,24 @@ def _select_round(key, s, diag, apart):
     return take
 
 
+def _outside(idx: np.ndarray, key: np.ndarray, q: np.ndarray, s: np.ndarray,
+             blocks: list[tuple[np.ndarray, int]]) -> np.ndarray:
+    """The seeds ``idx`` whose point (q, s) lies in no found HSP of its key (:func:`_inside`), the
+    HSPs given as one sorted block per round with its longest subject extent (sorting each round's
+    new HSPs only: all of them, re-sorted every round, cost seconds with a GPU's 1.5M HSPs)."""
+    for block, reach in blocks:
+        idx = idx[~_inside(key[idx], q[idx], s[idx], block, reach)]
+    return idx
+
+
 @numba.njit(cache=True)
-def _inside(key, q, s, rect):
+def _inside(key, q, s, rect, span):
     """Whether seed point (q, s) lies in a found HSP of its key (``rect`` sorted by key, then
-    subject start): inside its query and subject ranges and within ``_DIAG_NEAR`` of its diagonals
-    (a repeat inside the rectangle but off the alignment's path is extended on its own, as BLAST+
-    does)."""
+    subject start; ``span`` its longest subject extent): inside its query and subject ranges and
+    within ``_DIAG_NEAR`` of its diagonals (a repeat inside the rectangle but off the alignment's
+    path is extended on its own, as BLAST+ does)."""
     out = np.zeros(key.size, np.bool_)
     keys = rect[:, 0]
-    span = 0
-    for r in range(rect.shape[0]):
-        span = max(span, rect[r, 4] - rect[r, 3])
     for i in range(key.size):
         a = np.searchsorted(keys, key[i], side="left")
         b = np.searchsorted(keys, key[i], side="right")
