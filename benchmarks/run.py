@@ -1537,6 +1537,94 @@ def bench_pipeline_align(args: argparse.Namespace) -> Report:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _pipeline_blast_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", required=True, help="database FASTA (.gz ok), e.g. bacteria75.fa.gz")
+    p.add_argument("--set", default="10kb", help=f"query set per file ({', '.join(BLAST_SETS)}; default 10kb)")
+    p.add_argument("--per-file", type=int, default=25, help="queries per file (default 25)")
+    p.add_argument("--task", default="blastn", help="megablast or blastn (default blastn)")
+    p.add_argument("--splits", default="",
+                   help="extra runs with `--split database` for these GPU sets, ';'-separated (e.g. '0,1')")
+    _pipeline_run_options(p, "gseek search")
+
+
+@benchmark("pipeline-blast", "many BLAST query files vs one database: gseek pipeline --task megablast|blastn, "
+           "one GPU against several (--gpus SET), outputs compared", _pipeline_blast_options)
+def bench_pipeline_blast(args: argparse.Namespace) -> Report:
+    """``python benchmarks/run.py pipeline-blast --db bacteria75.fa.gz --set 10kb --files 8 --per-file 25
+    --gpus '0;0,1' --device gpu --no-sequential`` (issue 20's BLAST scaling on one host)."""
+    import shutil
+
+    from gseek.datasets.simulate import blast_queries
+
+    if args.set not in BLAST_SETS or min(args.files, args.per_file, args.threads) < 1:
+        raise SystemExit(f"run.py pipeline-blast: --set one of {', '.join(BLAST_SETS)}; --files, --per-file, "
+                         "--threads >= 1")
+    work = Path(tempfile.mkdtemp(prefix="gseek-pipe-blast-bench-"))
+    try:
+        env = _numba_cache_env()
+        T = str(args.threads)
+        db = work / "db.fa"
+        with _text_handle(args.db) as src, open(db, "w") as dst:
+            shutil.copyfileobj(src, dst)
+        gseek = [sys.executable, "-P", "-m", "gseek", "--quiet", "-p", T]
+        t0 = time.perf_counter()
+        harness.run_process(gseek + ["--device", "cpu", "index", str(db), "--parts", "text", "-o", str(work / "db")],
+                            env=env)
+        _, length, sub, indel = BLAST_SETS[args.set]
+        files = []
+        for i in range(args.files):
+            f = work / f"q{i:02d}.fa"
+            blast_queries(str(db), args.per_file, length, seed=100 + i, sub_rate=sub, indel_rate=indel).write(f)
+            files.append(f)
+        (work / "list.txt").write_text("".join(f"{f}\n" for f in files))
+        (work / "warm.txt").write_text(f"{files[0]}\n")
+        print(f"  pipeline-blast: index and {args.files} x {args.per_file} queries ({args.set}) in "
+              f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+        idx = str(work / "db.gseek")
+        base_cmd = gseek + ["--device", args.device, "pipeline", "--task", args.task, "-x", idx,
+                            "--workers", str(args.workers)]
+
+        def cmd(listing: Path, outdir: Path, gpus: str | None, split: str | None = None) -> list[str]:
+            return base_cmd + ["--queries", str(listing), "--outdir", str(outdir)] + \
+                (["--gpus", gpus] if gpus else []) + (["--split", split] if split else [])
+
+        print("  pipeline-blast: warm-up run ...", file=sys.stderr, flush=True)
+        harness.run_process(cmd(work / "warm.txt", work / "warm-out", _gpu_sets(args.gpus)[0]), env=env)
+        runs = [(g, None) for g in _gpu_sets(args.gpus)] + \
+            [(g.strip(), "database") for g in args.splits.split(";") if g.strip()]
+        rows, results, first = [], [], None
+        for k, (gpus, split) in enumerate(runs):
+            outdir = work / f"out{k}"
+            label = f"gseek pipeline --task {args.task}" + (f" --gpus {gpus}" if gpus else "") + \
+                (f" --split {split}" if split else "")
+            print(f"  pipeline-blast: {label} ...", file=sys.stderr, flush=True)
+            _, _, busy, proc = _sampled_runs([cmd(work / "list.txt", outdir, gpus, split)], env)
+            first = first or outdir
+            differ = [f.name for f in files if not _same_file(outdir / f"{f.stem}.tsv", first / f"{f.stem}.tsv")]
+            hsps = sum(_count_rows(outdir / f"{f.stem}.tsv") for f in files if (outdir / f"{f.stem}.tsv").is_file())
+            results.append({"gpus": gpus, "split": split, "seconds": proc.seconds, "cpu_s": proc.cpu_s,
+                            "busy": busy, "identical": not differ, "differing_files": differ, "hsps": hsps,
+                            "command": shlex.join(proc.cmd)})
+            rows.append([label, f"{proc.seconds:.2f}", f"{proc.cpu_s:.1f}", _busy_text(busy, gpus), f"{hsps:,}",
+                         ratio(results[0]["seconds"], proc.seconds), "yes" if not differ else f"**{len(differ)} differ**"])
+        table = markdown_table(["command", "wall s", "CPU s", "GPU busy (each GPU used)", "HSPs", "vs the first run",
+                                "output = first run's"], rows, align="lrrrrrl")
+        n, length, sub, indel = BLAST_SETS[args.set]
+        notes = [f"{args.files} query files x {args.per_file} queries of {length[0]}-{length[1]} bp simulated from the "
+                 f"database by gseek.datasets.simulate.blast_queries (file i: seed 100 + i; {sub:.0%} substitutions, "
+                 f"{indel:.1%} indels, both strands, 10% random negatives); `gseek index --parts text`; -p {T}, "
+                 f"--device {args.device}, --workers {args.workers}; one untimed warm-up run on the first file",
+                 GPU_BUSY_NOTE]
+        return Report(title="BLAST-style search through the pipeline: one GPU against several",
+                      data={"db": str(args.db), "set": args.set, "files": args.files, "per_file": args.per_file,
+                            "task": args.task, "summary": f"{args.files} x {args.per_file} {args.set} queries, "
+                            f"{args.task}, database {Path(args.db).name}"},
+                      table=table, notes=notes, results=results,
+                      extra={"all_identical": all(r["identical"] for r in results)})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 # -------------------------------------------------------------------- runner
 
 
