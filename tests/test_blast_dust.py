@@ -156,3 +156,23 @@ def test_bad_options_raise(options):
         dust_intervals(codes, np.array([0, 8]), **options)
     with pytest.raises(OptionError):
         dust_intervals(codes, np.array([0, 9]))
+
+
+def test_records_on_threads_give_the_one_pass_intervals():
+    """Enough bases for several groups of records on threads: the intervals of one pass."""
+    from gseek.blast.dust import _intervals
+
+    rng = np.random.default_rng(9)
+    parts, bounds = [], [0]
+    for _ in range(60):
+        seq = rng.integers(0, 4, int(rng.integers(1, 12000))).astype(np.uint8)
+        for _ in range(3):  # low-complexity stretches, some at record ends
+            a = int(rng.integers(0, seq.size))
+            seq[a:a + 40] = np.resize(rng.integers(0, 4, int(rng.integers(1, 4))), seq[a:a + 40].size)
+        parts.append(seq)
+        bounds.append(bounds[-1] + seq.size)
+    codes, offsets = np.concatenate(parts), np.array(bounds, np.int64)
+    assert codes.size > 4 << 16
+    whole = _intervals(codes, offsets, 20, 64, 1)
+    assert len(whole) > 60
+    assert dust_intervals(codes, offsets).tolist() == whole.tolist()

@@ -30,6 +30,9 @@ array([[12, 32]])
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 
@@ -137,7 +140,17 @@ def dust_intervals(codes, offsets, level: int = DUST_LEVEL, window: int = DUST_W
     array([[12, 42]])
     """
     codes, offsets = _check(codes, offsets, level, window, linker)
-    return _intervals(codes, offsets, int(level), int(window), int(linker))
+    n_rec = offsets.size - 1
+    # records are independent: groups of records of about equal bases on threads (the pass holds no GIL)
+    groups = min(n_rec, os.cpu_count() or 1, max(1, codes.size // (1 << 16)))
+    if groups <= 1:
+        return _intervals(codes, offsets, int(level), int(window), int(linker))
+    cuts = np.unique(np.searchsorted(offsets, np.linspace(0, codes.size, groups + 1)[1:-1]))
+    bounds = [0, *cuts.tolist(), n_rec]
+    with ThreadPoolExecutor(len(bounds) - 1) as pool:
+        parts = list(pool.map(lambda ab: _intervals(codes, offsets[ab[0]:ab[1] + 1], int(level), int(window),
+                                                    int(linker)), zip(bounds[:-1], bounds[1:])))
+    return np.concatenate(parts)
 
 
 def dust_mask(codes, offsets, level: int = DUST_LEVEL, window: int = DUST_WINDOW,
