@@ -176,8 +176,8 @@ def kmismatch_pairs_fastq(fasta: str | os.PathLike, pairs: int, length: int, mis
     letters = np.frombuffer(b"ACGTN", dtype=np.uint8)
     width = len(str(max(pairs - 1, 0)))
     cols, within = np.arange(mismatches), np.arange(length)
-    opener = (lambda p: gzip.open(p, "wb", compresslevel=1)) if compress else (lambda p: open(p, "wb"))
-    with opener(r1) as f1, opener(r2) as f2:
+    with (gzip.open(r1, "wb", compresslevel=1) if compress else open(r1, "wb")) as f1, \
+         (gzip.open(r2, "wb", compresslevel=1) if compress else open(r2, "wb")) as f2:
         for a in range(0, pairs, BLOCK_PAIRS):
             b = min(pairs, a + BLOCK_PAIRS)
             for mate, fh in ((0, f1), (1, f2)):

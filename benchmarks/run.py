@@ -581,48 +581,82 @@ def _pairs_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--best", action="store_true", help="bowtie --best (default: bowtie's default, any valid pair)")
 
 
-def _pair_truth(sam: Path, truth: dict) -> dict:
+def _concordant_records(spec: tuple[str, int, int, dict[bytes, int]]):
+    """The primary records with FLAG 0x2 among the lines of a SAM that start in bytes [lo, hi).
+
+    Returns (records seen, int64 array of rows: pair, mate, contig, 0-based
+    pos, reverse, NM). Pair names are ``pN`` (a ``/1``, ``/2`` is dropped).
+    """
+    import numpy as np
+
+    path, lo, hi, ctg_id = spec
+    rows, records = [], 0
+    with open(path, "rb") as fh:
+        at = lo
+        if lo > 0:  # the line that holds byte lo-1 belongs to the chunk before
+            fh.seek(lo - 1)
+            at = lo - 1 + len(fh.readline())
+        while at < hi:
+            line = fh.readline()
+            if not line:
+                break
+            at += len(line)
+            if line[:1] == b"@":
+                continue
+            records += 1
+            qname, flag, rname, pos, _ = line.split(b"\t", 4)
+            flag = int(flag)
+            if flag & 0x102 != 0x2:
+                continue
+            j = line.find(b"\tNM:i:") + 6
+            e = line.find(b"\t", j)
+            rows.append((int(qname[1:-2] if qname[-2:-1] == b"/" else qname[1:]), (flag >> 7) & 1,
+                         ctg_id.get(rname, -2), int(pos) - 1, (flag >> 4) & 1, int(line[j:e] if e > 0 else line[j:])))
+    return records, np.array(rows, dtype=np.int64).reshape(-1, 6)
+
+
+def _pair_truth(sam: Path, truth: dict, processes: int = 1) -> dict:
     """Concordant pairs reported in ``sam`` (primary records with FLAG 0x2) against the planted truth.
 
     at_truth: both mates at their true contig, position and strand;
     elsewhere_as_good: another concordant pair with no more mismatches in all
     (NM of both mates) than the planted ones (a repeat); worse: another pair
     with more; missed: worse or none reported (a complete mapper has none).
+    The file is read in ``processes`` byte ranges at once.
     """
+    import multiprocessing
+
     import numpy as np
 
     n = truth["contig"].size
-    ctg_id = {name: i for i, name in enumerate(truth["contig_names"])}
-    got_ctg = np.full((2, n), -1, dtype=np.int32)
-    got_pos = np.full((2, n), -1, dtype=np.int64)
-    got_rev = np.zeros((2, n), dtype=bool)
-    got_nm = np.zeros((2, n), dtype=np.int32)
-    records = 0
-    with open(sam) as fh:
-        for line in fh:
-            if line[0] == "@":
-                continue
-            records += 1
-            qname, flag, rname, pos, _ = line.split("\t", 4)
-            flag = int(flag)
-            if flag & 0x102 != 0x2:
-                continue
-            i = int(qname[1:-2] if qname[-2] == "/" else qname[1:])
-            m = 1 if flag & 0x80 else 0
-            got_ctg[m, i] = ctg_id.get(rname, -2)
-            got_pos[m, i] = int(pos) - 1
-            got_rev[m, i] = flag & 0x10
-            j = line.find("\tNM:i:") + 6
-            got_nm[m, i] = int(line[j : line.find("\t", j)] if line.find("\t", j) > 0 else line[j:])
+    ctg_id = {name.encode(): i for i, name in enumerate(truth["contig_names"])}
+    size = sam.stat().st_size
+    parts = max(1, min(processes, size // (1 << 20) + 1))
+    bounds = [size * p // parts for p in range(parts + 1)]
+    specs = [(str(sam), bounds[p], bounds[p + 1], ctg_id) for p in range(parts)]
+    if parts == 1:
+        answers = [_concordant_records(specs[0])]
+    else:
+        with multiprocessing.get_context("fork").Pool(parts) as pool:
+            answers = pool.map(_concordant_records, specs)
+    rows = np.concatenate([a[1] for a in answers])
+    got = np.full((6, 2, n), -1, dtype=np.int64)
+    got[:, rows[:, 1], rows[:, 0]] = rows.T
+    got_ctg, got_pos, got_rev, got_nm = got[2], got[3], got[4], got[5]
     concordant = (got_ctg >= 0).all(axis=0)
     at_truth = concordant & ((got_ctg == truth["contig"]) & (got_pos == truth["pos"])
                              & (got_rev == truth["reverse"])).all(axis=0)
-    planted = truth["mismatches"].sum(axis=0, dtype=np.int32)
+    planted = truth["mismatches"].sum(axis=0, dtype=np.int64)
     elsewhere = concordant & ~at_truth
     as_good = elsewhere & (got_nm.sum(axis=0) <= planted)
-    return {"records": records, "concordant": int(concordant.sum()), "at_truth": int(at_truth.sum()),
-            "elsewhere_as_good": int(as_good.sum()), "worse": int((elsewhere & ~as_good).sum()),
-            "not_concordant": int((~concordant).sum()), "missed": int((~concordant | (elsewhere & ~as_good)).sum())}
+    return {"records": sum(a[0] for a in answers), "concordant": int(concordant.sum()),
+            "at_truth": int(at_truth.sum()), "elsewhere_as_good": int(as_good.sum()),
+            "worse": int((elsewhere & ~as_good).sum()), "not_concordant": int((~concordant).sum()),
+            "missed": int((~concordant | (elsewhere & ~as_good)).sum())}
+
+
+def _share(x: int, n: int) -> str:
+    return f"{x:,} ({100 * x / n:.2f}%)"
 
 
 def _same_records(a: Path, b: Path) -> bool:
@@ -668,13 +702,15 @@ def bench_map_pairs(args: argparse.Namespace) -> Report:
         if not args.no_peers:
             try:
                 env = harness.peer_env()
-            except Exception as exc:
+            except RuntimeError as exc:
                 print(f"  map-pairs: peers unavailable ({exc}); gseek only", file=sys.stderr)
         bowtie = not args.no_peers and shutil.which("bowtie", path=env.get("PATH")) is not None
         k, T, n = args.mismatches, str(args.threads), args.pairs
         ins = ["-I", str(args.minins), "-X", str(args.maxins)]
-        stage = lambda what, t0: print(f"  map-pairs: {what} in {time.perf_counter() - t0:.1f} s",  # noqa: E731
-                                       file=sys.stderr, flush=True)
+
+        def stage(what: str, t0: float) -> None:
+            print(f"  map-pairs: {what} in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+
         results, rows, summary, data = [], [], [], {"references": []}
         for fasta in args.fasta:
             name = Path(fasta).name.removesuffix(".gz")
@@ -712,8 +748,8 @@ def bench_map_pairs(args: argparse.Namespace) -> Report:
                 harness.run_process(["bowtie-build", "--threads", T, "-q", str(plain), str(work / "bt")], env=env)
                 stage(f"bowtie-build --threads {T} done", t0)
                 best = ["--best"] if args.best else []
-                peer.append((f"bowtie -p {T} -v {k}{' --best' if args.best else ''} -I {args.minins} "
-                             f"-X {args.maxins}", "bowtie", 0,
+                label = f"bowtie -p {T} -v {k}{' --best' if args.best else ''} -I {args.minins} -X {args.maxins}"
+                peer.append((label, "bowtie", 0,
                              ["bowtie", "-p", T, "-v", str(k), *best, *ins, "-S", str(work / "bt"),
                               "-1", str(r1), "-2", str(r2), str(work / "bt.sam")], work / "bt.sam"))
             runs = first + peer + warm  # gseek's first runs, bowtie, then gseek's warm runs
@@ -727,7 +763,7 @@ def bench_map_pairs(args: argparse.Namespace) -> Report:
                      "cpu_s": proc.cpu_s, "peak_rss_mib": proc.peak_rss_mib}
                 if rep == 0:
                     t0 = time.perf_counter()
-                    r.update(_pair_truth(out, truth))
+                    r.update(_pair_truth(out, truth, args.threads))
                     stage(f"truth check of {out.name}", t0)
                     first_out[kind] = out
                 else:
@@ -740,13 +776,12 @@ def bench_map_pairs(args: argparse.Namespace) -> Report:
             bt_s = by_kind["bowtie"][0]["seconds"] if "bowtie" in by_kind else None
             for r in results[-len(runs):]:
                 check = by_kind[r["kind"]][0]
-                pct = lambda x: f"{x:,} ({100 * x / n:.2f}%)"  # noqa: E731
                 rows.append([r["tool"] + (f" (warm {r['run']})" if r["run"] else ""), name, f"{r['seconds']:.2f}",
                              f"{r['cpu_s']:.1f}", f"{r['peak_rss_mib']:.0f}",
                              ratio(bt_s, r["seconds"]) if bt_s else "-",
-                             pct(check["concordant"]) if not r["run"] else
+                             _share(check["concordant"], n) if not r["run"] else
                              ("same SAM" if r["same_sam_as_first"] else "SAM differs!"),
-                             pct(check["at_truth"]) if not r["run"] else "",
+                             _share(check["at_truth"], n) if not r["run"] else "",
                              f"{check['elsewhere_as_good']:,}" if not r["run"] else "",
                              f"{check['missed']:,}" if not r["run"] else ""])
             for kind, rs in by_kind.items():
@@ -772,18 +807,18 @@ def bench_map_pairs(args: argparse.Namespace) -> Report:
             ["command", "reference", "wall s", "CPU s", "peak RSS MiB", "vs bowtie", "concordant pairs",
              "both mates at truth", "elsewhere, as good", "missed"], rows, align="llrrrrrrrr")
         notes = [
-            f"{n:,} pairs of {args.length} bp per reference: fragments normal (mean {mean:g}, sd {sd:g}) clipped to "
+            (f"{n:,} pairs of {args.length} bp per reference: fragments normal (mean {mean:g}, sd {sd:g}) clipped to "
             f"[max(I, {args.length + 1}), X] = [{max(args.minins, args.length + 1)}, {args.maxins}], uniform over "
             "the N-free stretches, either strand; mate 1 forward from the fragment's start, mate 2 reverse "
             f"complement from its end (--fr); each mate 0..{k} substitutions; quality 'I' "
-            "(benchmarks/datagen.py kmismatch_pairs_fastq, seed 11); FASTQ " + ("gzip level 1" if args.gzip else
-                                                                                "plain"),
-            "whole command wall time from process start (imports, index load, kernel compile included); indexes "
-            "built beforehand; gseek's first run, then bowtie, then the warm runs; both get -I/-X explicitly",
-            "truth: primary records with FLAG 0x2 (concordant); 'at truth' = both mates at their planted "
+            "(benchmarks/datagen.py kmismatch_pairs_fastq, seed 11); FASTQ ") + ("gzip level 1" if args.gzip else
+                                                                                 "plain"),
+            ("whole command wall time from process start (imports, index load, kernel compile included); indexes "
+            "built beforehand; gseek's first run, then bowtie, then the warm runs; both get -I/-X explicitly"),
+            ("truth: primary records with FLAG 0x2 (concordant); 'at truth' = both mates at their planted "
             "contig, position and strand; 'elsewhere, as good' = another concordant pair with no more "
             "mismatches (NM of both mates) than planted (a repeat); 'missed' = no concordant pair or a worse "
-            "one — a complete best-pair mapper misses none" + ("" if args.best else
+            "one — a complete best-pair mapper misses none") + ("" if args.best else
                                                                "; bowtie without --best reports any valid pair"),
         ]
         data["summary"] = ", ".join(
@@ -875,7 +910,7 @@ def bench_map_bam(args: argparse.Namespace) -> Report:
         env = dict(os.environ)
         try:
             env = harness.peer_env()
-        except Exception as exc:
+        except RuntimeError as exc:
             print(f"  map-bam: peers unavailable ({exc}); no samtools checks", file=sys.stderr)
         samtools = shutil.which("samtools", path=env.get("PATH")) is not None
         k, T = args.mismatches, str(args.threads)
@@ -954,13 +989,13 @@ def bench_map_bam(args: argparse.Namespace) -> Report:
         if summary:
             table += "\n\n" + "; ".join(summary)
         notes = [
-            f"{args.reads:,} reads of {args.length} bp simulated with gseek.datasets.simulate.kmismatch_reads "
+            (f"{args.reads:,} reads of {args.length} bp simulated with gseek.datasets.simulate.kmismatch_reads "
             f"(seed 7, both strands, 0..{k} substitutions); -v {k}, -p {T}; whole command wall time from process "
             "start; index built beforehand; each round runs the formats in the order shown; time / SAM's = best "
-            "over best",
-            "BAM: coordinate-sorted and indexed by gseek (the .bai written beside it); bam-unsorted = --no-sort; "
+            "over best"),
+            ("BAM: coordinate-sorted and indexed by gseek (the .bai written beside it); bam-unsorted = --no-sort; "
             "checks: samtools quickcheck, view -c equal to the SAM's records, @HD SO, the .bai, idxstats total, "
-            "view -c of a region against samtools view -c -e (same region) on the SAM",
+            "view -c of a region against samtools view -c -e (same region) on the SAM"),
         ]
         data = {"summary": f"{Path(args.fasta).name}: {args.reads:,} × {args.length} bp, k={k}"}
         return Report(title="SAM vs sorted BAM output", data=data, table=table, notes=notes, results=results)
