@@ -110,3 +110,92 @@ def synthetic_fastq(reads: int, length: int, seed: int = 42, data_dir: Path = DA
     tmp.write_text(json.dumps(meta, indent=2) + "\n")
     os.replace(tmp, meta_path)
     return meta
+
+
+#: Pairs simulated per numpy block by :func:`kmismatch_pairs_fastq` (bounds memory).
+BLOCK_PAIRS = 1 << 16
+
+
+def _fastq_rows(first: int, letters: np.ndarray, width: int, mate: int) -> bytes:
+    """FASTQ records ``@p<first+i zero-padded>/<mate>`` of the rows of ``letters`` (ASCII), quality ``I``."""
+    count, length = letters.shape
+    head = 2 + width + 2  # '@p' + digits + '/1'
+    row = head + 1 + length + 3 + length + 1
+    out = np.empty((count, row), dtype=np.uint8)
+    out[:, 0], out[:, 1] = ord("@"), ord("p")
+    numbers = np.arange(first, first + count, dtype=np.int64)
+    for k in range(width):
+        out[:, 2 + width - 1 - k] = 48 + (numbers // 10**k) % 10
+    col = 2 + width
+    out[:, col], out[:, col + 1], out[:, col + 2] = ord("/"), ord(str(mate)), 10
+    col += 3
+    out[:, col : col + length] = letters
+    col += length
+    out[:, col], out[:, col + 1], out[:, col + 2] = 10, ord("+"), 10
+    col += 3
+    out[:, col : col + length] = ord("I")
+    out[:, col + length] = 10
+    return out.tobytes()
+
+
+def kmismatch_pairs_fastq(fasta: str | os.PathLike, pairs: int, length: int, mismatches: int, r1: Path, r2: Path, *,
+                          fragment: tuple[float, float] = (250, 30), bounds: tuple[int, int] = (0, 500),
+                          seed: int = 11, compress: bool = False) -> dict:
+    """Simulate ``--fr`` pairs with exact truth, vectorised, straight to FASTQ ``r1``/``r2``.
+
+    Fragment lengths are normal (``fragment`` = mean, sd), rounded and clipped
+    to ``bounds`` (and to at least ``length + 1``: mates starting at the same
+    base are not a concordant pair); each fragment lies in an N-free stretch of
+    one contig, uniformly (``gseek.datasets.simulate``'s window sampler), from
+    either strand: mate 1 is the first ``length`` bases of the fragment,
+    forward, mate 2 the reverse complement of its last ``length``. Each mate
+    gets ``0..mismatches`` substitutions (uniform count, distinct positions,
+    always another base). Names ``pN/1``, ``pN/2`` (``N`` zero-padded from 0).
+    ``gseek.datasets.kmismatch_pairs`` draws the same kind of pairs one at a
+    time in Python; this is its vectorised twin for millions of pairs.
+
+    Returns the truth: ``contig_names``, per pair ``contig``, ``fragment``,
+    and per mate (rows 0, 1) ``pos`` (0-based leftmost base), ``reverse``,
+    ``mismatches``.
+    """
+    from gseek.alphabet import COMPLEMENT
+    from gseek.datasets.simulate import _distinct_positions, _load_genome, _sample_windows
+
+    genome = _load_genome(fasta)
+    rng = np.random.default_rng(seed)
+    lo, hi = max(bounds[0], length + 1), bounds[1]
+    if lo > hi:
+        raise ValueError(f"no fragment length fits: bounds {bounds}, reads of {length}")
+    frag = np.clip(np.rint(rng.normal(fragment[0], fragment[1], pairs)), lo, hi).astype(np.int64)
+    gstart, contig = _sample_windows(genome, frag, rng, avoid_n=True)
+    minus = rng.random(pairs) < 0.5  # fragment from the - strand: mate 1 is the right end, reversed
+    left, right = gstart, gstart + frag - length
+    src = np.stack([np.where(minus, right, left), np.where(minus, left, right)])
+    reverse = np.stack([minus, ~minus])
+    mism = rng.integers(0, mismatches + 1, size=(2, pairs)).astype(np.int8)
+    letters = np.frombuffer(b"ACGTN", dtype=np.uint8)
+    width = len(str(max(pairs - 1, 0)))
+    cols, within = np.arange(mismatches), np.arange(length)
+    with (gzip.open(r1, "wb", compresslevel=1) if compress else open(r1, "wb")) as f1, \
+         (gzip.open(r2, "wb", compresslevel=1) if compress else open(r2, "wb")) as f2:
+        for a in range(0, pairs, BLOCK_PAIRS):
+            b = min(pairs, a + BLOCK_PAIRS)
+            for mate, fh in ((0, f1), (1, f2)):
+                codes = genome.codes[src[mate, a:b, None] + within]
+                rev = reverse[mate, a:b]
+                codes[rev] = COMPLEMENT[codes[rev][:, ::-1]]
+                where = _distinct_positions(np.full(b - a, length, dtype=np.int64), mismatches, rng)
+                shift = rng.integers(1, 4, size=where.shape)
+                used = cols[None, :] < mism[mate, a:b, None]
+                rows = np.broadcast_to(np.arange(b - a)[:, None], where.shape)
+                r, c = rows[used], where[used]
+                codes[r, c] = (codes[r, c] + shift[used]) % 4
+                fh.write(_fastq_rows(a, letters[codes], width, mate + 1))
+    return {
+        "contig_names": genome.name_list(),
+        "contig": contig.astype(np.int32),
+        "fragment": frag,
+        "pos": src - genome.offsets[contig][None, :],
+        "reverse": reverse,
+        "mismatches": mism,
+    }
