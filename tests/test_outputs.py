@@ -393,8 +393,9 @@ def test_pipeline_map_refuses_sort_for_a_sam_entry(world, tmp_path):
 
 
 def test_sigterm_while_a_sorted_bam_is_written_leaves_nothing(world, tmp_path):
-    """SIGTERM while a sorted BAM's records go to its scratch folder: 143, the
-    folder and the temporary output removed, no BAM, no index."""
+    """SIGTERM while a sorted BAM's records stream into the sort (its scratch folder
+    exists from the output's opening to its end): 143, the folder, the temporary
+    output and the samtools child gone, no BAM, no index."""
     import time
 
     big = tmp_path / "big.fq"
@@ -405,19 +406,31 @@ def test_sigterm_while_a_sorted_bam_is_written_leaves_nothing(world, tmp_path):
     command = [*GSEEK, "pipeline", "--queries", listing, "-x", world["index"], "--outdir", out, "--job-mb", "0.05"]
     proc = subprocess.Popen([str(a) for a in command], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
+    def children() -> list[int]:
+        found = []
+        for task in Path(f"/proc/{proc.pid}/task").glob("*"):
+            try:
+                found += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                pass
+        return found
+
     def half() -> bool:
-        return any((d / "unsorted.bam").is_file() and (d / "unsorted.bam").stat().st_size
-                   for d in out.glob(".big.bam.sort.tmp-*"))
+        return any(out.glob(".big.bam.sort.tmp-*")) and bool(children())
 
     end = time.monotonic() + 120
     while not half() and proc.poll() is None and time.monotonic() < end:
         time.sleep(0.001)
     proc.send_signal(signal.SIGSTOP)  # the moment is checked before the signal is delivered
     caught = half()
+    sorting = children()
     proc.send_signal(signal.SIGTERM)
     proc.send_signal(signal.SIGCONT)
     _, stderr = proc.communicate(timeout=120)
     assert caught, stderr
+    for pid in sorting:  # the samtools child is not left running (gone, or a zombie of an init that is slow to reap)
+        stat = Path(f"/proc/{pid}/stat")
+        assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] in "ZX", pid
     assert proc.returncode == 143 and stderr.decode().splitlines()[-1] == "gseek: terminated by SIGTERM", stderr
     left = sorted(p.name for p in out.iterdir())
     assert not any(".tmp-" in name or name.startswith("big.bam") for name in left), left

@@ -651,9 +651,8 @@ def test_an_error_while_writing_or_sorting_leaves_nothing(genome, tmp_path, monk
     """A failure (an exception in the writer's block, a failed sort) removes the
     temporary output, the sort's scratch folder and any index; the error names
     the output, never a temporary name."""
-    import pysam
-
     from gseek.errors import GseekError
+    from gseek.output import bam as bam_module
     from gseek.output.sam import SamWriter, sam_header
 
     contigs, _, where = genome
@@ -668,11 +667,13 @@ def test_an_error_while_writing_or_sorting_leaves_nothing(genome, tmp_path, monk
     if name == "u.bam":
         return
 
-    def failing_sort(*args, **kwargs):
-        temporary = next(a for a in args if ".tmp-" in a)
-        raise pysam.utils.SamtoolsError(f"samtools returned with error 1: stderr=[bam_sort] cannot write {temporary}")
-
-    monkeypatch.setattr(pysam, "sort", failing_sort)
+    # the samtools child fails as a full disk would make it, naming its temporary output
+    failing_sort = ("import sys\n"
+                    "sys.stdin.buffer.read()\n"
+                    "out = sys.argv[sys.argv.index('-o') + 1]\n"
+                    "sys.stderr.write(f'[bam_sort] cannot write {out}\\n')\n"
+                    "sys.exit(1)\n")
+    monkeypatch.setattr(bam_module, "_CHILD", failing_sort)
     with pytest.raises(GseekError, match=rf"^{tmp_path / name}: {name[2:].upper()} conversion failed") as info, \
             SamWriter(tmp_path / name, header, **options) as sam:
         sam.write_text(record, 1)

@@ -1,13 +1,14 @@
-"""BAM and CRAM through htslib (pysam): :class:`HtslibWriter`.
+"""BAM and CRAM through htslib (pysam's samtools): :class:`HtslibWriter`.
 
 SAM record text (what :mod:`gseek.output.sam_records` formats, the one source
-of the records' bytes) is parsed by htslib line by line
-(``pysam.AlignedSegment.fromstring``) and written to a BAM or CRAM file by
-``pysam.AlignmentFile``: no SAM file is written on the way. With ``sort``,
-the records go to an unsorted scratch BAM (zlib level 1) in a folder beside
-the output, ``.NAME.sort.tmp-PID``, which ``samtools sort`` (in process,
-through pysam) turns into the coordinate-sorted output, then ``samtools
-index`` writes its ``.bai`` / ``.crai``; the folder is removed whatever
+of the records' bytes) is streamed, header first, into ``samtools sort`` (with
+``sort``) or ``samtools view`` run by pysam in a child process (``python -c``:
+pysam's samtools entry points hold global state and are not safe in threads),
+through a pipe: no SAM file is written on the way, htslib parses the text and
+compresses on ``threads`` threads, and this process goes on formatting the
+next batch meanwhile. The sort's scratch files go to a folder beside the
+output, ``.NAME.sort.tmp-PID``; then ``samtools index`` (in process, through
+pysam) writes the ``.bai`` / ``.crai``; the folder is removed whatever
 happens. The output itself is written through
 :class:`~gseek.seqio.atomic.open_output`: a temporary name renamed when
 complete, a special file (a FIFO) in place. Errors name the output, never a
@@ -28,13 +29,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pysam
 
 from gseek.errors import GseekError
-from gseek.seqio.atomic import is_special, named_error, open_output, temporary_name
+from gseek.seqio.atomic import descriptor_of, is_special, named_error, open_output, temporary_name
 
 __all__ = ["INDEX_SUFFIX", "SCRATCH_SUFFIX", "HtslibWriter"]
 
@@ -42,8 +45,15 @@ __all__ = ["INDEX_SUFFIX", "SCRATCH_SUFFIX", "HtslibWriter"]
 INDEX_SUFFIX = {"bam": ".bai", "cram": ".crai"}
 #: Indexes a former output of the name may have beside it (removed when an unsorted one replaces it).
 _OLD_INDEXES = {"bam": (".bai", ".csi"), "cram": (".crai",)}
-#: pysam's write mode by format.
-_MODE = {"bam": "wb", "cram": "wc"}
+#: ``samtools view``'s output option by format (unsorted outputs).
+_MODE = {"bam": "-b", "cram": "-C"}
+#: The child process: ``pysam.<command>(*args)`` (stdin: the SAM text), its error on one line.
+_CHILD = ("import sys, pysam\n"
+          "try:\n"
+          "    getattr(pysam, sys.argv[1])(*sys.argv[2:], catch_stdout=False)\n"
+          "except pysam.utils.SamtoolsError as exc:\n"
+          "    sys.stderr.write(' '.join(str(exc).split()) + '\\n')\n"
+          "    sys.exit(1)\n")
 #: The scratch folder of a sort is ``.NAME<SCRATCH_SUFFIX>.tmp-PID`` beside the output.
 SCRATCH_SUFFIX = ".sort"
 
@@ -82,7 +92,8 @@ class HtslibWriter:
         self.header = header
         self.records = 0
         self._scratch: Path | None = None
-        self._file = None
+        self._child: subprocess.Popen | None = None
+        self._errors = tempfile.TemporaryFile()
         self._target = open_output(self.path, "path")
         self._dest = Path(self._target.__enter__())
         try:
@@ -95,16 +106,28 @@ class HtslibWriter:
                     self._scratch.mkdir()
                 except OSError as exc:
                     raise named_error(exc, self.path) from exc
-                # read once by the sort: the fastest compression
-                target, mode, options = self._scratch / "unsorted.bam", "wb", [b"level=1"]
-            else:
-                target, mode, options = self._dest, _MODE[fmt], None
-            self._file = self._htslib(lambda: pysam.AlignmentFile(
-                os.fspath(target), mode, header=header, threads=self.threads, format_options=options,
-                reference_filename=self.reference if mode == "wc" else None))
+            fd = descriptor_of(self._dest)
+            self._child = subprocess.Popen([sys.executable, "-c", _CHILD, *self._command()], stdin=subprocess.PIPE,
+                                           stderr=self._errors, pass_fds=() if fd is None else (fd,))
+            text = str(header)
+            self._put(b"".join(line.encode("utf-8") if line.startswith("@PG") else line.encode("latin-1")
+                               for line in text.splitlines(keepends=True)))
         except BaseException:
             self._close(*sys.exc_info())
             raise
+
+    def _command(self) -> list[str]:
+        """The samtools command the child runs: sort (into the output, scratch in the folder) or view."""
+        more = str(self.threads - 1)  # samtools' -@: threads besides the calling one
+        out = os.fspath(self._dest)
+        if self.sort:
+            args = ["sort", "-@", more, "-T", os.fspath(self._scratch / "sort"), "--no-PG", "-O", self.format,
+                    "-o", out]
+        else:
+            args = ["view", _MODE[self.format], "-@", more, "--no-PG", "-o", out]
+        if self.format == "cram":
+            args += ["--reference", self.reference]
+        return args + ["-"]
 
     def __enter__(self) -> HtslibWriter:
         return self
@@ -114,24 +137,28 @@ class HtslibWriter:
 
     def write(self, text: bytes | bytearray | memoryview | str) -> int:
         """Write SAM record lines (each ending in a newline); returns the records written."""
-        if not isinstance(text, str):
-            text = str(memoryview(text).cast("B"), "latin-1")
-        lines = text.split("\n")
-        if lines[-1]:
+        data = text.encode("latin-1") if isinstance(text, str) else memoryview(text).cast("B")
+        if len(data) and data[-1] != 10:
             raise ValueError("SAM text must end in a newline")
-        parse, header, write = pysam.AlignedSegment.fromstring, self.header, self._file.write
-        for n, line in enumerate(lines[:-1]):
-            try:
-                record = parse(line, header)
-            except ValueError as exc:
-                shown = line if len(line) <= 60 else line[:57] + "..."
-                raise self._failed(f"record {self.records + n + 1} ({shown!r}): {exc}") from None
-            try:
-                write(record)
-            except OSError as exc:
-                raise named_error(exc, self.path) from exc
-        self.records += len(lines) - 1
-        return len(lines) - 1
+        n = bytes(data).count(b"\n") if not isinstance(data, bytes) else data.count(b"\n")
+        self._put(data)
+        self.records += n
+        return n
+
+    def _put(self, data) -> None:
+        try:
+            self._child.stdin.write(data)
+        except BrokenPipeError:  # the child stopped: its own error says why
+            self._child.wait()
+            raise self._failed(self._child_error(self._child)) from None
+        except OSError as exc:
+            raise named_error(exc, self.path) from exc
+
+    def _child_error(self, child: subprocess.Popen) -> str:
+        """The last line the child wrote on stderr (its error), or its exit status."""
+        self._errors.seek(0)
+        lines = [x for x in self._errors.read().decode("utf-8", "replace").splitlines() if x.strip()]
+        return lines[-1] if lines else f"samtools exited with status {child.returncode}"
 
     # ------------------------------------------------------------------ closing
 
@@ -139,16 +166,17 @@ class HtslibWriter:
         complete = exc_type is None
         index_tmp = None if self._scratch is None else self._scratch / ("index" + INDEX_SUFFIX[self.format])
         try:
-            if self._file is not None:
-                file, self._file = self._file, None
+            if self._child is not None:
+                child, self._child = self._child, None
                 try:
-                    self._htslib(file.close)  # the last blocks and the end-of-file block
+                    self._finish(child, complete)
                 except BaseException:
                     complete = False
                     raise
             if complete and self.sort:
                 try:
-                    self._sort_and_index(index_tmp)
+                    more = str(self.threads - 1)
+                    self._samtools(pysam.index, "-@", more, "-o", os.fspath(index_tmp), os.fspath(self._dest))
                 except BaseException:
                     complete = False
                     raise
@@ -168,20 +196,21 @@ class HtslibWriter:
                     for suffix in _OLD_INDEXES[self.format]:  # an index of a former file of this name
                         self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
             finally:
+                self._errors.close()
                 if self._scratch is not None:
                     shutil.rmtree(self._scratch, ignore_errors=True)
 
-    def _sort_and_index(self, index_tmp: Path) -> None:
-        """``samtools sort`` of the scratch BAM into the output's temporary name, then ``samtools index``."""
-        unsorted = self._scratch / "unsorted.bam"
-        more = str(self.threads - 1)  # samtools' -@: threads besides the calling one
-        args = ["-@", more, "-T", os.fspath(self._scratch / "sort"), "--no-PG", "-O", self.format,
-                "-o", os.fspath(self._dest)]
-        if self.format == "cram":
-            args += ["--reference", self.reference]
-        self._samtools(pysam.sort, *args, os.fspath(unsorted))
-        unsorted.unlink()
-        self._samtools(pysam.index, "-@", more, "-o", os.fspath(index_tmp), os.fspath(self._dest))
+    def _finish(self, child: subprocess.Popen, complete: bool) -> None:
+        """End of the text: the child writes the last blocks and the end-of-file block (a failed
+        output: it is stopped); its error, if any, as one naming the output."""
+        if not complete:
+            child.kill()
+        try:
+            child.stdin.close()
+        except OSError:  # BrokenPipeError: the child stopped, its status says why
+            pass
+        if child.wait() != 0 and complete:
+            raise self._failed(self._child_error(child))
 
     # ------------------------------------------------------------------ errors naming the output
 
@@ -195,17 +224,6 @@ class HtslibWriter:
         for scratch in names:
             text = text.replace(os.fspath(scratch), os.fspath(self.path))
         return text
-
-    def _htslib(self, call):
-        """``call()``, an htslib error (OSError, ValueError) as one naming the output."""
-        try:
-            return call()
-        except OSError as exc:
-            if exc.errno is not None:
-                raise named_error(exc, self.path) from exc
-            raise self._failed(str(exc)) from None
-        except ValueError as exc:
-            raise self._failed(str(exc)) from None
 
     def _samtools(self, command, *args: str) -> None:
         try:
