@@ -7,8 +7,8 @@ pysam's samtools entry points hold global state and are not safe in threads),
 through a pipe: no SAM file is written on the way, htslib parses the text and
 compresses on ``threads`` threads, and this process goes on formatting the
 next batch meanwhile. The sort's scratch files go to a folder beside the
-output, ``.NAME.sort.tmp-PID``; then ``samtools index`` (in process, through
-pysam) writes the ``.bai`` / ``.crai``; the folder is removed whatever
+output, ``.NAME.sort.tmp-PID``, and the sort writes the ``.bai`` / ``.crai``
+as it writes the output (``--write-index``); the folder is removed whatever
 happens. The output itself is written through
 :class:`~gseek.seqio.atomic.open_output`: a temporary name renamed when
 complete, a special file (a FIFO) in place. Errors name the output, never a
@@ -27,11 +27,13 @@ temporary name.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pysam
@@ -45,6 +47,8 @@ __all__ = ["INDEX_SUFFIX", "SCRATCH_SUFFIX", "HtslibWriter"]
 INDEX_SUFFIX = {"bam": ".bai", "cram": ".crai"}
 #: Indexes a former output of the name may have beside it (removed when an unsorted one replaces it).
 _OLD_INDEXES = {"bam": (".bai", ".csi"), "cram": (".crai",)}
+#: The pipe's buffer (``F_SETPIPE_SZ``; Linux lets a user have 1 MiB without privileges).
+PIPE_BYTES = 1 << 20
 #: ``samtools view``'s output option by format (unsorted outputs).
 _MODE = {"bam": "-b", "cram": "-C"}
 #: The child process: ``pysam.<command>(*args)`` (stdin: the SAM text), its error on one line.
@@ -90,7 +94,6 @@ class HtslibWriter:
         self.reference = None if reference is None else os.fspath(reference)
         self.threads = max(1, int(threads or os.cpu_count() or 1))
         self.header = header
-        self.records = 0
         self._scratch: Path | None = None
         self._child: subprocess.Popen | None = None
         self._errors = tempfile.TemporaryFile()
@@ -107,8 +110,13 @@ class HtslibWriter:
                 except OSError as exc:
                     raise named_error(exc, self.path) from exc
             fd = descriptor_of(self._dest)
+            _trace("bam child start")
             self._child = subprocess.Popen([sys.executable, "-c", _CHILD, *self._command()], stdin=subprocess.PIPE,
                                            stderr=self._errors, pass_fds=() if fd is None else (fd,))
+            try:  # fewer, larger hand-overs than the default 64 KiB pipe (Linux; elsewhere the default)
+                fcntl.fcntl(self._child.stdin.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+            except OSError:
+                pass
             text = str(header)
             self._put(b"".join(line.encode("utf-8") if line.startswith("@PG") else line.encode("latin-1")
                                for line in text.splitlines(keepends=True)))
@@ -120,9 +128,10 @@ class HtslibWriter:
         """The samtools command the child runs: sort (into the output, scratch in the folder) or view."""
         more = str(self.threads - 1)  # samtools' -@: threads besides the calling one
         out = os.fspath(self._dest)
-        if self.sort:
+        if self.sort:  # the index written as the output is (no second pass over it)
+            index = os.fspath(self._scratch / ("index" + INDEX_SUFFIX[self.format]))
             args = ["sort", "-@", more, "-T", os.fspath(self._scratch / "sort"), "--no-PG", "-O", self.format,
-                    "-o", out]
+                    "--write-index", "-o", f"{out}##idx##{index}"]
         else:
             args = ["view", _MODE[self.format], "-@", more, "--no-PG", "-o", out]
         if self.format == "cram":
@@ -135,15 +144,12 @@ class HtslibWriter:
     def __exit__(self, exc_type, exc, tb) -> None:
         self._close(exc_type, exc, tb)
 
-    def write(self, text: bytes | bytearray | memoryview | str) -> int:
-        """Write SAM record lines (each ending in a newline); returns the records written."""
+    def write(self, text: bytes | bytearray | memoryview | str) -> None:
+        """Write SAM record lines (each ending in a newline)."""
         data = text.encode("latin-1") if isinstance(text, str) else memoryview(text).cast("B")
         if len(data) and data[-1] != 10:
             raise ValueError("SAM text must end in a newline")
-        n = bytes(data).count(b"\n") if not isinstance(data, bytes) else data.count(b"\n")
         self._put(data)
-        self.records += n
-        return n
 
     def _put(self, data) -> None:
         try:
@@ -173,13 +179,6 @@ class HtslibWriter:
                 except BaseException:
                     complete = False
                     raise
-            if complete and self.sort:
-                try:
-                    more = str(self.threads - 1)
-                    self._samtools(pysam.index, "-@", more, "-o", os.fspath(index_tmp), os.fspath(self._dest))
-                except BaseException:
-                    complete = False
-                    raise
         finally:
             try:
                 if complete:
@@ -203,6 +202,7 @@ class HtslibWriter:
     def _finish(self, child: subprocess.Popen, complete: bool) -> None:
         """End of the text: the child writes the last blocks and the end-of-file block (a failed
         output: it is stopped); its error, if any, as one naming the output."""
+        _trace("bam text end")
         if not complete:
             child.kill()
         try:
@@ -211,6 +211,7 @@ class HtslibWriter:
             pass
         if child.wait() != 0 and complete:
             raise self._failed(self._child_error(child))
+        _trace("bam child done")
 
     # ------------------------------------------------------------------ errors naming the output
 
@@ -225,8 +226,11 @@ class HtslibWriter:
             text = text.replace(os.fspath(scratch), os.fspath(self.path))
         return text
 
-    def _samtools(self, command, *args: str) -> None:
-        try:
-            command(*args, catch_stdout=False)
-        except pysam.utils.SamtoolsError as exc:
-            raise self._failed(str(exc)) from None
+
+def _trace(what: str, size: int = 0) -> None:
+    """A time stamp on stderr when ``GSEEK_TRACE_BAM`` is set (where a BAM's time goes)."""
+    if _TRACE:
+        print(f"[gseek trace] {time.time():.3f} {what} {size}", file=sys.stderr)
+
+
+_TRACE = bool(os.environ.get("GSEEK_TRACE_BAM"))
