@@ -35,6 +35,7 @@ import os
 import pickle
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -61,6 +62,15 @@ LOST_WORKER_TIMEOUT = "1h"
 KEEP_RUNTIMES = 2
 #: Seconds between two looks at the run's stop signal while a job runs on the cluster.
 POLL_SECONDS = 0.2
+#: At the end of a run (every job sent), a job still running this many seconds after the first
+#: job of the run finished, and this many times longer than the run's median job, is sent a
+#: second time to a worker with nothing to do (a backup copy: the first result is taken, the other
+#: cancelled; both are the same rows). A slow worker (a CPU among GPUs) then cannot hold the run's
+#: end. None: never.
+BACKUP_AFTER: float | None = 2.0
+#: Set (to anything), a cluster ``align`` run ends with a line of the jobs each worker ran and the
+#: backup copies (``benchmarks/run.py cluster-hetero`` reads it).
+STATS_ENV = "GSEEK_CLUSTER_STATS"
 #: ``log`` default: ``sys.stderr`` as it is when the report is written.
 STDERR = "stderr"
 #: What ``pip`` needs for the cluster options.
@@ -322,7 +332,8 @@ class ClusterFiles:
 
 
 class _RemoteStage:
-    """A prelim stage that runs the job's prelim and finalize on a worker and waits for its chunks."""
+    """A prelim stage that runs the job's prelim and finalize on a worker and waits for its chunks
+    (and at the run's end sends a straggling job to an idle worker too: :data:`BACKUP_AFTER`)."""
 
     def __init__(self, client: Any, spec: Any, token: str, retries: int) -> None:
         self.client, self.spec, self.token, self.retries = client, spec, token, retries
@@ -330,28 +341,90 @@ class _RemoteStage:
         self._lock = threading.Lock()
         #: The dispatcher running this stage: once it stops, waiting jobs are cancelled.
         self.dispatcher: Dispatcher | None = None
+        #: Jobs sent, jobs whose result came back, seconds each took; jobs done by each worker
+        #: (its name), backup copies sent and won.
+        self.sent = 0
+        self.seconds: list[float] = []
+        self.by_worker: dict[str, int] = {}
+        self.backups = [0, 0]
 
-    def _wait(self, future: Any) -> Any:
-        """The job's chunks; once the run stops (another job's error, Ctrl-C), the job is cancelled."""
+    def _worker_name(self, future: Any) -> str:
+        try:
+            where = next(iter(self.client.who_has(future).get(future.key, ())), None)
+            info = self.client.scheduler_info().get("workers", {}).get(where, {}) if where else {}
+            return str(info.get("name", where or "?"))
+        except Exception:  # only a statistic: never fail a run for it
+            return "?"
+
+    def _straggler(self, started: float) -> bool:
+        """Whether a job running since ``started`` gets a backup copy now (:data:`BACKUP_AFTER`)."""
+        d = self.dispatcher
+        if BACKUP_AFTER is None or d is None or not d.built_all.is_set() or not self.seconds:
+            return False
+        with self._lock:
+            if self.sent < d.jobs_queued:  # jobs still wait for a stage here: no worker idles for long
+                return False
+            typical = sorted(self.seconds)[len(self.seconds) // 2]
+        running = time.monotonic() - started
+        return running >= BACKUP_AFTER and running >= BACKUP_AFTER * typical
+
+    def _idle_workers(self) -> list[str]:
+        try:
+            return [w for w, keys in self.client.processing().items() if not keys]
+        except Exception:
+            return []
+
+    def _wait(self, future: Any, started: float, job: Any) -> tuple[Any, Any]:
+        """The job's chunks and the future that made them (the job's, or its backup copy's); once
+        the run stops (another job's error, Ctrl-C), the job is cancelled."""
+        futures = [future]
         while True:
+            for f in futures:
+                if f.status == "finished":
+                    for other in futures:
+                        if other is not f:
+                            other.cancel()
+                    if f is not future:
+                        self.backups[1] += 1
+                    return f.result(), f
+            if future.status in ("error", "cancelled") and all(f.status != "pending" for f in futures):
+                return future.result(), future  # raises its error (its retries are spent)
+            if len(futures) == 1 and future.status == "pending" and self._straggler(started):
+                idle = self._idle_workers()
+                if idle:
+                    futures.append(self.client.submit(_run_stages, self.spec, job.payloads, key=f"{future.key}-backup",
+                                                      retries=self.retries, pure=False, workers=idle,
+                                                      allow_other_workers=False))
+                    self.backups[0] += 1
             try:
-                return future.result(timeout=POLL_SECONDS)
+                import_distributed().wait(futures, timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
             except TimeoutError:
-                if self.dispatcher is not None and self.dispatcher.stopping:
-                    future.cancel()
-                    raise ClusterError("stopped while its job ran on the cluster") from None
+                pass
+            if self.dispatcher is not None and self.dispatcher.stopping:
+                for f in futures:
+                    f.cancel()
+                raise ClusterError("stopped while its job ran on the cluster") from None
 
     def __call__(self, job: Any) -> Any:
         with self._lock:
             n = next(self._serial)
+            self.sent += 1
+        started = time.monotonic()
         future = self.client.submit(_run_stages, self.spec, job.payloads, key=f"gseek-job-{self.token}-{n}",
                                     retries=self.retries, pure=False)
+        used = future
         try:
-            out = self._wait(future)
+            out, used = self._wait(future, started, job)
         except import_distributed().KilledWorker as exc:  # the rows cannot be complete: the run stops
             raise ClusterError(f"job {job_name(job)}: its worker died each time it ran ({one_line(exc)})") from None
         finally:
-            future.release()  # done with: the scheduler forgets it (a lost worker must not recompute it)
+            name = self._worker_name(used) if used.status == "finished" else None
+            for f in (future,) if used is future else (future, used):
+                f.release()  # done with: the scheduler forgets it (a lost worker must not recompute it)
+        with self._lock:
+            self.seconds.append(time.monotonic() - started)
+            if name is not None:
+                self.by_worker[name] = self.by_worker.get(name, 0) + 1
         if isinstance(out, _FileFailure):
             raise out.error
         return out
@@ -378,11 +451,20 @@ class _RemoteDispatcher(Dispatcher):
     log: Any
     lost: list[tuple[str, int]]
 
+    stage: _RemoteStage
+
     def run(self, queries: Iterable[QueryFile]) -> list[FileResult]:
         try:
             return super().run(queries)
         finally:
             self.lost = _report_lost(self.client, self.token, self.log)
+            stage = self.stage
+            self.stats.update(jobs_sent=stage.sent, jobs_by_worker=dict(stage.by_worker), backups_sent=stage.backups[0],
+                              backups_used=stage.backups[1])
+            if os.environ.get(STATS_ENV):
+                shares = ", ".join(f"{w} {n}" for w, n in sorted(stage.by_worker.items()))
+                print(f"gseek: jobs per worker: {shares}; backup copies sent {stage.backups[0]}, "
+                      f"used {stage.backups[1]}", file=sys.stderr)
 
 
 def remote_dispatcher(client: Any, task: Any, spec: Any, *, slots: int | None = None, retries: int = RETRIES,
@@ -406,6 +488,7 @@ def remote_dispatcher(client: Any, task: Any, spec: Any, *, slots: int | None = 
                                    job_bytes=job_bytes or task.job_bytes, combine=True, bounds=bounds,
                                    size=task.payload_bytes, file_errors=task.file_errors, **options)
     dispatcher.token, dispatcher.client, dispatcher.log, dispatcher.lost = stage.token, client, log, []
+    dispatcher.stage = stage
     stage.dispatcher = dispatcher
     return dispatcher
 

@@ -349,6 +349,39 @@ def test_align_on_a_cluster_is_byte_identical(client, data, tmp_path, form):
     assert done["device"].startswith("Dask cluster tcp://")
 
 
+def test_backup_copies_at_the_run_s_end_change_no_row(client, data, tmp_path, monkeypatch):
+    """Every job of the run's end gets a backup copy on an idle worker at once (``BACKUP_AFTER`` 0):
+    whichever copy finishes first, the rows are the single-process ones, each once; each job is
+    counted once, for the worker whose copy was used."""
+    import gseek.pipeline.cluster as cluster_module
+
+    align_pairs_files(data["seqs"], tmp_path / "local.tsv", **ALIGN)
+    monkeypatch.setattr(cluster_module, "BACKUP_AFTER", 0.0)
+    monkeypatch.setattr(cluster_module, "POLL_SECONDS", 0.001)  # looks again before the last job is done
+    # every worker counts as idle: the copies go to a worker that may also run the original
+    monkeypatch.setattr(cluster_module._RemoteStage, "_idle_workers",
+                        lambda self: list(self.client.scheduler_info()["workers"]))
+    seen = {}
+    real = cluster_module._RemoteDispatcher.run
+
+    def run(self, queries):
+        try:
+            return real(self, queries)
+        finally:
+            seen.update(self.stats)
+
+    monkeypatch.setattr(cluster_module._RemoteDispatcher, "run", run)
+    sent = []
+    for _ in range(4):  # whether a copy goes out depends on timing: until one does
+        align_pairs_files(data["seqs"], tmp_path / "cluster.tsv", client=client, **ALIGN)
+        assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()
+        assert sum(seen["jobs_by_worker"].values()) == seen["jobs_sent"] > 5
+        sent.append(seen["backups_sent"])
+        if sent[-1]:
+            break
+    assert sent[-1] >= 1, sent  # the last jobs ran while a worker idled
+
+
 def test_align_worker_lost_mid_run_still_writes_every_row_once(client, data, tmp_path, capsys):
     align_pairs_files(data["seqs"], tmp_path / "local.tsv", **ALIGN)
     with killing_a_worker(client, tmp_path, "gseek-job-") as kill:
