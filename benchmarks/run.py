@@ -2076,6 +2076,176 @@ def bench_pipeline_blast(args: argparse.Namespace) -> Report:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _cluster_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--queries", type=int, default=1000, help="query sequences per file (default 1000)")
+    p.add_argument("--targets", type=int, default=2000, help="database sequences (default 2000)")
+    p.add_argument("--length", type=int, default=1500, help="ancestor length in bp (default 1500)")
+    p.add_argument("--files", type=int, default=10, help="query files (default 10)")
+    p.add_argument("--seed", type=int, default=42, help="data seed (default 42)")
+    p.add_argument("--threads", type=int, default=os.cpu_count(), help="CPU threads")
+    p.add_argument("--device", default="gpu", help="gseek --device of the runs and workers (default gpu)")
+
+
+@benchmark("cluster", "Dask runner overhead: gseek pipeline --task align in one process against --local-cluster 1 "
+           "(and 2 workers sharing the device), outputs compared", _cluster_options)
+def bench_cluster(args: argparse.Namespace) -> Report:
+    """``python benchmarks/run.py cluster --files 10 --queries 1000 --threads 16`` (issue 19: the Dask
+    runner's overhead on one GPU; the same pipeline-align data as ``pipeline-align``)."""
+    import shutil
+
+    work = Path(tempfile.mkdtemp(prefix="gseek-cluster-bench-"))
+    try:
+        data = _pipeline_align_data(work, args.files, args.queries, args.targets, args.length, args.seed)
+        db, files, cells = data.pop("db"), data.pop("files"), data["cells"]
+        env = _numba_cache_env()
+        env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
+        base = [sys.executable, "-P", "-m", "gseek", "--quiet", "--device", args.device, "-p", str(args.threads),
+                "pipeline", "--task", "align", "-t", str(db), "--mode", "local", "--score-only"]
+        runs = [("in-process", []), ("--local-cluster 1", ["--local-cluster", "1"]),
+                ("--local-cluster 2 (sharing the device)", ["--local-cluster", "2"])]
+        harness.run_process(base + ["--queries", str(work / "warm-list.txt"), "--outdir", str(work / "warm")], env=env)
+        rows, results, first = [], [], None
+        for k, (label, extra) in enumerate(runs):
+            outdir = work / f"out{k}"
+            print(f"  cluster: {label} ...", file=sys.stderr, flush=True)
+            _, _, busy, proc = _sampled_runs([base + ["--queries", str(work / "list.txt"), "--outdir", str(outdir),
+                                                      *extra]], env)
+            first = first or outdir
+            differ = [f.name for f in files if not _same_file(outdir / f"{f.stem}.tsv", first / f"{f.stem}.tsv")]
+            results.append({"run": label, "seconds": proc.seconds, "cpu_s": proc.cpu_s, "busy": busy,
+                            "identical": not differ, "command": shlex.join(proc.cmd)})
+            rows.append([f"gseek pipeline --task align {label}", f"{proc.seconds:.2f}", f"{proc.cpu_s:.1f}",
+                         _busy_text(busy), _gcups(cells, proc.seconds),
+                         f"{100 * (proc.seconds / results[0]['seconds'] - 1):+.1f} %",
+                         "yes" if not differ else f"**{len(differ)} differ**"])
+        table = markdown_table(["command", "wall s", "CPU s", "GPU busy", "GCUPS", "vs in-process",
+                                "outputs = in-process"], rows, align="lrrrrrl")
+        notes = [f"{args.files} query files x {args.queries:,} sequences against {data['targets']:,} database "
+                 f"sequences (pipeline-align data, seed {args.seed}), local, score only, {cells:.3g} cells; "
+                 f"--device {args.device}, -p {args.threads}; one untimed in-process warm-up on "
+                 f"{PIPE_ALIGN_WARMUP[0]} x {PIPE_ALIGN_WARMUP[1]}; the cluster runs start their LocalCluster "
+                 "(worker processes, each loading the targets once) inside the timed command", GPU_BUSY_NOTE]
+        return Report(title="Dask runner overhead on one device", data={**data, "summary":
+                      f"{args.files} x {args.queries} queries vs {data['targets']} targets, {cells:.3g} cells"},
+                      table=table, notes=notes, results=results,
+                      extra={"all_identical": all(r["identical"] for r in results)})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _hetero_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seqs", type=int, default=6000, help="sequences aligned all-vs-all (default 6000)")
+    p.add_argument("--length", type=int, default=1500, help="ancestor length in bp (default 1500)")
+    p.add_argument("--cpu-workers", type=int, default=3, help="CPU-only workers beside the GPU worker (default 3)")
+    p.add_argument("--cpu-threads", type=int, default=4, help="-p of each CPU worker's engine (default 4)")
+    p.add_argument("--seed", type=int, default=42, help="data seed (default 42)")
+
+
+@benchmark("cluster-hetero", "a Dask cluster of one GPU worker and CPU-only workers on this host: gseek align "
+           "--all-vs-all against the GPU worker alone, jobs per worker", _hetero_options)
+def bench_cluster_hetero(args: argparse.Namespace) -> Report:
+    """``python benchmarks/run.py cluster-hetero --seqs 6000 --cpu-workers 3 --cpu-threads 4`` (issue 19).
+
+    Starts ``dask scheduler`` and workers (``python -m distributed.cli.dask_worker``, one thread
+    each, ``--memory-limit 0``): a worker named ``gpu`` that sees the GPU, and ``cpuK`` workers with
+    ``CUDA_VISIBLE_DEVICES=`` (empty: ``--device auto`` takes their CPU); runs ``gseek align
+    --all-vs-all`` with ``--scheduler`` on the GPU worker alone, then with the CPU workers too;
+    compares the outputs; reads the jobs each worker ran from ``GSEEK_CLUSTER_STATS``."""
+    import re as _re
+    import shutil
+    import subprocess
+
+    work = Path(tempfile.mkdtemp(prefix="gseek-hetero-bench-"))
+    procs: list[subprocess.Popen] = []
+    try:
+        data = _pipeline_align_data(work, 1, 1, args.seqs, args.length, args.seed)
+        seqs = data["db"]
+        n = args.seqs
+        env = _numba_cache_env()
+        env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
+        env["GSEEK_CLUSTER_STATS"] = "1"
+        cells = data["db_bases"] ** 2 // 2  # about: sum over i < j of len_i * len_j
+        sched_file = work / "scheduler.json"
+        log = open(work / "dask.log", "w")
+        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
+                                       str(sched_file), "--port", "0", "--no-dashboard"], env=env, stdout=log,
+                                      stderr=subprocess.STDOUT))
+
+        def worker(name: str, cpu: bool) -> subprocess.Popen:
+            wenv = dict(env, CUDA_VISIBLE_DEVICES="") if cpu else env
+            return subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                                     str(sched_file), "--name", name, "--nthreads", "1", "--memory-limit", "0",
+                                     "--no-dashboard"], env=wenv, stdout=log, stderr=subprocess.STDOUT)
+
+        def wait_workers(count: int) -> str:
+            import json as _json
+
+            end = time.monotonic() + 120
+            while time.monotonic() < end:
+                if sched_file.exists():
+                    from distributed import Client
+
+                    address = _json.loads(sched_file.read_text())["address"]
+                    with Client(address, timeout=30) as c:
+                        c.wait_for_workers(count, timeout=120)
+                    return address
+                time.sleep(0.2)
+            raise SystemExit("cluster-hetero: the scheduler did not start")
+
+        procs.append(worker("gpu", cpu=False))
+        address = wait_workers(1)
+        cmd = [sys.executable, "-P", "-m", "gseek", "align", "--all-vs-all", "-i", str(seqs), "--mode", "local",
+               "--score-only", "--scheduler", address]
+        lines = Path(seqs).read_text().splitlines(keepends=True)
+        starts = [i for i, line in enumerate(lines) if line.startswith(">")]
+        (work / "warm.fa").write_text("".join(lines[:starts[min(60, len(starts) - 1)]]))
+        warm = [a if a != str(seqs) else str(work / "warm.fa") for a in cmd]
+        harness.run_process(warm + ["-p", str(args.cpu_threads), "-o", str(work / "warm.tsv")], env=env)
+        rows, results = [], []
+        for label, extra_workers in (("GPU worker alone", 0), (f"GPU worker + {args.cpu_workers} CPU workers",
+                                                                args.cpu_workers)):
+            for k in range(extra_workers):
+                procs.append(worker(f"cpu{k}", cpu=True))
+            if extra_workers:
+                wait_workers(1 + extra_workers)
+            out = work / f"{len(results)}.tsv"
+            print(f"  cluster-hetero: {label} ...", file=sys.stderr, flush=True)
+            proc = harness.run_process(cmd + ["-p", str(args.cpu_threads), "-o", str(out)], env=env)
+            m = _re.search(r"jobs per worker: (.*?); backup copies sent (\d+), used (\d+)", proc.stderr)
+            shares = dict((w.rsplit(" ", 1)[0], int(w.rsplit(" ", 1)[1])) for w in m.group(1).split(", ")) if m else {}
+            identical = not results or _same_file(out, work / "0.tsv")
+            results.append({"run": label, "seconds": proc.seconds, "jobs_by_worker": shares,
+                            "backups_sent": int(m.group(2)) if m else None, "backups_used": int(m.group(3)) if m else None,
+                            "identical": identical, "command": shlex.join(proc.cmd)})
+            total = sum(shares.values()) or 1
+            rows.append([label, f"{proc.seconds:.2f}", _gcups(cells, proc.seconds),
+                         ", ".join(f"{w} {c} ({100 * c / total:.0f} %)" for w, c in sorted(shares.items())),
+                         f"{results[-1]['backups_sent']} / {results[-1]['backups_used']}",
+                         ratio(results[0]["seconds"], proc.seconds), "yes" if identical else "**no**"])
+        table = markdown_table(["cluster", "wall s", "GCUPS (about)", "jobs per worker", "backup copies sent / used",
+                                "vs GPU worker alone", "output = first"], rows, align="lrrlrrl")
+        notes = [f"gseek align --all-vs-all of {n:,} sequences ({data['db_bases']:,} bp; dp_families, "
+                 f"{args.length} bp ancestors, seed {args.seed}), local, score only, about {cells:.3g} cells; "
+                 "one dask scheduler and workers on this host (one thread each, --memory-limit 0, worker-saturation "
+                 "1.0); the GPU worker sees the GPU (--device auto takes it), each CPU worker runs with "
+                 f"CUDA_VISIBLE_DEVICES= and -p {args.cpu_threads}; one untimed warm-up run on the GPU worker",
+                 "backup copies: at the run's end a job still running is sent to an idle worker too "
+                 "(pipeline/cluster.py BACKUP_AFTER), the first result taken"]
+        return Report(title="Heterogeneous Dask cluster: one GPU worker and CPU workers", data={
+                      "summary": f"all-vs-all of {n} sequences, 1 GPU + {args.cpu_workers} CPU workers"},
+                      table=table, notes=notes, results=results,
+                      extra={"all_identical": all(r["identical"] for r in results)})
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 # -------------------------------------------------------------------- runner
 
 

@@ -455,3 +455,28 @@ def test_gseek_errors_pickle_as_themselves():
                   Terminated(15)):
         again = pickle.loads(pickle.dumps(error))
         assert type(again) is type(error) and str(again) == str(error) and again.__dict__ == error.__dict__
+
+
+# --------------------------------------------------------------------------- GPU
+
+
+@pytest.mark.gpu
+def test_two_workers_sharing_one_gpu_reproduce_the_single_process_output(client, data, tmp_path):
+    """The module's two worker processes both on GPU 0: the pipeline of read files (map) and
+    ``align --all-vs-all`` write the bytes of one GPU process."""
+    pytest.importorskip("cupy")
+    from gseek.backend import gpu_available
+
+    if not gpu_available():
+        pytest.skip("no CUDA device / CuPy")
+    local = run_pipeline(data["root"] / "list.txt", data["index"], tmp_path / "local", devices=["gpu"], threads=1,
+                         progress=False, quiet=True, command=CMD)
+    remote = run_pipeline(data["root"] / "list.txt", data["index"], tmp_path / "cluster", devices=["gpu"], threads=1,
+                          progress=False, quiet=True, command=CMD, client=client)
+    assert [r.status for r in remote.files] == [r.status for r in local.files]
+    assert outputs(tmp_path / "cluster") == outputs(tmp_path / "local") and len(outputs(tmp_path / "local")) == 5
+    gpu = dict(ALIGN, device="gpu")
+    align_pairs_files(data["seqs"], tmp_path / "local.tsv", **gpu)
+    done = align_pairs_files(data["seqs"], tmp_path / "cluster.tsv", client=client, **gpu)
+    assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()
+    assert done["device"].startswith("Dask cluster tcp://")
