@@ -2167,13 +2167,13 @@ def bench_cluster_hetero(args: argparse.Namespace) -> Report:
         cells = data["db_bases"] ** 2 // 2  # about: sum over i < j of len_i * len_j
         sched_file = work / "scheduler.json"
         log = open(work / "dask.log", "w")
-        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
+        procs.append(subprocess.Popen([sys.executable, "-P", "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
                                        str(sched_file), "--port", "0", "--no-dashboard"], env=env, stdout=log,
                                       stderr=subprocess.STDOUT))
 
         def worker(name: str, cpu: bool) -> subprocess.Popen:
             wenv = dict(env, CUDA_VISIBLE_DEVICES="") if cpu else env
-            return subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+            return subprocess.Popen([sys.executable, "-P", "-m", "distributed.cli.dask_worker", "--scheduler-file",
                                      str(sched_file), "--name", name, "--nthreads", "1", "--memory-limit", "0",
                                      "--no-dashboard"], env=wenv, stdout=log, stderr=subprocess.STDOUT)
 

@@ -62,11 +62,11 @@ LOST_WORKER_TIMEOUT = "1h"
 KEEP_RUNTIMES = 2
 #: Seconds between two looks at the run's stop signal while a job runs on the cluster.
 POLL_SECONDS = 0.2
-#: At the end of a run (every job sent), a job still running this many seconds after the first
-#: job of the run finished, and this many times longer than the run's median job, is sent a
-#: second time to a worker with nothing to do (a backup copy: the first result is taken, the other
-#: cancelled; both are the same rows). A slow worker (a CPU among GPUs) then cannot hold the run's
-#: end. None: never.
+#: A job still running after this many seconds, and this many times the run's median job, is
+#: sent a second time when a worker has nothing to do (a backup copy: the first result is taken,
+#: the other cancelled; both are the same rows). A slow worker (a CPU among GPUs) then cannot hold
+#: the run's end, nor the in-order writer (which waits for the oldest job while the queues behind
+#: it fill and the fast workers idle). None: never.
 BACKUP_AFTER: float | None = 2.0
 #: Set (to anything), a cluster ``align`` run ends with a line of the jobs each worker ran and the
 #: backup copies (``benchmarks/run.py cluster-hetero`` reads it).
@@ -341,8 +341,8 @@ class _RemoteStage:
         self._lock = threading.Lock()
         #: The dispatcher running this stage: once it stops, waiting jobs are cancelled.
         self.dispatcher: Dispatcher | None = None
-        #: Jobs sent, jobs whose result came back, seconds each took; jobs done by each worker
-        #: (its name), backup copies sent and won.
+        #: Jobs sent, the seconds each finished job took, the jobs done by each worker (its
+        #: name), backup copies sent and used.
         self.sent = 0
         self.seconds: list[float] = []
         self.by_worker: dict[str, int] = {}
@@ -357,14 +357,14 @@ class _RemoteStage:
             return "?"
 
     def _straggler(self, started: float) -> bool:
-        """Whether a job running since ``started`` gets a backup copy now (:data:`BACKUP_AFTER`)."""
-        d = self.dispatcher
-        if BACKUP_AFTER is None or d is None or not d.built_all.is_set() or not self.seconds:
+        """Whether a job running since ``started`` gets a backup copy now (:data:`BACKUP_AFTER`): it
+        has run that many seconds and that many times the run's median job (any time while no job
+        has finished). The caller sends it only to a worker with nothing to do: at the run's end, or
+        while the in-order writer waits for this job and holds every other job back."""
+        if BACKUP_AFTER is None:
             return False
         with self._lock:
-            if self.sent < d.jobs_queued:  # jobs still wait for a stage here: no worker idles for long
-                return False
-            typical = sorted(self.seconds)[len(self.seconds) // 2]
+            typical = sorted(self.seconds)[len(self.seconds) // 2] if self.seconds else 0.0
         running = time.monotonic() - started
         return running >= BACKUP_AFTER and running >= BACKUP_AFTER * typical
 

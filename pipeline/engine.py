@@ -388,10 +388,6 @@ class Dispatcher:
         before it.
         """
         self.results = []
-        #: Set once every job of the run is built and queued for the prelim stages.
-        self.built_all = threading.Event()
-        #: Jobs handed to the prelim stages so far.
-        self.jobs_queued = 0
         self._trace_path = os.environ.get(TRACE_ENV) or None
         self._trace: list[tuple[str, str, float, float, int]] = []
         self._t0 = time.perf_counter()
@@ -553,11 +549,8 @@ class Dispatcher:
                     job.done.set()
                 if not self._give(result_q, job, "result"):
                     return
-                if job.pieces:
-                    if not self._give(job_q, job, "job"):
-                        return
-                    self.jobs_queued += 1
-            self.built_all.set()  # every job is built and queued (a remote stage's tail starts)
+                if job.pieces and not self._give(job_q, job, "job"):
+                    return
             self._give(result_q, _END, "result")
         finally:
             jobs.close()

@@ -382,6 +382,64 @@ def test_backup_copies_at_the_run_s_end_change_no_row(client, data, tmp_path, mo
     assert sent[-1] >= 1, sent  # the last jobs ran while a worker idled
 
 
+class SlowWorker(WorkerPlugin):
+    """Makes one worker (the one of address ``slow``) take ``delay`` seconds more for every job,
+    as a CPU worker among GPU workers would: its tasks' function looked up by name, patched."""
+
+    def __init__(self, slow: str, delay: float) -> None:
+        self.slow, self.delay = slow, delay
+
+    def setup(self, worker):
+        import gseek.pipeline.cluster as module
+
+        self.module, self.original = module, module._run_stages
+        if worker.address == self.slow:
+            delay, original = self.delay, self.original
+
+            def slowly(*args, **kwargs):
+                time.sleep(delay)
+                return original(*args, **kwargs)
+
+            module._run_stages = slowly
+
+    def teardown(self, worker):
+        self.module._run_stages = self.original
+
+
+def test_a_slow_worker_holds_neither_the_writer_nor_the_end(client, data, tmp_path, monkeypatch):
+    """One of the two workers takes 4 s more per job: its jobs get backup copies on the other
+    worker once that one idles (the writer waits for them in order), so the run takes far less
+    than the slow worker's share, and the rows are the single-process ones."""
+    import gseek.pipeline.cluster as cluster_module
+
+    align_pairs_files(data["seqs"], tmp_path / "local.tsv", **ALIGN)
+    monkeypatch.setattr(cluster_module, "BACKUP_AFTER", 0.5)
+    seen = {}
+    real = cluster_module._RemoteDispatcher.run
+
+    def run(self, queries):
+        try:
+            return real(self, queries)
+        finally:
+            seen.update(self.stats)
+
+    monkeypatch.setattr(cluster_module._RemoteDispatcher, "run", run)
+    slow = sorted(client.scheduler_info()["workers"])[0]
+    client.register_plugin(SlowWorker(slow, 4.0), name="slow-worker")
+    try:
+        started = time.monotonic()
+        align_pairs_files(data["seqs"], tmp_path / "cluster.tsv", client=client, **ALIGN)
+        took = time.monotonic() - started
+    finally:
+        client.unregister_worker_plugin("slow-worker")
+    assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()
+    assert seen["backups_used"] >= 1, seen
+    slow_name = str(client.scheduler_info()["workers"][slow]["name"])
+    # without copies the slow worker's jobs (about half of them) would take 4 s each
+    assert took < 4.0 * seen["jobs_sent"] / 2, (took, seen)
+    assert seen["jobs_by_worker"].get(slow_name, 0) < seen["jobs_sent"] / 2, seen
+
+
 def test_align_worker_lost_mid_run_still_writes_every_row_once(client, data, tmp_path, capsys):
     align_pairs_files(data["seqs"], tmp_path / "local.tsv", **ALIGN)
     with killing_a_worker(client, tmp_path, "gseek-job-") as kill:
