@@ -34,7 +34,7 @@ from gseek.backend import Backend
 if TYPE_CHECKING:  # pragma: no cover
     from .core import Index
 
-__all__ = ["ReferenceText", "DeviceText", "amb_mask"]
+__all__ = ["ReferenceText", "DeviceText", "amb_mask", "shard_ranges"]
 
 
 def amb_mask(runs: np.ndarray, n_words: int) -> np.ndarray:
@@ -56,6 +56,50 @@ def amb_mask(runs: np.ndarray, n_words: int) -> np.ndarray:
     return mask
 
 
+def shard_ranges(contig_offsets: np.ndarray, n: int) -> list[tuple[int, int]]:
+    """The contig ranges ``[a, b)`` of ``n`` database shards, balanced by bases.
+
+    Contig ``c`` goes to shard ``floor(n * m_c / total)``, ``m_c`` its midpoint in the
+    text (``total`` bases in all): shards are contiguous, in database order, every
+    contig whole and in one shard, and a shard may be empty (more shards than contigs,
+    or a contig larger than a shard's share). Deterministic: the same ranges on every
+    machine.
+
+    >>> shard_ranges(np.array([0, 10, 20, 30, 40]), 2)
+    [(0, 2), (2, 4)]
+    >>> shard_ranges(np.array([0, 90, 100]), 3)
+    [(0, 0), (0, 1), (1, 2)]
+    """
+    if n < 1:
+        raise ValueError(f"shards: at least 1, not {n}")
+    off = np.asarray(contig_offsets, np.int64)
+    total = max(int(off[-1]), 1)
+    owner = (n * (off[:-1] + off[1:])) // (2 * total)  # n * midpoint / total, in integers
+    bounds = np.searchsorted(owner, np.arange(n + 1), side="left")
+    return [(int(bounds[i]), int(bounds[i + 1])) for i in range(n)]
+
+
+def _repack(text: np.ndarray, start: int, end: int) -> np.ndarray:
+    """Packed words of text bases ``[start, end)`` (shifted to start a word; bases past ``end`` zero)."""
+    n = end - start
+    n_words = (n + 15) // 16
+    if n_words == 0:
+        return np.zeros(0, np.uint32)
+    w0, r = start >> 4, start & 15
+    words = np.asarray(text, np.uint32)
+    hi = words[w0:w0 + n_words].astype(np.uint64)
+    if r:
+        lo = np.zeros(n_words, np.uint64)
+        nxt = words[w0 + 1:w0 + 1 + n_words].astype(np.uint64)
+        lo[:nxt.size] = nxt
+        hi = ((hi << np.uint64(2 * r)) | (lo >> np.uint64(32 - 2 * r))) & np.uint64(0xFFFFFFFF)
+    out = hi.astype(np.uint32)
+    tail = n & 15
+    if tail:
+        out[-1] &= np.uint32((0xFFFFFFFF << (2 * (16 - tail))) & 0xFFFFFFFF)
+    return out
+
+
 @dataclass(frozen=True)
 class DeviceText:
     """The reference text's arrays on one backend's device (what kernels read)."""
@@ -74,6 +118,12 @@ class ReferenceText:
     and ``contig_offsets`` (n + 1 text offsets). ``nmask`` (the packed N mask,
     built on first use) and :meth:`on` (device copies, made once per backend)
     serve the kernels.
+
+    A *shard* (:meth:`shard`) is the text of a contiguous range of contigs, with
+    its own coordinates (from 0) and contig numbers (from 0); ``origin`` is the
+    database text offset of its first base, ``first_contig`` the database number
+    of its first contig, and ``db_contig_names`` / ``db_contig_offsets`` the
+    whole database's table (the same as its own for the whole text).
     """
 
     text: np.ndarray
@@ -81,6 +131,16 @@ class ReferenceText:
     contig_names: tuple[str, ...]
     contig_offsets: np.ndarray
     _cache: dict = field(default_factory=dict, repr=False)
+    origin: int = 0
+    first_contig: int = 0
+    db_contig_names: tuple[str, ...] | None = None
+    db_contig_offsets: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.db_contig_names is None:
+            object.__setattr__(self, "db_contig_names", self.contig_names)
+        if self.db_contig_offsets is None:
+            object.__setattr__(self, "db_contig_offsets", self.contig_offsets)
 
     @classmethod
     def from_index(cls, index: Index) -> ReferenceText:
@@ -90,7 +150,59 @@ class ReferenceText:
                    np.asarray(index.contigs.offsets, dtype=np.int64))
 
     def __repr__(self) -> str:
-        return f"ReferenceText(contigs={len(self.contig_names)}, bases={self.n_bases}, n_runs={self.n_runs})"
+        where = "" if not self.is_shard else f", first_contig={self.first_contig}, origin={self.origin}"
+        return f"ReferenceText(contigs={len(self.contig_names)}, bases={self.n_bases}, n_runs={self.n_runs}{where})"
+
+    @property
+    def is_shard(self) -> bool:
+        """Whether this is part of a database (:meth:`shard`) rather than the whole."""
+        return len(self.contig_names) != len(self.db_contig_names)
+
+    @property
+    def db_bases(self) -> int:
+        """Bases of the whole database (for statistics: the same in every shard)."""
+        return int(self.db_contig_offsets[-1])
+
+    @property
+    def db_sequences(self) -> int:
+        """Sequences (contigs) of the whole database."""
+        return len(self.db_contig_names)
+
+    def shard(self, i: int, n: int) -> ReferenceText:
+        """Shard ``i`` of ``n``: the contigs of :func:`shard_ranges` ``(i)``, their text repacked."""
+        if not 0 <= i < n:
+            raise ValueError(f"shard {i} of {n}: expected 0 <= i < n")
+        a, b = shard_ranges(self.contig_offsets, n)[i]
+        return self.contigs(a, b)
+
+    def shards(self, n: int) -> list[ReferenceText]:
+        """The non-empty shards of ``n`` (:meth:`shard`), in database order.
+
+        >>> import os, tempfile
+        >>> from gseek.index import Index
+        >>> fa = os.path.join(tempfile.mkdtemp(), "r.fa")
+        >>> _ = open(fa, "w").write(">a\\nACGTNNACGT\\n>b\\nGGGG\\n>c\\nTTTTTTTT\\n")
+        >>> ref = ReferenceText.from_index(Index.build(fa, wgram=2, device="cpu"))
+        >>> ref.shards(2)
+        [ReferenceText(contigs=1, bases=10, n_runs=1, first_contig=0, origin=0), ReferenceText(contigs=2, bases=12, n_runs=0, first_contig=1, origin=10)]
+        >>> ref.shards(2)[1].bases(0, 12).tolist() == ref.bases(10, 22).tolist()
+        True
+        """
+        return [s for s in (self.shard(i, n) for i in range(n)) if s.contig_names]
+
+    def contigs(self, a: int, b: int) -> ReferenceText:
+        """The text of contigs ``[a, b)`` (this text's numbers) as a shard: repacked from base
+        0, N runs clipped and moved, contig offsets from 0."""
+        if not 0 <= a <= b <= len(self.contig_names):
+            raise ValueError(f"contigs [{a}, {b}) of {len(self.contig_names)}")
+        start, end = int(self.contig_offsets[a]), int(self.contig_offsets[b])
+        runs = self.amb_runs
+        keep = (runs[:, 1] > start) & (runs[:, 0] < end)
+        runs = np.clip(runs[keep], start, end) - start
+        return ReferenceText(_repack(self.text, start, end), np.ascontiguousarray(runs, np.int64),
+                             tuple(self.contig_names[a:b]), np.asarray(self.contig_offsets[a:b + 1], np.int64) - start,
+                             origin=self.origin + start, first_contig=self.first_contig + a,
+                             db_contig_names=self.db_contig_names, db_contig_offsets=self.db_contig_offsets)
 
     @property
     def n_bases(self) -> int:

@@ -39,19 +39,19 @@ __device__ __forceinline__ i64 bits_at(const u32* __restrict__ words, i64 n_word
 // loop runs the same number of rounds in every thread of a block.
 extern "C" __global__ void __launch_bounds__(BLOCK)
 scan_pv(const u32* __restrict__ text, const u32* __restrict__ nmask, int has_n, i64 n_words, i64 n_bases,
-        int lut_w, int stride, const u32* __restrict__ pv, i64* __restrict__ hits, i64* __restrict__ n_hits,
+        int lut_w, int stride, i64 phase, const u32* __restrict__ pv, i64* __restrict__ hits, i64* __restrict__ n_hits,
         i64 capacity) {
     __shared__ i64 buf[SCAN_BUFFER];
     __shared__ int count;
     __shared__ i64 base;
-    i64 n_pos = n_bases >= lut_w ? (n_bases - lut_w) / stride + 1 : 0;
+    i64 n_pos = n_bases >= phase + lut_w ? (n_bases - phase - lut_w) / stride + 1 : 0;
     if (threadIdx.x == 0) count = 0;
     __syncthreads();
     i64 step = (i64)gridDim.x * blockDim.x;
     for (i64 first = (i64)blockIdx.x * blockDim.x; first < n_pos; first += step) {
         i64 j = first + threadIdx.x;
         if (j < n_pos) {
-            i64 p = j * stride;
+            i64 p = phase + j * stride;
             bool ok = !(has_n && bits_at(nmask, n_words, p, lut_w) != 0);
             if (ok) {
                 i64 c = bits_at(text, n_words, p, lut_w);

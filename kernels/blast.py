@@ -8,12 +8,13 @@ strands of every query, one *sequence* each) are base codes ``qcodes`` (0..3,
 4 = N) with ``qoff`` bounds; ``qvalid[i]`` is 1 where the table word of length
 ``lut_w`` starting at query position ``i`` is listed in the lookup table.
 
-* ``scan_pv``: every *stride position* ``p = k * stride`` of the text whose
+* ``scan_pv``: every *stride position* ``p = phase + k * stride`` of the text whose
   ``lut_w`` bases hold no N and whose word's presence-vector bit is set is a
   hit. The CUDA kernel gathers hits in a block-local shared buffer flushed with
   one global atomic (unordered; the stage sorts them); this twin counts per
   chunk, then fills, in increasing order. ``n_hits[0]`` is the number of hits,
-  of which the first ``capacity`` are stored.
+  of which the first ``capacity`` are stored. ``phase`` (0 for a whole
+  database) keeps a shard's stride positions those of the whole database.
 * ``lookup_count`` / ``lookup_fill``: each hit expands into one (query
   position, text position) pair per query position of its word: count, then
   (after an exclusive prefix sum) fill.
@@ -84,14 +85,14 @@ def _hit(text, nmask, has_n, n_words, pv, p, w):
 
 
 @numba.njit(parallel=True, cache=True)
-def scan_pv(text, nmask, has_n, n_words, n_bases, lut_w, stride, pv, hits, n_hits, capacity):
-    n_pos = (n_bases - lut_w) // stride + 1 if n_bases >= lut_w else 0
+def scan_pv(text, nmask, has_n, n_words, n_bases, lut_w, stride, phase, pv, hits, n_hits, capacity):
+    n_pos = (n_bases - phase - lut_w) // stride + 1 if n_bases >= phase + lut_w else 0
     n_chunks = (n_pos + _CHUNK - 1) // _CHUNK
     counts = np.zeros(n_chunks + 1, np.int64)
     for k in numba.prange(n_chunks):
         c = 0
         for j in range(k * _CHUNK, min(n_pos, (k + 1) * _CHUNK)):
-            if _hit(text, nmask, has_n, n_words, pv, j * stride, lut_w):
+            if _hit(text, nmask, has_n, n_words, pv, phase + j * stride, lut_w):
                 c += 1
         counts[k + 1] = c
     for k in range(n_chunks):
@@ -99,9 +100,9 @@ def scan_pv(text, nmask, has_n, n_words, n_bases, lut_w, stride, pv, hits, n_hit
     for k in numba.prange(n_chunks):
         o = counts[k]
         for j in range(k * _CHUNK, min(n_pos, (k + 1) * _CHUNK)):
-            if _hit(text, nmask, has_n, n_words, pv, j * stride, lut_w):
+            if _hit(text, nmask, has_n, n_words, pv, phase + j * stride, lut_w):
                 if o < capacity:
-                    hits[o] = j * stride
+                    hits[o] = phase + j * stride
                 o += 1
     n_hits[0] = counts[n_chunks]
 

@@ -51,11 +51,11 @@ def lookup_table(qcodes: list[int], listed: list[bool], lut_w: int) -> dict[int,
     return table
 
 
-def scan(text: list[int], lut_w: int, stride: int, table: dict[int, list[int]]) -> list[int]:
-    """Stride positions ``p = k * stride`` whose ``lut_w`` text bases hold no N and whose word is
+def scan(text: list[int], lut_w: int, stride: int, table: dict[int, list[int]], phase: int = 0) -> list[int]:
+    """Stride positions ``p = phase + k * stride`` whose ``lut_w`` text bases hold no N and whose word is
     in the table (the presence vector). Contig bounds are not looked at: a word may cross one."""
     hits = []
-    for p in range(0, len(text) - lut_w + 1, stride):
+    for p in range(phase, len(text) - lut_w + 1, stride):
         word = text[p:p + lut_w]
         if 4 not in word and _code(word) in table:
             hits.append(p)

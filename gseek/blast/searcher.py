@@ -106,8 +106,13 @@ class BlastHits:
 
     def subject_codes(self, start: int, end: int, subject: int) -> np.ndarray:
         """Base codes of subject ``subject`` ``[start, end)`` (forward strand)."""
-        base = int(self._ref.contig_offsets[subject])
-        return self._ref.bases(base + start, base + end)
+        refs = self._ref if isinstance(self._ref, tuple) else (self._ref,)
+        for ref in refs:  # a merge of shards holds each shard's text (gseek.blast.shards)
+            local = subject - ref.first_contig
+            if 0 <= local < len(ref.contig_names):
+                base = int(ref.contig_offsets[local])
+                return ref.bases(base + start, base + end)
+        raise IndexError(f"subject {subject} is in none of the texts of these hits")
 
 
 class BlastSearcher:
@@ -117,13 +122,18 @@ class BlastSearcher:
         index: a :class:`~gseek.index.Index` (or a path to one: only its text is loaded).
         task: ``megablast`` or ``blastn`` (BLAST+'s presets).
         device, threads: the backend (``auto``, ``cpu``, ``gpu``, ``gpu:N``).
+        shard: ``(i, n)``: search only shard ``i`` of ``n`` of the database
+            (:meth:`ReferenceText.shard <gseek.index.text.ReferenceText.shard>`; also given by
+            passing a shard as ``index``), with the whole database's statistics and subject
+            numbers, so that :func:`gseek.blast.shards.merge_hits` of every shard's hits is the
+            whole search's (``docs/blast.md``, "Database split").
         **options: overrides of :class:`~gseek.blast.options.BlastOptions` (``evalue``,
             ``word_size``, ``reward``, ``penalty``, ``gap_open``, ``gap_extend``, ``dust``, ...),
             checked together; unknown names raise :class:`~gseek.errors.OptionError`.
     """
 
     def __init__(self, index: Any, task: str = "megablast", device: str | Backend = "auto",
-                 threads: int | None = None, **options: Any) -> None:
+                 threads: int | None = None, shard: tuple[int, int] | None = None, **options: Any) -> None:
         self.options = BlastOptions.for_task(task, **options)
         if isinstance(index, ReferenceText):
             self.ref = index
@@ -133,9 +143,12 @@ class BlastSearcher:
 
                 index = Index.load(index, device="cpu", parts=["text"])
             self.ref = ReferenceText.from_index(index)
+        if shard is not None:
+            self.ref = self.ref.shard(*shard)
         self.backend = get_backend(device, threads)
-        self.db_length = self.ref.n_bases
-        self.db_sequences = len(self.ref.contig_names)
+        # statistics: the whole database's (a shard's search spaces are the whole search's)
+        self.db_length = self.ref.db_bases
+        self.db_sequences = self.ref.db_sequences
         #: Seconds per stage, summed over searches (``docs/blast.md``, "Where the time goes"); the
         #: device is synchronised at stage bounds only when ``GSEEK_BLAST_TIMING`` is set.
         self.timings: dict[str, float] = {}
@@ -143,7 +156,9 @@ class BlastSearcher:
         self.counts: dict[str, int] = {"queries": 0, "seeds": 0, "gapped": 0}
 
     def __repr__(self) -> str:
-        return f"BlastSearcher({self.options!r}, device={self.backend.spec!r})"
+        where = f", contigs=[{self.ref.first_contig}, {self.ref.first_contig + len(self.ref.contig_names)})" \
+            if self.ref.is_shard else ""
+        return f"BlastSearcher({self.options!r}, device={self.backend.spec!r}{where})"
 
     # ------------------------------------------------------------------ queries
 
@@ -462,7 +477,7 @@ class BlastSearcher:
                               h["s_start"][ok], opts.max_target_seqs, opts.max_hsps or 0)
         sel = np.nonzero(ok)[0][order]
         arrays = {
-            "query": query[sel].astype(np.int32), "subject": h["contig"][sel].astype(np.int32),
+            "query": query[sel].astype(np.int32), "subject": (h["contig"][sel] + ref.first_contig).astype(np.int32),
             "strand": strand[sel].astype(np.int8), "q_start": q_start[sel], "q_end": q_end[sel],
             "s_start": (h["s_start"] - s_base)[sel], "s_end": (h["s_end"] - s_base)[sel],
             "score": h["score"][sel], "bitscore": bits[sel], "evalue": evalue[sel], "length": h["length"][sel],
@@ -473,7 +488,7 @@ class BlastSearcher:
         for v in arrays.values():
             v.setflags(write=False)
         names = [batch.name(i) for i in range(len(batch))]
-        return BlastHits(arrays, names, qlen, ref.contig_names, np.diff(ref.contig_offsets),
+        return BlastHits(arrays, names, qlen, ref.db_contig_names, np.diff(ref.db_contig_offsets),
                          np.asarray(batch.codes), np.asarray(batch.offsets, np.int64), ref)
 
 

@@ -73,16 +73,22 @@ def _text(backend: Backend, ref: ReferenceText) -> tuple[Any, Any, np.int32, np.
 
 @on_device
 def scan_hits(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: int, stride: int) -> Any:
-    """Stride positions of the text whose table word is present (PV bit set), sorted (device array)."""
+    """Stride positions of the text whose table word is present (PV bit set), sorted (device array).
+
+    The stride positions are those of the whole database (multiples of ``stride`` there): a shard
+    (``ref.origin > 0``) scans from ``-origin mod stride``, so that it finds the seeds the whole
+    search finds in its contigs (with masked query words, a run's seed can depend on where the
+    stride positions fall in it)."""
     xp = backend.xp
     text, nmask, has_n, n_words = _text(backend, ref)
-    n_pos = (ref.n_bases - lut_w) // stride + 1 if ref.n_bases >= lut_w else 0
+    phase = -ref.origin % stride
+    n_pos = (ref.n_bases - phase - lut_w) // stride + 1 if ref.n_bases >= phase + lut_w else 0
     capacity = max(1024, n_pos // 64)
     while True:
         hits = xp.empty(capacity, dtype=np.int64)
         n_hits = xp.zeros(1, dtype=np.int64)
         backend.launch(kblast, "scan_pv", n_pos, text, nmask, has_n, n_words, np.int64(ref.n_bases),
-                       np.int32(lut_w), np.int32(stride), queries.pv, hits, n_hits, np.int64(capacity))
+                       np.int32(lut_w), np.int32(stride), np.int64(phase), queries.pv, hits, n_hits, np.int64(capacity))
         count = int(backend.to_host(n_hits)[0])
         if count <= capacity:
             return xp.sort(hits[:count])

@@ -1,0 +1,144 @@
+"""A BLAST database split into shards: :func:`merge_hits` and :class:`ShardedSearcher`.
+
+Every query sequence's work against one contig is independent of the other
+contigs (seeds, gapped rounds and purge are per query strand and contig), and
+the statistics need only the whole database's length and sequence count. So
+each shard (a contiguous range of whole contigs,
+:meth:`ReferenceText.shard <gseek.index.text.ReferenceText.shard>`) is searched
+alone with the whole database's statistics and subject numbers, and BLAST+'s
+report order and limits applied once more to the union of the shards' HSPs
+give the HSPs of the unsplit search, byte for byte in every output format
+(``docs/blast.md``, "Database split"; ``tests/test_blast_shards.py``).
+
+>>> from gseek.index import Index
+>>> from gseek.datasets import lambda_genome
+>>> from gseek.seqio import read_fastx
+>>> from gseek.blast.searcher import BlastSearcher
+>>> genome = read_fastx(lambda_genome()).sequence(0)
+>>> index = Index.build(lambda_genome(), wgram=4, device="cpu")
+>>> whole = BlastSearcher(index, device="cpu").search([("q1", genome[1000:1500])])
+>>> split = ShardedSearcher(index, devices=["cpu", "cpu"]).search([("q1", genome[1000:1500])])
+>>> split.row(0) == whole.row(0)
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from gseek import ragged
+from gseek.backend import Backend, get_backend, numba_guard
+from gseek.errors import OptionError
+from gseek.index.text import ReferenceText
+
+from .searcher import BlastHits, BlastSearcher, _report_order
+
+__all__ = ["ShardedSearcher", "merge_hits"]
+
+
+def merge_hits(parts: Sequence[BlastHits], max_target_seqs: int, max_hsps: int | None = None) -> BlastHits:
+    """The HSPs of one query batch searched shard by shard, as the unsplit search reports them.
+
+    ``parts``: each shard's :class:`~gseek.blast.searcher.BlastHits` of the same queries (global
+    subject numbers, the whole database's statistics), any order; ``max_target_seqs`` and
+    ``max_hsps`` (None or 0: all) as searched. The HSPs are concatenated and BLAST+'s report order
+    and limits applied again: a query's first ``max_target_seqs`` subjects over the database are
+    among the first ``max_target_seqs`` of the shards that hold them, and a subject is in one shard.
+    """
+    if not parts:
+        raise ValueError("merge_hits: no hits to merge")
+    parts = sorted(parts, key=_first_subject)  # shard order: equal keys keep the database order
+    head = parts[0]
+    for p in parts[1:]:
+        if p.query_names != head.query_names or p.subject_names != head.subject_names:
+            raise ValueError("merge_hits: the parts are not of the same queries and database")
+    keys = [k for k in head.arrays if k not in ("cigar", "cigar_offsets")]
+    joined = {k: np.concatenate([p.arrays[k] for p in parts]) for k in keys}
+    cigar, cigar_off = ragged.concat([(p.arrays["cigar"], p.arrays["cigar_offsets"]) for p in parts])
+    order = _report_order(joined["query"], joined["subject"], joined["evalue"], joined["score"], joined["q_start"],
+                          joined["s_start"], max_target_seqs, max_hsps or 0)
+    arrays = {k: v[order] for k, v in joined.items()}
+    arrays["cigar"], arrays["cigar_offsets"] = ragged.gather(cigar, cigar_off, order)
+    for v in arrays.values():
+        v.setflags(write=False)
+    refs: list[ReferenceText] = []
+    for p in parts:
+        refs.extend(p._ref if isinstance(p._ref, tuple) else (p._ref,))
+    return BlastHits(arrays, head.query_names, head.query_lengths, head.subject_names, head.subject_lengths,
+                     head._query_codes, head._query_offsets, tuple(refs))
+
+
+def _first_subject(hits: BlastHits) -> int:
+    refs = hits._ref if isinstance(hits._ref, tuple) else (hits._ref,)
+    return min(r.first_contig for r in refs)
+
+
+class ShardedSearcher:
+    """One BLAST-style search with the database split across devices: shard ``i`` of
+    ``len(devices)`` on ``devices[i]``, searched in a thread each, the hits merged
+    (:func:`merge_hits`): the same HSPs as :class:`~gseek.blast.searcher.BlastSearcher` on one.
+
+    Arguments:
+        index: an :class:`~gseek.index.Index`, its path, or a :class:`~gseek.index.text.ReferenceText`.
+        task: ``megablast`` or ``blastn``.
+        devices: one backend per shard (``gpu:0``, ``gpu:1``, ...; ``cpu`` may repeat, for tests).
+        threads, **options: as :class:`~gseek.blast.searcher.BlastSearcher`.
+
+    Shards without a contig (more devices than contigs) are not searched.
+    """
+
+    def __init__(self, index: Any, task: str = "megablast", devices: Sequence[str | Backend] = ("auto",),
+                 threads: int | None = None, **options: Any) -> None:
+        if not devices:
+            raise OptionError("devices: give at least one device")
+        first = BlastSearcher(index, task=task, device="cpu", threads=threads, **options)  # options checked once
+        ref = first.ref
+        backends = [get_backend(d, threads) for d in devices]
+        self.options = first.options
+        self.shards = [BlastSearcher(ref.shard(i, len(backends)), task=task, device=b, **options)
+                       for i, b in enumerate(backends)]
+        self.searchers = [s for s in self.shards if s.ref.contig_names]
+        self.ref = ref
+        self.backend = backends[0]
+        self._pool = ThreadPoolExecutor(max_workers=len(self.searchers), thread_name_prefix="gseek-shard")
+
+    def __repr__(self) -> str:
+        return f"ShardedSearcher({self.options!r}, devices={[s.backend.spec for s in self.shards]!r})"
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """Seconds per stage, summed over the shards."""
+        out: dict[str, float] = {}
+        for s in self.searchers:
+            for k, v in s.timings.items():
+                out[k] = out.get(k, 0.0) + v
+        return out
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Seeds and gapped extensions summed over the shards (queries counted once)."""
+        out = {"queries": self.searchers[0].counts["queries"], "seeds": 0, "gapped": 0}
+        for s in self.searchers:
+            out["seeds"] += s.counts["seeds"]
+            out["gapped"] += s.counts["gapped"]
+        return out
+
+    def search(self, queries: Any) -> BlastHits:
+        """HSPs of ``queries`` against the whole database, in BLAST+'s report order."""
+        if not isinstance(queries, list) and not hasattr(queries, "codes"):
+            queries = list(queries)  # every shard reads the same queries
+        futures = [self._pool.submit(_search, s, queries) for s in self.searchers]
+        parts = [f.result() for f in futures]
+        return merge_hits(parts, self.options.max_target_seqs, self.options.max_hsps)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+def _search(searcher: BlastSearcher, queries: Any) -> BlastHits:
+    with numba_guard(searcher.backend.name == "cpu"):
+        return searcher.search(queries)

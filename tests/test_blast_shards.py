@@ -1,0 +1,183 @@
+"""A BLAST database split into shards (gseek.blast.shards, docs/blast.md "Database split").
+
+Database: the embedded lambda genome cut into contigs of uneven lengths (one of 500 bases, an N
+run inside one and at the end of another), plus copies of two regions with a few substitutions
+(one reverse-complemented), so that queries hit several subjects and the limits choose among
+them. Queries: ``tests/data/blast/search_queries.fa`` (simulated from lambda, so many span a cut).
+Every shard count, both tasks, small limits and every output format: the merged shards' output
+is the unsplit search's, byte for byte.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gseek.blast.report import write_tabular
+from gseek.blast.searcher import BlastSearcher
+from gseek.blast.shards import ShardedSearcher, merge_hits
+from gseek.datasets import lambda_genome
+from gseek.index import Index
+from gseek.index.text import ReferenceText, shard_ranges
+from gseek.seqio import read_fastx
+
+DATA = Path(__file__).resolve().parent / "data" / "blast"
+CUTS = (3000, 9000, 9500, 20000, 31000, 40000)
+ALL_FIELDS = ("6 qseqid qacc qaccver sseqid sacc saccver pident length mismatch gapopen qstart qend sstart send "
+              "evalue bitscore score qlen slen sstrand nident positive gaps ppos qcovhsp btop qseq sseq")
+FORMATS = ("6", "7 std qlen slen", ALL_FIELDS, "sam")
+
+
+def _mutate(seq: str, every: int, seed: int) -> str:
+    rng = np.random.default_rng(seed)
+    s = list(seq)
+    for i in range(every // 2, len(s), every):
+        s[i] = "ACGT"[("ACGT".index(s[i]) + 1 + int(rng.integers(3))) % 4] if s[i] in "ACGT" else s[i]
+    return "".join(s)
+
+
+def _revcomp(seq: str) -> str:
+    return seq[::-1].translate(str.maketrans("ACGTN", "TGCAN"))
+
+
+@pytest.fixture(scope="module")
+def split_index(tmp_path_factory):
+    genome = read_fastx(lambda_genome()).sequence(0).upper()
+    bounds = (0,) + CUTS + (len(genome),)
+    contigs = [genome[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    contigs[3] = contigs[3][:4000] + "N" * 60 + contigs[3][4060:]  # an N run inside a contig
+    contigs[1] = contigs[1] + "N" * 25  # and at a contig's end
+    contigs.append(_mutate(genome[1000:6000], 40, 1))  # a second subject for queries of 1000-6000
+    contigs.append(_revcomp(_mutate(genome[12000:16000], 25, 2)))  # a third, minus strand, weaker
+    path = tmp_path_factory.mktemp("shards") / "split.fa"
+    path.write_text("".join(f">c{i} contig {i}\n{c}\n" for i, c in enumerate(contigs)))
+    return Index.build(path, wgram=4, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def ref(split_index):
+    return ReferenceText.from_index(split_index)
+
+
+@pytest.fixture(scope="module")
+def queries():
+    return read_fastx(DATA / "search_queries.fa")
+
+
+def _text(hits, fmt: str) -> str:
+    out = io.StringIO()
+    write_tabular(hits, out, fmt, database="split", command="t")
+    return out.getvalue()
+
+
+# --------------------------------------------------------------------------- the shards of a text
+
+
+def test_shard_ranges_are_contiguous_whole_contigs_balanced_by_bases():
+    off = np.array([0, 100, 150, 160, 400, 1000], np.int64)
+    for n in range(1, 9):
+        ranges = shard_ranges(off, n)
+        assert len(ranges) == n and ranges[0][0] == 0 and ranges[-1][1] == 5
+        assert all(a <= b for a, b in ranges) and all(ranges[i][1] == ranges[i + 1][0] for i in range(n - 1))
+        for i, (a, b) in enumerate(ranges):  # each contig in the shard of its midpoint
+            for c in range(a, b):
+                assert i == n * (off[c] + off[c + 1]) // (2 * off[-1])
+    assert shard_ranges(off, 1) == [(0, 5)]
+    assert shard_ranges(off, 2) == [(0, 4), (4, 5)]
+    with pytest.raises(ValueError):
+        shard_ranges(off, 0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 12])
+def test_a_shard_is_its_contigs_text(ref, n):
+    """Bases (N included), N runs, names and offsets of every shard, against the whole text; the
+    database's totals are the whole's in every shard."""
+    shards = [ref.shard(i, n) for i in range(n)]
+    assert sum(len(s.contig_names) for s in shards) == len(ref.contig_names)
+    assert [repr(s) for s in ref.shards(n)] == [repr(s) for s in shards if s.contig_names]
+    for s, (a, b) in zip(shards, shard_ranges(ref.contig_offsets, n)):
+        assert s.first_contig == a and s.contig_names == ref.contig_names[a:b]
+        assert s.origin == ref.contig_offsets[a] and s.n_bases == ref.contig_offsets[b] - ref.contig_offsets[a]
+        assert s.bases(0, s.n_bases).tolist() == ref.bases(s.origin, s.origin + s.n_bases).tolist()
+        assert s.text.size == (s.n_bases + 15) // 16
+        whole_runs = [(max(x, s.origin) - s.origin, min(y, s.origin + s.n_bases) - s.origin)
+                      for x, y in ref.amb_runs.tolist() if y > s.origin and x < s.origin + s.n_bases]
+        assert s.amb_runs.tolist() == [list(r) for r in whole_runs]
+        assert (s.db_bases, s.db_sequences) == (ref.n_bases, len(ref.contig_names))
+        assert s.is_shard == (n > 1) and not ref.is_shard
+        inner = s.contigs(0, len(s.contig_names))  # a shard of a shard keeps the database's numbers
+        assert (inner.origin, inner.first_contig) == (s.origin, s.first_contig)
+
+
+def test_a_shard_scans_the_whole_databases_stride_positions(ref, queries):
+    """The scan of a shard finds the whole text's hits inside it (stride positions counted from the
+    database's start, not the shard's: megablast's stride is 17)."""
+    from gseek.backend import get_backend
+    from gseek.blast.lookup import build_lookup, word_codes
+    from gseek.blast.seeds import device_queries, scan_hits
+
+    searcher = BlastSearcher(ref, task="megablast", device="cpu")
+    opts = searcher.options
+    seq_codes, seq_mask, seq_off, _, _ = searcher._sequences(queries)
+    table = build_lookup(seq_codes, seq_off, opts.lut_word, seq_mask)
+    valid = (word_codes(seq_codes, seq_off, opts.lut_word, seq_mask) >= 0).astype(np.uint8)
+    backend = get_backend("cpu")
+    qs = device_queries(backend, seq_codes, seq_off, valid, table)
+    whole = backend.to_host(scan_hits(backend, ref, qs, opts.lut_word, opts.stride))
+    assert opts.stride == 17
+    for s in ref.shards(3):
+        got = backend.to_host(scan_hits(backend, s, qs, opts.lut_word, opts.stride))
+        want = whole[(whole >= s.origin) & (whole + opts.lut_word <= s.origin + s.n_bases)] - s.origin
+        assert got.tolist() == want.tolist()
+    assert any(s.origin % 17 for s in ref.shards(3)), "the test needs a shard whose start is no stride position"
+
+
+# --------------------------------------------------------------------------- merged = unsplit
+
+
+@pytest.mark.parametrize("task", ["megablast", "blastn"])
+@pytest.mark.parametrize("limits", [{}, {"max_target_seqs": 1}, {"max_target_seqs": 2, "max_hsps": 1}])
+def test_merged_shards_equal_the_unsplit_search(ref, queries, task, limits):
+    """Shards 1, 2, 3 and 7 (some empty), searched alone and merged: every output format byte-identical."""
+    whole = BlastSearcher(ref, task=task, device="cpu", **limits).search(queries)
+    assert len(set(whole.arrays["subject"].tolist())) >= 3 or limits, "the data must give several subjects"
+    want = {fmt: _text(whole, fmt) for fmt in FORMATS}
+    for n in (1, 2, 3, 7):
+        parts = [BlastSearcher(ref, task=task, device="cpu", shard=(i, n), **limits).search(queries) for i in range(n)]
+        merged = merge_hits(parts[::-1], limits.get("max_target_seqs", 500), limits.get("max_hsps"))
+        for fmt in FORMATS:
+            assert _text(merged, fmt) == want[fmt], (n, fmt)
+
+
+def test_limits_matter_on_this_data(ref, queries):
+    """The merge's limits are exercised: without a second search of the union, shards would report
+    more subjects than the unsplit search."""
+    whole = BlastSearcher(ref, task="megablast", device="cpu", max_target_seqs=1).search(queries)
+    parts = [BlastSearcher(ref, task="megablast", device="cpu", shard=(i, 3), max_target_seqs=1).search(queries)
+             for i in range(3)]
+    assert sum(len(p) for p in parts) > len(whole)
+    assert len(merge_hits(parts, 1)) == len(whole)
+
+
+def test_sharded_searcher_on_cpu_devices(ref, queries, split_index):
+    """ShardedSearcher (a shard per device, in threads): the unsplit search's output; more
+    devices than contigs leaves some shards unsearched."""
+    whole = BlastSearcher(ref, task="blastn", device="cpu", max_target_seqs=2).search(queries)
+    for devices in (["cpu"], ["cpu", "cpu"], ["cpu"] * 11):
+        sharded = ShardedSearcher(split_index, task="blastn", devices=devices, max_target_seqs=2)
+        assert len(sharded.shards) == len(devices)
+        assert len(sharded.searchers) == sum(1 for s in sharded.shards if s.ref.contig_names)
+        got = sharded.search(queries)
+        sharded.close()
+        for fmt in FORMATS:
+            assert _text(got, fmt) == _text(whole, fmt)
+
+
+def test_statistics_are_the_whole_databases(ref, queries):
+    """A shard's e-values are those of the whole database (its own length would give smaller ones)."""
+    s = BlastSearcher(ref, task="megablast", device="cpu", shard=(1, 3))
+    assert (s.db_length, s.db_sequences) == (ref.n_bases, len(ref.contig_names))
+    assert "contigs=[" in repr(s)
