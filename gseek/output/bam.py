@@ -2,7 +2,7 @@
 
 SAM record text (what :mod:`gseek.output.sam_records` formats, the one source
 of the records' bytes) is streamed, header first, into ``samtools sort`` (with
-``sort``) or ``samtools view`` run by pysam in a child process (``python -c``:
+``sort``) or ``samtools view`` run by pysam in a child process (``python -P -c``:
 pysam's samtools entry points hold global state and are not safe in threads),
 through a pipe: no SAM file is written on the way, htslib parses the text and
 compresses on ``threads`` threads, and this process goes on formatting the
@@ -111,7 +111,7 @@ class HtslibWriter:
                     raise named_error(exc, self.path) from exc
             fd = descriptor_of(self._dest)
             _trace("bam child start")
-            self._child = subprocess.Popen([sys.executable, "-c", _CHILD, *self._command()], stdin=subprocess.PIPE,
+            self._child = subprocess.Popen([sys.executable, "-P", "-c", _CHILD, *self._command()], stdin=subprocess.PIPE,
                                            stderr=self._errors, pass_fds=() if fd is None else (fd,))
             try:  # fewer, larger hand-overs than the default 64 KiB pipe (Linux; elsewhere the default)
                 fcntl.fcntl(self._child.stdin.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
