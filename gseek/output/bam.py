@@ -111,8 +111,9 @@ class HtslibWriter:
                     raise named_error(exc, self.path) from exc
             fd = descriptor_of(self._dest)
             _trace("bam child start")
-            self._child = subprocess.Popen([sys.executable, "-P", "-c", _CHILD, *self._command()], stdin=subprocess.PIPE,
-                                           stderr=self._errors, pass_fds=() if fd is None else (fd,))
+            self._child = subprocess.Popen([sys.executable, "-P", "-c", _CHILD, *self._command()],
+                                           stdin=subprocess.PIPE, stderr=self._errors,
+                                           pass_fds=() if fd is None else (fd,))
             try:  # fewer, larger hand-overs than the default 64 KiB pipe (Linux; elsewhere the default)
                 fcntl.fcntl(self._child.stdin.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
             except OSError:
