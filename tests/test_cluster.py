@@ -349,6 +349,23 @@ def test_align_on_a_cluster_is_byte_identical(client, data, tmp_path, form):
     assert done["device"].startswith("Dask cluster tcp://")
 
 
+def remote_stats(monkeypatch) -> dict:
+    """The stats of the last cluster ``align`` run (jobs per worker, backup copies), filled as it ends."""
+    import gseek.pipeline.cluster as cluster_module
+
+    seen: dict = {}
+    real = cluster_module._RemoteDispatcher.run
+
+    def run(self, queries):
+        try:
+            return real(self, queries)
+        finally:
+            seen.update(self.stats)
+
+    monkeypatch.setattr(cluster_module._RemoteDispatcher, "run", run)
+    return seen
+
+
 def test_backup_copies_at_the_run_s_end_change_no_row(client, data, tmp_path, monkeypatch):
     """Every job of the run's end gets a backup copy on an idle worker at once (``BACKUP_AFTER`` 0):
     whichever copy finishes first, the rows are the single-process ones, each once; each job is
@@ -361,16 +378,7 @@ def test_backup_copies_at_the_run_s_end_change_no_row(client, data, tmp_path, mo
     # every worker counts as idle: the copies go to a worker that may also run the original
     monkeypatch.setattr(cluster_module._RemoteStage, "_idle_workers",
                         lambda self: list(self.client.scheduler_info()["workers"]))
-    seen = {}
-    real = cluster_module._RemoteDispatcher.run
-
-    def run(self, queries):
-        try:
-            return real(self, queries)
-        finally:
-            seen.update(self.stats)
-
-    monkeypatch.setattr(cluster_module._RemoteDispatcher, "run", run)
+    seen = remote_stats(monkeypatch)
     sent = []
     for _ in range(4):  # whether a copy goes out depends on timing: until one does
         align_pairs_files(data["seqs"], tmp_path / "cluster.tsv", client=client, **ALIGN)
@@ -414,16 +422,7 @@ def test_a_slow_worker_holds_neither_the_writer_nor_the_end(client, data, tmp_pa
 
     align_pairs_files(data["seqs"], tmp_path / "local.tsv", **ALIGN)
     monkeypatch.setattr(cluster_module, "BACKUP_AFTER", 0.5)
-    seen = {}
-    real = cluster_module._RemoteDispatcher.run
-
-    def run(self, queries):
-        try:
-            return real(self, queries)
-        finally:
-            seen.update(self.stats)
-
-    monkeypatch.setattr(cluster_module._RemoteDispatcher, "run", run)
+    seen = remote_stats(monkeypatch)
     slow = sorted(client.scheduler_info()["workers"])[0]
     client.register_plugin(SlowWorker(slow, 4.0), name="slow-worker")
     try:
