@@ -759,6 +759,9 @@ def _gpu_list(ctx, param, value):
 @click.option("--outdir", metavar="DIR", required=True, help="Output folder (with summary.tsv).")
 @click.option("--gpus", metavar="0,1,...", callback=_gpu_list,
               help="GPUs to use (map: one prelim worker each; align: two, on their own CUDA streams).")
+@click.option("--split", type=click.Choice(["queries", "database"]), default="queries", show_default=True,
+              help="megablast/blastn with --gpus: each GPU takes whole query jobs (queries), or holds one shard of "
+                   "the database and searches every job (database); the same output either way.")
 @click.option("--resume", is_flag=True, help="Skip files whose outputs are complete.")
 @_map_options
 @_pair_options
@@ -775,9 +778,11 @@ def _gpu_list(ctx, param, value):
                    "[map: 64 on a GPU, 16 on the CPU; align: about 2^40 DP cells on a GPU, 2^32 on the CPU].")
 @_cluster_options
 @_common
-def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_options, pair_options, interleaved,
-             sam_options, align_options, blast_options, workers, job_mb, cluster) -> None:
+def pipeline(query_list, task, index_prefix, target, outdir, gpus, split, resume, map_options, pair_options,
+             interleaved, sam_options, align_options, blast_options, workers, job_mb, cluster) -> None:
     """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
+    if split == "database" and (task not in ("megablast", "blastn") or cluster is not None):
+        raise click.UsageError("--split database: for --task megablast|blastn with --gpus, on this machine")
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
     if gpus is not None and cluster is not None:
@@ -798,11 +803,14 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, resume, map_o
         reference, options = index_prefix, _blast_kwargs(blast_options)
         options["outfmt"] = align_options["outfmt"] or "6"
         options["database"] = os.fspath(index_prefix)
+        if split == "database":
+            options["split"] = split
         from .blast.options import BlastOptions
         from .errors import OptionError
 
         try:
-            BlastOptions.for_task(task, **{k: v for k, v in options.items() if k not in ("outfmt", "database")})
+            BlastOptions.for_task(task, **{k: v for k, v in options.items() if k not in ("outfmt", "database",
+                                                                                        "split")})
         except OptionError as exc:
             raise click.UsageError(str(exc)) from None
     else:

@@ -181,3 +181,49 @@ def test_statistics_are_the_whole_databases(ref, queries):
     s = BlastSearcher(ref, task="megablast", device="cpu", shard=(1, 3))
     assert (s.db_length, s.db_sequences) == (ref.n_bases, len(ref.contig_names))
     assert "contigs=[" in repr(s)
+
+
+def test_pipeline_database_split_writes_the_same_bytes(split_index, tmp_path):
+    """``gseek pipeline --task blastn --gpus A,B --split database`` as the API runs it (CPU devices
+    standing in for GPUs): the same files as one device and as the split of query jobs."""
+    from gseek.pipeline import run_pipeline
+
+    index = split_index.save(tmp_path / "split.gseek")
+    fasta = tmp_path / "q.fa"
+    fasta.write_text((DATA / "search_queries.fa").read_text())
+    (tmp_path / "list.txt").write_text(f"{fasta}\tq.tsv\n")
+    got = {}
+    for name, extra in (("one", dict(devices=["cpu"])), ("queries", dict(devices=["cpu", "cpu"])),
+                        ("database", dict(devices=["cpu", "cpu", "cpu"], split="database"))):
+        summary = run_pipeline(tmp_path / "list.txt", index, tmp_path / name, "blastn", threads=1, progress=False,
+                               quiet=True, command="t", outfmt="6 std btop", max_target_seqs=2, **extra)
+        assert [r.status for r in summary.files] == ["ok"]
+        got[name] = (tmp_path / name / "q.tsv").read_bytes()
+    assert got["database"] == got["one"] == got["queries"] and got["one"].count(b"\n") > 10
+    from gseek.errors import OptionError
+    from gseek.pipeline.tasks.blast import BlastTask
+
+    with pytest.raises(OptionError, match="split must be"):
+        BlastTask(index, "blastn", devices=["cpu"], split="contigs")
+    assert "ShardedSearcher" in repr(BlastTask(index, "blastn", devices=["cpu", "cpu"], split="database"))
+
+
+@pytest.mark.gpu
+def test_database_split_on_the_gpu_equals_the_cpu_search(split_index, queries):
+    """Shards on GPU backends (two on GPU 0, or one on each of two GPUs): the CPU search's rows."""
+    from gseek.backend import gpu_available
+
+    if not gpu_available():
+        pytest.skip("no CUDA device / CuPy")
+    import cupy
+
+    whole = BlastSearcher(split_index, task="blastn", device="cpu", max_target_seqs=2).search(queries)
+    n = cupy.cuda.runtime.getDeviceCount()
+    devices = ["gpu:0", "gpu:1"] if n > 1 else ["gpu:0", "gpu:0"]
+    sharded = ShardedSearcher(split_index, task="blastn", devices=devices, max_target_seqs=2)
+    try:
+        got = sharded.search(queries)
+    finally:
+        sharded.close()
+    for fmt in FORMATS:
+        assert _text(got, fmt) == _text(whole, fmt)

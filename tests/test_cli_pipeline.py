@@ -105,6 +105,8 @@ def test_pipeline_list_and_index_errors_are_one_line(setup, tmp_path, capsys):
     (["--gpus", "a,b"], "expected GPU ordinals"),
     (["--gpus", "0,0"], "distinct GPU ordinals"),
     (["--max-hits", "2"], "--max-hits caps --all"),
+    (["--split", "database"], "--split database: for --task megablast|blastn"),
+    (["--split", "shards"], "Invalid value for '--split'"),
 ])
 def test_pipeline_usage_errors(setup, tmp_path, capsys, args, message):
     code, _, err = gseek(pipeline(setup, tmp_path / "o", *args), capsys)

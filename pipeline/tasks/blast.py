@@ -112,6 +112,10 @@ class BlastTask:
         devices, device, threads: as :class:`~gseek.pipeline.tasks.MapTask`.
         command: unused (BLAST output has no header of commands); accepted as every task does.
         database: the name shown in ``-outfmt 7``'s ``# Database:`` line (default: the index path).
+        split: with several ``devices``, ``queries`` (one searcher of the whole database per device,
+            each taking whole jobs) or ``database`` (the database in one shard per device, every job
+            searched on all of them, the hits merged: :class:`~gseek.blast.shards.ShardedSearcher`);
+            the output is the same bytes either way (``docs/blast.md``, "Database split").
         **options: :class:`~gseek.blast.options.BlastOptions` overrides.
     """
 
@@ -121,9 +125,11 @@ class BlastTask:
     def __init__(self, index: Index | str | os.PathLike, task: str = "megablast", *, outfmt: str = "6",
                  devices: Sequence[str | Backend] | None = None, device: str | Backend | None = None,
                  threads: int | None = None, command: str = "gseek", database: str | None = None,
-                 **options: Any) -> None:
+                 split: str = "queries", **options: Any) -> None:
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
+        if split not in ("queries", "database"):
+            raise OptionError(f"split must be 'queries' or 'database', not {split!r}")
         parse_outfmt(outfmt)
         self.command = command
         self.outfmt = str(outfmt)
@@ -138,7 +144,12 @@ class BlastTask:
         self.header = header
         backends = [get_backend(d, threads) for d in devices] if devices is not None else \
             [get_backend(device or "auto", threads)]
-        self.searchers = [BlastSearcher(ref, task=task, device=b, **options) for b in backends]
+        if split == "database" and len(backends) > 1:
+            from gseek.blast.shards import ShardedSearcher
+
+            self.searchers = [ShardedSearcher(ref, task=task, devices=backends, threads=threads, **options)]
+        else:
+            self.searchers = [BlastSearcher(ref, task=task, device=b, **options) for b in backends]
         self.options = dict(task=task, outfmt=self.outfmt, **{k: v for k, v in sorted(options.items())})
         self.database = database if database is not None else os.fspath(source or "")
         self.job_bytes = BLAST_JOB_BYTES
