@@ -104,7 +104,6 @@ class ShardedSearcher:
         self.searchers = [s for s in self.shards if s.ref.contig_names]
         self.ref = ref
         self.backend = backends[0]
-        self._pool = ThreadPoolExecutor(max_workers=len(self.searchers), thread_name_prefix="gseek-shard")
 
     def __repr__(self) -> str:
         return f"ShardedSearcher({self.options!r}, devices={[s.backend.spec for s in self.shards]!r})"
@@ -131,12 +130,13 @@ class ShardedSearcher:
         """HSPs of ``queries`` against the whole database, in BLAST+'s report order."""
         if not isinstance(queries, list) and not hasattr(queries, "codes"):
             queries = list(queries)  # every shard reads the same queries
-        futures = [self._pool.submit(_search, s, queries) for s in self.searchers]
-        parts = [f.result() for f in futures]
+        # threads of this call only: a searcher kept by a pipeline task leaves no thread behind
+        with ThreadPoolExecutor(max_workers=len(self.searchers), thread_name_prefix="gseek-shard") as pool:
+            parts = list(pool.map(lambda s: _search(s, queries), self.searchers))
         return merge_hits(parts, self.options.max_target_seqs, self.options.max_hsps)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True)
+        """Nothing to release (the threads live for one search); kept for callers that close."""
 
 
 def _search(searcher: BlastSearcher, queries: Any) -> BlastHits:
