@@ -434,3 +434,27 @@ def test_sigterm_while_a_sorted_bam_is_written_leaves_nothing(world, tmp_path):
     assert proc.returncode == 143 and stderr.decode().splitlines()[-1] == "gseek: terminated by SIGTERM", stderr
     left = sorted(p.name for p in out.iterdir())
     assert not any(".tmp-" in name or name.startswith("big.bam") for name in left), left
+
+
+def test_a_child_started_when_a_signal_arrives_is_killed(monkeypatch):
+    """The samtools child of a BAM is forked by ``Popen``; a signal raised while ``Popen`` still
+    waits for it (after the fork) must not leave it running: ``_start`` kills and reaps it."""
+    from gseek.output import bam
+
+    pids = []
+    real = subprocess.Popen._execute_child
+
+    def interrupted(self, *args, **kwargs):
+        real(self, *args, **kwargs)  # forked and exec'd
+        pids.append(self.pid)
+        raise KeyboardInterrupt  # as Ctrl-C (or SIGTERM's Terminated) would, before Popen returns
+
+    import time
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", interrupted)
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        bam._start(["sleep", "30"])
+    monkeypatch.undo()
+    assert time.monotonic() - started < 10  # killed, not waited for
+    assert pids and not Path(f"/proc/{pids[0]}").exists()  # and reaped

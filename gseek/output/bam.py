@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pysam
 
@@ -111,9 +112,8 @@ class HtslibWriter:
                     raise named_error(exc, self.path) from exc
             fd = descriptor_of(self._dest)
             _trace("bam child start")
-            self._child = subprocess.Popen([sys.executable, "-P", "-c", _CHILD, *self._command()],
-                                           stdin=subprocess.PIPE, stderr=self._errors,
-                                           pass_fds=() if fd is None else (fd,))
+            self._child = _start([sys.executable, "-P", "-c", _CHILD, *self._command()], stdin=subprocess.PIPE,
+                                 stderr=self._errors, pass_fds=() if fd is None else (fd,))
             try:  # fewer, larger hand-overs than the default 64 KiB pipe (Linux; elsewhere the default)
                 fcntl.fcntl(self._child.stdin.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
             except OSError:
@@ -226,6 +226,30 @@ class HtslibWriter:
         for scratch in names:
             text = text.replace(os.fspath(scratch), os.fspath(self.path))
         return text
+
+
+def _start(args: list[str], **kwargs: Any) -> subprocess.Popen:
+    """``Popen(args)``; if it is interrupted after the fork (Ctrl-C, SIGTERM while it waits for the
+    ``exec``), the child is killed and reaped: else it would run on, and write the output's
+    temporary name, after this process cleaned up."""
+    made: list[subprocess.Popen] = []
+
+    class Child(subprocess.Popen):
+        def __init__(self, *a: Any, **k: Any) -> None:
+            made.append(self)  # known before it starts, so its pid is at hand if Popen is interrupted
+            super().__init__(*a, **k)
+
+    try:
+        return Child(args, **kwargs)
+    except BaseException:
+        pid = getattr(made[0], "pid", None) if made else None
+        if pid:
+            try:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        raise
 
 
 def _trace(what: str, size: int = 0) -> None:
