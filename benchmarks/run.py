@@ -2092,6 +2092,9 @@ def _cluster_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=42, help="data seed (default 42)")
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="CPU threads")
     p.add_argument("--device", default="gpu", help="gseek --device of the runs and workers (default gpu)")
+    p.add_argument("--local-clusters", default="1,2",
+                   help="sizes of the --local-cluster runs, comma-separated (default 1,2: one worker, then two "
+                        "sharing the device)")
 
 
 @benchmark("cluster", "Dask runner overhead: gseek pipeline --task align in one process against --local-cluster 1 "
@@ -2109,8 +2112,9 @@ def bench_cluster(args: argparse.Namespace) -> Report:
         env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
         base = [sys.executable, "-P", "-m", "gseek", "--quiet", "--device", args.device, "-p", str(args.threads),
                 "pipeline", "--task", "align", "-t", str(db), "--mode", "local", "--score-only"]
-        runs = [("in-process", []), ("--local-cluster 1", ["--local-cluster", "1"]),
-                ("--local-cluster 2 (sharing the device)", ["--local-cluster", "2"])]
+        sizes = [int(n) for n in args.local_clusters.split(",") if n.strip()]
+        runs = [("in-process", []), *((f"--local-cluster {n}" + (" (sharing the device)" if n > 1 else ""),
+                                       ["--local-cluster", str(n)]) for n in sizes)]
         harness.run_process(base + ["--queries", str(work / "warm-list.txt"), "--outdir", str(work / "warm")], env=env)
         rows, results, first = [], [], None
         for k, (label, extra) in enumerate(runs):
