@@ -2092,6 +2092,9 @@ def _cluster_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=42, help="data seed (default 42)")
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="CPU threads")
     p.add_argument("--device", default="gpu", help="gseek --device of the runs and workers (default gpu)")
+    p.add_argument("--local-clusters", default="1,2",
+                   help="sizes of the --local-cluster runs, comma-separated (default 1,2: one worker, then two "
+                        "sharing the device)")
 
 
 @benchmark("cluster", "Dask runner overhead: gseek pipeline --task align in one process against --local-cluster 1 "
@@ -2109,8 +2112,9 @@ def bench_cluster(args: argparse.Namespace) -> Report:
         env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
         base = [sys.executable, "-P", "-m", "gseek", "--quiet", "--device", args.device, "-p", str(args.threads),
                 "pipeline", "--task", "align", "-t", str(db), "--mode", "local", "--score-only"]
-        runs = [("in-process", []), ("--local-cluster 1", ["--local-cluster", "1"]),
-                ("--local-cluster 2 (sharing the device)", ["--local-cluster", "2"])]
+        sizes = [int(n) for n in args.local_clusters.split(",") if n.strip()]
+        runs = [("in-process", []), *((f"--local-cluster {n}" + (" (sharing the device)" if n > 1 else ""),
+                                       ["--local-cluster", str(n)]) for n in sizes)]
         harness.run_process(base + ["--queries", str(work / "warm-list.txt"), "--outdir", str(work / "warm")], env=env)
         rows, results, first = [], [], None
         for k, (label, extra) in enumerate(runs):
@@ -2221,6 +2225,7 @@ def bench_cluster_hetero(args: argparse.Namespace) -> Report:
             proc = harness.run_process(cmd + ["-p", str(args.cpu_threads), "-o", str(out)], env=env)
             m = _re.search(r"jobs per worker: (.*?); backup copies sent (\d+), used (\d+)", proc.stderr)
             shares = dict((w.rsplit(" ", 1)[0], int(w.rsplit(" ", 1)[1])) for w in m.group(1).split(", ")) if m else {}
+            shares = {**{f"cpu{k}": 0 for k in range(extra_workers)}, **shares}  # a worker with no job used: 0
             identical = not results or _same_file(out, work / "0.tsv")
             results.append({"run": label, "seconds": proc.seconds, "jobs_by_worker": shares,
                             "backups_sent": int(m.group(2)) if m else None, "backups_used": int(m.group(3)) if m else None,
@@ -2237,8 +2242,9 @@ def bench_cluster_hetero(args: argparse.Namespace) -> Report:
                  "one dask scheduler and workers on this host (one thread each, --memory-limit 0, worker-saturation "
                  "1.0); the GPU worker sees the GPU (--device auto takes it), each CPU worker runs with "
                  f"CUDA_VISIBLE_DEVICES= and -p {args.cpu_threads}; one untimed warm-up run on the GPU worker",
-                 "backup copies: at the run's end a job still running is sent to an idle worker too "
-                 "(pipeline/cluster.py BACKUP_AFTER), the first result taken"]
+                 "backup copies: a job running long while a worker idles is sent to that worker too, the "
+                 "first result taken (pipeline/cluster.py BACKUP_AFTER); a worker timed at 10x the run's "
+                 "median job gets no new job while a faster one is up (SLOW_WORKER)"]
         return Report(title="Heterogeneous Dask cluster: one GPU worker and CPU workers", data={
                       "summary": f"all-vs-all of {n} sequences, 1 GPU + {args.cpu_workers} CPU workers"},
                       table=table, notes=notes, results=results,

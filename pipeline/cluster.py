@@ -68,6 +68,12 @@ POLL_SECONDS = 0.2
 #: the run's end, nor the in-order writer (which waits for the oldest job while the queues behind
 #: it fill and the fast workers idle). None: never.
 BACKUP_AFTER: float | None = 2.0
+#: A worker whose jobs take this many times the run's median job (and at least ``BACKUP_AFTER``
+#: seconds) gets no new job while a faster worker is up, and no backup copy: each job it took would
+#: only hold the writer until its copy ran elsewhere, and keep it busy with a cancelled job (a CPU
+#: worker beside a GPU one, 50-100 times slower at DP). A copy it lost counts as a job of at
+#: least the seconds it had run.
+SLOW_WORKER = 10.0
 #: Set (to anything), a cluster ``align`` run ends with a line of the jobs each worker ran and the
 #: backup copies (``benchmarks/run.py cluster-hetero`` reads it).
 STATS_ENV = "GSEEK_CLUSTER_STATS"
@@ -231,6 +237,13 @@ def _run_stages(spec: Any, payloads: list[Any]) -> Any:
         return _FileFailure(exc)
 
 
+def _run_job(spec: Any, payloads: list[Any]) -> tuple[float, Any]:
+    """:func:`_run_stages` on this worker and the seconds it took (the client's measure of the worker's speed)."""
+    started = time.perf_counter()
+    out = _run_stages(spec, payloads)
+    return time.perf_counter() - started, out
+
+
 # --------------------------------------------------------------------------- client side
 
 
@@ -333,7 +346,8 @@ class ClusterFiles:
 
 class _RemoteStage:
     """A prelim stage that runs the job's prelim and finalize on a worker and waits for its chunks
-    (and at the run's end sends a straggling job to an idle worker too: :data:`BACKUP_AFTER`)."""
+    (and sends a straggling job to an idle worker too, :data:`BACKUP_AFTER`; a slow worker gets no
+    more jobs, :data:`SLOW_WORKER`)."""
 
     def __init__(self, client: Any, spec: Any, token: str, retries: int) -> None:
         self.client, self.spec, self.token, self.retries = client, spec, token, retries
@@ -341,20 +355,61 @@ class _RemoteStage:
         self._lock = threading.Lock()
         #: The dispatcher running this stage: once it stops, waiting jobs are cancelled.
         self.dispatcher: Dispatcher | None = None
-        #: Jobs sent, the seconds each finished job took, the jobs done by each worker (its
-        #: name), backup copies sent and used.
+        #: Jobs sent, the seconds each finished job ran on its worker, the jobs done by each worker
+        #: (its name), backup copies sent and used.
         self.sent = 0
         self.seconds: list[float] = []
         self.by_worker: dict[str, int] = {}
         self.backups = [0, 0]
+        #: Each worker's (address) job seconds: its finished jobs, and the seconds a copy it lost had run.
+        self.timings: dict[str, list[float]] = {}
 
-    def _worker_name(self, future: Any) -> str:
+    def _worker_of(self, future: Any) -> str | None:
+        """The address of the worker holding a finished future's result."""
         try:
-            where = next(iter(self.client.who_has(future).get(future.key, ())), None)
+            return next(iter(self.client.who_has(future).get(future.key, ())), None)
+        except Exception:  # noqa: BLE001 - only a statistic: never fail a run for it
+            return None
+
+    def _worker_name(self, where: str | None) -> str:
+        try:
             info = self.client.scheduler_info().get("workers", {}).get(where, {}) if where else {}
             return str(info.get("name", where or "?"))
-        except Exception:  # only a statistic: never fail a run for it
+        except Exception:  # noqa: BLE001 - only a statistic: never fail a run for it
             return "?"
+
+    def _typical(self) -> float:
+        """The run's median job seconds (0 while none has finished)."""
+        with self._lock:
+            return sorted(self.seconds)[len(self.seconds) // 2] if self.seconds else 0.0
+
+    def _estimate(self, worker: str) -> float | None:
+        """A worker's median job seconds, or None while it has none."""
+        with self._lock:
+            seen = sorted(self.timings.get(worker, ()))
+        return seen[len(seen) // 2] if seen else None
+
+    def _slow(self) -> set[str]:
+        """The workers too slow for new jobs (:data:`SLOW_WORKER`)."""
+        typical = self._typical()
+        with self._lock:
+            workers = list(self.timings)
+        if BACKUP_AFTER is None or not typical:
+            return set()
+        least = max(BACKUP_AFTER, SLOW_WORKER * typical)
+        return {w for w in workers if (self._estimate(w) or 0.0) >= least}
+
+    def _placement(self) -> dict[str, Any]:
+        """``submit``'s worker restriction for a new job: the workers that are not slow, when some
+        are (a preference: with none of them up, any worker takes it)."""
+        slow = self._slow()
+        if not slow:
+            return {}
+        try:
+            fast = sorted(set(self.client.nthreads()) - slow)
+        except Exception:  # noqa: BLE001 - a placement hint, never the run's failure
+            return {}
+        return {"workers": fast, "allow_other_workers": True} if fast else {}
 
     def _straggler(self, started: float) -> bool:
         """Whether a job running since ``started`` gets a backup copy now (:data:`BACKUP_AFTER`): it
@@ -363,45 +418,69 @@ class _RemoteStage:
         while the in-order writer waits for this job and holds every other job back."""
         if BACKUP_AFTER is None:
             return False
-        with self._lock:
-            typical = sorted(self.seconds)[len(self.seconds) // 2] if self.seconds else 0.0
         running = time.monotonic() - started
-        return running >= BACKUP_AFTER and running >= BACKUP_AFTER * typical
+        return running >= BACKUP_AFTER and running >= BACKUP_AFTER * self._typical()
 
     def _idle_workers(self) -> list[str]:
         try:
             return [w for w, keys in self.client.processing().items() if not keys]
-        except Exception:
+        except Exception:  # noqa: BLE001 - no idle worker known: no copy
             return []
 
+    def _backup_worker(self, running: float) -> str | None:
+        """The idle worker for a backup copy of a job that has run ``running`` seconds: one expected to
+        finish it in less than half that (its median job), else one not timed yet (the fastest
+        first); None if no idle worker fits."""
+        fit = []
+        for worker in self._idle_workers():
+            estimate = self._estimate(worker)
+            if estimate is None or estimate < running / 2:
+                fit.append((estimate is None, estimate or 0.0, worker))
+        return min(fit)[2] if fit else None
+
+    def _drop(self, copies: list[tuple[Any, float]]) -> None:
+        """Cancels the copies of a job not used; a worker that was running one is timed as slower
+        than the seconds it had run (its thread stays busy until the job ends)."""
+        running = [(f, since) for f, since in copies if f.status == "pending"]
+        try:
+            processing = self.client.processing() if running else {}
+        except Exception:  # noqa: BLE001 - a timing, never the run's failure
+            processing = {}
+        now = time.monotonic()
+        for f, since in running:
+            where = next((w for w, keys in processing.items() if f.key in keys), None)
+            if where is not None:
+                with self._lock:
+                    self.timings.setdefault(where, []).append(now - since)
+        for f, _ in copies:
+            f.cancel()
+
     def _wait(self, future: Any, started: float, job: Any) -> tuple[Any, Any]:
-        """The job's chunks and the future that made them (the job's, or its backup copy's); once
-        the run stops (another job's error, Ctrl-C), the job is cancelled."""
-        futures = [future]
+        """The job's ``(seconds, chunks)`` and the future that made them (the job's, or its backup
+        copy's); once the run stops (another job's error, Ctrl-C), the job is cancelled."""
+        copies = [(future, started)]
         while True:
-            for f in futures:
+            for f, _ in copies:
                 if f.status == "finished":
-                    for other in futures:
-                        if other is not f:
-                            other.cancel()
+                    self._drop([c for c in copies if c[0] is not f])
                     if f is not future:
                         self.backups[1] += 1
                     return f.result(), f
-            if future.status in ("error", "cancelled") and all(f.status != "pending" for f in futures):
+            if future.status in ("error", "cancelled") and all(f.status != "pending" for f, _ in copies):
                 return future.result(), future  # raises its error (its retries are spent)
-            if len(futures) == 1 and future.status == "pending" and self._straggler(started):
-                idle = self._idle_workers()
-                if idle:
-                    futures.append(self.client.submit(_run_stages, self.spec, job.payloads, key=f"{future.key}-backup",
-                                                      retries=self.retries, pure=False, workers=idle,
-                                                      allow_other_workers=False))
+            if len(copies) == 1 and future.status == "pending" and self._straggler(started):
+                worker = self._backup_worker(time.monotonic() - started)
+                if worker is not None:
+                    copies.append((self.client.submit(_run_job, self.spec, job.payloads, key=f"{future.key}-backup",
+                                                      retries=self.retries, pure=False, workers=[worker],
+                                                      allow_other_workers=True), time.monotonic()))
                     self.backups[0] += 1
             try:
-                import_distributed().wait(futures, timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
+                import_distributed().wait([f for f, _ in copies], timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
             except TimeoutError:
                 pass
             if self.dispatcher is not None and self.dispatcher.stopping:
-                for f in futures:
+                for f, _ in copies:
                     f.cancel()
                 raise ClusterError("stopped while its job ran on the cluster") from None
 
@@ -409,20 +488,22 @@ class _RemoteStage:
         with self._lock:
             n = next(self._serial)
             self.sent += 1
-        started = time.monotonic()
-        future = self.client.submit(_run_stages, self.spec, job.payloads, key=f"gseek-job-{self.token}-{n}",
-                                    retries=self.retries, pure=False)
+        future = self.client.submit(_run_job, self.spec, job.payloads, key=f"gseek-job-{self.token}-{n}",
+                                    retries=self.retries, pure=False, **self._placement())
         used = future
         try:
-            out, used = self._wait(future, started, job)
+            (seconds, out), used = self._wait(future, time.monotonic(), job)
         except import_distributed().KilledWorker as exc:  # the rows cannot be complete: the run stops
             raise ClusterError(f"job {job_name(job)}: its worker died each time it ran ({one_line(exc)})") from None
         finally:
-            name = self._worker_name(used) if used.status == "finished" else None
+            where = self._worker_of(used) if used.status == "finished" else None
             for f in (future,) if used is future else (future, used):
                 f.release()  # done with: the scheduler forgets it (a lost worker must not recompute it)
+        name = self._worker_name(where) if where is not None else None
         with self._lock:
-            self.seconds.append(time.monotonic() - started)
+            self.seconds.append(seconds)
+            if where is not None:
+                self.timings.setdefault(where, []).append(seconds)
             if name is not None:
                 self.by_worker[name] = self.by_worker.get(name, 0) + 1
         if isinstance(out, _FileFailure):

@@ -437,6 +437,50 @@ def test_a_slow_worker_holds_neither_the_writer_nor_the_end(client, data, tmp_pa
     # without copies the slow worker's jobs (about half of them) would take 4 s each
     assert took < 4.0 * seen["jobs_sent"] / 2, (took, seen)
     assert seen["jobs_by_worker"].get(slow_name, 0) < seen["jobs_sent"] / 2, seen
+    # once timed as slow it gets no new job: only those already on their way (four in flight) need copies,
+    # and the run does not wait for the one it is still running
+    assert seen["backups_sent"] <= 4 and took < 4.0, (took, seen)
+
+
+class StandInClient:
+    """What :class:`~gseek.pipeline.cluster._RemoteStage` asks a client when it places a job."""
+
+    def __init__(self, processing: dict[str, list[str]]) -> None:
+        self.jobs = processing
+
+    def processing(self) -> dict[str, list[str]]:
+        return self.jobs
+
+    def nthreads(self) -> dict[str, int]:
+        return dict.fromkeys(self.jobs, 1)
+
+
+def test_a_slow_worker_gets_no_new_job_and_copies_go_to_the_fastest_idle_worker():
+    """The choosing logic: a worker timed at ``SLOW_WORKER`` times the run's median job (and at least
+    ``BACKUP_AFTER`` s) is left out of new jobs' workers; a copy goes to the idle worker timed
+    fastest, then to one not timed yet, never to one that would not beat the running copy."""
+    import gseek.pipeline.cluster as cluster_module
+
+    assert cluster_module.BACKUP_AFTER == 2.0 and cluster_module.SLOW_WORKER == 10.0
+    stage = cluster_module._RemoteStage(StandInClient({"gpu": [], "cpu0": [], "cpu1": ["job-3"], "new": []}),
+                                        None, "token", 0)
+    assert stage._slow() == set() and stage._placement() == {}  # nothing timed yet
+    stage.seconds = [0.1] * 20
+    stage.timings = {"gpu": [0.1] * 20, "cpu0": [3.0], "cpu1": [5.0, 2.5, 6.0]}
+    assert stage._slow() == {"cpu0", "cpu1"}
+    assert stage._placement() == {"workers": ["gpu", "new"], "allow_other_workers": True}
+    assert stage._backup_worker(2.5) == "gpu"
+    stage.client.jobs["gpu"] = ["job-4"]
+    assert stage._backup_worker(2.5) == "new"
+    stage.client.jobs["new"] = ["job-5"]
+    assert stage._backup_worker(2.5) is None  # cpu0 takes 3 s a job: no faster than the running copy
+    assert stage._backup_worker(7.0) == "cpu0"
+    stage.timings = {"gpu": [0.1] * 20, "cpu0": [0.3, 1.5]}  # slower, not slow: it keeps its share
+    assert stage._slow() == set() and stage._placement() == {}
+    stage.client.jobs = {"gpu": [], "cpu0": []}
+    stage.timings = {"gpu": [3.0], "cpu0": [4.0]}  # every worker slow: no restriction
+    stage.seconds = [0.1]
+    assert stage._slow() == {"gpu", "cpu0"} and stage._placement() == {}
 
 
 def test_align_worker_lost_mid_run_still_writes_every_row_once(client, data, tmp_path, capsys):
