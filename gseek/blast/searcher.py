@@ -83,7 +83,13 @@ class BlastHits:
     subject_lengths: np.ndarray
     _query_codes: np.ndarray = field(repr=False)
     _query_offsets: np.ndarray = field(repr=False)
-    _ref: ReferenceText = field(repr=False)
+    _ref: ReferenceText | tuple[ReferenceText, ...] = field(repr=False)
+
+    @property
+    def texts(self) -> tuple[ReferenceText, ...]:
+        """The database text(s) the subjects are read from: one, or each shard's after a merge
+        (:func:`gseek.blast.shards.merge_hits`)."""
+        return self._ref if isinstance(self._ref, tuple) else (self._ref,)
 
     def __len__(self) -> int:
         return int(self.arrays["score"].size)
@@ -106,8 +112,7 @@ class BlastHits:
 
     def subject_codes(self, start: int, end: int, subject: int) -> np.ndarray:
         """Base codes of subject ``subject`` ``[start, end)`` (forward strand)."""
-        refs = self._ref if isinstance(self._ref, tuple) else (self._ref,)
-        for ref in refs:  # a merge of shards holds each shard's text (gseek.blast.shards)
+        for ref in self.texts:
             local = subject - ref.first_contig
             if 0 <= local < len(ref.contig_names):
                 base = int(ref.contig_offsets[local])

@@ -33,7 +33,6 @@ import numpy as np
 from gseek import ragged
 from gseek.backend import Backend, get_backend, numba_guard
 from gseek.errors import OptionError
-from gseek.index.text import ReferenceText
 
 from .searcher import BlastHits, BlastSearcher, _report_order
 
@@ -65,16 +64,12 @@ def merge_hits(parts: Sequence[BlastHits], max_target_seqs: int, max_hsps: int |
     arrays["cigar"], arrays["cigar_offsets"] = ragged.gather(cigar, cigar_off, order)
     for v in arrays.values():
         v.setflags(write=False)
-    refs: list[ReferenceText] = []
-    for p in parts:
-        refs.extend(p._ref if isinstance(p._ref, tuple) else (p._ref,))
     return BlastHits(arrays, head.query_names, head.query_lengths, head.subject_names, head.subject_lengths,
-                     head._query_codes, head._query_offsets, tuple(refs))
+                     head._query_codes, head._query_offsets, tuple(t for p in parts for t in p.texts))
 
 
 def _first_subject(hits: BlastHits) -> int:
-    refs = hits._ref if isinstance(hits._ref, tuple) else (hits._ref,)
-    return min(r.first_contig for r in refs)
+    return min(t.first_contig for t in hits.texts)
 
 
 class ShardedSearcher:
