@@ -227,3 +227,35 @@ def test_database_split_on_the_gpu_equals_the_cpu_search(split_index, queries):
         sharded.close()
     for fmt in FORMATS:
         assert _text(got, fmt) == _text(whole, fmt)
+
+
+@pytest.mark.gpu
+def test_pipeline_gpu_streams_write_the_cpu_bytes(split_index, tmp_path):
+    """Two searchers per GPU, each on its own stream, many small jobs in flight (split of query jobs
+    and of the database over every GPU): the bytes of the CPU pipeline."""
+    from gseek.backend import gpu_available
+
+    if not gpu_available():
+        pytest.skip("no CUDA device / CuPy")
+    import cupy
+
+    from gseek.pipeline import run_pipeline
+    from gseek.pipeline.tasks.blast import BLAST_STREAMS_PER_GPU, BlastTask
+
+    index = split_index.save(tmp_path / "split.gseek")
+    fasta = tmp_path / "q.fa"
+    fasta.write_text((DATA / "search_queries.fa").read_text() * 3)
+    (tmp_path / "list.txt").write_text(f"{fasta}\tq.tsv\n")
+    gpus = [f"gpu:{i}" for i in range(cupy.cuda.runtime.getDeviceCount())]
+    assert len(BlastTask(index, "blastn", devices=gpus[:1]).searchers) == BLAST_STREAMS_PER_GPU
+    got = {}
+    for name, extra in (("cpu", dict(devices=["cpu"])), ("gpu", dict(devices=gpus[:1])),
+                        ("gpus", dict(devices=gpus)),
+                        ("database", dict(devices=gpus if len(gpus) > 1 else gpus * 2, split="database"))):
+        summary = run_pipeline(tmp_path / "list.txt", index, tmp_path / name, "blastn", threads=4, progress=False,
+                               quiet=True, command="t", outfmt="6 std btop", max_target_seqs=2, job_bytes=2000,
+                               workers=4, **extra)
+        assert [r.status for r in summary.files] == ["ok"]
+        got[name] = (tmp_path / name / "q.tsv").read_bytes()
+    assert got["cpu"].count(b"\n") > 30
+    assert got["gpu"] == got["cpu"] and got["gpus"] == got["cpu"] and got["database"] == got["cpu"]

@@ -2,7 +2,8 @@
 
 ``read`` streams FASTA query batches, ``prelim`` is :meth:`BlastSearcher.search
 <gseek.blast.searcher.BlastSearcher.search>` on one device (one searcher per
-device), ``finalize`` formats ``-outfmt 6``/``7`` text on a CPU thread, and the
+CPU device, :data:`BLAST_STREAMS_PER_GPU` per GPU, each on its own CUDA
+stream), ``finalize`` formats ``-outfmt 6``/``7`` text on a CPU thread, and the
 output is written under a temporary name, renamed when complete. A query's
 HSPs do not depend on the other queries of its batch, so the output is the same
 bytes for any batch size, worker and device count.
@@ -50,6 +51,9 @@ __all__ = ["BlastTask", "blast_files"]
 
 #: Query bases per job: the database is scanned once per job (its queries share one lookup table).
 BLAST_JOB_BYTES = 8 << 20
+#: Searchers per GPU, each on its own CUDA stream: one's kernels run while the other does its
+#: host work (the lookup table, the gapped rounds' bookkeeping, the statistics).
+BLAST_STREAMS_PER_GPU = 2
 
 
 class _TextIO:
@@ -102,6 +106,11 @@ class _Closing:
         self.ctx.__exit__(*exc)
 
 
+def _stream(backend: Backend) -> Backend:
+    """A GPU backend on a stream of its own; a CPU backend as it is."""
+    return backend.with_stream() if backend.name == "gpu" else backend
+
+
 class BlastTask:
     """The BLAST-style search as pipeline stages (``-outfmt 6``/``7`` text out).
 
@@ -144,19 +153,23 @@ class BlastTask:
         self.header = header
         backends = [get_backend(d, threads) for d in devices] if devices is not None else \
             [get_backend(device or "auto", threads)]
+        # GPU work on BLAST_STREAMS_PER_GPU streams of each device (a CPU searcher uses every core)
+        copies = BLAST_STREAMS_PER_GPU if all(b.name == "gpu" for b in backends) else 1
         if split == "database" and len(backends) > 1:
             from gseek.blast.shards import ShardedSearcher
 
-            self.searchers = [ShardedSearcher(ref, task=task, devices=backends, threads=threads, **options)]
+            self.searchers = [ShardedSearcher(ref, task=task, devices=[_stream(b) for b in backends], threads=threads,
+                                              **options) for _ in range(copies)]
         else:
-            self.searchers = [BlastSearcher(ref, task=task, device=b, **options) for b in backends]
+            self.searchers = [BlastSearcher(ref, task=task, device=_stream(b), **options) for b in backends
+                              for _ in range(BLAST_STREAMS_PER_GPU if b.name == "gpu" else 1)]
         self.options = dict(task=task, outfmt=self.outfmt, **{k: v for k, v in sorted(options.items())})
         self.database = database if database is not None else os.fspath(source or "")
         self.job_bytes = BLAST_JOB_BYTES
         self.parse_threads = parse_threads(threads)
 
     def __repr__(self) -> str:
-        return f"BlastTask({self.searchers[0]!r}, devices={len(self.searchers)})"
+        return f"BlastTask({self.searchers[0]!r}, searchers={len(self.searchers)})"
 
     def fingerprint(self) -> str:
         """Hash of everything that changes the output: task, options, the index."""
