@@ -74,6 +74,7 @@ MAP_CASES = [  # (spellings, value args, API keyword, value): search and pipelin
 SAM_CASES = [  # the SAM/BAM/CRAM output options: search and pipeline --task map
     (("--sort",), [], "sort", True),
     (("--no-sort",), [], "sort", False),
+    (("--compression-level",), ["6"], "compression_level", 6),
     (("--reference",), ["ref.fa"], "reference", "ref.fa"),
     (("--rg-id",), ["lane1"], "read_group", {"ID": "lane1"}),
     (("--rg",), ["SM:s 1", "--rg-id", "L", "--rg", "PL:ILLUMINA"], "read_group",
@@ -256,6 +257,8 @@ OPTION_CASES = [
     *[(PIPE_MAP + args, "error", message) for args, message in SAM_ERRORS],
     (PIPE_ALIGN + ["--rg-id", "L"], "error", "--rg-id: not an option of --task align"),
     (PIPE_ALIGN + ["--no-sort"], "error", "--sort/--no-sort: not an option of --task align"),
+    (PIPE_ALIGN + ["--compression-level", "3"], "error", "--compression-level: not an option of --task align"),
+    (PIPE_MAP + ["--compression-level", "10"], "error", "10 is not in the range 0<=x<=9"),
     (PIPE_ALIGN + ["--traceback", "--score-only"], "run_pipeline", {"traceback": False}),
     *_spelled(PIPE_ALIGN, "run_pipeline", ALIGN_CASES),
     (["stats", "a.fa", "b.fq"], "FastxReader", {0: "b.fq", "alphabet": "dna"}),

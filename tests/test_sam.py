@@ -575,6 +575,40 @@ def test_no_sort_keeps_input_order_and_removes_an_old_index(genome, mapped_sam, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.bam"]
 
 
+def test_compression_level_changes_the_bytes_not_the_records(genome, mapped_sam, tmp_path):
+    """``compression_level`` (samtools' ``-l``): sorted and unsorted BAM and ``.sam.gz`` hold the same
+    records at every level; 0 stores, 9 is smaller than the default (1); out of range is refused."""
+    import gzip
+    import zlib
+
+    from gseek.errors import OptionError
+    from gseek.output.bam import BAM_LEVEL
+
+    _, index, _ = genome
+    reads, sam = mapped_sam
+    assert BAM_LEVEL == 1
+    sizes = {}
+    for sort in (True, False):
+        for level in (None, 0, 9):
+            out = tmp_path / f"x-{sort}-{level}.bam"
+            map_reads(index, reads, out, mismatches=2, max_alignments=3, sort=sort, compression_level=level)
+            got = _records(out)
+            assert sorted(got) == sorted(_records(sam)) and (sort or got == _records(sam))
+            sizes[sort, level] = out.stat().st_size
+        assert sizes[sort, 0] > sizes[sort, None] > sizes[sort, 9]
+    with open(tmp_path / f"x-{True}-{0}.bam", "rb") as fh:  # level 0: deflate's stored blocks
+        head = fh.read(1 << 16)
+    assert zlib.decompressobj(-15).decompress(head[18:]).startswith(b"BAM\1")
+    for level in (1, 9):
+        map_reads(index, reads, tmp_path / f"x{level}.sam.gz", mismatches=2, max_alignments=3, compression_level=level)
+        text = gzip.decompress((tmp_path / f"x{level}.sam.gz").read_bytes())
+        assert [x for x in text.splitlines() if not x.startswith(b"@PG")] == \
+            [x for x in sam.read_bytes().splitlines() if not x.startswith(b"@PG")]
+    assert (tmp_path / "x1.sam.gz").stat().st_size > (tmp_path / "x9.sam.gz").stat().st_size
+    with pytest.raises(OptionError, match="compression level must be 0 to 9"):
+        map_reads(index, reads, tmp_path / "bad.bam", mismatches=2, compression_level=10)
+
+
 def test_read_group_header_and_tags(genome, mapped_sam, tmp_path):
     """``read_group``: one ``@RG`` line and ``RG:Z:ID`` ending every record; the
     records are otherwise the SAM of a run without it, byte for byte; BAM too."""

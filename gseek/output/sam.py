@@ -298,14 +298,16 @@ class SamWriter:
     the record text is streamed into htslib (:class:`~gseek.output.bam.HtslibWriter`),
     coordinate-sorted and indexed unless ``sort`` is False
     (:func:`check_sam_output`); ``reference``: the FASTA a CRAM is encoded
-    against; ``threads``: htslib's threads. A header with one ``@RG`` line
+    against; ``threads``: htslib's threads; ``compression_level``: zlib's level of a BAM, CRAM or
+    ``.sam.gz`` (None: :data:`~gseek.output.bam.BAM_LEVEL`, and 6 for ``.sam.gz``). A header with one ``@RG`` line
     (:func:`sam_header`'s ``read_group``) tags every record ``RG:Z:ID``
     (appended to each line as it is written). Errors name ``path``, never a
     temporary name.
     """
 
     def __init__(self, path: str | os.PathLike, header: dict, *, sort: bool | None = None,
-                 reference: str | os.PathLike | None = None, threads: int | None = None) -> None:
+                 compression_level: int | None = None, reference: str | os.PathLike | None = None,
+                 threads: int | None = None) -> None:
         self.header = pysam.AlignmentHeader.from_dict(header)
         self.records = 0
         self.path = Path(path)
@@ -318,12 +320,13 @@ class SamWriter:
         self._bgzf = self._htslib = None
         if self.format in SORTED_FORMATS:
             self._htslib = HtslibWriter(path, self.header, self.format, sort=self.sorted, reference=reference,
-                                        threads=threads)
+                                        threads=threads, level=compression_level)
             return
         self._target = open_output(path, "wb", compress=False)
         self._out = self._target.__enter__()
         if self.format == "sam.gz":
-            self._bgzf = self._out = BgzfWriter(self._out)
+            self._bgzf = self._out = BgzfWriter(self._out) if compression_level is None else \
+                BgzfWriter(self._out, int(compression_level))
         try:
             self._write(_header_bytes(str(self.header)))
         except BaseException:

@@ -199,7 +199,7 @@ class MapTask:
         command: SAM ``@PG CL``.
         no_unal, cigar_eq, phred64, trim5, trim3, skip, upto, un, al: as
             :func:`map_files`.
-        read_group, sort, reference: as :func:`map_files` (the format of
+        read_group, sort, compression_level, reference: as :func:`map_files` (the format of
             each output is its name's, :func:`~gseek.output.sam.check_sam_output`).
         interleaved: every one-file query holds mate 1 and mate 2 of each pair
             one after the other (paired-end reads).
@@ -237,6 +237,7 @@ class MapTask:
         al: str | os.PathLike | None = None,
         read_group: dict[str, str] | Sequence[tuple[str, str]] | None = None,
         sort: bool | None = None,
+        compression_level: int | None = None,
         reference: str | os.PathLike | None = None,
         interleaved: bool = False,
         minins: int = DEFAULT_MININS,
@@ -247,6 +248,8 @@ class MapTask:
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
         reads = check_read_options(phred64=phred64, trim5=trim5, trim3=trim3, skip=skip, upto=upto)
+        if compression_level is not None and not 0 <= int(compression_level) <= 9:
+            raise OptionError(f"compression level must be 0 to 9, not {compression_level}")
         outs = {k: os.fspath(v) for k, v in dict(un=un, al=al).items() if v is not None}
         pairs = PairOptions(minins, maxins, orientation)
         paired: dict[str, Any] = {}
@@ -302,11 +305,14 @@ class MapTask:
             self.options["read_group"] = [list(f) for f in self.read_group]
         if sort is not None:
             self.options["sort"] = bool(sort)
+        if compression_level is not None:  # the output's bytes change (not its records)
+            self.options["compression_level"] = int(compression_level)
         self.options.update(paired)  # absent for defaults: fingerprints stay as before
         #: Paired-end reads: how mates pair; one-file queries are interleaved pairs.
         self.pairs, self.interleaved = pairs, bool(interleaved)
         #: How each output is written (:class:`~gseek.output.sam.SamWriter` options).
-        self.writer_options = {"sort": sort, "reference": self.reference, "threads": threads}
+        self.writer_options = {"sort": sort, "compression_level": compression_level, "reference": self.reference,
+                               "threads": threads}
         self.header = sam_header(index.contigs.names, index.contigs.lengths, command=command,
                                  backend=self.mappers[0].backend.describe(), read_group=self.read_group)
 
@@ -586,6 +592,7 @@ def map_files(
     al: str | os.PathLike | None = None,
     read_group: dict[str, str] | Sequence[tuple[str, str]] | None = None,
     sort: bool | None = None,
+    compression_level: int | None = None,
     reference: str | os.PathLike | None = None,
     mate2: str | os.PathLike | None = None,
     interleaved: bool = False,
@@ -644,6 +651,8 @@ def map_files(
             ``ID`` first); every record gets ``RG:Z:ID``.
         sort: coordinate-sort and index a BAM or CRAM output (None: yes for
             such a file; :func:`~gseek.output.sam.check_sam_output`).
+        compression_level: zlib level (0-9) of a BAM, CRAM or ``.sam.gz`` output, as samtools'
+            ``-l`` (None: :data:`~gseek.output.bam.BAM_LEVEL` for BAM and CRAM, 6 for ``.sam.gz``).
         reference: the FASTA a CRAM output is encoded against (required for ``*.cram``).
         mate2: paired-end reads: ``reads`` is the mate 1 file, this the mate 2
             file (bowtie's ``-1``/``-2``), read side by side; records per pair
@@ -706,8 +715,8 @@ def map_files(
     _distinct_outputs({k: v for k, v in named.items() if v is not None})
     task = MapTask(index, mismatches, devices=devices, device=device, threads=threads, command=command,
                    no_unal=no_unal, cigar_eq=cigar_eq, phred64=phred64, trim5=trim5, trim3=trim3, skip=skip,
-                   upto=upto, un=un, al=al, read_group=read_group, sort=sort, reference=reference,
-                   interleaved=interleaved, minins=minins, maxins=maxins, orientation=orientation,
+                   upto=upto, un=un, al=al, read_group=read_group, sort=sort, compression_level=compression_level,
+                   reference=reference, interleaved=interleaved, minins=minins, maxins=maxins, orientation=orientation,
                    **mapper_options)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output), paired=mate2 is not None)
     dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or task.job_bytes, bounds=bounds,
