@@ -839,7 +839,7 @@ def bench_map_pairs(args: argparse.Namespace) -> Report:
 
 #: Output kinds of ``map-bam``: name -> (file suffix, extra gseek options).
 BAM_FORMATS = {"sam": (".sam", []), "bam": (".bam", []), "bam-unsorted": (".bam", ["--no-sort"]),
-               "sam.gz": (".sam.gz", [])}
+               "sam.gz": (".sam.gz", []), "bam-l6": (".bam", ["--compression-level", "6"])}
 
 
 def _bam_options(p: argparse.ArgumentParser) -> None:
@@ -976,7 +976,7 @@ def bench_map_bam(args: argparse.Namespace) -> Report:
                 sam_records = (int(_samtools(["view", "-c", str(sam)], env)) if sam else args.reads)
                 for fmt, out in kept.items():
                     if fmt.startswith("bam"):
-                        checks[fmt] = _check_bam(out, sam_records, region, sam, fmt == "bam", env)
+                        checks[fmt] = _check_bam(out, sam_records, region, sam, fmt in ("bam", "bam-l6"), env)
                 print(f"  map-bam: samtools checks in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
             for out in kept.values():
                 out.unlink()
