@@ -256,8 +256,7 @@ def _sam_options(func):
                           "[sort .bam and .cram files; --no-sort: records in input order]."),
         click.option("--compression-level", type=click.IntRange(0, 9), default=None, metavar="0-9",
                      help="map: zlib level of a .bam/.cram/.sam.gz output, as samtools' -l (0: none, 9: smallest) "
-                          "[1 for .bam/.cram, as STAR's BAM output: fast, ~20% larger than samtools' default; "
-                          "6 for .sam.gz]."),
+                          "[samtools' default, 6]."),
         click.option("--reference", metavar="FASTA",
                      help="map: the reference FASTA a .cram output is encoded against (required for .cram)."),
         click.option("--rg-id", metavar="ID",

@@ -48,11 +48,10 @@ __all__ = ["BAM_LEVEL", "INDEX_SUFFIX", "SCRATCH_SUFFIX", "HtslibWriter"]
 INDEX_SUFFIX = {"bam": ".bai", "cram": ".crai"}
 #: Indexes a former output of the name may have beside it (removed when an unsorted one replaces it).
 _OLD_INDEXES = {"bam": (".bai", ".csi"), "cram": (".crai",)}
-#: zlib level of a BAM or CRAM written here unless told (samtools' ``-l``): 1, as STAR writes its BAM
-#: output. With pysam's htslib (zlib, no libdeflate) samtools' default (6) compresses 2.2 times
-#: slower for a file 18% smaller, and a sorted output is compressed only after the last record
-#: (``docs/sam.md``, "Compression").
-BAM_LEVEL = 1
+#: zlib level of a BAM or CRAM written here unless told (samtools' ``-l``); None: samtools' own default
+#: (zlib's 6). Level 1 made 10M reads' sorted BAM 7% faster and 33% larger on the 2-GPU host: not
+#: worth a surprise to samtools users (``docs/sam.md``, "Compression").
+BAM_LEVEL: int | None = None
 #: The pipe's buffer (``F_SETPIPE_SZ``; Linux lets a user have 1 MiB without privileges).
 PIPE_BYTES = 1 << 20
 #: ``samtools view``'s output option by format (unsorted outputs).
@@ -80,7 +79,7 @@ class HtslibWriter:
             index beside the output (``NAME.bai`` / ``NAME.crai``).
         reference: the FASTA a CRAM is encoded against (required for CRAM).
         threads: htslib threads compressing, sorting and indexing (None: all cores).
-        level: zlib's compression level, 0-9 (None: :data:`BAM_LEVEL`).
+        level: zlib's compression level, 0-9 (None: :data:`BAM_LEVEL`, samtools' default).
 
     Records come through :meth:`write` (whole lines, each ending in a newline).
     Use as a context manager: an exception removes every temporary and
@@ -102,7 +101,7 @@ class HtslibWriter:
         self.reference = None if reference is None else os.fspath(reference)
         self.threads = max(1, int(threads or os.cpu_count() or 1))
         self.level = BAM_LEVEL if level is None else int(level)
-        if not 0 <= self.level <= 9:
+        if self.level is not None and not 0 <= self.level <= 9:
             raise ValueError(f"level must be 0 to 9, not {level}")
         self.header = header
         self._scratch: Path | None = None
@@ -139,15 +138,15 @@ class HtslibWriter:
         """The samtools command the child runs: sort (into the output, scratch in the folder) or view."""
         more = str(self.threads - 1)  # samtools' -@: threads besides the calling one
         out = os.fspath(self._dest)
+        # (view's -l is a library filter: its level goes as an output format option)
+        level = [] if self.level is None else ["-l", str(self.level)] if self.sort else \
+            ["--output-fmt-option", f"level={self.level}"]
         if self.sort:  # the index written as the output is (no second pass over it)
             index = os.fspath(self._scratch / ("index" + INDEX_SUFFIX[self.format]))
-            args = ["sort", "-@", more, "-l", str(self.level), "-T", os.fspath(self._scratch / "sort"), "--no-PG",
-                    "-O", self.format,
+            args = ["sort", "-@", more, *level, "-T", os.fspath(self._scratch / "sort"), "--no-PG", "-O", self.format,
                     "--write-index", "-o", f"{out}##idx##{index}"]
         else:
-            # (view's -l is a library filter: its level goes as an output format option)
-            args = ["view", _MODE[self.format], "-@", more, "--output-fmt-option", f"level={self.level}", "--no-PG",
-                    "-o", out]
+            args = ["view", _MODE[self.format], "-@", more, *level, "--no-PG", "-o", out]
         if self.format == "cram":
             args += ["--reference", self.reference]
         return args + ["-"]

@@ -299,7 +299,7 @@ class SamWriter:
     coordinate-sorted and indexed unless ``sort`` is False
     (:func:`check_sam_output`); ``reference``: the FASTA a CRAM is encoded
     against; ``threads``: htslib's threads; ``compression_level``: zlib's level of a BAM, CRAM or
-    ``.sam.gz`` (None: :data:`~gseek.output.bam.BAM_LEVEL`, and 6 for ``.sam.gz``). A header with one ``@RG`` line
+    ``.sam.gz`` (None: samtools' default, 6). A header with one ``@RG`` line
     (:func:`sam_header`'s ``read_group``) tags every record ``RG:Z:ID``
     (appended to each line as it is written). Errors name ``path``, never a
     temporary name.
