@@ -764,8 +764,9 @@ def _gpu_list(ctx, param, value):
 @click.option("--gpus", metavar="0,1,...", callback=_gpu_list,
               help="GPUs to use (map: one prelim worker each; align: two, on their own CUDA streams).")
 @click.option("--split", type=click.Choice(["queries", "database"]), default="queries", show_default=True,
-              help="megablast/blastn with --gpus: each GPU takes whole query jobs (queries), or holds one shard of "
-                   "the database and searches every job (database); the same output either way.")
+              help="megablast/blastn with --gpus or on a cluster: each GPU (worker) takes whole query jobs (queries), "
+                   "or holds one shard of the database and searches every job (database); the same output either "
+                   "way.")
 @click.option("--resume", is_flag=True, help="Skip files whose outputs are complete.")
 @_map_options
 @_pair_options
@@ -785,8 +786,8 @@ def _gpu_list(ctx, param, value):
 def pipeline(query_list, task, index_prefix, target, outdir, gpus, split, resume, map_options, pair_options,
              interleaved, sam_options, align_options, blast_options, workers, job_mb, cluster) -> None:
     """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
-    if split == "database" and (task not in ("megablast", "blastn") or cluster is not None):
-        raise click.UsageError("--split database: for --task megablast|blastn with --gpus, on this machine")
+    if split == "database" and task not in ("megablast", "blastn"):
+        raise click.UsageError("--split database: for --task megablast|blastn (with --gpus, or on a cluster)")
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
     if gpus is not None and cluster is not None:

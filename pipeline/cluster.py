@@ -15,6 +15,12 @@ sent to the workers, each building its runtime once per process):
   of a list, batches of a query file), each job's prelim and finalize stages
   run on a worker, and the client writes the rows in the single-process
   order: the output is byte for byte the local one.
+* **one task per job and database shard** (:func:`shard_dispatcher`, ``gseek
+  pipeline --task megablast|blastn --split database --scheduler``): the
+  BLAST database in one shard per worker, each worker searching every job
+  against its shard (with the whole database's statistics), the client
+  merging the shards' HSPs (:func:`~gseek.blast.shards.merge_hits`),
+  formatting and writing them: the unsplit search's output, byte for byte.
 
 A worker lost mid-run costs only time: the scheduler runs its tasks again on
 the others (and ``retries`` reruns a task that raised), outputs are renamed
@@ -40,12 +46,14 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from gseek.errors import ClusterError, GseekError, OptionError, one_line
 
 from .engine import Dispatcher, FileResult, Progress, QueryFile, QueueBounds
 
 __all__ = ["RETRIES", "ClusterFiles", "cluster_client", "cluster_spec", "describe_cluster", "import_distributed",
-           "remote_dispatcher", "runtime"]
+           "remote_dispatcher", "runtime", "shard_dispatcher"]
 
 #: Times a task that raised is run again (on any worker) before the run fails;
 #: a task whose worker died is run again by the scheduler in any case
@@ -235,6 +243,21 @@ def _run_stages(spec: Any, payloads: list[Any]) -> Any:
         return task.finalize(partial)
     except task.file_errors as exc:
         return _FileFailure(exc)
+
+
+def _run_shard(spec: Any, payloads: list[Any], keep_queries: bool) -> list[Any]:
+    """One database shard's HSPs of a job's query batches on this worker (``spec`` names the shard).
+
+    Sent back without the shard's text (the client formats with its own copy of the database)
+    and, unless ``keep_queries``, without the query sequences (the first shard's serve all).
+    """
+    task, lock = runtime(spec)
+    with lock:
+        partial = task.prelims()[0](_Payloads(payloads))
+    empty = np.zeros(0, np.uint8)
+    return [dataclasses.replace(hits, _ref=(), **({} if keep_queries else {"_query_codes": empty,
+                                                                            "_query_offsets": empty}))
+            for _, hits in partial]
 
 
 def _run_job(spec: Any, payloads: list[Any]) -> tuple[float, Any]:
@@ -573,3 +596,108 @@ def remote_dispatcher(client: Any, task: Any, spec: Any, *, slots: int | None = 
     stage.dispatcher = dispatcher
     return dispatcher
 
+
+
+class _ShardStage:
+    """A prelim stage that searches a job on every database shard, one Dask task each (shard ``i``
+    on worker ``i``, another worker when that one is lost), and merges the shards' HSPs into the
+    unsplit search's (:func:`~gseek.blast.shards.merge_hits`): ``(batch, hits)`` per query batch,
+    what :meth:`BlastTask.finalize <gseek.pipeline.tasks.blast.BlastTask.finalize>` formats."""
+
+    def __init__(self, client: Any, specs: list[tuple[Any, str]], whole: Any, options: Any, token: str,
+                 retries: int) -> None:
+        self.client, self.specs, self.whole, self.token, self.retries = client, specs, whole, token, retries
+        self.max_target_seqs, self.max_hsps = options.max_target_seqs, options.max_hsps
+        self._serial = itertools.count()
+        self._lock = threading.Lock()
+        self.dispatcher: Dispatcher | None = None
+        #: Jobs sent, shard tasks run per worker (its name), backup copies (none: each shard has its worker).
+        self.sent = 0
+        self.by_worker: dict[str, int] = {}
+        self.backups = [0, 0]
+
+    def __call__(self, job: Any) -> list[tuple[Any, Any]]:
+        from gseek.blast.shards import merge_hits
+
+        distributed = import_distributed()
+        with self._lock:
+            n = next(self._serial)
+            self.sent += 1
+        futures = [self.client.submit(_run_shard, spec, job.payloads, k == 0, key=f"gseek-shard-{self.token}-{n}-{k}",
+                                      retries=self.retries, pure=False, workers=[where], allow_other_workers=True)
+                   for k, (spec, where) in enumerate(self.specs)]
+        try:
+            while not all(f.done() for f in futures):
+                try:
+                    distributed.wait(futures, timeout=POLL_SECONDS)
+                except TimeoutError:
+                    pass
+                if self.dispatcher is not None and self.dispatcher.stopping:
+                    raise ClusterError("stopped while its job ran on the cluster")
+            parts = [f.result() for f in futures]
+            holders = [self.client.who_has(f).get(f.key, ()) for f in futures]
+        except distributed.KilledWorker as exc:  # the rows cannot be complete: the run stops
+            raise ClusterError(f"job {job_name(job)}: a worker died each time it ran ({one_line(exc)})") from None
+        finally:
+            for f in futures:
+                f.cancel() if not f.done() else f.release()
+        with self._lock:
+            for where in holders:
+                name = _name_of(self.client, next(iter(where), None))
+                self.by_worker[name] = self.by_worker.get(name, 0) + 1
+        out = []
+        for b, batch in enumerate(job.payloads):
+            first = parts[0][b]
+            shard_hits = [dataclasses.replace(p[b], _ref=self.whole, _query_codes=first._query_codes,
+                                              _query_offsets=first._query_offsets) for p in parts]
+            out.append((batch, merge_hits(shard_hits, self.max_target_seqs, self.max_hsps)))
+        return out
+
+
+def _name_of(client: Any, address: str | None) -> str:
+    """A worker's name (its address when it has none; ``?`` when unknown)."""
+    try:
+        info = client.scheduler_info().get("workers", {}).get(address, {}) if address else {}
+        return str(info.get("name", address or "?"))
+    except Exception:  # noqa: BLE001 - only a statistic: never fail a run for it
+        return "?"
+
+
+def shard_dispatcher(client: Any, task: Any, spec: Any, *, shards: int | None = None, slots: int | None = None,
+                     retries: int = RETRIES, log: Any = STDERR, job_bytes: int | None = None,
+                     bounds: QueueBounds | None = None, **options: Any) -> Dispatcher:
+    """A :class:`~gseek.pipeline.engine.Dispatcher` of a BLAST task with the database split
+    across the cluster's workers (``gseek pipeline --task megablast|blastn --split database
+    --scheduler``; ``docs/cluster.md``).
+
+    ``task``: a :class:`~gseek.pipeline.tasks.blast.BlastTask` on this process (it reads the
+    query files, formats and writes the outputs: it holds the database's text, which formatting
+    reads); ``spec``: its :class:`~gseek.pipeline.tasks.TaskSpec` for the workers. The database
+    is cut into ``shards`` (default: one per worker when the run starts) and shard ``i`` goes to
+    the ``i``-th worker (by address), which builds its searcher once; every job is searched on
+    every shard and the hits merged here, so the output is the unsplit search's, byte for byte.
+    ``slots`` jobs are on the cluster at a time (default 2).
+    """
+    from gseek.index.text import shard_ranges
+
+    workers = sorted(client.scheduler_info().get("workers", {}))
+    if not workers:
+        raise ClusterError("the cluster has no worker")
+    n = int(shards) if shards is not None else len(workers)
+    if n < 1:
+        raise OptionError(f"shards: at least 1, not {shards}")
+    whole = task.searchers[0].ref
+    base = {k: v for k, v in spec.options if k != "split"}
+    specs = [(dataclasses.replace(spec, options=tuple(sorted({**base, "shard": (i, n)}.items()))),
+              workers[i % len(workers)]) for i, (a, b) in enumerate(shard_ranges(whole.contig_offsets, n)) if b > a]
+    stage = _ShardStage(client, specs, whole, task.searchers[0].options, uuid.uuid4().hex[:12], retries)
+    slots = max(1, int(slots or 2))
+    if bounds is None:
+        bounds = QueueBounds(query=2, job=slots, prelim=slots, result=2 * slots)
+    dispatcher = _RemoteDispatcher(task.read, [stage] * slots, task.finalize, task.open_output,
+                                   job_bytes=job_bytes or task.job_bytes, combine=False, bounds=bounds,
+                                   size=task.payload_bytes, file_errors=task.file_errors, **options)
+    dispatcher.token, dispatcher.client, dispatcher.log, dispatcher.lost = stage.token, client, log, []
+    dispatcher.stage = stage  # type: ignore[assignment]  # the same report as a remote stage's
+    stage.dispatcher = dispatcher
+    return dispatcher

@@ -75,7 +75,7 @@ from gseek.index.format import sha256_file
 from gseek.seqio.atomic import check_output, remove_stale_temporaries
 from gseek.seqio import open_output
 
-from .cluster import ClusterFiles, cluster_spec
+from .cluster import ClusterFiles, cluster_spec, shard_dispatcher
 from .engine import FileResult, Progress, QueryFile, QueueBounds
 from .tasks import AlignTask, BlastTask, MapTask, TaskSpec
 
@@ -498,10 +498,17 @@ def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any,
     folder = out if client is None else out.absolute()  # a worker's working folder is not the client's
     for i, (query, name) in enumerate(entries):
         entries[i] = (dataclasses.replace(query, output=os.fspath(folder / name)), name)
+    shard_spec = None
     try:
         if client is None:
             worker = task_cls(index, devices=devices, device=device if devices is None else None, threads=threads,
                               command=command, **task_options)
+        elif task_cls is BlastTask and task_options.get("split") == "database":
+            # each worker searches its shard of the database; this process reads the queries, merges
+            # the shards' hits and formats them (with the database's text) and writes the outputs
+            shard_spec = _cluster_task_spec(task_cls, index, devices, device, threads, command, task_options)
+            worker = task_cls(index, device="cpu", threads=threads, command=command,
+                              **{k: v for k, v in task_options.items() if k != "split"})
         else:  # the workers build the task (load the index); the first one says its fingerprint
             worker = ClusterFiles(client, _cluster_task_spec(task_cls, index, devices, device, threads, command,
                                                              task_options), log=None if quiet else sys.stderr)
@@ -539,6 +546,9 @@ def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any,
     recorder = _Recorder(manifest, names, paths, fingerprint, bars, None if quiet else sys.stderr)
     if client is None:
         dispatcher = worker.dispatcher(progress=recorder, **options)
+    elif shard_spec is not None:
+        dispatcher = shard_dispatcher(client, worker, shard_spec, progress=recorder,
+                                      log=None if quiet else sys.stderr, **options)
     else:
         worker.options, worker.progress = options, recorder
         dispatcher = worker

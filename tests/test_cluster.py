@@ -287,6 +287,80 @@ def test_pipeline_megablast_on_a_cluster(client, data, tmp_path):
     assert (tmp_path / "cluster" / "q.tsv").read_bytes() == (tmp_path / "local" / "q.tsv").read_bytes()
 
 
+@pytest.fixture(scope="module")
+def blast_data(data):
+    """A database of lambda cut into five contigs plus a reverse-complemented copy of a region (so
+    queries hit subjects in two shards), two query files (slices across the cuts, and random
+    sequences) and a malformed one between them."""
+    from gseek.seqio import read_fastx
+
+    genome = read_fastx(lambda_genome()).sequence(0).upper()
+    cuts = (0, 6000, 15000, 26000, 38000, len(genome))
+    contigs = [genome[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
+    contigs.append(genome[2000:7000][::-1].translate(str.maketrans("ACGT", "TGCA")))
+    root = data["root"] / "blast"
+    root.mkdir()
+    write_fasta(root / "db.fa", [(f"c{i}", c) for i, c in enumerate(contigs)])
+    index = Index.build(root / "db.fa", wgram=4, device="cpu").save(root / "db.gseek")
+    write_fasta(root / "a.fa", [(f"q{i}", genome[i * 2300 + 500: i * 2300 + 1400]) for i in range(20)])
+    rng = __import__("numpy").random.default_rng(3)
+    write_fasta(root / "b.fa", [(f"r{i}", "".join(rng.choice(list("ACGT"), 400))) for i in range(3)]
+                + [("s", genome[5500:6600])])
+    (root / "bad.fa").write_text(">x\nACGT\n@oops\n")
+    (root / "list.txt").write_text("a.fa\nbad.fa\nb.fa\n")
+    return dict(root=root, index=index)
+
+
+def blast_runs(client, blast_data, tmp_path, **cluster_options):
+    """The list searched in one process (unsplit) and on the cluster with the database split."""
+    options = dict(task="blastn", threads=1, progress=False, quiet=True, outfmt="7 std qseq sseq btop",
+                   max_target_seqs=3, job_bytes=4000)
+    local = run_pipeline(blast_data["root"] / "list.txt", blast_data["index"], tmp_path / "local", device="cpu",
+                         **options)
+    options.update(cluster_options)
+    remote = run_pipeline(blast_data["root"] / "list.txt", blast_data["index"], tmp_path / "cluster", device="cpu",
+                          client=client, split="database", **options)
+    return local, remote
+
+
+def test_blast_database_split_across_workers_writes_the_unsplit_bytes(client, blast_data, tmp_path):
+    local, remote = blast_runs(client, blast_data, tmp_path)
+    assert [r.status for r in remote.files] == [r.status for r in local.files] == ["ok", "failed", "ok"]
+    assert "bad.fa:3" in str(remote.files[1].error)
+    for name in ("a.tsv", "b.tsv"):
+        assert (tmp_path / "cluster" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+    assert (tmp_path / "local" / "a.tsv").read_text().count("\n") > 40
+    assert summary_rows(tmp_path / "cluster" / "summary.tsv") == summary_rows(tmp_path / "local" / "summary.tsv")
+    assert len(remote.stats["jobs_by_worker"]) == 2  # a shard on each worker
+    no_temporaries(tmp_path / "cluster")
+    no_tasks_left(client)
+    again = run_pipeline(blast_data["root"] / "list.txt", blast_data["index"], tmp_path / "cluster", task="blastn",
+                         device="cpu", threads=1, progress=False, quiet=True, outfmt="7 std qseq sseq btop",
+                         max_target_seqs=3, resume=True)  # one fingerprint for both forms of the search
+    assert [r.status for r in again.files] == ["skipped", "failed", "skipped"]
+
+
+def test_blast_database_split_worker_lost_mid_run_still_writes_every_hit_once(client, blast_data, tmp_path, capsys):
+    with killing_a_worker(client, tmp_path, "gseek-shard-") as kill:
+        _, remote = blast_runs(client, blast_data, tmp_path, quiet=False)
+    assert kill.killed
+    assert [r.status for r in remote.files] == ["ok", "failed", "ok"]
+    for name in ("a.tsv", "b.tsv"):
+        assert (tmp_path / "cluster" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+    assert "was lost during the run" in capsys.readouterr().err
+
+
+def test_cli_blast_database_split_with_scheduler(client, blast_data, tmp_path, capsys):
+    base = ["--device", "cpu", "-p", "1", "pipeline", "--task", "megablast", "--queries",
+            blast_data["root"] / "list.txt", "-x", blast_data["index"], "--outfmt", "6 std btop"]
+    assert gseek([*base, "--outdir", tmp_path / "local"], capsys)[0] == 1  # bad.fa fails
+    code, _, err = gseek([*base, "--outdir", tmp_path / "cluster", "--split", "database", "--scheduler",
+                          client.scheduler.address], capsys)
+    assert code == 1 and "2 ok, 1 failed" in err, err
+    for name in ("a.tsv", "b.tsv"):
+        assert (tmp_path / "cluster" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+
+
 def test_a_cluster_run_needs_a_saved_index_and_takes_no_gpu_list(client, data, tmp_path):
     from gseek.errors import OptionError
 
@@ -581,3 +655,22 @@ def test_two_workers_sharing_one_gpu_reproduce_the_single_process_output(client,
     done = align_pairs_files(data["seqs"], tmp_path / "cluster.tsv", client=client, **gpu)
     assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()
     assert done["device"].startswith("Dask cluster tcp://")
+
+
+@pytest.mark.gpu
+def test_blast_database_split_across_gpu_workers_writes_the_one_gpu_bytes(client, blast_data, tmp_path):
+    """The module's two workers, each searching its shard of the database on GPU 0 (two streams
+    each): the bytes of one GPU process searching the whole database."""
+    pytest.importorskip("cupy")
+    from gseek.backend import gpu_available
+
+    if not gpu_available():
+        pytest.skip("no CUDA device / CuPy")
+    options = dict(task="blastn", threads=1, progress=False, quiet=True, outfmt="7 std qseq sseq btop",
+                   max_target_seqs=3, job_bytes=4000, devices=["gpu"])
+    run_pipeline(blast_data["root"] / "list.txt", blast_data["index"], tmp_path / "local", **options)
+    remote = run_pipeline(blast_data["root"] / "list.txt", blast_data["index"], tmp_path / "cluster", client=client,
+                          split="database", **options)
+    assert [r.status for r in remote.files] == ["ok", "failed", "ok"]
+    for name in ("a.tsv", "b.tsv"):
+        assert (tmp_path / "cluster" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name

@@ -125,32 +125,45 @@ class BlastTask:
             each taking whole jobs) or ``database`` (the database in one shard per device, every job
             searched on all of them, the hits merged: :class:`~gseek.blast.shards.ShardedSearcher`);
             the output is the same bytes either way (``docs/blast.md``, "Database split").
+        shard: ``(i, n)``: search shard ``i`` of ``n`` of the database only, with the whole
+            database's statistics and subject numbers (a Dask worker's part of a database split
+            across a cluster, :func:`~gseek.pipeline.cluster.shard_dispatcher`).
         **options: :class:`~gseek.blast.options.BlastOptions` overrides.
     """
 
     name = "blast"
     output_suffix = ".tsv"
+    #: Errors that fail one query file (bad records, an unreadable file).
+    file_errors = (FastxError, OSError)
+    #: Bytes of one query batch (job sizing).
+    payload_bytes = staticmethod(batch_nbytes)
 
     def __init__(self, index: Index | str | os.PathLike, task: str = "megablast", *, outfmt: str = "6",
                  devices: Sequence[str | Backend] | None = None, device: str | Backend | None = None,
                  threads: int | None = None, command: str = "gseek", database: str | None = None,
-                 split: str = "queries", **options: Any) -> None:
+                 split: str = "queries", shard: tuple[int, int] | None = None, **options: Any) -> None:
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
         if split not in ("queries", "database"):
             raise OptionError(f"split must be 'queries' or 'database', not {split!r}")
+        if shard is not None and split == "database":
+            raise OptionError("shard: one shard of a database is searched whole (no --split database)")
         parse_outfmt(outfmt)
         self.command = command
         self.outfmt = str(outfmt)
         source = index.path if isinstance(index, Index) else index
         self.spec = None if source is None else TaskSpec.of(
-            "blast", source, dict(task=task, outfmt=self.outfmt, **options), devices, threads)
+            "blast", source, dict(task=task, outfmt=self.outfmt, **options, **({} if shard is None else
+                                                                            {"shard": tuple(shard)})), devices, threads)
         if isinstance(index, Index):
             ref, header = ReferenceText.from_index(index), index.header
         else:
             loaded = Index.load(index, device="cpu", parts=["text"], threads=threads)
             ref, header = ReferenceText.from_index(loaded), loaded.header
         self.header = header
+        self.shard = None if shard is None else (int(shard[0]), int(shard[1]))
+        if self.shard is not None:  # one copy of the shard's text for every searcher
+            ref = ref.shard(*self.shard)
         backends = [get_backend(d, threads) for d in devices] if devices is not None else \
             [get_backend(device or "auto", threads)]
         # GPU work on BLAST_STREAMS_PER_GPU streams of each device (a CPU searcher uses every core)
@@ -164,6 +177,8 @@ class BlastTask:
             self.searchers = [BlastSearcher(ref, task=task, device=_stream(b), **options) for b in backends
                               for _ in range(BLAST_STREAMS_PER_GPU if b.name == "gpu" else 1)]
         self.options = dict(task=task, outfmt=self.outfmt, **{k: v for k, v in sorted(options.items())})
+        if self.shard is not None:  # another search (the unsplit one's fingerprint stays as it was)
+            self.options["shard"] = list(self.shard)
         self.database = database if database is not None else os.fspath(source or "")
         self.job_bytes = BLAST_JOB_BYTES
         self.parse_threads = parse_threads(threads)
@@ -211,8 +226,8 @@ class BlastTask:
     def dispatcher(self, **options: Any) -> Dispatcher:
         if options.get("job_bytes") is None:
             options["job_bytes"] = self.job_bytes
-        return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
-                          combine=False, file_errors=(FastxError, OSError), **options)
+        return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=self.payload_bytes,
+                          combine=False, file_errors=self.file_errors, **options)
 
 
 def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | list[str | os.PathLike],

@@ -652,7 +652,7 @@ def map_files(
         sort: coordinate-sort and index a BAM or CRAM output (None: yes for
             such a file; :func:`~gseek.output.sam.check_sam_output`).
         compression_level: zlib level (0-9) of a BAM, CRAM or ``.sam.gz`` output, as samtools'
-            ``-l`` (None: :data:`~gseek.output.bam.BAM_LEVEL` for BAM and CRAM, 6 for ``.sam.gz``).
+            ``-l`` (None: samtools' default, 6).
         reference: the FASTA a CRAM output is encoded against (required for ``*.cram``).
         mate2: paired-end reads: ``reads`` is the mate 1 file, this the mate 2
             file (bowtie's ``-1``/``-2``), read side by side; records per pair
