@@ -2006,14 +2006,40 @@ def _pipeline_blast_options(p: argparse.ArgumentParser) -> None:
     _pipeline_run_options(p, "gseek search")
 
 
+def _blast_list_data(work: Path, db_fasta: str, query_set: str, n_files: int, per_file: int, threads: str,
+                     env: dict[str, str], name: str) -> tuple[str, list[Path]]:
+    """A BLAST-only index of ``db_fasta`` in ``work`` and ``n_files`` query files of ``per_file``
+    ``query_set`` queries simulated from it (file i: seed 100 + i), ``work/list.txt`` of them and
+    ``work/warm.txt`` of the first: the index path and the files."""
+    import shutil
+
+    from gseek.datasets.simulate import blast_queries
+
+    db = work / "db.fa"
+    with _text_handle(db_fasta) as src, open(db, "w") as dst:
+        shutil.copyfileobj(src, dst)
+    t0 = time.perf_counter()
+    harness.run_process([sys.executable, "-P", "-m", "gseek", "--quiet", "-p", threads, "--device", "cpu", "index",
+                         str(db), "--parts", "text", "-o", str(work / "db")], env=env)
+    _, length, sub, indel = BLAST_SETS[query_set]
+    files = []
+    for i in range(n_files):
+        f = work / f"q{i:02d}.fa"
+        blast_queries(str(db), per_file, length, seed=100 + i, sub_rate=sub, indel_rate=indel).write(f)
+        files.append(f)
+    (work / "list.txt").write_text("".join(f"{f}\n" for f in files))
+    (work / "warm.txt").write_text(f"{files[0]}\n")
+    print(f"  {name}: index and {n_files} x {per_file} queries ({query_set}) in {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr, flush=True)
+    return str(work / "db.gseek"), files
+
+
 @benchmark("pipeline-blast", "many BLAST query files vs one database: gseek pipeline --task megablast|blastn, "
            "one GPU against several (--gpus SET), outputs compared", _pipeline_blast_options)
 def bench_pipeline_blast(args: argparse.Namespace) -> Report:
     """``python benchmarks/run.py pipeline-blast --db bacteria75.fa.gz --set 10kb --files 8 --per-file 25
     --gpus '0;0,1' --device gpu --no-sequential`` (issue 20's BLAST scaling on one host)."""
     import shutil
-
-    from gseek.datasets.simulate import blast_queries
 
     if args.set not in BLAST_SETS or min(args.files, args.per_file, args.threads) < 1:
         raise SystemExit(f"run.py pipeline-blast: --set one of {', '.join(BLAST_SETS)}; --files, --per-file, "
@@ -2022,24 +2048,8 @@ def bench_pipeline_blast(args: argparse.Namespace) -> Report:
     try:
         env = _numba_cache_env()
         T = str(args.threads)
-        db = work / "db.fa"
-        with _text_handle(args.db) as src, open(db, "w") as dst:
-            shutil.copyfileobj(src, dst)
         gseek = [sys.executable, "-P", "-m", "gseek", "--quiet", "-p", T]
-        t0 = time.perf_counter()
-        harness.run_process(gseek + ["--device", "cpu", "index", str(db), "--parts", "text", "-o", str(work / "db")],
-                            env=env)
-        _, length, sub, indel = BLAST_SETS[args.set]
-        files = []
-        for i in range(args.files):
-            f = work / f"q{i:02d}.fa"
-            blast_queries(str(db), args.per_file, length, seed=100 + i, sub_rate=sub, indel_rate=indel).write(f)
-            files.append(f)
-        (work / "list.txt").write_text("".join(f"{f}\n" for f in files))
-        (work / "warm.txt").write_text(f"{files[0]}\n")
-        print(f"  pipeline-blast: index and {args.files} x {args.per_file} queries ({args.set}) in "
-              f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
-        idx = str(work / "db.gseek")
+        idx, files = _blast_list_data(work, args.db, args.set, args.files, args.per_file, T, env, "pipeline-blast")
         base_cmd = gseek + ["--device", args.device, "pipeline", "--task", args.task, "-x", idx,
                             "--workers", str(args.workers)]
 
@@ -2145,6 +2155,59 @@ def bench_cluster(args: argparse.Namespace) -> Report:
         shutil.rmtree(work, ignore_errors=True)
 
 
+class _DaskProcesses:
+    """A ``dask scheduler`` and ``dask worker`` processes on this host (``python -P``: the
+    repository's own ``gseek/`` folder must not shadow the installed package), their output in
+    ``work/dask.log``; :meth:`close` ends them all."""
+
+    def __init__(self, work: Path, env: dict[str, str]) -> None:
+        import subprocess
+
+        self.env, self.file = env, work / "scheduler.json"
+        self.log = open(work / "dask.log", "w")
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.procs["scheduler"] = subprocess.Popen(
+            [sys.executable, "-P", "-m", "distributed.cli.dask_scheduler", "--scheduler-file", str(self.file),
+             "--port", "0", "--no-dashboard"], env=env, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def worker(self, name: str, **env: str) -> None:
+        """Start worker ``name`` (one thread, no memory limit) with ``env`` added to its environment."""
+        import subprocess
+
+        self.procs[name] = subprocess.Popen(
+            [sys.executable, "-P", "-m", "distributed.cli.dask_worker", "--scheduler-file", str(self.file), "--name",
+             name, "--nthreads", "1", "--memory-limit", "0", "--no-dashboard"], env=dict(self.env, **env),
+            stdout=self.log, stderr=subprocess.STDOUT)
+
+    def wait(self, count: int) -> str:
+        """The scheduler's address, once ``count`` workers are up."""
+        import json as _json
+
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            if self.file.exists():
+                from distributed import Client
+
+                address = _json.loads(self.file.read_text())["address"]
+                with Client(address, timeout=30) as c:
+                    c.wait_for_workers(count, timeout=120)
+                return address
+            time.sleep(0.2)
+        raise SystemExit("the dask scheduler did not start (see dask.log)")
+
+    def close(self) -> None:
+        import subprocess
+
+        for p in reversed(list(self.procs.values())):
+            p.terminate()
+        for p in self.procs.values():
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        self.log.close()
+
+
 def _hetero_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seqs", type=int, default=6000, help="sequences aligned all-vs-all (default 6000)")
     p.add_argument("--length", type=int, default=1500, help="ancestor length in bp (default 1500)")
@@ -2165,10 +2228,9 @@ def bench_cluster_hetero(args: argparse.Namespace) -> Report:
     compares the outputs; reads the jobs each worker ran from ``GSEEK_CLUSTER_STATS``."""
     import re as _re
     import shutil
-    import subprocess
 
     work = Path(tempfile.mkdtemp(prefix="gseek-hetero-bench-"))
-    procs: list[subprocess.Popen] = []
+    dask = None
     try:
         data = _pipeline_align_data(work, 1, 1, args.seqs, args.length, args.seed)
         seqs = data["db"]
@@ -2177,35 +2239,9 @@ def bench_cluster_hetero(args: argparse.Namespace) -> Report:
         env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
         env["GSEEK_CLUSTER_STATS"] = "1"
         cells = data["db_bases"] ** 2 // 2  # about: sum over i < j of len_i * len_j
-        sched_file = work / "scheduler.json"
-        log = open(work / "dask.log", "w")
-        procs.append(subprocess.Popen([sys.executable, "-P", "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
-                                       str(sched_file), "--port", "0", "--no-dashboard"], env=env, stdout=log,
-                                      stderr=subprocess.STDOUT))
-
-        def worker(name: str, cpu: bool) -> subprocess.Popen:
-            wenv = dict(env, CUDA_VISIBLE_DEVICES="") if cpu else env
-            return subprocess.Popen([sys.executable, "-P", "-m", "distributed.cli.dask_worker", "--scheduler-file",
-                                     str(sched_file), "--name", name, "--nthreads", "1", "--memory-limit", "0",
-                                     "--no-dashboard"], env=wenv, stdout=log, stderr=subprocess.STDOUT)
-
-        def wait_workers(count: int) -> str:
-            import json as _json
-
-            end = time.monotonic() + 120
-            while time.monotonic() < end:
-                if sched_file.exists():
-                    from distributed import Client
-
-                    address = _json.loads(sched_file.read_text())["address"]
-                    with Client(address, timeout=30) as c:
-                        c.wait_for_workers(count, timeout=120)
-                    return address
-                time.sleep(0.2)
-            raise SystemExit("cluster-hetero: the scheduler did not start")
-
-        procs.append(worker("gpu", cpu=False))
-        address = wait_workers(1)
+        dask = _DaskProcesses(work, env)
+        dask.worker("gpu")
+        address = dask.wait(1)
         cmd = [sys.executable, "-P", "-m", "gseek", "align", "--all-vs-all", "-i", str(seqs), "--mode", "local",
                "--score-only", "--scheduler", address]
         lines = Path(seqs).read_text().splitlines(keepends=True)
@@ -2217,9 +2253,9 @@ def bench_cluster_hetero(args: argparse.Namespace) -> Report:
         for label, extra_workers in (("GPU worker alone", 0), (f"GPU worker + {args.cpu_workers} CPU workers",
                                                                 args.cpu_workers)):
             for k in range(extra_workers):
-                procs.append(worker(f"cpu{k}", cpu=True))
+                dask.worker(f"cpu{k}", CUDA_VISIBLE_DEVICES="")
             if extra_workers:
-                wait_workers(1 + extra_workers)
+                dask.wait(1 + extra_workers)
             out = work / f"{len(results)}.tsv"
             print(f"  cluster-hetero: {label} ...", file=sys.stderr, flush=True)
             proc = harness.run_process(cmd + ["-p", str(args.cpu_threads), "-o", str(out)], env=env)
@@ -2250,13 +2286,143 @@ def bench_cluster_hetero(args: argparse.Namespace) -> Report:
                       table=table, notes=notes, results=results,
                       extra={"all_identical": all(r["identical"] for r in results)})
     finally:
-        for p in reversed(procs):
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        if dask is not None:
+            dask.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _cluster_gpus_options(p: argparse.ArgumentParser) -> None:
+    _cluster_options(p)
+    p.add_argument("--gpus", default="0,1", help="the GPUs, one dask worker each (default 0,1)")
+    p.add_argument("--blast-db", default=None, help="also the BLAST runs against this FASTA (.gz ok)")
+    p.add_argument("--blast-files", type=int, default=16, help="BLAST query files (default 16)")
+    p.add_argument("--blast-per-file", type=int, default=25, help="queries per BLAST file (default 25)")
+    p.add_argument("--blast-set", default="10kb", help=f"BLAST query set ({', '.join(BLAST_SETS)}; default 10kb)")
+
+
+@benchmark("cluster-gpus", "one dask worker per GPU (dask-cuda's convention) against the in-process pipeline on "
+           "the same GPUs: --task align, and blastn with the database split across the workers", _cluster_gpus_options)
+def bench_cluster_gpus(args: argparse.Namespace) -> Report:
+    """``python benchmarks/run.py cluster-gpus --gpus 0,1 --files 12 --queries 1000 --blast-db bacteria75.fa.gz``
+    (issue 20: the Dask runner on several GPUs; issue 19: its overhead on one).
+
+    Starts a ``dask scheduler`` and one ``dask worker`` per GPU (``CUDA_VISIBLE_DEVICES=N``, one
+    thread, named ``gpuN``) before timing; every command is timed whole, outputs compared with the
+    first run's. Align: in-process ``--gpus 0``, the cluster with GPU 0's worker alone, in-process
+    ``--gpus 0,1,...``, the cluster with every worker. BLAST (``--blast-db``): in-process on the
+    first GPU and on all, the cluster (a query file per task), the cluster with ``--split database``."""
+    import shutil
+
+    gpus = [g.strip() for g in args.gpus.split(",") if g.strip()]
+    work = Path(tempfile.mkdtemp(prefix="gseek-cluster-gpus-bench-"))
+    dask = None
+    try:
+        data = _pipeline_align_data(work, args.files, args.queries, args.targets, args.length, args.seed)
+        db, files, cells = data.pop("db"), data.pop("files"), data["cells"]
+        env = _numba_cache_env()
+        env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
+        T, per = str(args.threads), str(max(1, args.threads // len(gpus)))
+        gseek = [sys.executable, "-P", "-m", "gseek", "--quiet", "--device", args.device]
+        dask = _DaskProcesses(work, env)
+        dask.worker(f"gpu{gpus[0]}", CUDA_VISIBLE_DEVICES=gpus[0])
+        address = dask.wait(1)
+        align = ["pipeline", "--task", "align", "-t", str(db), "--mode", "local", "--score-only"]
+        (work / "warm2.txt").write_text("".join(f"warm-q.fa\tw{k}.tsv\n" for k in range(len(gpus))))
+
+        def run(label, cmd, used, outdir, outputs, first, table, results, units):
+            print(f"  cluster-gpus: {label} ...", file=sys.stderr, flush=True)
+            _, _, busy, proc = _sampled_runs([cmd], env)
+            differ = [o for o in outputs if not _same_file(outdir / o, first / o)]
+            results.append({"run": label, "seconds": proc.seconds, "cpu_s": proc.cpu_s, "busy": busy,
+                            "identical": not differ, "command": shlex.join(proc.cmd)})
+            table.append([label, f"{proc.seconds:.2f}", f"{proc.cpu_s:.1f}", _busy_text(busy, used),
+                          units(outdir, proc.seconds), ratio(results[0]["seconds"], proc.seconds),
+                          "yes" if not differ else f"**{len(differ)} differ**"])
+
+        rows: list[list[str]] = []
+        results: list[dict] = []
+        names = [f"{f.stem}.tsv" for f in files]
+        one, every = gpus[0], ",".join(gpus)
+
+        def align_cmd(outdir, gpu_list=None, cluster=False, listing="list.txt", threads=T):
+            return gseek + ["-p", threads] + align + \
+                ["--queries", str(work / listing), "--outdir", str(outdir)] + \
+                (["--gpus", gpu_list] if gpu_list and args.device != "cpu" else []) + \
+                (["--scheduler", address] if cluster else [])
+
+        harness.run_process(align_cmd(work / "warm-a", one, listing="warm-list.txt"), env=env)
+        harness.run_process(align_cmd(work / "warm-b", cluster=True, listing="warm-list.txt"), env=env)
+        def units(outdir: Path, sec: float) -> str:
+            return _gcups(cells, sec)
+
+        first = work / "a0"
+        run(f"in-process --gpus {one}", align_cmd(first, one), one, first, names, first, rows, results, units)
+        run(f"--scheduler: worker gpu{one} alone", align_cmd(work / "a1", cluster=True), one, work / "a1", names,
+            first, rows, results, units)
+        for g in gpus[1:]:
+            dask.worker(f"gpu{g}", CUDA_VISIBLE_DEVICES=g)
+        dask.wait(len(gpus))
+        harness.run_process(align_cmd(work / "warm-c", cluster=True, listing="warm2.txt", threads=per), env=env)
+        run(f"in-process --gpus {every}", align_cmd(work / "a2", every), every, work / "a2", names, first, rows,
+            results, units)
+        run(f"--scheduler: {len(gpus)} workers, one per GPU", align_cmd(work / "a3", cluster=True, threads=per), every,
+            work / "a3", names, first, rows, results, units)
+        tables = ["**Align** (`gseek pipeline --task align`, " + f"{args.files} files x {args.queries} queries vs "
+                  f"{data['targets']} targets, {cells:.3g} cells)\n\n" + markdown_table(
+                      ["command", "wall s", "CPU s", "GPU busy (each GPU used)", "GCUPS", "vs 1 GPU in-process",
+                       "output = first"], rows, align="lrrrrrl")]
+        blast_results: list[dict] = []
+        if args.blast_db:
+            bwork = work / "blast"
+            bwork.mkdir()
+            idx, bfiles = _blast_list_data(bwork, args.blast_db, args.blast_set, args.blast_files,
+                                           args.blast_per_file, T, env, "cluster-gpus")
+            (bwork / "warm2.txt").write_text("".join(f"{bfiles[0]}\tw{k}.tsv\n" for k in range(len(gpus))))
+            bnames = [f"{f.stem}.tsv" for f in bfiles]
+
+            def blast_cmd(outdir, gpu_list=None, cluster=False, split=None, listing="list.txt"):
+                return gseek + ["-p", per if cluster else T, "pipeline", "--task", "blastn", "-x", idx, "--queries",
+                                str(bwork / listing), "--outdir", str(outdir)] + \
+                    (["--gpus", gpu_list] if gpu_list and args.device != "cpu" else []) + \
+                    (["--scheduler", address] if cluster else []) + (["--split", split] if split else [])
+
+            harness.run_process(blast_cmd(bwork / "warm-a", every, listing="warm.txt"), env=env)
+            harness.run_process(blast_cmd(bwork / "warm-b", cluster=True, listing="warm2.txt"), env=env)
+            harness.run_process(blast_cmd(bwork / "warm-c", cluster=True, split="database", listing="warm.txt"),
+                                env=env)
+            brows: list[list[str]] = []
+            bfirst = bwork / "b0"
+
+            def hsps(outdir: Path, sec: float) -> str:
+                return f"{sum(_count_rows(outdir / n) for n in bnames if (outdir / n).is_file()):,}"
+
+            run(f"in-process --gpus {one}", blast_cmd(bfirst, one), one, bfirst, bnames, bfirst, brows, blast_results,
+                hsps)
+            run(f"in-process --gpus {every}", blast_cmd(bwork / "b1", every), every, bwork / "b1", bnames, bfirst,
+                brows, blast_results, hsps)
+            run(f"--scheduler: {len(gpus)} workers, a query file per task", blast_cmd(bwork / "b2", cluster=True),
+                every, bwork / "b2", bnames, bfirst, brows, blast_results, hsps)
+            run(f"--scheduler: {len(gpus)} workers, --split database", blast_cmd(bwork / "b3", cluster=True,
+                                                                              split="database"),
+                every, bwork / "b3", bnames, bfirst, brows, blast_results, hsps)
+            tables.append(f"**BLAST** (`gseek pipeline --task blastn`, {args.blast_files} files x "
+                          f"{args.blast_per_file} {args.blast_set} queries, database {Path(args.blast_db).name})\n\n"
+                          + markdown_table(["command", "wall s", "CPU s", "GPU busy (each GPU used)", "HSPs",
+                                            "vs 1 GPU in-process", "output = first"], brows, align="lrrrrrl"))
+        notes = [(f"a dask scheduler and one dask worker per GPU ({', '.join('gpu' + g for g in gpus)}: "
+                  "CUDA_VISIBLE_DEVICES=N, --nthreads 1, --memory-limit 0), started before the timed commands; "
+                  "untimed warm-ups (in-process and on the workers) first; each command timed whole, from process "
+                  f"start; -p {T} in-process, -p {per} per worker with every worker (-p {T} with one); "
+                  f"--device {args.device}"), GPU_BUSY_NOTE]
+        all_results = results + blast_results
+        return Report(title="Dask workers, one per GPU, against the in-process pipeline", data={
+                      **data, "summary": f"{len(gpus)} GPUs; align {args.files} x {args.queries}"
+                      + (f"; blastn {args.blast_files} x {args.blast_per_file} {args.blast_set}" if args.blast_db
+                         else "")}, table="\n\n".join(tables), notes=notes, results=all_results,
+                      extra={"all_identical": all(r["identical"] for r in all_results)})
+    finally:
+        if dask is not None:
+            dask.close()
         shutil.rmtree(work, ignore_errors=True)
 
 
