@@ -384,8 +384,11 @@ class _RemoteStage:
         self.seconds: list[float] = []
         self.by_worker: dict[str, int] = {}
         self.backups = [0, 0]
-        #: Each worker's (address) job seconds: its finished jobs, and the seconds a copy it lost had run.
+        #: Each worker's (address) job seconds: its finished jobs; and the seconds a copy it lost had
+        #: run (a lower bound of its time for that job, not a time: a backup copy lost soon after it
+        #: was sent says little; an original lost after many seconds, that it is at least that slow).
         self.timings: dict[str, list[float]] = {}
+        self.lower: dict[str, list[float]] = {}
 
     def _worker_of(self, future: Any) -> str | None:
         """The address of the worker holding a finished future's result."""
@@ -407,16 +410,20 @@ class _RemoteStage:
             return sorted(self.seconds)[len(self.seconds) // 2] if self.seconds else 0.0
 
     def _estimate(self, worker: str) -> float | None:
-        """A worker's median job seconds, or None while it has none."""
+        """A worker's job seconds: the median of its finished jobs; for a worker none of whose jobs
+        was used, the longest a copy it lost had run; None while it has neither. (A lost copy's
+        seconds, counted from its submission, include its wait in a queue: a worker that finishes
+        jobs is timed by them only.)"""
         with self._lock:
             seen = sorted(self.timings.get(worker, ()))
-        return seen[len(seen) // 2] if seen else None
+            lower = max(self.lower.get(worker, ()), default=None)
+        return seen[len(seen) // 2] if seen else lower
 
     def _slow(self) -> set[str]:
         """The workers too slow for new jobs (:data:`SLOW_WORKER`)."""
         typical = self._typical()
         with self._lock:
-            workers = list(self.timings)
+            workers = set(self.timings) | set(self.lower)
         if BACKUP_AFTER is None or not typical:
             return set()
         least = max(BACKUP_AFTER, SLOW_WORKER * typical)
@@ -474,7 +481,7 @@ class _RemoteStage:
             where = next((w for w, keys in processing.items() if f.key in keys), None)
             if where is not None:
                 with self._lock:
-                    self.timings.setdefault(where, []).append(now - since)
+                    self.lower.setdefault(where, []).append(now - since)
         for f, _ in copies:
             f.cancel()
 

@@ -551,6 +551,16 @@ def test_a_slow_worker_gets_no_new_job_and_copies_go_to_the_fastest_idle_worker(
     assert stage._backup_worker(7.0) == "cpu0"
     stage.timings = {"gpu": [0.1] * 20, "cpu0": [0.3, 1.5]}  # slower, not slow: it keeps its share
     assert stage._slow() == set() and stage._placement() == {}
+    # copies a worker lost: only a lower bound of its time. A worker none of whose jobs was used is
+    # timed by the longest (a CPU worker whose first job lost to a GPU copy after 2.4 s: slow, even
+    # after a copy it lost 0.3 s after it was sent); a worker that finishes jobs, by those alone (a
+    # GPU worker's copy lost after 5 s in its queue does not make it slow)
+    stage.timings = {"gpu": [0.1] * 20}
+    stage.lower = {"cpu0": [2.4, 0.3], "gpu": [5.0]}
+    assert stage._estimate("cpu0") == 2.4 and stage._estimate("gpu") == 0.1 and stage._estimate("new") is None
+    assert stage._slow() == {"cpu0"}
+    assert stage._placement() == {"workers": ["cpu1", "gpu", "new"], "allow_other_workers": True}
+    stage.lower = {}
     stage.client.jobs = {"gpu": [], "cpu0": []}
     stage.timings = {"gpu": [3.0], "cpu0": [4.0]}  # every worker slow: no restriction
     stage.seconds = [0.1]
