@@ -389,6 +389,8 @@ class _RemoteStage:
         #: was sent says little; an original lost after many seconds, that it is at least that slow).
         self.timings: dict[str, list[float]] = {}
         self.lower: dict[str, list[float]] = {}
+        #: Jobs sent with a worker restriction (some workers were slow).
+        self.restricted = 0
 
     def _worker_of(self, future: Any) -> str | None:
         """The address of the worker holding a finished future's result."""
@@ -518,8 +520,12 @@ class _RemoteStage:
         with self._lock:
             n = next(self._serial)
             self.sent += 1
+        placement = self._placement()
+        if placement:
+            with self._lock:
+                self.restricted += 1
         future = self.client.submit(_run_job, self.spec, job.payloads, key=f"gseek-job-{self.token}-{n}",
-                                    retries=self.retries, pure=False, **self._placement())
+                                    retries=self.retries, pure=False, **placement)
         used = future
         try:
             (seconds, out), used = self._wait(future, time.monotonic(), job)
@@ -576,6 +582,11 @@ class _RemoteDispatcher(Dispatcher):
                 shares = ", ".join(f"{w} {n}" for w, n in sorted(stage.by_worker.items()))
                 print(f"gseek: jobs per worker: {shares}; backup copies sent {stage.backups[0]}, "
                       f"used {stage.backups[1]}", file=sys.stderr)
+                timed = "; ".join(f"{stage._worker_name(w)}: {len(stage.timings.get(w, ()))} jobs, estimate "
+                                  f"{stage._estimate(w) or 0:.2f} s, copies lost {len(stage.lower.get(w, ()))}"
+                                  for w in sorted(set(stage.timings) | set(stage.lower)))
+                print(f"gseek: worker timings: {timed}; slow: {len(stage._slow())}; jobs sent restricted "
+                      f"{stage.restricted} of {stage.sent}", file=sys.stderr)
 
 
 def remote_dispatcher(client: Any, task: Any, spec: Any, *, slots: int | None = None, retries: int = RETRIES,
