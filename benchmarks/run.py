@@ -2260,6 +2260,9 @@ def bench_cluster_hetero(args: argparse.Namespace) -> Report:
             print(f"  cluster-hetero: {label} ...", file=sys.stderr, flush=True)
             proc = harness.run_process(cmd + ["-p", str(args.cpu_threads), "-o", str(out)], env=env)
             m = _re.search(r"jobs per worker: (.*?); backup copies sent (\d+), used (\d+)", proc.stderr)
+            for line in proc.stderr.splitlines():
+                if "worker timings" in line:
+                    print(f"  cluster-hetero: {line}", file=sys.stderr, flush=True)
             shares = dict((w.rsplit(" ", 1)[0], int(w.rsplit(" ", 1)[1])) for w in m.group(1).split(", ")) if m else {}
             shares = {**{f"cpu{k}": 0 for k in range(extra_workers)}, **shares}  # a worker with no job used: 0
             identical = not results or _same_file(out, work / "0.tsv")
