@@ -542,7 +542,7 @@ def test_a_slow_worker_gets_no_new_job_and_copies_go_to_the_fastest_idle_worker(
     stage.seconds = [0.1] * 20
     stage.timings = {"gpu": [0.1] * 20, "cpu0": [3.0], "cpu1": [5.0, 2.5, 6.0]}
     assert stage._slow() == {"cpu0", "cpu1"}
-    assert stage._placement() == {"workers": ["gpu", "new"], "allow_other_workers": True}
+    assert stage._placement() == {"workers": ["gpu", "new"], "allow_other_workers": False}
     assert stage._backup_worker(2.5) == "gpu"
     stage.client.jobs["gpu"] = ["job-4"]
     assert stage._backup_worker(2.5) == "new"
@@ -559,7 +559,7 @@ def test_a_slow_worker_gets_no_new_job_and_copies_go_to_the_fastest_idle_worker(
     stage.lower = {"cpu0": [2.4, 0.3], "gpu": [5.0]}
     assert stage._estimate("cpu0") == 2.4 and stage._estimate("gpu") == 0.1 and stage._estimate("new") is None
     assert stage._slow() == {"cpu0"}
-    assert stage._placement() == {"workers": ["cpu1", "gpu", "new"], "allow_other_workers": True}
+    assert stage._placement() == {"workers": ["cpu1", "gpu", "new"], "allow_other_workers": False}
     stage.lower = {}
     stage.client.jobs = {"gpu": [], "cpu0": []}
     stage.timings = {"gpu": [3.0], "cpu0": [4.0]}  # every worker slow: no restriction
