@@ -2170,13 +2170,13 @@ class _DaskProcesses:
             [sys.executable, "-P", "-m", "distributed.cli.dask_scheduler", "--scheduler-file", str(self.file),
              "--port", "0", "--no-dashboard"], env=env, stdout=self.log, stderr=subprocess.STDOUT)
 
-    def worker(self, name: str, **env: str) -> None:
-        """Start worker ``name`` (one thread, no memory limit) with ``env`` added to its environment."""
+    def worker(self, name: str, nthreads: int = 1, **env: str) -> None:
+        """Start worker ``name`` (``nthreads`` threads, no memory limit) with ``env`` added to its environment."""
         import subprocess
 
         self.procs[name] = subprocess.Popen(
             [sys.executable, "-P", "-m", "distributed.cli.dask_worker", "--scheduler-file", str(self.file), "--name",
-             name, "--nthreads", "1", "--memory-limit", "0", "--no-dashboard"], env=dict(self.env, **env),
+             name, "--nthreads", str(nthreads), "--memory-limit", "0", "--no-dashboard"], env=dict(self.env, **env),
             stdout=self.log, stderr=subprocess.STDOUT)
 
     def wait(self, count: int) -> str:
@@ -2301,6 +2301,9 @@ def _cluster_gpus_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--blast-files", type=int, default=16, help="BLAST query files (default 16)")
     p.add_argument("--blast-per-file", type=int, default=25, help="queries per BLAST file (default 25)")
     p.add_argument("--blast-set", default="10kb", help=f"BLAST query set ({', '.join(BLAST_SETS)}; default 10kb)")
+    p.add_argument("--worker-threads", type=int, default=2,
+                   help="threads of each GPU worker (default 2: a BLAST job on each of the GPU's two searchers)")
+    p.add_argument("--no-align", action="store_true", help="only the BLAST runs")
 
 
 @benchmark("cluster-gpus", "one dask worker per GPU (dask-cuda's convention) against the in-process pipeline on "
@@ -2327,7 +2330,7 @@ def bench_cluster_gpus(args: argparse.Namespace) -> Report:
         T, per = str(args.threads), str(max(1, args.threads // len(gpus)))
         gseek = [sys.executable, "-P", "-m", "gseek", "--quiet", "--device", args.device]
         dask = _DaskProcesses(work, env)
-        dask.worker(f"gpu{gpus[0]}", CUDA_VISIBLE_DEVICES=gpus[0])
+        dask.worker(f"gpu{gpus[0]}", args.worker_threads, CUDA_VISIBLE_DEVICES=gpus[0])
         address = dask.wait(1)
         align = ["pipeline", "--task", "align", "-t", str(db), "--mode", "local", "--score-only"]
         (work / "warm2.txt").write_text("".join(f"warm-q.fa\tw{k}.tsv\n" for k in range(len(gpus))))
@@ -2353,27 +2356,34 @@ def bench_cluster_gpus(args: argparse.Namespace) -> Report:
                 (["--gpus", gpu_list] if gpu_list and args.device != "cpu" else []) + \
                 (["--scheduler", address] if cluster else [])
 
-        harness.run_process(align_cmd(work / "warm-a", one, listing="warm-list.txt"), env=env)
-        harness.run_process(align_cmd(work / "warm-b", cluster=True, listing="warm-list.txt"), env=env)
-        def units(outdir: Path, sec: float) -> str:
-            return _gcups(cells, sec)
+        tables: list[str] = []
+        if args.no_align:  # every worker up before the BLAST runs
+            for g in gpus[1:]:
+                dask.worker(f"gpu{g}", args.worker_threads, CUDA_VISIBLE_DEVICES=g)
+            dask.wait(len(gpus))
+        else:
+            harness.run_process(align_cmd(work / "warm-a", one, listing="warm-list.txt"), env=env)
+            harness.run_process(align_cmd(work / "warm-b", cluster=True, listing="warm-list.txt"), env=env)
 
-        first = work / "a0"
-        run(f"in-process --gpus {one}", align_cmd(first, one), one, first, names, first, rows, results, units)
-        run(f"--scheduler: worker gpu{one} alone", align_cmd(work / "a1", cluster=True), one, work / "a1", names,
-            first, rows, results, units)
-        for g in gpus[1:]:
-            dask.worker(f"gpu{g}", CUDA_VISIBLE_DEVICES=g)
-        dask.wait(len(gpus))
-        harness.run_process(align_cmd(work / "warm-c", cluster=True, listing="warm2.txt", threads=per), env=env)
-        run(f"in-process --gpus {every}", align_cmd(work / "a2", every), every, work / "a2", names, first, rows,
-            results, units)
-        run(f"--scheduler: {len(gpus)} workers, one per GPU", align_cmd(work / "a3", cluster=True, threads=per), every,
-            work / "a3", names, first, rows, results, units)
-        tables = ["**Align** (`gseek pipeline --task align`, " + f"{args.files} files x {args.queries} queries vs "
-                  f"{data['targets']} targets, {cells:.3g} cells)\n\n" + markdown_table(
-                      ["command", "wall s", "CPU s", "GPU busy (each GPU used)", "GCUPS", "vs 1 GPU in-process",
-                       "output = first"], rows, align="lrrrrrl")]
+            def units(outdir: Path, sec: float) -> str:
+                return _gcups(cells, sec)
+
+            first = work / "a0"
+            run(f"in-process --gpus {one}", align_cmd(first, one), one, first, names, first, rows, results, units)
+            run(f"--scheduler: worker gpu{one} alone", align_cmd(work / "a1", cluster=True), one, work / "a1", names,
+                first, rows, results, units)
+            for g in gpus[1:]:
+                dask.worker(f"gpu{g}", args.worker_threads, CUDA_VISIBLE_DEVICES=g)
+            dask.wait(len(gpus))
+            harness.run_process(align_cmd(work / "warm-c", cluster=True, listing="warm2.txt", threads=per), env=env)
+            run(f"in-process --gpus {every}", align_cmd(work / "a2", every), every, work / "a2", names, first, rows,
+                results, units)
+            run(f"--scheduler: {len(gpus)} workers, one per GPU", align_cmd(work / "a3", cluster=True, threads=per),
+                every, work / "a3", names, first, rows, results, units)
+            tables += ["**Align** (`gseek pipeline --task align`, " + f"{args.files} files x {args.queries} queries vs "
+                      f"{data['targets']} targets, {cells:.3g} cells)\n\n" + markdown_table(
+                          ["command", "wall s", "CPU s", "GPU busy (each GPU used)", "GCUPS", "vs 1 GPU in-process",
+                           "output = first"], rows, align="lrrrrrl")]
         blast_results: list[dict] = []
         if args.blast_db:
             bwork = work / "blast"
@@ -2403,7 +2413,7 @@ def bench_cluster_gpus(args: argparse.Namespace) -> Report:
                 hsps)
             run(f"in-process --gpus {every}", blast_cmd(bwork / "b1", every), every, bwork / "b1", bnames, bfirst,
                 brows, blast_results, hsps)
-            run(f"--scheduler: {len(gpus)} workers, a query file per task", blast_cmd(bwork / "b2", cluster=True),
+            run(f"--scheduler: {len(gpus)} workers, a job per task", blast_cmd(bwork / "b2", cluster=True),
                 every, bwork / "b2", bnames, bfirst, brows, blast_results, hsps)
             run(f"--scheduler: {len(gpus)} workers, --split database", blast_cmd(bwork / "b3", cluster=True,
                                                                               split="database"),
@@ -2413,7 +2423,8 @@ def bench_cluster_gpus(args: argparse.Namespace) -> Report:
                           + markdown_table(["command", "wall s", "CPU s", "GPU busy (each GPU used)", "HSPs",
                                             "vs 1 GPU in-process", "output = first"], brows, align="lrrrrrl"))
         notes = [(f"a dask scheduler and one dask worker per GPU ({', '.join('gpu' + g for g in gpus)}: "
-                  "CUDA_VISIBLE_DEVICES=N, --nthreads 1, --memory-limit 0), started before the timed commands; "
+                  f"CUDA_VISIBLE_DEVICES=N, --nthreads {args.worker_threads}, --memory-limit 0), started before the "
+                  "timed commands; "
                   "untimed warm-ups (in-process and on the workers) first; each command timed whole, from process "
                   f"start; -p {T} in-process, -p {per} per worker with every worker (-p {T} with one); "
                   f"--device {args.device}"), GPU_BUSY_NOTE]

@@ -178,7 +178,8 @@ def _state(path: str) -> tuple:
 
 def runtime(spec: Any) -> tuple[Any, threading.Lock]:
     """The task ``spec`` builds, built once per process (the index loaded once per worker) and
-    kept while its source files are unchanged, with the lock that lets one call use it at a time."""
+    kept while its source files are unchanged, with the lock that lets one file task use it at a
+    time (job tasks take a free prelim stage instead: :func:`_free_stage`)."""
     paths = [spec.source, *(v for _, v in spec.options if isinstance(v, str) and os.path.exists(v))]
     try:
         key: Any = (hash(spec), spec)
@@ -210,10 +211,23 @@ def _fingerprint(spec: Any) -> str:
     return runtime(spec)[0].fingerprint()
 
 
+def _prelim_slots(task: Any) -> list[tuple[Any, threading.Lock]]:
+    """The task's prelim stages (one per mapper, aligner or searcher: two per GPU for the DP and
+    BLAST tasks, each on its own stream), each with a lock of its own, made once per runtime: a
+    worker with several threads runs that many jobs at once, each on a free stage."""
+    with _RUNTIMES_LOCK:
+        slots = task.__dict__.get("_cluster_slots")
+        if slots is None:
+            slots = task._cluster_slots = [(prelim, threading.Lock()) for prelim in task.prelims()]
+    return slots
+
+
 def _run_file(spec: Any, query: QueryFile, options: dict[str, Any]) -> FileResult:
     """One query file through the task's dispatcher on this worker (its output written in place)."""
     task, lock = runtime(spec)
-    with lock:
+    with lock, contextlib.ExitStack() as held:
+        for _, slot in _prelim_slots(task):  # the dispatcher uses every stage: no job task beside it
+            held.enter_context(slot)
         result, = task.dispatcher(**options).run([query])
     return FileResult(result.query, result.status, dict(result.counts), result.seconds, _portable(result.error))
 
@@ -234,12 +248,27 @@ class _FileFailure:
         self.error = _portable(error)
 
 
+def _free_stage(task: Any) -> tuple[Any, threading.Lock]:
+    """A prelim stage of the task and its lock, acquired: a free one, else the first to come free."""
+    slots = _prelim_slots(task)
+    for prelim, slot in slots:
+        if slot.acquire(blocking=False):
+            return prelim, slot
+    while True:
+        for prelim, slot in slots:
+            if slot.acquire(timeout=0.01):
+                return prelim, slot
+
+
 def _run_stages(spec: Any, payloads: list[Any]) -> Any:
     """Prelim and finalize of one job's payloads on this worker: its chunks (one per payload)."""
-    task, lock = runtime(spec)
+    task, _ = runtime(spec)
     try:
-        with lock:
-            partial = task.prelims()[0](_Payloads(payloads))
+        prelim, slot = _free_stage(task)
+        try:
+            partial = prelim(_Payloads(payloads))
+        finally:
+            slot.release()
         return task.finalize(partial)
     except task.file_errors as exc:
         return _FileFailure(exc)
@@ -251,9 +280,12 @@ def _run_shard(spec: Any, payloads: list[Any], keep_queries: bool) -> list[Any]:
     Sent back without the shard's text (the client formats with its own copy of the database)
     and, unless ``keep_queries``, without the query sequences (the first shard's serve all).
     """
-    task, lock = runtime(spec)
-    with lock:
-        partial = task.prelims()[0](_Payloads(payloads))
+    task, _ = runtime(spec)
+    prelim, slot = _free_stage(task)
+    try:
+        partial = prelim(_Payloads(payloads))
+    finally:
+        slot.release()
     empty = np.zeros(0, np.uint8)
     return [dataclasses.replace(hits, _ref=(), **({} if keep_queries else {"_query_codes": empty,
                                                                             "_query_offsets": empty}))

@@ -75,7 +75,7 @@ from gseek.index.format import sha256_file
 from gseek.seqio.atomic import check_output, remove_stale_temporaries
 from gseek.seqio import open_output
 
-from .cluster import ClusterFiles, cluster_spec, shard_dispatcher
+from .cluster import ClusterFiles, cluster_spec, remote_dispatcher, shard_dispatcher
 from .engine import FileResult, Progress, QueryFile, QueueBounds
 from .tasks import AlignTask, BlastTask, MapTask, TaskSpec
 
@@ -498,7 +498,7 @@ def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any,
     folder = out if client is None else out.absolute()  # a worker's working folder is not the client's
     for i, (query, name) in enumerate(entries):
         entries[i] = (dataclasses.replace(query, output=os.fspath(folder / name)), name)
-    shard_spec = None
+    shard_spec = job_spec = None
     try:
         if client is None:
             worker = task_cls(index, devices=devices, device=device if devices is None else None, threads=threads,
@@ -509,6 +509,11 @@ def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any,
             shard_spec = _cluster_task_spec(task_cls, index, devices, device, threads, command, task_options)
             worker = task_cls(index, device="cpu", threads=threads, command=command,
                               **{k: v for k, v in task_options.items() if k != "split"})
+        elif task_cls is BlastTask:
+            # BLAST query files are small and each job scans the whole database: jobs, not files,
+            # are the tasks, so a worker with two threads keeps both searchers of its GPU busy
+            job_spec = _cluster_task_spec(task_cls, index, devices, device, threads, command, task_options)
+            worker = task_cls(index, device="cpu", threads=threads, command=command, **task_options)
         else:  # the workers build the task (load the index); the first one says its fingerprint
             worker = ClusterFiles(client, _cluster_task_spec(task_cls, index, devices, device, threads, command,
                                                              task_options), log=None if quiet else sys.stderr)
@@ -549,6 +554,9 @@ def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any,
     elif shard_spec is not None:
         dispatcher = shard_dispatcher(client, worker, shard_spec, progress=recorder,
                                       log=None if quiet else sys.stderr, **options)
+    elif job_spec is not None:
+        dispatcher = remote_dispatcher(client, worker, job_spec, progress=recorder,
+                                       log=None if quiet else sys.stderr, **options)
     else:
         worker.options, worker.progress = options, recorder
         dispatcher = worker

@@ -311,16 +311,29 @@ def blast_data(data):
     return dict(root=root, index=index)
 
 
-def blast_runs(client, blast_data, tmp_path, **cluster_options):
-    """The list searched in one process (unsplit) and on the cluster with the database split."""
+def blast_runs(client, blast_data, tmp_path, split="database", **cluster_options):
+    """The list searched in one process (unsplit) and on the cluster (the database split, or jobs
+    of query batches as the tasks)."""
     options = dict(task="blastn", threads=1, progress=False, quiet=True, outfmt="7 std qseq sseq btop",
                    max_target_seqs=3, job_bytes=4000)
     local = run_pipeline(blast_data["root"] / "list.txt", blast_data["index"], tmp_path / "local", device="cpu",
                          **options)
     options.update(cluster_options)
     remote = run_pipeline(blast_data["root"] / "list.txt", blast_data["index"], tmp_path / "cluster", device="cpu",
-                          client=client, split="database", **options)
+                          client=client, split=split, **options)
     return local, remote
+
+
+def test_blast_jobs_on_a_cluster_write_the_one_process_bytes(client, blast_data, tmp_path):
+    """Without the database split, a BLAST job (a batch of queries), not a file, is a task: the
+    bytes of one process, the bad file alone failing, every job run once."""
+    local, remote = blast_runs(client, blast_data, tmp_path, split="queries")
+    assert [r.status for r in remote.files] == [r.status for r in local.files] == ["ok", "failed", "ok"]
+    for name in ("a.tsv", "b.tsv"):
+        assert (tmp_path / "cluster" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+    assert remote.stats["jobs_sent"] > 3 and sum(remote.stats["jobs_by_worker"].values()) == remote.stats["jobs_sent"]
+    no_temporaries(tmp_path / "cluster")
+    no_tasks_left(client)
 
 
 def test_blast_database_split_across_workers_writes_the_unsplit_bytes(client, blast_data, tmp_path):
@@ -382,6 +395,49 @@ def test_each_worker_builds_the_task_once(client, data, tmp_path):
     before = client.run(runtimes)
     cluster_pipeline(client, data, tmp_path / "b")
     assert client.run(runtimes) == before and all(len(ids) <= 1 for ids in before.values())
+
+
+def test_two_jobs_on_one_worker_run_at_once_on_different_stages():
+    """A worker with two threads runs two jobs at once, each on a free prelim stage (two searchers or
+    aligners of one GPU); a third waits for one to come free; a file task holds every stage."""
+    import threading
+
+    import gseek.pipeline.cluster as cluster_module
+
+    both = threading.Barrier(2, timeout=5)
+    used: list[int] = []
+
+    class Task:
+        def prelims(self):
+            return [lambda job, k=k: (used.append(k), both.wait()) for k in range(2)]
+
+    task = Task()
+    out: list = []
+
+    def job():
+        prelim, slot = cluster_module._free_stage(task)
+        try:
+            out.append(prelim(None))  # both jobs must be inside a stage for the barrier to open
+        finally:
+            slot.release()
+
+    threads = [threading.Thread(target=job) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(used) == [0, 1] and len(out) == 2
+    slots = cluster_module._prelim_slots(task)
+    assert slots is cluster_module._prelim_slots(task) and len(slots) == 2
+    for _, slot in slots:
+        slot.acquire()
+    waiting = threading.Thread(target=lambda: out.append(cluster_module._free_stage(task)))
+    waiting.start()
+    waiting.join(0.2)
+    assert waiting.is_alive()  # every stage taken: it waits
+    slots[1][1].release()
+    waiting.join(5)
+    assert not waiting.is_alive() and out[-1][1] is slots[1][1]
 
 
 def test_runtime_is_kept_per_spec_until_its_source_changes(data, tmp_path):
