@@ -634,7 +634,9 @@ def remote_dispatcher(client: Any, task: Any, spec: Any, *, slots: int | None = 
     ``task.open_output``'s sinks in input order, as a local run does; each
     job's prelim and finalize run on a worker, on the runtime ``spec`` builds
     there. ``slots`` jobs are on the cluster at a time (default: twice its
-    threads). File errors of a job come back as the local ones do.
+    threads). Small files are combined into one job unless the task says
+    ``combine = False`` (BLAST: a job per file at least, as in one process).
+    File errors of a job come back as the local ones do.
     """
     if slots is None:
         threads = sum(int(n) for n in client.nthreads().values())
@@ -643,7 +645,8 @@ def remote_dispatcher(client: Any, task: Any, spec: Any, *, slots: int | None = 
     if bounds is None:
         bounds = QueueBounds(query=2, job=slots, prelim=slots, result=2 * slots)
     dispatcher = _RemoteDispatcher(task.read, [stage] * slots, _chunks, task.open_output,
-                                   job_bytes=job_bytes or task.job_bytes, combine=True, bounds=bounds,
+                                   job_bytes=job_bytes or task.job_bytes, combine=getattr(task, "combine", True),
+                                   bounds=bounds,
                                    size=task.payload_bytes, file_errors=task.file_errors, **options)
     dispatcher.token, dispatcher.client, dispatcher.log, dispatcher.lost = stage.token, client, log, []
     dispatcher.stage = stage

@@ -332,6 +332,9 @@ def test_blast_jobs_on_a_cluster_write_the_one_process_bytes(client, blast_data,
     for name in ("a.tsv", "b.tsv"):
         assert (tmp_path / "cluster" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
     assert remote.stats["jobs_sent"] > 3 and sum(remote.stats["jobs_by_worker"].values()) == remote.stats["jobs_sent"]
+    # files are not combined into one job (one search: one searcher busy): each file its own job(s)
+    _, whole = blast_runs(client, blast_data, tmp_path / "big", split="queries", job_bytes=8 << 20)
+    assert whole.stats["jobs_sent"] == 2  # a.fa and b.fa (bad.fa fails as it is read)
     no_temporaries(tmp_path / "cluster")
     no_tasks_left(client)
 

@@ -137,6 +137,9 @@ class BlastTask:
     file_errors = (FastxError, OSError)
     #: Bytes of one query batch (job sizing).
     payload_bytes = staticmethod(batch_nbytes)
+    #: Small query files are not combined into one job (each job is one search of the database:
+    #: several jobs keep several searchers busy).
+    combine = False
 
     def __init__(self, index: Index | str | os.PathLike, task: str = "megablast", *, outfmt: str = "6",
                  devices: Sequence[str | Backend] | None = None, device: str | Backend | None = None,
@@ -227,7 +230,7 @@ class BlastTask:
         if options.get("job_bytes") is None:
             options["job_bytes"] = self.job_bytes
         return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=self.payload_bytes,
-                          combine=False, file_errors=self.file_errors, **options)
+                          combine=self.combine, file_errors=self.file_errors, **options)
 
 
 def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | list[str | os.PathLike],
