@@ -393,6 +393,10 @@ def run_pipeline(
             ``max_inflight_bytes`` tune each worker's engine; ``devices``
             or ``device`` (other than ``auto``) name the workers' device,
             else each takes its GPU if it has one (``docs/cluster.md``).
+            ``megablast``/``blastn``: each job (a batch of queries) is a
+            task and this process writes the outputs; with ``split="database"``
+            each worker searches one shard of the database and this process
+            merges the hits.
         **task_options: the task's options (mapping: ``mismatches``,
             ``max_alignments``, ``report_all``, ``max_hits``, ``norc``, ``nofw``,
             ``xa_limit``, ``no_unal``, ``cigar_eq``, ``min_piece``; align: the
