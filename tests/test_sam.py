@@ -530,6 +530,75 @@ def test_sorted_bam_equals_samtools_sort_of_the_sam_and_is_indexed(genome, mappe
     assert region == overlapping and len(region) > 3
 
 
+def _tied_records(seed: int, n: int, names: list[str]) -> list[str]:
+    """``n`` SAM records with many equal keys: few positions, both strands, unplaced ones."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i in range(n):
+        placed = rng.random() < 0.9
+        rname = names[rng.integers(len(names))] if placed else "*"
+        pos = int(rng.integers(1, 6)) if placed else 0
+        flag = (16 if rng.random() < 0.5 else 0) if placed else 4
+        lines.append(f"r{i}\t{flag}\t{rname}\t{pos}\t{60 if placed else 0}\t{'4M' if placed else '*'}\t*\t0\t0"
+                     f"\tACGT\tIIII\n")
+    return lines
+
+
+@pytest.mark.parametrize("fmt", ["bam", "cram"])
+def test_sorting_in_memory_writes_what_samtools_sort_writes(genome, tmp_path, fmt, monkeypatch):
+    """Sorted output held in memory and sent through ``samtools view`` is byte for
+    byte what ``samtools sort`` writes (output and index), also when the memory
+    limit is passed half-way (the rest goes to samtools sort) and at another
+    compression level; the order is the slow reference's (ties keep their order)."""
+    import pysam
+
+    from gseek.output.bam import INDEX_SUFFIX, HtslibWriter
+
+    contigs, _, where = genome
+    order = list(range(len(contigs)))[::-1]  # header order is not name order
+    names = [f"chr{i}" for i in order]
+    header = pysam.AlignmentHeader.from_dict({"HD": {"VN": "1.6", "SO": "unsorted"},
+                                              "SQ": [{"SN": f"chr{i}", "LN": len(contigs[i])} for i in order]})
+    lines = _tied_records(5, 3000, names)
+    chunks = ["".join(lines[i:i + 700]) for i in range(0, len(lines), 700)]
+
+    def write(name, **options):
+        out = tmp_path / name
+        with HtslibWriter(out, header, fmt, sort=True, reference=where / "g.fa", threads=2, **options) as w:
+            for chunk in chunks:
+                w.write(chunk)
+        return out.read_bytes(), (tmp_path / (name + INDEX_SUFFIX[fmt])).read_bytes()
+
+    spills = []
+    monkeypatch.setattr(HtslibWriter, "_spill", lambda self, spill=HtslibWriter._spill: (spills.append(
+        self._held.size), spill(self)))
+    want = write(f"s.{fmt}", sort_memory=0)  # samtools sort
+    assert write(f"m.{fmt}") == want and spills == []  # in memory
+    assert write(f"h.{fmt}", sort_memory=len(chunks[0] + chunks[1]) // 2 + 1) == want  # 2 threads: spilled after two writes
+    assert spills == [len(chunks[0]) + len(chunks[1])]
+    assert write(f"l.{fmt}", level=1) == write(f"sl.{fmt}", level=1, sort_memory=0)
+    got = [r.to_string() for r in pysam.AlignmentFile(str(tmp_path / f"m.{fmt}"),
+                                                      reference_filename=str(where / "g.fa"))]
+    assert [x.split("\t")[0] for x in got] == [x.split("\t")[0] for x in reference_sam.coordinate_order(lines, names)]
+
+
+def test_sorted_text_keys_every_line_or_none(genome):
+    """The key parser takes whole SAM lines; a line it cannot key (a field missing, a
+    number out of range, a name not in the header) leaves nothing held, so the writer
+    hands everything to samtools sort, whose error names the line."""
+    from gseek.output.bam import SortedText
+
+    held = SortedText(["c1", "c2"])
+    good = b"a\t0\tc2\t7\t*\nb\t16\tc1\t7\t*\n"
+    for bad in (b"x\t0\tc3\t1\t*\n", b"x\tA\tc1\t1\t*\n", b"x\t0\tc1\n", b"x\t0\tc1\t99999999999999\t*\n",
+                b"x\t0\t\t1\t*\n", b"x\t0\tc\t1\t*\n"):
+        assert not held.add(good + bad) and held.size == 0, bad
+    assert held.add(good) and held.size == len(good)
+    assert bytes(held.text()) == good
+    assert b"".join(held.sorted_slices()) == b"b\t16\tc1\t7\t*\na\t0\tc2\t7\t*\n"
+    assert SortedText(["a", "a"]).unique is False
+
+
 def test_bam_threads_give_the_same_records(genome, mapped_sam, tmp_path):
     """htslib's threads (``-p``) compress, sort and index: the records do not change."""
     _, index, _ = genome
