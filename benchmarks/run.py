@@ -839,8 +839,7 @@ def bench_map_pairs(args: argparse.Namespace) -> Report:
 
 #: Output kinds of ``map-bam``: name -> (file suffix, extra gseek options).
 BAM_FORMATS = {"sam": (".sam", []), "bam": (".bam", []), "bam-unsorted": (".bam", ["--no-sort"]),
-               "sam.gz": (".sam.gz", []), "bam-l6": (".bam", ["--compression-level", "6"]),
-               "bam-samtools-sort": (".bam", ["--sort-memory", "0"])}
+               "sam.gz": (".sam.gz", []), "bam-l6": (".bam", ["--compression-level", "6"])}
 
 
 def _bam_options(p: argparse.ArgumentParser) -> None:
@@ -862,20 +861,6 @@ def _samtools(args: list[str], env: dict[str, str]) -> str:
     if proc.returncode:
         raise RuntimeError(f"samtools {shlex.join(args)} exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
     return proc.stdout
-
-
-def _records_digest(bam: Path, env: dict[str, str]) -> str:
-    """SHA-256 of ``samtools view`` of a BAM (its records as text, in file order; no header)."""
-    import hashlib
-    import subprocess
-
-    digest = hashlib.sha256()
-    with subprocess.Popen(["samtools", "view", "-@", "4", str(bam)], env=env, stdout=subprocess.PIPE) as proc:
-        while chunk := proc.stdout.read(1 << 24):
-            digest.update(chunk)
-    if proc.returncode:
-        raise RuntimeError(f"samtools view {bam} exited {proc.returncode}")
-    return digest.hexdigest()
 
 
 def _check_bam(bam: Path, sam_records: int, region: tuple[str, int, int], sam: Path | None, sorted_: bool,
@@ -973,9 +958,7 @@ def bench_map_bam(args: argparse.Namespace) -> Report:
                     size = out.stat().st_size
                     stamps = {m.group(2): float(m.group(1)) for m in re.finditer(
                         r"\[gseek trace\] ([0-9.]+) (bam [a-z ]+?) \d*$", proc.stderr, re.M)}
-                    # after the last record: from the in-memory sort's start, or the text's end into samtools sort
-                    last = stamps.get("bam sort start", stamps.get("bam text end"))
-                    tail = stamps["bam child done"] - last if "bam child done" in stamps and last else None
+                    tail = stamps["bam child done"] - stamps["bam text end"] if len(stamps) == 3 else None
                     print(f"  map-bam: ... {proc.seconds:.2f} s, {size / 2**20:,.0f} MiB"
                           + (f", samtools after the last record {tail:.2f} s" if tail is not None else ""),
                           file=sys.stderr, flush=True)
@@ -993,12 +976,8 @@ def bench_map_bam(args: argparse.Namespace) -> Report:
                 sam_records = (int(_samtools(["view", "-c", str(sam)], env)) if sam else args.reads)
                 for fmt, out in kept.items():
                     if fmt.startswith("bam"):
-                        checks[fmt] = _check_bam(out, sam_records, region, sam, fmt != "bam-unsorted", env)
+                        checks[fmt] = _check_bam(out, sam_records, region, sam, fmt in ("bam", "bam-l6"), env)
                 print(f"  map-bam: samtools checks in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
-            if samtools and "bam" in kept and "bam-samtools-sort" in kept:  # the two routes of a sorted BAM
-                digests = [_records_digest(kept[f], env) for f in ("bam", "bam-samtools-sort")]
-                summary.append(f"{device}: records of bam and bam-samtools-sort "
-                               + ("identical, in the same order" if digests[0] == digests[1] else "DIFFER"))
             for out in kept.values():
                 out.unlink()
                 Path(str(out) + ".bai").unlink(missing_ok=True)
@@ -1033,8 +1012,6 @@ def bench_map_bam(args: argparse.Namespace) -> Report:
             "start; index built beforehand; each round runs the formats in the order shown; time / SAM's = best "
             "over best"),
             ("BAM: coordinate-sorted and indexed by gseek (the .bai written beside it); bam-unsorted = --no-sort; "
-            "bam-samtools-sort = --sort-memory 0 (the records stream into samtools sort instead of being sorted in "
-            "memory); "
             "checks: samtools quickcheck, view -c equal to the SAM's records, @HD SO, the .bai, idxstats total, "
             "view -c of a region against samtools view -c -e (same region) on the SAM"),
         ]

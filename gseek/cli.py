@@ -242,33 +242,13 @@ def _blast_options(func=None, *, outfmt: bool = True):
     return wrapper
 
 
-SAM_OPTIONS = ("sort", "compression_level", "sort_memory", "reference", "rg_id", "rg_fields", "rg_line")
-
-
-class _ByteSize(click.ParamType):
-    """A size in bytes with samtools' suffixes: ``768M``, ``2G``, ``500K``, ``1000``."""
-
-    name = "SIZE"
-    _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            return value
-        text = str(value).strip().upper().removesuffix("B")
-        number, unit = (text[:-1], text[-1]) if text[-1:] in self._UNITS else (text, "")
-        try:
-            size = float(number) * self._UNITS[unit]
-        except ValueError:
-            self.fail(f"{value!r} is not a size (e.g. 768M, 2G)", param, ctx)
-        if size < 0:
-            self.fail(f"{value!r}: a size is 0 or more", param, ctx)
-        return int(size)
+SAM_OPTIONS = ("sort", "compression_level", "reference", "rg_id", "rg_fields", "rg_line")
 
 
 def _sam_options(func):
     """The SAM/BAM/CRAM output options shared by ``search`` and ``pipeline --task
     map``, collected into one ``sam_options`` dict (``sort``, ``compression_level``,
-    ``sort_memory``, ``reference``, ``read_group``) of :func:`~gseek.pipeline.map_files` arguments; a
+    ``reference``, ``read_group``) of :func:`~gseek.pipeline.map_files` arguments; a
     mistake in them is a usage error (exit 2)."""
     options = [
         click.option("--sort/--no-sort", default=None,
@@ -277,9 +257,6 @@ def _sam_options(func):
         click.option("--compression-level", type=click.IntRange(0, 9), default=None, metavar="0-9",
                      help="map: zlib level of a .bam/.cram/.sam.gz output, as samtools' -l (0: none, 9: smallest) "
                           "[samtools' default, 6]."),
-        click.option("--sort-memory", type=_ByteSize(), default=None,
-                     help="map: record text a sorted .bam/.cram holds in memory, a thread, as samtools sort's -m "
-                          "(K/M/G); past it the records go to samtools sort, 0: always [768M]."),
         click.option("--reference", metavar="FASTA",
                      help="map: the reference FASTA a .cram output is encoded against (required for .cram)."),
         click.option("--rg-id", metavar="ID",
@@ -306,7 +283,7 @@ def _sam_options(func):
         except OptionError as exc:
             raise click.UsageError(str(exc)) from None
         sam_options = {"sort": v["sort"], "compression_level": v["compression_level"], "reference": v["reference"],
-                       "read_group": group, "sort_memory": v["sort_memory"]}
+                       "read_group": group}
         return func(sam_options=sam_options, **kwargs)
 
     for option in reversed(options):

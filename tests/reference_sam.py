@@ -164,21 +164,3 @@ def format_mapping(result, batch, reference, *, no_unal: bool = False, cigar_eq:
 
 
 _cigar_eq = cigar_eq
-
-
-def coordinate_order(lines: list[str], names: list[str]) -> list[str]:
-    """``lines`` (SAM records) in samtools sort's coordinate order, as its manual and
-    ``bam1_cmp_core`` state it: by reference (in header order; RNAME ``*`` after every
-    reference), then POS, then forward before reverse strand; equal keys keep their
-    order (Python's sort is stable).
-
-    >>> coordinate_order(["a\\t16\\tc\\t3", "b\\t0\\t*\\t0", "c\\t0\\tc\\t3", "d\\t0\\tz\\t9"], ["z", "c"])
-    ['d\\t0\\tz\\t9', 'c\\t0\\tc\\t3', 'a\\t16\\tc\\t3', 'b\\t0\\t*\\t0']
-    """
-    number = {name: i for i, name in enumerate(names)}
-
-    def key(line: str) -> tuple[int, int, int]:
-        _, flag, rname, pos = line.split("\t")[:4]
-        return number.get(rname, len(names)), int(pos), (int(flag) >> 4) & 1
-
-    return sorted(lines, key=key)

@@ -43,7 +43,7 @@ from gseek.seqio import SequenceBatch, open_output
 from gseek.seqio.atomic import STDOUT, is_special
 
 from . import sam_records
-from .bam import INDEX_SUFFIX, HtslibWriter, header_bytes
+from .bam import INDEX_SUFFIX, HtslibWriter
 from .bgzf import BgzfWriter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -299,9 +299,7 @@ class SamWriter:
     coordinate-sorted and indexed unless ``sort`` is False
     (:func:`check_sam_output`); ``reference``: the FASTA a CRAM is encoded
     against; ``threads``: htslib's threads; ``compression_level``: zlib's level of a BAM, CRAM or
-    ``.sam.gz`` (None: samtools' default, 6); ``sort_memory``: bytes of record text a sorted
-    output holds in memory, a thread, as samtools sort's ``-m`` (None: 768 MiB; 0: sorted by
-    samtools sort). A header with one ``@RG`` line
+    ``.sam.gz`` (None: samtools' default, 6). A header with one ``@RG`` line
     (:func:`sam_header`'s ``read_group``) tags every record ``RG:Z:ID``
     (appended to each line as it is written). Errors name ``path``, never a
     temporary name.
@@ -309,7 +307,7 @@ class SamWriter:
 
     def __init__(self, path: str | os.PathLike, header: dict, *, sort: bool | None = None,
                  compression_level: int | None = None, reference: str | os.PathLike | None = None,
-                 threads: int | None = None, sort_memory: int | None = None) -> None:
+                 threads: int | None = None) -> None:
         self.header = pysam.AlignmentHeader.from_dict(header)
         self.records = 0
         self.path = Path(path)
@@ -322,7 +320,7 @@ class SamWriter:
         self._bgzf = self._htslib = None
         if self.format in SORTED_FORMATS:
             self._htslib = HtslibWriter(path, self.header, self.format, sort=self.sorted, reference=reference,
-                                        threads=threads, level=compression_level, sort_memory=sort_memory)
+                                        threads=threads, level=compression_level)
             return
         self._target = open_output(path, "wb", compress=False)
         self._out = self._target.__enter__()
@@ -330,7 +328,7 @@ class SamWriter:
             self._bgzf = self._out = BgzfWriter(self._out) if compression_level is None else \
                 BgzfWriter(self._out, int(compression_level))
         try:
-            self._write(header_bytes(self.header))
+            self._write(_header_bytes(str(self.header)))
         except BaseException:
             self._close(*sys.exc_info())
             raise
@@ -391,6 +389,13 @@ def _append_to_lines(text: str | bytes | np.ndarray, suffix: np.ndarray) -> np.n
 
 
 # --------------------------------------------------------------------------- records
+
+def _header_bytes(text: str) -> bytes:
+    """The header as bytes: names latin-1 (byte for byte as read, as in the records),
+    the ``@PG`` lines UTF-8 (the command line may hold any character)."""
+    return b"".join(line.encode("utf-8") if line.startswith("@PG") else line.encode("latin-1")
+                    for line in text.splitlines(keepends=True))
+
 
 def _joined(texts) -> tuple[np.ndarray, np.ndarray]:
     """Strings as latin-1 bytes + offsets (the ``SequenceBatch.names`` layout)."""

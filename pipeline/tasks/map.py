@@ -199,7 +199,7 @@ class MapTask:
         command: SAM ``@PG CL``.
         no_unal, cigar_eq, phred64, trim5, trim3, skip, upto, un, al: as
             :func:`map_files`.
-        read_group, sort, compression_level, sort_memory, reference: as :func:`map_files` (the format of
+        read_group, sort, compression_level, reference: as :func:`map_files` (the format of
             each output is its name's, :func:`~gseek.output.sam.check_sam_output`).
         interleaved: every one-file query holds mate 1 and mate 2 of each pair
             one after the other (paired-end reads).
@@ -238,7 +238,6 @@ class MapTask:
         read_group: dict[str, str] | Sequence[tuple[str, str]] | None = None,
         sort: bool | None = None,
         compression_level: int | None = None,
-        sort_memory: int | None = None,
         reference: str | os.PathLike | None = None,
         interleaved: bool = False,
         minins: int = DEFAULT_MININS,
@@ -251,8 +250,6 @@ class MapTask:
         reads = check_read_options(phred64=phred64, trim5=trim5, trim3=trim3, skip=skip, upto=upto)
         if compression_level is not None and not 0 <= int(compression_level) <= 9:
             raise OptionError(f"compression level must be 0 to 9, not {compression_level}")
-        if sort_memory is not None and int(sort_memory) < 0:
-            raise OptionError(f"sort memory must be 0 or more bytes, not {sort_memory}")
         outs = {k: os.fspath(v) for k, v in dict(un=un, al=al).items() if v is not None}
         pairs = PairOptions(minins, maxins, orientation)
         paired: dict[str, Any] = {}
@@ -315,7 +312,7 @@ class MapTask:
         self.pairs, self.interleaved = pairs, bool(interleaved)
         #: How each output is written (:class:`~gseek.output.sam.SamWriter` options).
         self.writer_options = {"sort": sort, "compression_level": compression_level, "reference": self.reference,
-                               "threads": threads, "sort_memory": sort_memory}
+                               "threads": threads}
         self.header = sam_header(index.contigs.names, index.contigs.lengths, command=command,
                                  backend=self.mappers[0].backend.describe(), read_group=self.read_group)
 
@@ -596,7 +593,6 @@ def map_files(
     read_group: dict[str, str] | Sequence[tuple[str, str]] | None = None,
     sort: bool | None = None,
     compression_level: int | None = None,
-    sort_memory: int | None = None,
     reference: str | os.PathLike | None = None,
     mate2: str | os.PathLike | None = None,
     interleaved: bool = False,
@@ -657,9 +653,6 @@ def map_files(
             such a file; :func:`~gseek.output.sam.check_sam_output`).
         compression_level: zlib level (0-9) of a BAM, CRAM or ``.sam.gz`` output, as samtools'
             ``-l`` (None: samtools' default, 6).
-        sort_memory: bytes of record text a sorted output holds in memory, a thread, as
-            samtools sort's ``-m`` (None: 768 MiB; 0: sorted by samtools sort); past it the
-            records go to ``samtools sort``. The output's bytes do not depend on it.
         reference: the FASTA a CRAM output is encoded against (required for ``*.cram``).
         mate2: paired-end reads: ``reads`` is the mate 1 file, this the mate 2
             file (bowtie's ``-1``/``-2``), read side by side; records per pair
@@ -723,7 +716,7 @@ def map_files(
     task = MapTask(index, mismatches, devices=devices, device=device, threads=threads, command=command,
                    no_unal=no_unal, cigar_eq=cigar_eq, phred64=phred64, trim5=trim5, trim3=trim3, skip=skip,
                    upto=upto, un=un, al=al, read_group=read_group, sort=sort, compression_level=compression_level,
-                   sort_memory=sort_memory, reference=reference, interleaved=interleaved, minins=minins, maxins=maxins, orientation=orientation,
+                   reference=reference, interleaved=interleaved, minins=minins, maxins=maxins, orientation=orientation,
                    **mapper_options)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output), paired=mate2 is not None)
     dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or task.job_bytes, bounds=bounds,
