@@ -196,6 +196,30 @@ def test_extension_launch_size_changes_nothing(lambda_text, pairs, cpu_lines, mo
     assert _lines(BlastSearcher(lambda_text, task="blastn", device="cpu").search(pairs)) == whole
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("task", ["blastn", "megablast"])
+@pytest.mark.parametrize("min_extent", [1, 200])
+def test_long_extensions_on_the_host_change_nothing(lambda_text, pairs, cpu_lines, monkeypatch, task, min_extent,
+                                                     device):
+    """The longest gapped extensions done on the host's cores beside the launch of the others (what a
+    GPU searcher does; on the CPU both sides are the CPU), in launches of 5 seeds: the same lines,
+    both passes split (the host's share is asserted non-empty and not everything)."""
+    import gseek.blast.searcher as searcher_module
+    from gseek.backend import get_backend
+
+    whole = cpu_lines(f"search_{task}")
+    monkeypatch.setattr(searcher_module, "_EXTEND_CHUNK", 5)
+    monkeypatch.setattr(searcher_module, "_HOST_MIN_EXTENT", min_extent)
+    monkeypatch.setattr(searcher_module, "_HOST_SPEEDUP", {True: 2.0, False: 2.0})
+    shares = []
+    share = searcher_module._host_share
+    monkeypatch.setattr(searcher_module, "_host_share", lambda *a: shares.append(share(*a)) or shares[-1])
+    searcher = BlastSearcher(lambda_text, task=task, device=device)
+    searcher.host = get_backend("cpu", 2)
+    assert _lines(searcher.search(pairs)) == whole
+    assert any(0 < s.sum() < s.size for s in shares) and len(shares) >= 2
+
+
 @pytest.fixture(scope="module")
 def host_cuda(tmp_path_factory):
     return host_cuda_build(tmp_path_factory.mktemp("hostblastsearch"), [kblast, kdp])

@@ -22,8 +22,9 @@ BlastSearcher(BlastOptions(task='megablast'), device='cpu')
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import concurrent.futures
 import os
+from collections.abc import Iterable
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +33,7 @@ import numba
 import numpy as np
 
 from gseek import ragged
-from gseek.backend import Backend, get_backend
+from gseek.backend import Backend, get_backend, numba_guard
 from gseek.dp.scoring import Scoring
 from gseek.dp.xdrop import xdrop_gapped
 from gseek.errors import OptionError
@@ -62,6 +63,15 @@ _WINDOW_MARGIN = 512
 _EXTEND_CHUNK = 1 << 16
 #: Diagonals from an HSP's within which a seed counts as on its path.
 _DIAG_NEAR = 50
+#: On a GPU, one thread extends one seed, so a launch lasts as long as its longest extension; the
+#: longest extensions go to the host's cores instead (the Numba twin: the same results), beside the
+#: launch of the others, while the host's share of the work (their summed expected extent over its
+#: cores, at the speed below) is less than the launch's (its longest expected extent). Measured
+#: (``benchmarks/RESULTS.md``, issue 16): a 10 kb alignment takes one GPU thread ~1.2 s with
+#: trace-back, ~20-40 ms score only; one host core 12 ms and 4.5 ms. Extents under the minimum stay
+#: on the GPU (a host pass costs more than it saves there).
+_HOST_SPEEDUP = {True: 64.0, False: 4.0}
+_HOST_MIN_EXTENT = 1000
 
 
 @dataclass(frozen=True, eq=False)
@@ -151,6 +161,8 @@ class BlastSearcher:
         if shard is not None:
             self.ref = self.ref.shard(*shard)
         self.backend = get_backend(device, threads)
+        #: The host's cores, where a GPU searcher's longest gapped extensions go (None: a CPU searcher).
+        self.host = None if self.backend.name != "gpu" else get_backend("cpu", threads)
         # statistics: the whole database's (a shard's search spaces are the whole search's)
         self.db_length = self.ref.db_bases
         self.db_sequences = self.ref.db_sequences
@@ -381,37 +393,61 @@ class BlastSearcher:
 
         On a GPU one thread extends one seed and a launch lasts as long as its longest extension:
         the seeds go to the launches longest expected extent first (the span, else the query's
-        length), so the few long alignments share one launch instead of slowing every one. Each
-        seed's result is its own, so the order changes nothing but the time."""
+        length), so the few long alignments share one launch instead of slowing every one, and the
+        longest of all go to the host's cores beside the launches (:func:`_host_share`). Each
+        seed's result is its own, so neither the order nor the place changes anything but the time."""
+        expect = (span[1] - span[0]) if span is not None else (seq_off[seq + 1] - seq_off[seq])
+        on_host = None if self.host is None else _host_share(expect, self.host.threads, _HOST_SPEEDUP[traceback])
+        if on_host is None or not on_host.any():
+            return self._extend_on(self.backend, scoring, xdrop, qs.codes, seq_off, seq, contig, mq, ms, traceback,
+                                   span, margin, expect)
+        parts, picks = [], [np.flatnonzero(on_host), np.flatnonzero(~on_host)]
+
+        def run(backend, i, codes):
+            return self._extend_on(backend, scoring, xdrop, codes, seq_off, seq[i], contig[i], mq[i], ms[i],
+                                   traceback, None if span is None else (span[0][i], span[1][i]), margin, expect[i])
+
+        def on_cpu():
+            with numba_guard():
+                return run(self.host, picks[0], np.ascontiguousarray(seq_codes, np.uint8))
+
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            host = pool.submit(on_cpu)
+            parts = [run(self.backend, picks[1], qs.codes) if picks[1].size else None]
+            parts.insert(0, host.result())
+        return _merge_extensions([p for p in parts if p is not None], [i for i in picks if i.size], int(seq.size),
+                                 traceback)
+
+    def _extend_on(self, backend: Backend, scoring: Scoring, xdrop: int, query_codes, seq_off, seq, contig, mq, ms,
+                   traceback: bool, span: tuple[np.ndarray, np.ndarray] | None, margin: int, expect: np.ndarray):
+        """:meth:`_extend`'s seeds on ``backend`` (``query_codes``: the batch's codes there), longest
+        expected extent (``expect``) first."""
         n = int(seq.size)
         if n <= _EXTEND_CHUNK:
-            return self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq, contig, mq, ms, traceback, span,
-                                      margin)
-        expect = (span[1] - span[0]) if span is not None else (seq_off[seq + 1] - seq_off[seq])
+            return self._extend_chunk(scoring, xdrop, query_codes, seq_off, seq, contig, mq, ms, traceback, span,
+                                      margin, backend)
         order = np.argsort(-expect, kind="stable")
-        parts = []
+        parts, picks = [], []
         for a in range(0, n, _EXTEND_CHUNK):
             i = order[a:a + _EXTEND_CHUNK]
-            parts.append(self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq[i], contig[i], mq[i], ms[i],
-                                            traceback, None if span is None else (span[0][i], span[1][i]), margin))
-        back = np.empty(n, np.int64)
-        back[order] = np.arange(n)
-        out = {k: np.concatenate([p[k] for p in parts])[back] for k in parts[0] if k not in ("cigar", "cigar_offsets")}
-        if traceback:
-            data, offs = ragged.concat([(p["cigar"], p["cigar_offsets"]) for p in parts])
-            out["cigar"], out["cigar_offsets"] = ragged.gather(data, offs, back)
-        return out
+            picks.append(i)
+            parts.append(self._extend_chunk(scoring, xdrop, query_codes, seq_off, seq[i], contig[i], mq[i], ms[i],
+                                            traceback, None if span is None else (span[0][i], span[1][i]), margin,
+                                            backend))
+        return _merge_extensions(parts, picks, n, traceback)
 
-    def _extend_chunk(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms,
-                      traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None, margin: int = 512):
-        """Gapped X-drop extension (with trace-back) from seed points (global query and text positions).
+    def _extend_chunk(self, scoring: Scoring, xdrop: int, query_codes, seq_off, seq, contig, mq, ms,
+                      traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None, margin: int = 512,
+                      backend: Backend | None = None):
+        """Gapped X-drop extension (with trace-back) from seed points (global query and text positions),
+        on ``backend`` (None: the searcher's), ``query_codes`` the batch's codes there.
 
         The subject is read from a window of the text: with ``span`` (text extents the HSPs are
         expected to cover: the ungapped HSP, the score-only HSP), that extent and ``margin`` bases
         each side; an extension that ends closer than half the
         margin to a window edge that is not its contig's is done again with the whole window
         (the query's reach, as without ``span``), so a window never cuts an alignment short."""
-        ref, backend = self.ref, self.backend
+        ref, backend = self.ref, backend or self.backend
         qa, qb = seq_off[seq], seq_off[seq + 1]
         ca, cb = ref.contig_offsets[contig], ref.contig_offsets[contig + 1]
         if span is None:
@@ -422,7 +458,7 @@ class BlastSearcher:
             t_lo = np.maximum(ca, np.minimum(span[0], ms) - margin)
             t_hi = np.minimum(cb, np.maximum(span[1], ms + 1) + margin)
         windows, w_off = unpack_ranges(backend, ref, t_lo, t_hi - t_lo)
-        codes = backend.xp.concatenate([qs.codes, windows])
+        codes = backend.xp.concatenate([query_codes, windows])
         n_q = int(seq_off[-1])
         r = xdrop_gapped(backend, codes, qa, (qb - qa).astype(np.int32), n_q + w_off[:-1],
                          (t_hi - t_lo).astype(np.int32), (mq - qa).astype(np.int32), (ms - t_lo).astype(np.int32),
@@ -439,8 +475,8 @@ class BlastSearcher:
             redo = np.flatnonzero(((t_lo > ca) & (out["s_start"] - t_lo < near)) |
                                   ((t_hi < cb) & (t_hi - out["s_end"] < near)))
             if redo.size:
-                again = self._extend_chunk(scoring, xdrop, qs, seq_codes, seq_off, seq[redo], contig[redo],
-                                           mq[redo], ms[redo], traceback=traceback)
+                again = self._extend_chunk(scoring, xdrop, query_codes, seq_off, seq[redo], contig[redo],
+                                           mq[redo], ms[redo], traceback=traceback, backend=backend)
                 for k, v in out.items():
                     if k not in ("cigar", "cigar_offsets"):
                         v[redo] = again[k]
@@ -515,6 +551,39 @@ class _Clock:
         now = time.perf_counter()
         self.timings[stage] = self.timings.get(stage, 0.0) + now - self.last
         self.last = now
+
+
+def _host_share(expect: np.ndarray, cores: int, speedup: float) -> np.ndarray:
+    """Which extensions go to the host's ``cores``: the longest expected extents (at least
+    :data:`_HOST_MIN_EXTENT`), as many as keep the host's share of the work (their summed extent
+    over ``cores`` × ``speedup``, a host core's speed over a GPU thread's) within the launch's (the
+    longest extent left to it). Both grow and shrink monotonically: the longest k that fit.
+
+    >>> _host_share(np.array([100, 9000, 8000, 50, 7000]), 2, 1.0).tolist()  # 9000/2 <= 8000; 17000/2 > 7000
+    [False, True, False, False, False]
+    """
+    order = np.argsort(-expect, kind="stable")
+    e = np.asarray(expect, np.float64)[order]
+    host = np.cumsum(e) / (cores * speedup)
+    launch = np.append(e[1:], 0.0)
+    k = int(np.argmin((host <= launch) & (e >= _HOST_MIN_EXTENT))) if e.size else 0  # (the last never fits)
+    mask = np.zeros(e.size, bool)
+    mask[order[:k]] = True
+    return mask
+
+
+def _merge_extensions(parts: list[dict], picks: list[np.ndarray], n: int, traceback: bool) -> dict[str, np.ndarray]:
+    """The results of extensions done in parts (part j holds seeds ``picks[j]``), in seed order."""
+    if len(parts) == 1 and picks[0].size == n and np.array_equal(picks[0], np.arange(n)):
+        return parts[0]
+    order = np.concatenate(picks)
+    back = np.empty(n, np.int64)
+    back[order] = np.arange(n)
+    out = {k: np.concatenate([p[k] for p in parts])[back] for k in parts[0] if k not in ("cigar", "cigar_offsets")}
+    if traceback:
+        data, offs = ragged.concat([(p["cigar"], p["cigar_offsets"]) for p in parts])
+        out["cigar"], out["cigar_offsets"] = ragged.gather(data, offs, back)
+    return out
 
 
 def _empty_hsps() -> dict[str, np.ndarray]:
