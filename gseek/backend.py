@@ -166,6 +166,7 @@ class GpuBackend(Backend):
             raise BackendError(f"CUDA device {device_id} not found ({count} device(s))")
         if block_size < 32 or block_size > 1024 or block_size % 32:
             raise BackendError(f"block_size must be a multiple of 32 in 32..1024, not {block_size}")
+        _start_late_imports()
         self.cupy = cupy
         self.xp = cupy
         self.device_id = int(device_id)
@@ -303,6 +304,33 @@ def get_backend(device: str = "auto", threads: int | None = None, **gpu_options:
             raise BackendError("GPU requested but GSEEK_DISABLE_GPU is set")
         return GpuBackend(ordinal, **gpu_options)
     raise BackendError(f"unknown device {device!r} (expected auto, cpu, gpu or gpu:N)")
+
+
+#: What CuPy imports on the first arithmetic kernel of a process: ``cupyx.scipy.sparse`` and, where
+#: SciPy is installed, SciPy's sparse package with it (0.6-0.9 s on the H100 host, half of a small
+#: BLAST search; ``benchmarks/RESULTS.md``, issue 16). Imported on a thread when the first GPU
+#: backend is built, beside the device's set-up and the reading of the inputs, instead of inside
+#: the first search (a search that gets there first waits for the same import, done once).
+_LATE_IMPORTS = ("cupyx.scipy.sparse",)
+_late_imports: threading.Thread | None = None
+
+
+def _start_late_imports() -> None:
+    global _late_imports
+    if _late_imports is not None:
+        return
+
+    def run() -> None:
+        import importlib
+
+        for name in _LATE_IMPORTS:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001, S110 - only a head start: the first kernel imports it (or fails) itself
+                pass
+
+    _late_imports = threading.Thread(target=run, name="gseek-cupy-imports", daemon=True)
+    _late_imports.start()
 
 
 # Numba's "workqueue" threading layer must not be entered from two threads at

@@ -56,6 +56,19 @@ def test_gpu_backend_reports_device_and_arch():
 
 
 @pytest.mark.gpu
+def test_gpu_backend_starts_cupys_late_imports_once(tmp_path):
+    """Building a GPU backend imports, on a thread, what CuPy's first arithmetic kernel would import
+    (``cupyx.scipy.sparse``); a second backend starts nothing more."""
+    code = ("import sys, threading, gseek.backend as b\n"
+            "b.GpuBackend(0); b.GpuBackend(0)\n"
+            "names = [t.name for t in threading.enumerate() if t.name == 'gseek-cupy-imports']\n"
+            "b._late_imports.join()\n"
+            "print(len(names) <= 1, 'cupyx.scipy.sparse' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path).stdout
+    assert out.split() == ["True", "True"]
+
+
+@pytest.mark.gpu
 def test_kernel_compile_error_names_file_and_line():
     from gseek.errors import KernelCompileError
     from gseek.kernels import _cuda
