@@ -197,6 +197,18 @@ def test_extension_launch_size_changes_nothing(lambda_text, pairs, cpu_lines, mo
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("chunk", [1, 7, 1000])
+def test_lookup_pair_chunks_change_nothing(lambda_text, pairs, cpu_lines, monkeypatch, device, chunk):
+    """The table-word hits expanded in chunks of at most ``chunk`` (query, text) pairs (a hit with
+    more pairs is a chunk of its own): the same lines as in one chunk."""
+    import gseek.blast.seeds as seeds_module
+
+    whole = cpu_lines("search_blastn")
+    monkeypatch.setattr(seeds_module, "PAIR_CHUNK", chunk)
+    assert _lines(BlastSearcher(lambda_text, task="blastn", device=device).search(pairs)) == whole
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("task", ["blastn", "megablast"])
 @pytest.mark.parametrize("min_extent", [1, 200])
 def test_long_extensions_on_the_host_change_nothing(lambda_text, pairs, cpu_lines, monkeypatch, task, min_extent,
@@ -443,8 +455,9 @@ def test_outfmt_sam_through_the_pipeline(tmp_path, queries):
 
 
 def test_seeds_outside_found_hsps_match_a_brute_force_check():
-    """``_outside`` over one sorted block of HSPs per round equals checking every seed against
-    every HSP found so far (same key, inside both ranges, within ``_DIAG_NEAR`` of the diagonals)."""
+    """``_outside`` over one sorted block of HSPs per round (``_found_block``) equals checking every
+    seed against every HSP found so far (same key, inside both ranges, within ``_DIAG_NEAR`` of the
+    diagonals of its ends)."""
     import numpy as np
 
     from gseek.blast import searcher as S
@@ -454,19 +467,17 @@ def test_seeds_outside_found_hsps_match_a_brute_force_check():
     key = rng.integers(0, 6, n)
     q = rng.integers(0, 2000, n)
     s = q + rng.integers(-300, 300, n)
-    blocks, rows = [], []
+    blocks, every = [], []
     for _ in range(5):  # rounds of HSPs of various extents
         m = int(rng.integers(1, 40))
+        k = rng.integers(0, 6, m)
         qa = rng.integers(0, 1800, m)
         ln = rng.integers(1, 600, m)
         sa = qa + rng.integers(-250, 250, m)
-        d0, d1 = sa - qa, sa - qa + rng.integers(-20, 20, m)
-        new = np.stack([rng.integers(0, 6, m), qa, qa + ln, sa, sa + ln + rng.integers(-20, 20, m).clip(0),
-                        np.minimum(d0, d1) - S._DIAG_NEAR, np.maximum(d0, d1) + S._DIAG_NEAR], axis=1)
-        new = new[np.lexsort((new[:, 3], new[:, 0]))]
-        blocks.append((new, int((new[:, 4] - new[:, 3]).max())))
-        rows.append(new)
-    every = np.concatenate(rows)
+        sb = sa + ln + rng.integers(-20, 20, m).clip(0)
+        blocks.append(S._found_block(k, {"q_start": qa, "q_end": qa + ln, "s_start": sa, "s_end": sb}))
+        d0, d1 = sa - qa, sb - (qa + ln)
+        every += list(zip(k, qa, qa + ln, sa, sb, np.minimum(d0, d1) - S._DIAG_NEAR, np.maximum(d0, d1) + S._DIAG_NEAR))
     d = s - q
     brute = [i for i in range(n) if not any(
         r[0] == key[i] and r[1] <= q[i] < r[2] and r[3] <= s[i] < r[4] and r[5] <= d[i] <= r[6] for r in every)]

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
-from collections.abc import Iterable
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -361,11 +361,7 @@ class BlastSearcher:
             chosen.append(sel)
             scores.append(res["score"])
             spans.append(np.stack([res["s_start"], res["s_end"]]))
-            d0, d1 = res["s_start"] - res["q_start"], res["s_end"] - res["q_end"]
-            new = np.stack([key[sel], res["q_start"], res["q_end"], res["s_start"], res["s_end"],
-                            np.minimum(d0, d1) - _DIAG_NEAR, np.maximum(d0, d1) + _DIAG_NEAR], axis=1)
-            new = new[np.lexsort((new[:, 3], new[:, 0]))]
-            blocks.append((new, int((new[:, 4] - new[:, 3]).max())))
+            blocks.append(_found_block(key[sel], res))
             rest = todo[~take]
             todo = _outside(rest, key, mid_q, mid_s, blocks)
         if not chosen:
@@ -643,6 +639,34 @@ def _select_round(key, s, diag, apart):
     return take
 
 
+def _found_block(key: np.ndarray, res: dict[str, np.ndarray]) -> tuple[np.ndarray, int]:
+    """One round's found HSPs as :func:`_inside` reads them: rows key, q_start, q_end, s_start,
+    s_end, lowest and highest diagonal ± :data:`_DIAG_NEAR`, each HSP a column, sorted by key,
+    then subject start (equal pairs in round order); and the longest subject extent.
+
+    One stable sort of a combined 64-bit key and a gather per row (a round holds up to ~1.5M HSPs
+    on a GPU: ``np.lexsort`` and a gather of whole HSP records took ~1 s there).
+
+    >>> rows, reach = _found_block(np.array([1, 0, 1]), {"q_start": np.array([0, 1, 2]), "q_end":
+    ...     np.array([5, 6, 7]), "s_start": np.array([30, 40, 10]), "s_end": np.array([35, 46, 17])})
+    >>> rows[[0, 3]].tolist(), reach
+    ([[0, 1, 1], [40, 10, 30]], 7)
+    """
+    qa, qb, sa, sb = (np.asarray(res[k], np.int64) for k in ("q_start", "q_end", "s_start", "s_end"))
+    key = np.asarray(key, np.int64)
+    if key.size and key.max() < (1 << 23) and sa.max() < (1 << 40) and min(key.min(), sa.min()) >= 0:
+        order = np.argsort(key * (1 << 40) + sa, kind="stable")
+    else:
+        order = np.lexsort((sa, key))
+    rows = np.empty((7, key.size), np.int64)
+    for j, column in enumerate((key, qa, qb, sa, sb)):
+        rows[j] = column[order]
+    d0, d1 = rows[3] - rows[1], rows[4] - rows[2]
+    np.subtract(np.minimum(d0, d1), _DIAG_NEAR, out=rows[5])
+    np.add(np.maximum(d0, d1), _DIAG_NEAR, out=rows[6])
+    return rows, int((sb - sa).max()) if key.size else 0
+
+
 def _outside(idx: np.ndarray, key: np.ndarray, q: np.ndarray, s: np.ndarray,
              blocks: list[tuple[np.ndarray, int]]) -> np.ndarray:
     """The seeds ``idx`` whose point (q, s) lies in no found HSP of its key (:func:`_inside`), the
@@ -655,21 +679,21 @@ def _outside(idx: np.ndarray, key: np.ndarray, q: np.ndarray, s: np.ndarray,
 
 @numba.njit(cache=True)
 def _inside(key, q, s, rect, span):
-    """Whether seed point (q, s) lies in a found HSP of its key (``rect`` sorted by key, then
-    subject start; ``span`` its longest subject extent): inside its query and subject ranges and
+    """Whether seed point (q, s) lies in a found HSP of its key (``rect``: :func:`_found_block`'s
+    rows, sorted by key, then subject start; ``span`` its longest subject extent): inside its query and subject ranges and
     within ``_DIAG_NEAR`` of its diagonals (a repeat inside the rectangle but off the alignment's
     path is extended on its own, as BLAST+ does)."""
     out = np.zeros(key.size, np.bool_)
-    keys = rect[:, 0]
+    keys = rect[0]
     for i in range(key.size):
         a = np.searchsorted(keys, key[i], side="left")
         b = np.searchsorted(keys, key[i], side="right")
         # rects a..b-1 are sorted by subject start: those starting in [s - span, s]
-        hi = a + np.searchsorted(rect[a:b, 3], s[i], side="right")
+        hi = a + np.searchsorted(rect[3, a:b], s[i], side="right")
         d = s[i] - q[i]
         r = hi - 1
-        while r >= a and rect[r, 3] >= s[i] - span:
-            if rect[r, 1] <= q[i] < rect[r, 2] and s[i] < rect[r, 4] and rect[r, 5] <= d <= rect[r, 6]:
+        while r >= a and rect[3, r] >= s[i] - span:
+            if rect[1, r] <= q[i] < rect[2, r] and s[i] < rect[4, r] and rect[5, r] <= d <= rect[6, r]:
                 out[i] = True
                 break
             r -= 1

@@ -108,21 +108,23 @@ def find_seeds(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: i
     counts = xp.empty(n, dtype=np.int64)
     backend.launch(kblast, "lookup_count", n, hits, np.int64(n), text, n_words, np.int32(lut_w),
                    queries.first, counts)
-    host_counts = backend.to_host(counts)
-    cum = np.cumsum(host_counts)
+    # the pair counts' prefix sum stays on the device (tens of millions of hits): the host reads
+    # only the chunk bounds
+    cum = xp.cumsum(counts)
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     a = 0
     while a < n:  # hit chunks of at most PAIR_CHUNK pairs (a single hit may exceed it)
-        base = cum[a - 1] if a else 0
-        b = max(a + 1, int(np.searchsorted(cum, base + PAIR_CHUNK, side="right")))
+        base = int(cum[a - 1]) if a else 0
+        limit = xp.asarray(np.array([base + PAIR_CHUNK], np.int64))
+        b = max(a + 1, int(xp.searchsorted(cum, limit, side="right")[0]))
         b = min(b, n)
-        off = ragged.offsets(host_counts[a:b])
-        m = int(off[-1])
+        m = int(cum[b - 1]) - base
         if m:
             q_pos, s_pos = xp.empty(m, dtype=np.int32), xp.empty(m, dtype=np.int64)
             sub = hits[a:b]
+            starts = cum[a:b] - counts[a:b] - base  # each hit's first pair
             backend.launch(kblast, "lookup_fill", b - a, sub, np.int64(b - a), text, n_words, np.int32(lut_w),
-                           queries.first, queries.positions, backend.asarray(off[:-1]), q_pos, s_pos)
+                           queries.first, queries.positions, starts, q_pos, s_pos)
             keep = xp.empty(m, dtype=np.uint8)
             run_q, run_s = xp.empty(m, dtype=np.int64), xp.empty(m, dtype=np.int64)
             run_len = xp.empty(m, dtype=np.int32)
