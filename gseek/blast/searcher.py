@@ -403,14 +403,27 @@ class BlastSearcher:
             return self._extend_on(backend, scoring, xdrop, codes, seq_off, seq[i], contig[i], mq[i], ms[i],
                                    traceback, None if span is None else (span[0][i], span[1][i]), margin, expect[i])
 
+        spent = {}
+
         def on_cpu():
+            started = time.perf_counter()
             with numba_guard():
-                return run(self.host, picks[0], np.ascontiguousarray(seq_codes, np.uint8))
+                out = run(self.host, picks[0], np.ascontiguousarray(seq_codes, np.uint8))
+            spent["host"] = time.perf_counter() - started
+            return out
 
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             host = pool.submit(on_cpu)
+            started = time.perf_counter()
             parts = [run(self.backend, picks[1], qs.codes) if picks[1].size else None]
+            spent["device"] = time.perf_counter() - started
             parts.insert(0, host.result())
+        # the balance of the two sides (docs/blast.md, "Where the time goes")
+        side = "with trace-back" if traceback else "score only"
+        for where, seconds in spent.items():
+            name = f"{where} side of split extensions, {side}"
+            self.timings[name] = self.timings.get(name, 0.0) + seconds
+        self.counts[f"on the host, {side}"] = self.counts.get(f"on the host, {side}", 0) + int(picks[0].size)
         return _merge_extensions([p for p in parts if p is not None], [i for i in picks if i.size], int(seq.size),
                                  traceback)
 
