@@ -16,6 +16,7 @@ import shlex
 import signal
 import sys
 import time
+import types
 import warnings
 from pathlib import Path
 
@@ -169,7 +170,31 @@ def _pair_options(func):
 
 BLAST_OPTIONS = ("evalue", "word_size", "reward", "penalty", "gapopen", "gapextend", "dust", "soft_masking",
                  "lcase_masking", "strand", "max_target_seqs", "max_hsps", "perc_identity", "qcov_hsp_perc",
-                 "xdrop_ungap", "xdrop_gap", "xdrop_gap_final", "ungapped", "outfmt")
+                 "xdrop_ungap", "xdrop_gap", "xdrop_gap_final", "ungapped", "db_volume_size", "outfmt")
+
+
+#: The suffixes of a number of bases (decimal, as sequence sizes are written).
+_BASE_UNITS = types.MappingProxyType({"": 1, "K": 10**3, "M": 10**6, "G": 10**9})
+
+
+class _BaseCount(click.ParamType):
+    """A number of bases, decimal suffixes allowed: ``500K``, ``1M``, ``2.5G`` (1M = 1,000,000)."""
+
+    name = "SIZE"
+    _UNITS = _BASE_UNITS
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().upper()
+        number, unit = (text[:-1], text[-1]) if text[-1:] in self._UNITS else (text, "")
+        try:
+            bases = float(number) * self._UNITS[unit]
+        except ValueError:
+            self.fail(f"{value!r} is not a number of bases (e.g. 500K, 1M, 2G)", param, ctx)
+        if bases < 1:
+            self.fail(f"{value!r}: a volume holds at least 1 base", param, ctx)
+        return int(bases)
 
 
 def _dust_value(ctx, param, value):
@@ -228,6 +253,9 @@ def _blast_options(func=None, *, outfmt: bool = True):
         click.option("--xdrop-gap-final", type=float, default=None,
                      help="megablast/blastn: final gapped X-drop, bits [100]."),
         click.option("--ungapped", is_flag=True, default=None, help="megablast/blastn: no gapped extension."),
+        click.option("--db-volume-size", type=_BaseCount(), default=None,
+                     help="megablast/blastn: search the database in volumes of about SIZE bases (K/M/G; whole "
+                          "contigs), one volume on a device at a time; the same output [the whole database]."),
     ]
 
     names = BLAST_OPTIONS if outfmt else tuple(n for n in BLAST_OPTIONS if n != "outfmt")
@@ -296,7 +324,7 @@ def _blast_kwargs(given: dict) -> dict:
     from .blast.dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW
 
     out = {k: v for k, v in given.items() if v is not None and k != "outfmt"}
-    for cli_name, name in (("gapopen", "gap_open"), ("gapextend", "gap_extend")):
+    for cli_name, name in (("gapopen", "gap_open"), ("gapextend", "gap_extend"), ("db_volume_size", "volume_size")):
         if cli_name in out:
             out[name] = out.pop(cli_name)
     if "dust" in out:
@@ -477,7 +505,7 @@ def _blast_search(index_prefix, queries, task, blast_options, output) -> None:
         from .blast.options import BlastOptions
         from .blast.report import parse_outfmt
 
-        BlastOptions.for_task(task, **options)
+        BlastOptions.for_task(task, **{k: v for k, v in options.items() if k != "volume_size"})
         parse_outfmt(outfmt)
     except OptionError as exc:
         raise click.UsageError(str(exc)) from None
@@ -815,7 +843,7 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, split, resume
 
         try:
             BlastOptions.for_task(task, **{k: v for k, v in options.items() if k not in ("outfmt", "database",
-                                                                                        "split")})
+                                                                                        "split", "volume_size")})
         except OptionError as exc:
             raise click.UsageError(str(exc)) from None
     else:

@@ -176,6 +176,57 @@ def test_sharded_searcher_on_cpu_devices(ref, queries, split_index):
             assert _text(got, fmt) == _text(whole, fmt)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("volume", [1, 5000, 12000, 10**9])
+def test_volumes_give_the_unsplit_output_and_leave_the_device(ref, queries, split_index, device, volume):
+    """The database in volumes of about ``volume`` bases (``--db-volume-size``; 1: a contig per
+    volume), one device going through them in turn: the unsplit search's output in every format,
+    and no volume's text left on the device after the search."""
+    from gseek.backend import gpu_available
+
+    if device == "gpu" and not gpu_available():
+        pytest.skip("no CUDA device / CuPy")
+    whole = BlastSearcher(ref, task="blastn", device="cpu", max_target_seqs=2).search(queries)
+    sharded = ShardedSearcher(split_index, task="blastn", devices=[device], volume_bases=volume, max_target_seqs=2)
+    assert len(sharded.shards) == min(len(ref.contig_names), -(-ref.n_bases // volume))
+    assert len(sharded.searchers) > 1 or volume >= ref.n_bases
+    got = sharded.search(queries)
+    for fmt in FORMATS:
+        assert _text(got, fmt) == _text(whole, fmt)
+    assert not any(isinstance(k, tuple) and k[0] == "device" for s in sharded.searchers for k in s.ref._cache)
+
+
+def test_volumes_on_two_devices_and_of_a_shard(ref, queries, split_index, tmp_path):
+    """Volumes spread over two devices (each its run of them), and a cluster worker's shard of the
+    database searched in volumes: the same output as without volumes; bad sizes are refused."""
+    from gseek.errors import OptionError
+    from gseek.pipeline.tasks.blast import BlastTask
+
+    whole = BlastSearcher(ref, task="megablast", device="cpu").search(queries)
+    two = ShardedSearcher(split_index, task="megablast", devices=["cpu", "cpu"], volume_bases=7000)
+    assert len(two.shards) % 2 == 0 and len(two.shards) >= 4
+    assert _text(two.search(queries), "6 std btop") == _text(whole, "6 std btop")
+    index = split_index.save(tmp_path / "split.gseek")
+    for shard in ((0, 2), (1, 2)):
+        plain = BlastTask(index, "megablast", devices=["cpu"], shard=shard).searchers[0].search(queries)
+        task = BlastTask(index, "megablast", devices=["cpu"], shard=shard, volume_size=3000)
+        assert "ShardedSearcher" in repr(task) and task.fingerprint() == BlastTask(
+            index, "megablast", devices=["cpu"], shard=shard).fingerprint()
+        assert _text(task.searchers[0].search(queries), "6 std btop") == _text(plain, "6 std btop")
+    from gseek.pipeline.tasks import blast_files
+
+    fasta = tmp_path / "q.fa"
+    fasta.write_text((DATA / "search_queries.fa").read_text())
+    for name, extra in (("plain.tsv", {}), ("volumes.tsv", {"volume_size": 4000})):
+        blast_files(index, fasta, tmp_path / name, task="blastn", outfmt="6 std btop", device="cpu", **extra)
+    assert (tmp_path / "volumes.tsv").read_bytes() == (tmp_path / "plain.tsv").read_bytes()
+    assert (tmp_path / "plain.tsv").read_bytes().count(b"\n") > 10
+    with pytest.raises(OptionError, match="volume size must be at least 1 base"):
+        ShardedSearcher(split_index, devices=["cpu"], volume_bases=0)
+    with pytest.raises(OptionError, match="database volume size must be at least 1 base"):
+        BlastTask(index, "megablast", devices=["cpu"], volume_size=0)
+
+
 def test_statistics_are_the_whole_databases(ref, queries):
     """A shard's e-values are those of the whole database (its own length would give smaller ones)."""
     s = BlastSearcher(ref, task="megablast", device="cpu", shard=(1, 3))

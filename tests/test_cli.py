@@ -123,6 +123,7 @@ BLAST_CASES = [  # the same for search and pipeline --task megablast|blastn (bla
     (("--xdrop-gap",), ["20"], "xdrop_gap", 20.0),
     (("--xdrop-gap-final",), ["50"], "xdrop_gap_final", 50.0),
     (("--ungapped",), [], "ungapped", True),
+    (("--db-volume-size",), ["2.5M"], "volume_size", 2_500_000),
 ]
 
 
@@ -259,6 +260,9 @@ OPTION_CASES = [
     (PIPE_ALIGN + ["--no-sort"], "error", "--sort/--no-sort: not an option of --task align"),
     (PIPE_ALIGN + ["--compression-level", "3"], "error", "--compression-level: not an option of --task align"),
     (PIPE_MAP + ["--compression-level", "10"], "error", "10 is not in the range 0<=x<=9"),
+    (BLASTN + ["--db-volume-size", "lots"], "error", "'lots' is not a number of bases"),
+    (BLASTN + ["--db-volume-size", "0"], "error", "'0': a volume holds at least 1 base"),
+    (SEARCH + ["--db-volume-size", "1M"], "error", "--db-volume-size: these apply to --task megablast|blastn"),
     (PIPE_ALIGN + ["--traceback", "--score-only"], "run_pipeline", {"traceback": False}),
     *_spelled(PIPE_ALIGN, "run_pipeline", ALIGN_CASES),
     (["stats", "a.fa", "b.fq"], "FastxReader", {0: "b.fq", "alphabet": "dna"}),

@@ -81,21 +81,34 @@ class ShardedSearcher:
         index: an :class:`~gseek.index.Index`, its path, or a :class:`~gseek.index.text.ReferenceText`.
         task: ``megablast`` or ``blastn``.
         devices: one backend per shard (``gpu:0``, ``gpu:1``, ...; ``cpu`` may repeat, for tests).
+        volume_bases: with it, the database is cut into *volumes* of about this many bases (whole
+            contigs: a contig longer than that is a volume of its own), at least one per device,
+            each device searching its run of volumes one after the other with one volume's text
+            on its device at a time (BLAST+'s database volumes; a database larger than a GPU's
+            memory). None: one shard per device, resident.
         threads, **options: as :class:`~gseek.blast.searcher.BlastSearcher`.
 
     Shards without a contig (more devices than contigs) are not searched.
     """
 
     def __init__(self, index: Any, task: str = "megablast", devices: Sequence[str | Backend] = ("auto",),
-                 threads: int | None = None, **options: Any) -> None:
+                 threads: int | None = None, volume_bases: int | None = None, **options: Any) -> None:
         if not devices:
             raise OptionError("devices: give at least one device")
+        if volume_bases is not None and int(volume_bases) < 1:
+            raise OptionError(f"volume size must be at least 1 base, not {volume_bases}")
         first = BlastSearcher(index, task=task, device="cpu", threads=threads, **options)  # options checked once
         ref = first.ref
         backends = [get_backend(d, threads) for d in devices]
         self.options = first.options
-        self.shards = [BlastSearcher(ref.shard(i, len(backends)), task=task, device=b, **options)
-                       for i, b in enumerate(backends)]
+        n = len(backends)
+        if volume_bases is not None:  # a whole number of volumes per device (no more than the contigs)
+            volumes = min(-(-ref.n_bases // int(volume_bases)), len(ref.contig_names))
+            n *= max(1, -(-volumes // n))
+        #: Whether a shard's text leaves its device once searched (volumes).
+        self.streamed = volume_bases is not None
+        self.shards = [BlastSearcher(ref.shard(i, n), task=task, device=backends[i * len(backends) // n], **options)
+                       for i in range(n)]
         self.searchers = [s for s in self.shards if s.ref.contig_names]
         self.ref = ref
         self.backend = backends[0]
@@ -125,9 +138,22 @@ class ShardedSearcher:
         """HSPs of ``queries`` against the whole database, in BLAST+'s report order."""
         if not isinstance(queries, list) and not hasattr(queries, "codes"):
             queries = list(queries)  # every shard reads the same queries
-        # threads of this call only: a searcher kept by a pipeline task leaves no thread behind
-        with ThreadPoolExecutor(max_workers=len(self.searchers), thread_name_prefix="gseek-shard") as pool:
-            parts = list(pool.map(lambda s: _search(s, queries), self.searchers))
+        # one thread per device, each through its shards in order; threads of this call only: a
+        # searcher kept by a pipeline task leaves no thread behind
+        runs: dict[int, list[BlastSearcher]] = {}
+        for s in self.searchers:
+            runs.setdefault(id(s.backend), []).append(s)
+
+        def run(shards: list[BlastSearcher]) -> list[BlastHits]:
+            out = []
+            for s in shards:
+                out.append(_search(s, queries))
+                if self.streamed:
+                    s.ref.release(s.backend)
+            return out
+
+        with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="gseek-shard") as pool:
+            parts = [h for hits in pool.map(run, runs.values()) for h in hits]
         return merge_hits(parts, self.options.max_target_seqs, self.options.max_hsps)
 
     def close(self) -> None:

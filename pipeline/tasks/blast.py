@@ -128,6 +128,9 @@ class BlastTask:
         shard: ``(i, n)``: search shard ``i`` of ``n`` of the database only, with the whole
             database's statistics and subject numbers (a Dask worker's part of a database split
             across a cluster, :func:`~gseek.pipeline.cluster.shard_dispatcher`).
+        volume_size: search the database in volumes of about this many bases, one volume's text on a
+            device at a time (``--db-volume-size``; :class:`~gseek.blast.shards.ShardedSearcher`); the
+            output is the same bytes. None: the database resident.
         **options: :class:`~gseek.blast.options.BlastOptions` overrides.
     """
 
@@ -144,7 +147,8 @@ class BlastTask:
     def __init__(self, index: Index | str | os.PathLike, task: str = "megablast", *, outfmt: str = "6",
                  devices: Sequence[str | Backend] | None = None, device: str | Backend | None = None,
                  threads: int | None = None, command: str = "gseek", database: str | None = None,
-                 split: str = "queries", shard: tuple[int, int] | None = None, **options: Any) -> None:
+                 split: str = "queries", shard: tuple[int, int] | None = None, volume_size: int | None = None,
+                 **options: Any) -> None:
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
         if split not in ("queries", "database"):
@@ -155,9 +159,13 @@ class BlastTask:
         self.command = command
         self.outfmt = str(outfmt)
         source = index.path if isinstance(index, Index) else index
+        if volume_size is not None and int(volume_size) < 1:
+            raise OptionError(f"database volume size must be at least 1 base, not {volume_size}")
         self.spec = None if source is None else TaskSpec.of(
             "blast", source, dict(task=task, outfmt=self.outfmt, **options, **({} if shard is None else
-                                                                            {"shard": tuple(shard)})), devices, threads)
+                                                                            {"shard": tuple(shard)}),
+                                  **({} if volume_size is None else {"volume_size": int(volume_size)})),
+            devices, threads)
         if isinstance(index, Index):
             ref, header = ReferenceText.from_index(index), index.header
         else:
@@ -171,11 +179,16 @@ class BlastTask:
             [get_backend(device or "auto", threads)]
         # GPU work on BLAST_STREAMS_PER_GPU streams of each device (a CPU searcher uses every core)
         copies = BLAST_STREAMS_PER_GPU if all(b.name == "gpu" for b in backends) else 1
-        if split == "database" and len(backends) > 1:
+        if (split == "database" and len(backends) > 1) or volume_size is not None:
             from gseek.blast.shards import ShardedSearcher
 
-            self.searchers = [ShardedSearcher(ref, task=task, devices=[_stream(b) for b in backends], threads=threads,
-                                              **options) for _ in range(copies)]
+            if split == "database" or len(backends) == 1:  # every device on every job
+                groups = [backends]
+            else:  # each device its own searcher of the whole database, in volumes
+                groups = [[b] for b in backends]
+            self.searchers = [ShardedSearcher(ref, task=task, devices=[_stream(b) for b in group], threads=threads,
+                                              volume_bases=volume_size, **options)
+                              for group in groups for _ in range(copies)]
         else:
             self.searchers = [BlastSearcher(ref, task=task, device=_stream(b), **options) for b in backends
                               for _ in range(BLAST_STREAMS_PER_GPU if b.name == "gpu" else 1)]
