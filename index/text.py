@@ -250,10 +250,11 @@ class ReferenceText:
                                               backend.asarray(self.contig_offsets))
         return self._cache[key]
 
-    def release(self, backend: Backend) -> None:
-        """Drop the copy on ``backend``'s device (:meth:`on` uploads it again when next asked): a
-        database searched in volumes holds one volume there at a time."""
-        self._cache.pop(("device", id(backend)), None)
+    def release(self) -> None:
+        """Drop the copies on every backend's device (:meth:`on` uploads again when next asked):
+        a database searched in volumes holds one volume on a device at a time."""
+        for key in [k for k in self._cache if isinstance(k, tuple) and k[0] == "device"]:
+            del self._cache[key]
 
     def bases(self, start: int, end: int) -> np.ndarray:
         """Base codes 0..4 (4 = N) of text ``[start, end)``, for tests and small reads."""

@@ -149,7 +149,7 @@ class ShardedSearcher:
             for s in shards:
                 out.append(_search(s, queries))
                 if self.streamed:
-                    s.ref.release(s.backend)
+                    s.ref.release()
             return out
 
         with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="gseek-shard") as pool:
