@@ -1,0 +1,34 @@
+# A/B of the BLAST search on the GPU machine (issue 16): the tree before a change (`git archive REV -o .carry/old.tar`)
+# and this tree, installed side by side, run alternately on bacteria75 (`.carry/bacteria75.fa.gz`); stage timings.
+# usage: TESTS=1 bash benchmarks/ab_blast.sh   (carry [".whl", ".carry", "benchmarks/peers/bundle"]; results in $OUT)
+set -u
+export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+rm -rf /tmp/new /tmp/old /tmp/oldsrc; mkdir -p /tmp/oldsrc; tar -xf .carry/old.tar -C /tmp/oldsrc
+PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/new . || exit 1
+(cd /tmp/oldsrc && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/old .) || exit 1
+R=$PWD; set --; source benchmarks/env.sh >/dev/null || exit 1
+W=/tmp/ab; rm -rf $W; mkdir -p $W
+t() { local s=$(date +%s%N); "$@"; local e=$(date +%s%N); echo "$(( (e - s) / 1000000 )) ms: $*" | tee -a $OUT/times.txt; }
+PYTHONPATH=/tmp/new:/tmp/site python3 -P -c "
+import sys; sys.path.insert(0, '$R/benchmarks')
+from run import BLAST_SETS
+from gseek.datasets.simulate import blast_queries
+for name in ('10kb', 'mixed'):
+    n, length, sub, indel = BLAST_SETS[name]
+    blast_queries('$R/.carry/bacteria75.fa.gz', n, length, seed=11, sub_rate=sub, indel_rate=indel).write('$W/' + name + '.fa')
+"
+G="python3 -P -m gseek --quiet -p 16"
+unset PYTHONDONTWRITEBYTECODE  # as an installed machine: bytecode cached after the first run
+PYTHONPATH=/tmp/new:/tmp/site t $G --device cpu index --parts text $R/.carry/bacteria75.fa.gz -o $W/db
+zcat $R/.carry/bacteria75.fa.gz > $W/db.fa; t makeblastdb -in $W/db.fa -dbtype nucl -out $W/bdb >/dev/null
+for tree in old new; do for task in blastn megablast; do  # compile runs
+  PYTHONPATH=/tmp/$tree:/tmp/site $G --device gpu search --task $task -x $W/db -q $W/mixed.fa -o $W/c.tsv
+done; done
+for rep in 1 2; do for set in 10kb mixed; do for task in blastn megablast; do for tree in old new; do
+  PYTHONPATH=/tmp/$tree:/tmp/site GSEEK_BLAST_TIMING=1 t $G --device gpu search --task $task -x $W/db -q $W/$set.fa -o $W/$tree-$set-$task.tsv 2> $W/err.txt
+  grep -v "stages: ;" $W/err.txt | sed "s/^/$tree $set $task: /" >> $OUT/timing.txt
+done; cmp $W/old-$set-$task.tsv $W/new-$set-$task.tsv && echo "same output: $set $task" | tee -a $OUT/times.txt; done; done; done
+for set in 10kb mixed; do t blastn -task blastn -num_threads 16 -query $W/$set.fa -db $W/bdb -outfmt 6 -out $W/b.tsv; t blastn -task megablast -num_threads 16 -query $W/$set.fa -db $W/bdb -outfmt 6 -out $W/b.tsv; done
+if [ -n "${TESTS:-}" ]; then (cd /tmp && PYTHONPATH=/tmp/new:/tmp/site timeout 200 python3 -P -m pytest -q -m gpu -p no:cacheprovider $R/tests/test_blast_search.py $R/tests/test_blast_kernels.py $R/tests/test_blast_shards.py $R/tests/test_backend.py 2>&1 | tail -3 | tee -a $OUT/times.txt); fi
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/device.txt"
