@@ -196,6 +196,16 @@ def test_extension_launch_size_changes_nothing(lambda_text, pairs, cpu_lines, mo
     assert _lines(BlastSearcher(lambda_text, task="blastn", device="cpu").search(pairs)) == whole
 
 
+def test_prepared_queries_search_as_the_queries(lambda_text, pairs, cpu_lines):
+    """``search(prepare(q))`` is ``search(q)`` (what the volumes of a database share); queries
+    prepared with other options are refused."""
+    searcher = BlastSearcher(lambda_text, task="blastn", device="cpu")
+    prepared = searcher.prepare(pairs)
+    assert _lines(searcher.search(prepared)) == _lines(searcher.search(prepared)) == cpu_lines("search_blastn")
+    with pytest.raises(ValueError, match="prepared with other options"):
+        BlastSearcher(lambda_text, task="blastn", device="cpu", strand="plus").search(prepared)
+
+
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("chunk", [1, 7, 1000])
 def test_lookup_pair_chunks_change_nothing(lambda_text, pairs, cpu_lines, monkeypatch, device, chunk):

@@ -75,6 +75,23 @@ _HOST_MIN_EXTENT = 1000
 
 
 @dataclass(frozen=True, eq=False)
+class PreparedQueries:
+    """A query batch made ready for :meth:`BlastSearcher.search` (:meth:`BlastSearcher.prepare`):
+    the options it was made with, the batch, its sequences (both strands, query-major:
+    ``seq_codes``, offsets ``seq_off``, ``seq_query``, ``seq_strand``), the lookup table and
+    the valid-word flags."""
+
+    options: BlastOptions
+    batch: SequenceBatch
+    seq_codes: np.ndarray
+    seq_off: np.ndarray
+    seq_query: np.ndarray
+    seq_strand: np.ndarray
+    table: Any
+    valid: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class BlastHits:
     """HSPs of one search, struct-of-arrays, in BLAST+'s report order.
 
@@ -229,17 +246,33 @@ class BlastSearcher:
 
     # ------------------------------------------------------------------ search
 
-    def search(self, queries: Any) -> BlastHits:
-        """HSPs of ``queries`` (a :class:`~gseek.seqio.SequenceBatch`, or strings, or
-        ``(name, sequence)`` pairs) against the database, in BLAST+'s report order."""
-        opts = self.options
-        clock = _Clock(self.backend, self.timings)
+    def prepare(self, queries: Any) -> PreparedQueries:
+        """The query side of a search of ``queries`` (strands, masks, lookup table): what every
+        volume or shard of a database searched with these options shares (:meth:`search` takes it
+        in place of the queries)."""
         batch = self._batch(queries)
-        self._qlen = np.diff(np.asarray(batch.offsets, np.int64))
         seq_codes, seq_mask, seq_off, seq_query, seq_strand = self._sequences(batch)
-        lut_w = opts.lut_word
+        lut_w = self.options.lut_word
         table = build_lookup(seq_codes, seq_off, lut_w, seq_mask)
         valid = (word_codes(seq_codes, seq_off, lut_w, seq_mask) >= 0).astype(np.uint8)
+        return PreparedQueries(self.options, batch, seq_codes, seq_off, seq_query, seq_strand, table, valid)
+
+    def search(self, queries: Any) -> BlastHits:
+        """HSPs of ``queries`` (a :class:`~gseek.seqio.SequenceBatch`, or strings, or
+        ``(name, sequence)`` pairs, or :meth:`prepare`'s result) against the database, in BLAST+'s
+        report order."""
+        opts = self.options
+        clock = _Clock(self.backend, self.timings)
+        if isinstance(queries, PreparedQueries):
+            if queries.options != opts:
+                raise ValueError("search: queries prepared with other options")
+            prep = queries
+        else:
+            prep = self.prepare(queries)
+        batch, seq_codes, seq_off = prep.batch, prep.seq_codes, prep.seq_off
+        seq_query, seq_strand, table, valid = prep.seq_query, prep.seq_strand, prep.table, prep.valid
+        self._qlen = np.diff(np.asarray(batch.offsets, np.int64))
+        lut_w = opts.lut_word
         backend = self.backend
         clock.lap("queries and lookup table")
         with backend.active():

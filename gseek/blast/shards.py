@@ -136,8 +136,8 @@ class ShardedSearcher:
 
     def search(self, queries: Any) -> BlastHits:
         """HSPs of ``queries`` against the whole database, in BLAST+'s report order."""
-        if not isinstance(queries, list) and not hasattr(queries, "codes"):
-            queries = list(queries)  # every shard reads the same queries
+        # the query side once (strands, DUST, lookup table): every shard searches with the same options
+        queries = self.searchers[0].prepare(queries)
         # one thread per device, each through its shards in order; threads of this call only: a
         # searcher kept by a pipeline task leaves no thread behind
         runs: dict[int, list[BlastSearcher]] = {}
