@@ -402,6 +402,19 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 # --------------------------------------------------------------------- search
 
 
+def _gpu_list(ctx, param, value):
+    """``--gpus 0,1`` as a list of ordinals."""
+    if value is None:
+        return None
+    try:
+        gpus = [int(x) for x in value.split(",") if x.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected GPU ordinals like 0,1, not {value!r}") from None
+    if not gpus or any(g < 0 for g in gpus) or len(set(gpus)) != len(gpus):
+        raise click.BadParameter(f"expected distinct GPU ordinals like 0,1, not {value!r}")
+    return gpus
+
+
 @cli.command()
 @click.option("-x", "--index", "index_prefix", metavar="INDEX", help="Index prefix built by `gseek index`.")
 @click.option("-q", "-U", "--query", "queries", metavar="FILE", multiple=True,
@@ -418,24 +431,30 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 @click.option("-o", "--output", metavar="FILE",
               help="Output: map: FILE.sam, FILE.sam.gz (BGZF-compressed SAM), FILE.bam or FILE.cram (sorted and "
                    "indexed unless --no-sort) [SAM on stdout]; megablast/blastn: BLAST tabular text (.gz: gzip).")
+@click.option("--gpus", metavar="0,1,...", callback=_gpu_list,
+              help="Search on these GPUs at once: each takes whole jobs (chunks of the input) in turn; the same "
+                   "output as one device [the --device one].")
 @click.option("--un", metavar="FILE", help="map: write the reads that failed to align to FILE, as given (gzip: .gz; "
                                             "pairs: FILE_1, FILE_2 as bowtie names them).")
 @click.option("--al", metavar="FILE", help="map: write the reads that aligned to FILE, as given (gzip: .gz; pairs: "
                                             "aligned concordantly, FILE_1, FILE_2).")
 @_common
 def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, pair_options, blast_options,
-           sam_options, output, un, al) -> None:
+           sam_options, output, gpus, un, al) -> None:
     """Map reads (--task map, SOAP3-style complete k-mismatch; paired-end with
     -1/-2 or --interleaved) or search queries (--task megablast|blastn,
     G-BLASTN-style) against an index."""
     paired = mate1 is not None or mate2 is not None or interleaved is not None
+    if gpus is not None and STATE.device == "cpu":
+        raise click.UsageError("--gpus and --device cpu exclude each other")
+    devices = None if gpus is None else [f"gpu:{g}" for g in gpus]
     if task != "map":
         if un or al:
             raise click.UsageError(f"--un/--al: options of --task map, not of --task {task}")
         if paired or _given(PAIR_OPTIONS):
             raise click.UsageError(f"paired-end reads (-1/-2, --interleaved, -I/-X/--fr/--rf/--ff): --task map only, "
                                    f"not --task {task}")
-        _blast_search(index_prefix, queries, task, blast_options, output)
+        _blast_search(index_prefix, queries, task, blast_options, output, devices)
         return
     given = _given(BLAST_OPTIONS)
     if given:
@@ -467,7 +486,8 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
     with compile_notice(), _CountBar("gseek search", " pairs" if paired else " reads") as bar:
         warm = warm_host()  # Numba's set-up overlaps the device's and the index's
         try:
-            counts = map_files(index_prefix, list(queries), output or "-", device=_backend(),
+            counts = map_files(index_prefix, list(queries), output or "-",
+                               device=_backend() if devices is None else None, devices=devices,
                                threads=STATE.threads, command=_command_line(), un=un, al=al,
                                progress=bar.update if bar.shown else None, **map_options, **sam_options,
                                **pair_options)
@@ -487,7 +507,7 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
          f"{counts['device']}{why}")
 
 
-def _blast_search(index_prefix, queries, task, blast_options, output) -> None:
+def _blast_search(index_prefix, queries, task, blast_options, output, devices=None) -> None:
     """``gseek search --task megablast|blastn``."""
     foreign = _given(MAP_OPTIONS + SAM_OPTIONS)
     if foreign:
@@ -511,8 +531,9 @@ def _blast_search(index_prefix, queries, task, blast_options, output) -> None:
         raise click.UsageError(str(exc)) from None
     _remove_stale_temporaries(output)
     started = time.perf_counter()
-    counts = blast_files(index_prefix, list(queries), output or "-", task=task, outfmt=outfmt, device=_backend(),
-                         threads=STATE.threads, database=os.fspath(index_prefix), command=_command_line(), **options)
+    counts = blast_files(index_prefix, list(queries), output or "-", task=task, outfmt=outfmt,
+                         device=_backend() if devices is None else None, devices=devices, threads=STATE.threads,
+                         database=os.fspath(index_prefix), command=_command_line(), **options)
     why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
         else " (auto: no GPU found)"
     _say(f"[gseek] {task}: {counts['queries']:,} queries, {counts['with_hits']:,} with hits, {counts['hsps']:,} HSPs "
@@ -766,19 +787,6 @@ class _CountBar:
 
 
 # --------------------------------------------------------------------- pipeline
-
-
-def _gpu_list(ctx, param, value):
-    """``--gpus 0,1`` as a list of ordinals."""
-    if value is None:
-        return None
-    try:
-        gpus = [int(x) for x in value.split(",") if x.strip()]
-    except ValueError:
-        raise click.BadParameter(f"expected GPU ordinals like 0,1, not {value!r}") from None
-    if not gpus or any(g < 0 for g in gpus) or len(set(gpus)) != len(gpus):
-        raise click.BadParameter(f"expected distinct GPU ordinals like 0,1, not {value!r}")
-    return gpus
 
 
 @cli.command()

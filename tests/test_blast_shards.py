@@ -219,7 +219,11 @@ def test_volumes_on_two_devices_and_of_a_shard(ref, queries, split_index, tmp_pa
     fasta.write_text((DATA / "search_queries.fa").read_text())
     for name, extra in (("plain.tsv", {}), ("volumes.tsv", {"volume_size": 4000})):
         blast_files(index, fasta, tmp_path / name, task="blastn", outfmt="6 std btop", device="cpu", **extra)
+    # several devices at once (``gseek search --gpus``; CPU stand-ins), jobs of ~2 kB: the same bytes
+    blast_files(index, fasta, tmp_path / "two.tsv", task="blastn", outfmt="6 std btop", devices=["cpu", "cpu"],
+                chunk_bytes=2000)
     assert (tmp_path / "volumes.tsv").read_bytes() == (tmp_path / "plain.tsv").read_bytes()
+    assert (tmp_path / "two.tsv").read_bytes() == (tmp_path / "plain.tsv").read_bytes()
     assert (tmp_path / "plain.tsv").read_bytes().count(b"\n") > 10
     with pytest.raises(OptionError, match="volume size must be at least 1 base"):
         ShardedSearcher(split_index, devices=["cpu"], volume_bases=0)

@@ -248,18 +248,20 @@ class BlastTask:
 
 def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | list[str | os.PathLike],
                 output: str | os.PathLike, *, task: str = "megablast", outfmt: str = "6",
-                device: str | Backend | None = None, threads: int | None = None, workers: int = 2,
+                device: str | Backend | None = None, devices: Sequence[str | Backend] | None = None,
+                threads: int | None = None, workers: int = 2,
                 chunk_bytes: int | None = None, bounds: QueueBounds | None = None, database: str | None = None,
                 command: str = "gseek", **options: Any) -> dict[str, Any]:
     """Search FASTA query file(s) against an index and write BLAST tabular output (``gseek search
-    --task megablast|blastn``). Returns counts ``queries``, ``hsps``, ``with_hits`` and ``device``."""
+    --task megablast|blastn``; ``devices``: several at once, each taking whole jobs, as
+    :class:`BlastTask`). Returns counts ``queries``, ``hsps``, ``with_hits`` and ``device``."""
     files = [queries] if isinstance(queries, (str, os.PathLike)) else list(queries)
     if not files:
         raise OptionError("no query file given")
     index_dir = index.path if isinstance(index, Index) else resolve_index(index)
     check_output(output, files, within=[] if index_dir is None else [index_dir])
-    blast = BlastTask(index, task, outfmt=outfmt, device=device, threads=threads, database=database, command=command,
-                      **options)
+    blast = BlastTask(index, task, outfmt=outfmt, device=device, devices=devices, threads=threads, database=database,
+                      command=command, **options)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
     dispatcher = blast.dispatcher(workers=workers, job_bytes=chunk_bytes or blast.job_bytes or DEFAULT_JOB_BYTES,
                                   bounds=bounds)
