@@ -1,23 +1,11 @@
 # A/B of the BLAST search on the GPU machine (issue 16): the tree before a change (`git archive REV -o .carry/old.tar`)
 # and this tree, installed side by side, run alternately on bacteria75 (`.carry/bacteria75.fa.gz`); stage timings.
 # usage: TESTS=1 bash benchmarks/ab_blast.sh   (carry [".whl", ".carry", "benchmarks/peers/bundle"]; results in $OUT)
-set -u
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-rm -rf /tmp/new /tmp/old /tmp/oldsrc; mkdir -p /tmp/oldsrc; tar -xf .carry/old.tar -C /tmp/oldsrc
-PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/new . || exit 1
-(cd /tmp/oldsrc && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/old .) || exit 1
-R=$PWD; set --; source benchmarks/env.sh >/dev/null || exit 1
+source benchmarks/gpu_common.sh
+gpu_install old || exit 1
+set --; source benchmarks/env.sh >/dev/null || exit 1
 W=/tmp/ab; rm -rf $W; mkdir -p $W
-t() { local s=$(date +%s%N); "$@"; local e=$(date +%s%N); echo "$(( (e - s) / 1000000 )) ms: $*" | tee -a $OUT/times.txt; }
-PYTHONPATH=/tmp/new:/tmp/site python3 -P -c "
-import sys; sys.path.insert(0, '$R/benchmarks')
-from run import BLAST_SETS
-from gseek.datasets.simulate import blast_queries
-for name in ('10kb', 'mixed'):
-    n, length, sub, indel = BLAST_SETS[name]
-    blast_queries('$R/.carry/bacteria75.fa.gz', n, length, seed=11, sub_rate=sub, indel_rate=indel).write('$W/' + name + '.fa')
-"
+blast_sets $W 10kb mixed
 G="python3 -P -m gseek --quiet -p 16"
 unset PYTHONDONTWRITEBYTECODE  # as an installed machine: bytecode cached after the first run
 PYTHONPATH=/tmp/new:/tmp/site t $G --device cpu index --parts text $R/.carry/bacteria75.fa.gz -o $W/db

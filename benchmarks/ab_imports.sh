@@ -1,22 +1,13 @@
 # A/B of CuPy's late imports on a thread (issue 15): the tree before (`git archive REV -o .carry/old.tar`) and this
 # tree, small BLAST and mapping commands alternately. usage: TESTS=1 bash benchmarks/ab_imports.sh (carry [".whl", ".carry"]).
-set -u
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-rm -rf /tmp/new /tmp/old /tmp/oldsrc; mkdir -p /tmp/oldsrc; tar -xf .carry/old.tar -C /tmp/oldsrc
-PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/new . || exit 1
-(cd /tmp/oldsrc && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/old .) || exit 1
-R=$PWD; set --
+source benchmarks/gpu_common.sh
+gpu_install old || exit 1
+set --
 W=/tmp/ab; rm -rf $W; mkdir -p $W
-t() { local s=$(date +%s%N); "$@" > /dev/null 2>&1; local e=$(date +%s%N); echo "$(( (e - s) / 1000000 )) ms: $*" | tee -a $OUT/times.txt; }
+blast_sets $W 10kb 500bp mixed
 PYTHONPATH=/tmp/new:/tmp/site python3 -P -c "
 import sys; sys.path.insert(0, '$R/benchmarks')
-from run import BLAST_SETS
-from gseek.datasets.simulate import blast_queries
 import datagen
-for name in ('10kb', '500bp', 'mixed'):
-    n, length, sub, indel = BLAST_SETS[name]
-    blast_queries('$R/.carry/bacteria75.fa.gz', n, length, seed=11, sub_rate=sub, indel_rate=indel).write('$W/' + name + '.fa')
 datagen.kmismatch_pairs_fastq('$R/.carry/ecoli.fa.gz', 500, 100, 3, '$W/r1.fq', '$W/r2.fq', seed=7)
 "
 cat $W/r1.fq $W/r2.fq > $W/r.fq

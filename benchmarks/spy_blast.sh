@@ -1,21 +1,12 @@
 # py-spy samples (every thread, idle included) of a warm `gseek search --task blastn` (10kb) and `--task megablast`
 # (500bp) on bacteria75 (issue 16). usage: bash benchmarks/spy_blast.sh (carry [".whl", ".whl-spy", ".carry"]:
 # .whl-spy holds the py-spy wheel, `pip download py-spy`); raw stacks in $OUT/spy_*.txt.
-set -u
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl .whl-spy/*.whl || exit 1
-rm -rf /tmp/new; PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/new . || exit 1
-export PYTHONPATH=/tmp/new:/tmp/site PATH=/tmp/site/bin:$PATH
-R=$PWD; set --
+source benchmarks/gpu_common.sh
+gpu_install .whl-spy || exit 1
+export PATH=/tmp/site/bin:$PATH
+set --
 W=/tmp/spy; rm -rf $W; mkdir -p $W
-python3 -P -c "
-import sys; sys.path.insert(0, '$R/benchmarks')
-from run import BLAST_SETS
-from gseek.datasets.simulate import blast_queries
-for name in ('10kb', '500bp'):
-    n, length, sub, indel = BLAST_SETS[name]
-    blast_queries('$R/.carry/bacteria75.fa.gz', n, length, seed=11, sub_rate=sub, indel_rate=indel).write('$W/' + name + '.fa')
-"
+blast_sets $W 10kb 500bp
 G="python3 -P -m gseek --quiet -p 16"
 $G --device cpu index --parts text $R/.carry/bacteria75.fa.gz -o $W/db
 for i in 1 2; do /usr/bin/time -f "%e s wall %U user %S sys" $G --device gpu search --task blastn -x $W/db -q $W/10kb.fa -o $W/o.tsv; done 2>&1 | tee -a $OUT/times.txt
