@@ -181,15 +181,14 @@ class _BaseCount(click.ParamType):
     """A number of bases, decimal suffixes allowed: ``500K``, ``1M``, ``2.5G`` (1M = 1,000,000)."""
 
     name = "SIZE"
-    _UNITS = _BASE_UNITS
 
     def convert(self, value, param, ctx):
         if isinstance(value, int):
             return value
         text = str(value).strip().upper()
-        number, unit = (text[:-1], text[-1]) if text[-1:] in self._UNITS else (text, "")
+        number, unit = (text[:-1], text[-1]) if text[-1:] in _BASE_UNITS else (text, "")
         try:
-            bases = float(number) * self._UNITS[unit]
+            bases = float(number) * _BASE_UNITS[unit]
         except ValueError:
             self.fail(f"{value!r} is not a number of bases (e.g. 500K, 1M, 2G)", param, ctx)
         if bases < 1:

@@ -430,7 +430,7 @@ class BlastSearcher:
         if on_host is None or not on_host.any():
             return self._extend_on(self.backend, scoring, xdrop, qs.codes, seq_off, seq, contig, mq, ms, traceback,
                                    span, margin, expect)
-        parts, picks = [], [np.flatnonzero(on_host), np.flatnonzero(~on_host)]
+        picks = [np.flatnonzero(on_host), np.flatnonzero(~on_host)]
 
         def run(backend, i, codes):
             return self._extend_on(backend, scoring, xdrop, codes, seq_off, seq[i], contig[i], mq[i], ms[i],

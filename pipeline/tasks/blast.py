@@ -276,4 +276,4 @@ def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | l
             print("[gseek] blast stages: " + ", ".join(f"{k} {v:.3f} s" for k, v in s.timings.items())
                   + "; " + ", ".join(f"{k} {v:,}" for k, v in s.counts.items()), file=sys.stderr)
     return dict(queries=c["records"], hsps=c["hits"], with_hits=c["mapped"],
-                device=blast.searchers[0].backend.describe())
+                device=", ".join(dict.fromkeys(s.backend.describe() for s in blast.searchers)))

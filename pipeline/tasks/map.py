@@ -728,7 +728,7 @@ def map_files(
     counts = dict(reads=c.get("records", 0), mapped=c.get("mapped", 0),
                   unmapped=c.get("records", 0) - c.get("mapped", 0), too_long=c.get("too_long", 0),
                   too_short=c.get("too_short", 0), records=c.get("sam_records", 0), alignments=c.get("hits", 0),
-                  device=task.mappers[0].backend.describe())
+                  device=", ".join(dict.fromkeys(m.backend.describe() for m in task.mappers)))
     if mate2 is not None or interleaved:  # reads, mapped, unmapped, alignments count pairs (concordant)
         counts["paired"] = True
         counts["mates_aligned"] = c.get("mates_aligned", 0)
