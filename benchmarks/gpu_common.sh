@@ -32,12 +32,9 @@ blast_sets() {
 import sys
 root, out, names = sys.argv[1], sys.argv[2], sys.argv[3:]
 sys.path.insert(0, root + "/benchmarks")
-from run import BLAST_SETS
-from gseek.datasets.simulate import blast_queries
+from run import blast_set
 for name in names:
-    n, length, sub, indel = BLAST_SETS[name]
-    blast_queries(root + "/.carry/bacteria75.fa.gz", n, length, seed=11, sub_rate=sub,
-                  indel_rate=indel).write(f"{out}/{name}.fa")
+    blast_set(root + "/.carry/bacteria75.fa.gz", name).write(f"{out}/{name.replace('@', '-')}.fa")
 PY
 }
 

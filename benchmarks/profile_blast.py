@@ -47,13 +47,10 @@ def main() -> int:
     queries = args.queries
     if not Path(queries).exists():
         sys.path.insert(0, str(Path(__file__).parent))
-        from run import BLAST_SETS
+        from run import blast_set
 
-        from gseek.datasets.simulate import blast_queries
-
-        n, length, sub, indel = BLAST_SETS[queries]
-        queries = str(work / f"{args.queries}.fa")
-        blast_queries(args.db, n, length, seed=11, sub_rate=sub, indel_rate=indel).write(queries)
+        queries = str(work / f"{args.queries.replace('@', '-')}.fa")
+        blast_set(args.db, args.queries).write(queries)
     batch = read_fastx(queries)
     t = time.perf_counter()
     first = searcher.search(batch)  # compiles

@@ -1085,60 +1085,110 @@ def bench_startup(args: argparse.Namespace) -> Report:
 # --------------------------------------------------------------------- blast
 
 #: Query sets: name -> (count, (min, max) length, substitution rate, indel rate); 10% random negatives.
+#: ``w1`` is issue 17's workload 1: log-uniform lengths, each query's rates uniform in the ranges,
+#: half random negatives (BLAST_SET_EXTRA); ``NAME@N`` names its first N-query variant.
 BLAST_SETS = {"500bp": (100, (500, 500), 0.04, 0.004), "10kb": (100, (10_000, 10_000), 0.06, 0.006),
-              "mixed": (200, (500, 5000), 0.08, 0.01)}
+              "mixed": (200, (500, 5000), 0.08, 0.01),
+              "w1": (1000, (500, 100_000), (0.01, 0.15), (0.001, 0.015))}
+BLAST_SET_EXTRA = {"w1": {"negatives": 0.5, "log_lengths": True}}
+
+
+def blast_set(db: str, spec: str, seed: int = 11):
+    """The query set ``spec`` (a BLAST_SETS name, or ``NAME@N``: N queries of it) simulated from ``db``."""
+    from gseek.datasets.simulate import blast_queries
+
+    name, _, count = spec.partition("@")
+    n, length, sub, indel = BLAST_SETS[name]
+    return blast_queries(db, int(count) if count else n, length, seed=seed, sub_rate=sub, indel_rate=indel,
+                         **BLAST_SET_EXTRA.get(name, {}))
+
+
+def _describe_set(name: str) -> str:
+    n, (lo, hi), sub, indel = BLAST_SETS[name]
+    extra = BLAST_SET_EXTRA.get(name, {})
+    rate = (lambda r, f: f"{r[0]:{f}}-{r[1]:{f}}") if isinstance(sub, tuple) else (lambda r, f: f"{r:{f}}")
+    return (f"{name} = {n} x {lo}-{hi} bp{' (log-uniform)' if extra.get('log_lengths') else ''}, "
+            f"{rate(sub, '.0%')} subst., {rate(indel, '.1%')} indels, {extra.get('negatives', 0.1):.0%} negatives")
 
 
 def _blast_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="database FASTA (.gz ok), e.g. bacteria75.fa.gz")
-    p.add_argument("--sets", default="500bp,10kb", help=f"query sets ({', '.join(BLAST_SETS)}) or FASTA paths")
+    p.add_argument("--sets", default="500bp,10kb",
+                   help=f"query sets ({', '.join(BLAST_SETS)}; NAME@N: its first N queries) or FASTA paths")
     p.add_argument("--tasks", default="megablast,blastn", help="tasks to run")
     p.add_argument("--devices", default="gpu", help="gseek backends (cpu,gpu)")
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="blastn -num_threads and gseek -p")
     p.add_argument("--warm", type=int, default=1, help="warm gseek repeats after the first (cold-cache) run")
     p.add_argument("--min-recall", type=float, default=0.99, help="recall (e <= 1e-10) needed before timing counts")
+    p.add_argument("--index-parts", default="all", choices=["all", "text"],
+                   help="gseek index --parts: text = a BLAST-only database (no suffix array)")
+    p.add_argument("--work", default=None,
+                   help="keep the databases, queries and blastn's outputs here and reuse them in a later run "
+                        "(steps whose outputs exist are not redone; their earlier seconds are reported)")
+    p.add_argument("--gseek-options", default="", help="further gseek search options, e.g. '--db-volume-size 500M'")
+
+
+def _reused_step(work: Path, key: str, outputs: list[Path], run: Callable[[], "harness.ProcResult"]) -> dict:
+    """Run a step unless its outputs and its record (``work/key.json``) exist; its record either way."""
+    record = work / f"{key}.json"
+    if record.exists() and all(o.exists() for o in outputs):
+        return dict(json.loads(record.read_text()), reused=True)
+    proc = run()
+    info = {"seconds": proc.seconds, "cpu_s": proc.cpu_s, "peak_rss_mib": proc.peak_rss_mib,
+            "command": shlex.join(proc.cmd)}
+    record.write_text(json.dumps(info))
+    return info
 
 
 @benchmark("blast", "gseek search --task megablast|blastn against blastn -num_threads N: recall first, then time",
            _blast_options)
 def bench_blast(args: argparse.Namespace) -> Report:
     """Each query set and task: blastn (makeblastdb once), then gseek (index once; a first run with empty
-    kernel caches and warm repeats); recall of blastn's HSPs with e <= 1e-10 checked before any time counts."""
+    kernel caches and warm repeats); recall of blastn's HSPs with e <= 1e-10 checked before any time counts.
+    The warm runs are sampled with nvidia-smi: GPU busy and the peak of GPU memory in use."""
     import shutil
 
     from gseek.blast.compare import COMPARE_FIELDS, compare_reports
-    from gseek.datasets.simulate import blast_queries
 
-    work = Path(tempfile.mkdtemp(prefix="gseek-blast-bench-"))
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="gseek-blast-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
     try:
         env = harness.peer_env()
         T = str(args.threads)
         db = work / "db.fa"
-        with _text_handle(args.db) as src, open(db, "w") as dst:
-            shutil.copyfileobj(src, dst)
-        proc = harness.run_process(["makeblastdb", "-in", str(db), "-dbtype", "nucl", "-out", str(work / "db")],
-                                   env=env)
+        if not db.exists():
+            with _text_handle(args.db) as src, open(str(db) + ".part", "w") as dst:
+                shutil.copyfileobj(src, dst)
+            os.replace(str(db) + ".part", db)
         rows, results = [], []
-        results.append({"step": "makeblastdb", "seconds": proc.seconds})
+        made = _reused_step(work, "makeblastdb", [work / "db.nal"] if (work / "db.nal").exists() else [work / "db.nsq"],
+                            lambda: harness.run_process(["makeblastdb", "-in", str(db), "-dbtype", "nucl",
+                                                         "-out", str(work / "db")], env=env))
+        results.append(dict(made, step="makeblastdb"))
         gseek = [sys.executable, "-P", "-m", "gseek", "--quiet", "-p", T]
-        proc = harness.run_process(gseek + ["--device", "cpu", "index", str(db), "-o", str(work / "db")], env=env)
-        results.append({"step": "gseek index", "seconds": proc.seconds})
-        rows.append(["(database)", "", "makeblastdb / gseek index", f"{results[0]['seconds']:.1f}",
-                     f"{proc.seconds:.1f}", "", ""])
+        parts = ["--parts", "text"] if args.index_parts == "text" else []
+        indexed = _reused_step(work, "gseek-index", [work / "db.gseek"],
+                               lambda: harness.run_process(gseek + ["--device", "cpu", "index", str(db), *parts,
+                                                                    "-o", str(work / "db")], env=env))
+        results.append(dict(indexed, step=f"gseek index {' '.join(parts)}".strip()))
+        rows.append(["(database)", "", f"makeblastdb / gseek index {' '.join(parts)}".strip(),
+                     f"{made['seconds']:.1f}", f"{indexed['seconds']:.1f}", "",
+                     f"peak RSS {made['peak_rss_mib']:,.0f} / {indexed['peak_rss_mib']:,.0f} MiB"])
+        extra = shlex.split(args.gseek_options)
         for spec in [x.strip() for x in args.sets.split(",") if x.strip()]:
-            if spec in BLAST_SETS:
-                n, length, sub, indel = BLAST_SETS[spec]
-                queries = work / f"{spec}.fa"
-                blast_queries(str(db), n, length, seed=11, sub_rate=sub, indel_rate=indel).write(queries)
+            if spec.partition("@")[0] in BLAST_SETS:
+                queries = work / f"{spec.replace('@', '-')}.fa"
+                if not queries.exists():
+                    blast_set(str(db), spec).write(queries)
             else:
                 queries = Path(spec)
             for task in [t.strip() for t in args.tasks.split(",") if t.strip()]:
                 ref_out = work / f"{queries.stem}.{task}.blastn.tsv"
-                proc = harness.run_process(["blastn", "-task", task, "-query", str(queries), "-db", str(work / "db"),
-                                            "-num_threads", T, "-outfmt", COMPARE_FIELDS, "-out", str(ref_out)],
-                                           env=env)
-                t_blast = proc.seconds
-                results.append({"set": spec, "task": task, "tool": f"blastn -num_threads {T}", "seconds": t_blast})
+                peer = _reused_step(work, ref_out.stem, [ref_out], lambda: harness.run_process(
+                    ["blastn", "-task", task, "-query", str(queries), "-db", str(work / "db"), "-num_threads", T,
+                     "-outfmt", COMPARE_FIELDS, "-out", str(ref_out)], env=env))
+                t_blast = peer["seconds"]
+                results.append(dict(peer, set=spec, task=task, tool=f"blastn -num_threads {T}"))
                 for device in [d.strip() for d in args.devices.split(",") if d.strip()]:
                     if device == "gpu" and harness.gpu_name() == "none":
                         continue
@@ -1146,35 +1196,52 @@ def bench_blast(args: argparse.Namespace) -> Report:
                               "CUPY_CACHE_DIR": str(work / f"cupy-{device}")}
                     out = work / f"{queries.stem}.{task}.{device}.tsv"
                     cmd = gseek + ["--device", device, "search", "--task", task, "-x", str(work / "db"),
-                                   "-q", str(queries), "--outfmt", COMPARE_FIELDS, "-o", str(out)]
-                    times, stages = [], ""
-                    for _ in range(1 + args.warm):
-                        proc = harness.run_process(cmd, env=dict(env, **caches, GSEEK_BLAST_TIMING="1"))
+                                   "-q", str(queries), "--outfmt", COMPARE_FIELDS, "-o", str(out), *extra]
+                    times, stages, sampled = [], "", {}
+                    for rep in range(1 + args.warm):
+                        sampler = _GpuSampler(memory=True) if rep == args.warm and device == "gpu" else None
+                        try:
+                            proc = harness.run_process(cmd, env=dict(env, **caches, GSEEK_BLAST_TIMING="1"))
+                        finally:
+                            busy = sampler.stop() if sampler else {}
+                        if sampler and busy.get("0"):
+                            sampled = {"gpu_busy_pct": sum(busy["0"]) / len(busy["0"]),
+                                       "gpu_memory_peak_mib": max(sampler.memory.get("0", [0.0])),
+                                       "gpu_memory_first_mib": sampler.memory.get("0", [0.0])[0]}
                         times.append(proc.seconds)
                         stages = " ".join(line for line in proc.stderr.splitlines() if "blast stages" in line)
                     cmp = compare_reports(open(out), open(ref_out))
                     ok = cmp["recall"] >= args.min_recall
                     warm = min(times[1:]) if len(times) > 1 else times[0]
                     results.append({"set": spec, "task": task, "tool": f"gseek --device {device}", "first_s": times[0],
-                                    "warm_s": warm, "stages_last_run": stages,
+                                    "warm_s": warm, "times": times, "stages_last_run": stages,
+                                    "peak_rss_mib_last_run": proc.peak_rss_mib, "cpu_s_last_run": proc.cpu_s,
+                                    **sampled, "command": shlex.join(cmd),
                                     "compare": {k: v for k, v in cmp.items() if k != "missed"},
-                                    "missed": cmp["missed"]})
-                    print(f"  {spec} {task} {device}: blastn {t_blast:.2f} s, gseek {times}; {stages}", file=sys.stderr)
+                                    "missed": cmp["missed"][:200]})
+                    print(f"  {spec} {task} {device}: blastn {t_blast:.2f} s, gseek {times}; {sampled}; {stages}",
+                          file=sys.stderr)
                     rows.append([spec, task, f"gseek {device}", f"{t_blast:.2f}", f"{times[0]:.2f} / {warm:.2f}",
                                  f"{t_blast / warm:.2f}x" if ok else "recall too low",
                                  f"{cmp['recall']:.4f} ({cmp['found']}/{cmp['expected']}), bits {cmp['bits_within_1']:.3f}, "
-                                 f"e {cmp['evalue_within_5pct']:.3f}, extra {cmp['extra']:.3f}"])
+                                 f"e {cmp['evalue_within_5pct']:.3f}, extra {cmp['extra']:.3f}"
+                                 + (f"; GPU busy {sampled['gpu_busy_pct']:.0f}%, GPU memory peak "
+                                    f"{sampled['gpu_memory_peak_mib']:,.0f} MiB" if sampled else "")
+                                 + f"; peak RSS {proc.peak_rss_mib:,.0f} MiB (blastn {peer['peak_rss_mib']:,.0f})"])
         table = markdown_table(["set", "task", "run", f"blastn -num_threads {T} s", "gseek first / warm s",
-                                "vs blastn (warm)", "recall e<=1e-10, bits +-1, e +-5%, extra"], rows,
+                                "vs blastn (warm)", "recall e<=1e-10, bits +-1, e +-5%, extra; memory"], rows,
                                align="lllrrrl")
         notes = ["whole commands in fresh processes; gseek's first run with empty Numba and CuPy caches; "
                  "speed-up counted only where recall >= " + f"{args.min_recall}",
-                 f"query sets: {', '.join(f'{k} = {v[0]} x {v[1][0]}-{v[1][1]} bp, {v[2]:.0%} subst., {v[3]:.1%} indels' for k, v in BLAST_SETS.items())}; "
-                 "10% random negatives; both strands"]
-        return Report(title="BLAST-style search (issue 16)", data={"summary": f"database {Path(args.db).name}"},
+                 "GPU busy / memory: nvidia-smi utilization.gpu and memory.used of GPU 0 every 100 ms during the "
+                 "last warm run (memory.used includes the CUDA context)",
+                 f"query sets: {'; '.join(_describe_set(k) for k in BLAST_SETS)}; both strands"]
+        return Report(title="BLAST-style search (issues 16, 17)",
+                      data={"summary": f"database {Path(args.db).name}", "gseek_options": args.gseek_options},
                       table=table, notes=notes, results=results)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 # --------------------------------------------------------------------- align
@@ -1656,16 +1723,19 @@ def _pipeline_options(p: argparse.ArgumentParser) -> None:
 
 
 class _GpuSampler:
-    """Samples nvidia-smi's utilization.gpu (share of time a kernel ran) of every GPU every 100 ms."""
+    """Samples nvidia-smi's utilization.gpu (share of time a kernel ran) of every GPU every 100 ms;
+    with ``memory``, also memory.used (MiB) into :attr:`memory`."""
 
-    def __init__(self) -> None:
+    def __init__(self, memory: bool = False) -> None:
         import shutil
         import subprocess
 
         self.proc = None
+        self.memory: dict[str, list[float]] = {}
+        fields = "index,utilization.gpu" + (",memory.used" if memory else "")
         if shutil.which("nvidia-smi") and harness.gpu_name() != "none":
             self.proc = subprocess.Popen(
-                ["nvidia-smi", "--query-gpu=index,utilization.gpu", "--format=csv,noheader,nounits", "-lms", "100"],
+                ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-lms", "100"],
                 stdout=subprocess.PIPE, text=True)
 
     def stop(self) -> dict[str, list[float]]:
@@ -1677,8 +1747,10 @@ class _GpuSampler:
         samples: dict[str, list[float]] = {}
         for line in out.splitlines():
             parts = [p.strip() for p in line.split(",")]
-            if len(parts) == 2 and parts[0].isdigit() and parts[1].replace(".", "").isdigit():
+            if len(parts) >= 2 and parts[0].isdigit() and all(p.replace(".", "").isdigit() for p in parts[1:]):
                 samples.setdefault(parts[0], []).append(float(parts[1]))
+                if len(parts) == 3:
+                    self.memory.setdefault(parts[0], []).append(float(parts[2]))
         return samples
 
 
@@ -2013,19 +2085,16 @@ def _blast_list_data(work: Path, db_fasta: str, query_set: str, n_files: int, pe
     ``work/warm.txt`` of the first: the index path and the files."""
     import shutil
 
-    from gseek.datasets.simulate import blast_queries
-
     db = work / "db.fa"
     with _text_handle(db_fasta) as src, open(db, "w") as dst:
         shutil.copyfileobj(src, dst)
     t0 = time.perf_counter()
     harness.run_process([sys.executable, "-P", "-m", "gseek", "--quiet", "-p", threads, "--device", "cpu", "index",
                          str(db), "--parts", "text", "-o", str(work / "db")], env=env)
-    _, length, sub, indel = BLAST_SETS[query_set]
     files = []
     for i in range(n_files):
         f = work / f"q{i:02d}.fa"
-        blast_queries(str(db), per_file, length, seed=100 + i, sub_rate=sub, indel_rate=indel).write(f)
+        blast_set(str(db), f"{query_set}@{per_file}", seed=100 + i).write(f)
         files.append(f)
     (work / "list.txt").write_text("".join(f"{f}\n" for f in files))
     (work / "warm.txt").write_text(f"{files[0]}\n")
@@ -2078,10 +2147,9 @@ def bench_pipeline_blast(args: argparse.Namespace) -> Report:
                          ratio(results[0]["seconds"], proc.seconds), "yes" if not differ else f"**{len(differ)} differ**"])
         table = markdown_table(["command", "wall s", "CPU s", "GPU busy (each GPU used)", "HSPs", "vs the first run",
                                 "output = first run's"], rows, align="lrrrrrl")
-        n, length, sub, indel = BLAST_SETS[args.set]
-        notes = [f"{args.files} query files x {args.per_file} queries of {length[0]}-{length[1]} bp simulated from the "
-                 f"database by gseek.datasets.simulate.blast_queries (file i: seed 100 + i; {sub:.0%} substitutions, "
-                 f"{indel:.1%} indels, both strands, 10% random negatives); `gseek index --parts text`; -p {T}, "
+        notes = [f"{args.files} query files x {args.per_file} queries of the set {_describe_set(args.set)}, simulated "
+                 f"from the database by gseek.datasets.simulate.blast_queries (file i: seed 100 + i; both strands); "
+                 f"`gseek index --parts text`; -p {T}, "
                  f"--device {args.device}, --workers {args.workers}; one untimed warm-up run on the first file",
                  GPU_BUSY_NOTE]
         return Report(title="BLAST-style search through the pipeline: one GPU against several",

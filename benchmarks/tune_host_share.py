@@ -3,9 +3,8 @@ _HOST_SPEEDUP and _HOST_MIN_EXTENT varied; stage timings and the two sides' seco
 import sys, time, os
 os.environ["GSEEK_BLAST_TIMING"] = "1"
 sys.path.insert(0, "benchmarks")
-from run import BLAST_SETS
+from run import blast_set
 import gseek.blast.searcher as S
-from gseek.datasets.simulate import blast_queries
 from gseek.index import Index
 from gseek.index.text import ReferenceText
 from gseek.seqio import read_fastx
@@ -15,9 +14,8 @@ index = Index.build(db, parts="text", device="cpu")
 ref = ReferenceText.from_index(index)
 sets = {}
 for name in ("10kb", "mixed"):
-    n, length, sub, indel = BLAST_SETS[name]
     path = f"/tmp/{name}.fa"
-    blast_queries(db, n, length, seed=11, sub_rate=sub, indel_rate=indel).write(path)
+    blast_set(db, name).write(path)
     sets[name] = read_fastx(path)
 configs = [("on: 64/4", {True: 64.0, False: 4.0}), ("off", {True: 1e-9, False: 1e-9}),
            ("tb 16", {True: 16.0, False: 4.0}), ("tb 256", {True: 256.0, False: 4.0}),

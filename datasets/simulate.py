@@ -112,6 +112,17 @@ def _length_range(length: int | tuple[int, int], what: str = "length") -> tuple[
     return lo, hi
 
 
+def _rate_range(value: tuple[float, float], name: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(x) for x in value)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        raise OptionError(f"{name} must be a number or a (lo, hi) pair, got {value!r}") from None
+    lo, hi = _check_fraction(lo, name), _check_fraction(hi, name)
+    if hi < lo:
+        raise OptionError(f"{name} must satisfy lo <= hi, got {lo}..{hi}")
+    return lo, hi
+
+
 def _check_fraction(value: float, name: str) -> float:
     value = float(value)
     if not 0.0 <= value <= 1.0:
@@ -578,9 +589,10 @@ def blast_queries(
     length: int | tuple[int, int],
     seed: int,
     *,
-    sub_rate: float = 0.05,
-    indel_rate: float = 0.005,
+    sub_rate: float | tuple[float, float] = 0.05,
+    indel_rate: float | tuple[float, float] = 0.005,
     negatives: float = 0.1,
+    log_lengths: bool = False,
 ) -> SimulatedQueries:
     """Simulate BLASTN queries: mutated slices of database sequences plus random negatives.
 
@@ -589,9 +601,14 @@ def blast_queries(
         n: number of queries (positives and negatives together).
         length: query source length, or an inclusive ``(lo, hi)`` range.
         seed: seed of the PCG64 generator.
-        sub_rate, indel_rate: per-base rates handed to :func:`mutate`.
+        sub_rate, indel_rate: per-base rates handed to :func:`mutate`; a
+            ``(lo, hi)`` pair (both given as pairs) draws one point ``u`` uniform
+            in [0, 1) per query and uses ``lo + u (hi - lo)`` of each, so a
+            query's indel rate keeps its ratio to its substitution rate.
         negatives: fraction of the ``n`` queries (rounded) that are uniformly
             random sequences, expected to have no significant hit.
+        log_lengths: lengths log-uniform over the range (the at-scale workload
+            of many short and a few very long queries) instead of uniform.
 
     A slice lies inside one contig, on either strand (``-`` = reverse
     complement), uniformly over the valid starts. :data:`BLAST_QUERY_PRESETS`
@@ -607,13 +624,30 @@ def blast_queries(
     n = int(n)
     if n < 0:
         raise OptionError(f"n must be >= 0, got {n}")
-    sub_rate = _check_fraction(sub_rate, "sub_rate")
-    indel_rate = _check_fraction(indel_rate, "indel_rate")
+    ranged = not isinstance(sub_rate, (int, float, np.number))
+    if ranged != (not isinstance(indel_rate, (int, float, np.number))):
+        raise OptionError("give sub_rate and indel_rate both as numbers or both as (lo, hi) pairs")
+    if ranged:
+        sub_lo, sub_hi = _rate_range(sub_rate, "sub_rate")
+        indel_lo, indel_hi = _rate_range(indel_rate, "indel_rate")
+    else:
+        sub_rate = _check_fraction(sub_rate, "sub_rate")
+        indel_rate = _check_fraction(indel_rate, "indel_rate")
     negatives = _check_fraction(negatives, "negatives")
     rng = _rng(seed)
-    lengths = rng.integers(lo, hi + 1, size=n) if hi > lo else np.full(n, lo, dtype=np.int64)
+    if hi == lo:
+        lengths = np.full(n, lo, dtype=np.int64)
+    elif log_lengths:
+        lengths = np.minimum(np.exp(rng.uniform(np.log(lo), np.log(hi + 1), size=n)).astype(np.int64), hi)
+    else:
+        lengths = rng.integers(lo, hi + 1, size=n)
     is_negative = np.zeros(n, dtype=bool)
     is_negative[rng.choice(n, size=int(round(n * negatives)), replace=False)] = True
+    if ranged:  # drawn after the draws of a fixed-rate set, which therefore stays as it was
+        u = rng.random(n)
+        sub_rates, indel_rates = sub_lo + u * (sub_hi - sub_lo), indel_lo + u * (indel_hi - indel_lo)
+    else:
+        sub_rates, indel_rates = np.full(n, sub_rate), np.full(n, indel_rate)
     placed = np.flatnonzero(~is_negative)
     gstart, contig = _sample_windows(genome, lengths[placed], rng, avoid_n=False)
     minus = rng.random(placed.size) < 0.5
@@ -632,7 +666,7 @@ def blast_queries(
         window = genome.codes[g : g + L]
         if minus[k]:
             window = COMPLEMENT[window[::-1]]
-        seq, edits = mutate(window, rng, sub_rate, indel_rate)
+        seq, edits = mutate(window, rng, float(sub_rates[i]), float(indel_rates[i]))
         start = g - int(genome.offsets[c])
         records.append((name, decode_dna(seq)))
         truth.append((name, names[c], str(start), str(start + L), "-" if minus[k] else "+", f"{edits / L:.4f}"))

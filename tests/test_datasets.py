@@ -326,6 +326,30 @@ def test_blast_presets_and_determinism(lambda_batch):
         blast_queries(lambda_batch, *BLAST_QUERY_PRESETS["100kb"], seed=9)
 
 
+#: sha256 (first 12 hex digits) of the records of a fixed-rate set, as the generator made it before the
+#: ranged rates and log-uniform lengths were added.
+FIXED_SET_DIGEST = "73f2a6df6fd2"
+
+
+def test_blast_queries_log_lengths_and_rate_ranges(lambda_batch):
+    fixed = blast_queries(lambda_batch, 30, (200, 4000), seed=5, sub_rate=0.05, indel_rate=0.005)
+    # the new options draw after a fixed-rate set's draws, so such a set is what it was
+    assert hashlib.sha256(repr(fixed.records).encode()).hexdigest()[:12] == FIXED_SET_DIGEST
+    q = blast_queries(lambda_batch, 400, (200, 20_000), seed=5, sub_rate=(0.01, 0.15),
+                      indel_rate=(0.001, 0.015), negatives=0.5, log_lengths=True)
+    lengths = np.array([int(r[3]) - int(r[2]) for r in q.truth if r[1] != "*"])
+    assert lengths.min() >= 200 and lengths.max() <= 20_000
+    # log-uniform: the median near the geometric mean (2 kb), far below the arithmetic midpoint
+    assert 1_300 < np.median(lengths) < 3_000
+    divergence = np.array([float(r[5]) for r in q.truth if r[1] != "*"])
+    assert sum(r[1] == "*" for r in q.truth) == 200
+    assert divergence.min() < 0.03 and divergence.max() > 0.13 and divergence.max() < 0.25
+    with pytest.raises(OptionError, match="both as numbers or both as"):
+        blast_queries(lambda_batch, 4, 100, seed=1, sub_rate=(0.01, 0.1), indel_rate=0.01)
+    with pytest.raises(OptionError, match=r"lo <= hi"):
+        blast_queries(lambda_batch, 4, 100, seed=1, sub_rate=(0.1, 0.01), indel_rate=(0.0, 0.0))
+
+
 def test_dp_families_divergence_in_range(tmp_path):
     fam = dp_families(6, 5, 300, seed=4, max_divergence=0.15)
     fa, tsv = fam.write(tmp_path / "fam.fa")
