@@ -68,6 +68,10 @@ class Backend:
     def synchronize(self) -> None:
         """Wait for queued device work (no-op on the CPU)."""
 
+    def free_memory(self) -> int | None:
+        """Free bytes of the device's memory (None on the CPU: the host's memory is not budgeted)."""
+        return None
+
     def active(self) -> contextlib.AbstractContextManager:
         """A context in which this backend's device is the thread's current one.
 
@@ -234,6 +238,10 @@ class GpuBackend(Backend):
         with self.active():
             fn = self.module(family).get_function(kernel)
             fn((blocks,), (self.block_size,), args)
+
+    def free_memory(self) -> int | None:
+        with self.device:
+            return int(self.cupy.cuda.runtime.memGetInfo()[0])
 
     def synchronize(self) -> None:
         with self.active():

@@ -254,7 +254,8 @@ def _blast_options(func=None, *, outfmt: bool = True):
         click.option("--ungapped", is_flag=True, default=None, help="megablast/blastn: no gapped extension."),
         click.option("--db-volume-size", type=_BaseCount(), default=None,
                      help="megablast/blastn: search the database in volumes of about SIZE bases (K/M/G; whole "
-                          "contigs), one volume on a device at a time; the same output [the whole database]."),
+                          "contigs), one volume on a device at a time; the same output [the whole database, or on a "
+                          "GPU the volumes that fit a quarter of its free memory]."),
     ]
 
     names = BLAST_OPTIONS if outfmt else tuple(n for n in BLAST_OPTIONS if n != "outfmt")

@@ -118,13 +118,8 @@ def _fill_text(codes, ref_start, lengths, text_start, text):
 def separator_text(codes: np.ndarray, ref_start: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The text ``$ seg0 $ seg1 $ ... $`` (codes 0..3, separator 4) and the
     text start of every segment, with the text length appended."""
-    text_start = np.empty(lengths.size + 1, dtype=np.int64)
-    text_start[0] = 1
-    np.cumsum(lengths + 1, out=text_start[1:])
-    text_start[1:] += 1
-    n = int(text_start[-1])
-    text_start[-1] = n  # sentinel: the text length
-    text = np.full(n, SEPARATOR, dtype=np.uint8)
+    text_start = _text_starts(lengths)
+    text = np.full(int(text_start[-1]), SEPARATOR, dtype=np.uint8)
     _fill_text(codes, ref_start, lengths, text_start[:-1], text)
     return text, text_start
 
@@ -199,8 +194,36 @@ def occ_blocks(bwt: np.ndarray, *, wide: bool, threads: int | None = None) -> tu
 
 def c_array(text: np.ndarray) -> np.ndarray:
     """C[c]: characters of the text smaller than base c (separators included); C[4] = n."""
-    counts = np.bincount(text, minlength=5)
+    return _c_from_counts(_symbol_counts(text, 5))
+
+
+def _text_starts(lengths: np.ndarray) -> np.ndarray:
+    """The text start of every segment of ``$ seg0 $ seg1 $ ... $``, the text length appended."""
+    text_start = np.empty(lengths.size + 1, dtype=np.int64)
+    text_start[0] = 1
+    np.cumsum(lengths + 1, out=text_start[1:])
+    text_start[1:] += 1
+    return text_start
+
+
+def _symbol_counts(codes: np.ndarray, k: int) -> np.ndarray:
+    """How many of ``codes`` (uint8) equal 0, 1, ..., k - 1: one pass each with a byte-wide
+    temporary (``np.bincount`` would widen the whole array to 8 bytes a code first)."""
+    return np.array([np.count_nonzero(codes == c) for c in range(k)], dtype=np.int64)
+
+
+def _c_from_counts(counts: np.ndarray) -> np.ndarray:
     return np.array([counts[4], *(counts[4] + np.cumsum(counts[:4]))], dtype=np.int64)
+
+
+def _text_layout(ref_start: np.ndarray, lengths: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What :func:`separator_text` and :func:`c_array` give of the text, without building it (a
+    text-only index needs only these): the text start of every segment with the length appended,
+    and C (the segments hold every base 0..3 of ``codes``; the rest of the text is separators)."""
+    text_start = _text_starts(lengths)
+    n = int(text_start[-1])
+    counts = _symbol_counts(codes, 4)
+    return text_start, _c_from_counts(np.append(counts, n - int(counts.sum())))
 
 
 @numba.njit(parallel=True, cache=True)
@@ -299,14 +322,18 @@ def build_arrays(
 
     codes, offsets = batch.codes, batch.offsets
     ref_start, lengths, contig = segments(codes, offsets)
-    text, text_start = separator_text(codes, ref_start, lengths)
-    n = text.size
+    if text_only:  # the layout and C only: the text itself is for the suffix array
+        text_start, C = _text_layout(ref_start, lengths, codes)
+        n = int(text_start[-1])
+    else:
+        text, text_start = separator_text(codes, ref_start, lengths)
+        n = text.size
+        C = c_array(text)
     wide = n >= POS32_LIMIT if pos64 is None else bool(pos64)
     if n >= POS32_LIMIT and not wide:
         raise OptionError(f"a text of {n} characters needs 64-bit positions (pos64=True)")
     bar.step()
 
-    C = c_array(text)
     arrays: dict[str, np.ndarray] = {}
     if not text_only:
         sa = suffix_array(text, force64=wide)

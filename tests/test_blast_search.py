@@ -196,6 +196,21 @@ def test_extension_launch_size_changes_nothing(lambda_text, pairs, cpu_lines, mo
     assert _lines(BlastSearcher(lambda_text, task="blastn", device="cpu").search(pairs)) == whole
 
 
+@pytest.mark.parametrize("budget", [1, 50_000])
+def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, monkeypatch, budget):
+    """Gapped extensions split into launches by the bytes of their windows and DP rows (a seed that
+    needs more than the budget is a launch of its own; 50 kB: a few seeds each): the same lines."""
+    import gseek.blast.searcher as searcher_module
+
+    whole = cpu_lines("search_blastn")
+    launches = []
+    cut = searcher_module._launches
+    monkeypatch.setattr(searcher_module, "_EXTEND_BYTES", budget)
+    monkeypatch.setattr(searcher_module, "_launches", lambda o, n: [launches.append(i.size) or i for i in cut(o, n)])
+    assert _lines(BlastSearcher(lambda_text, task="blastn", device="cpu").search(pairs)) == whole
+    assert max(launches) == 1 if budget == 1 else 1 < max(launches) < sum(launches)
+
+
 def test_prepared_queries_search_as_the_queries(lambda_text, pairs, cpu_lines):
     """``search(prepare(q))`` is ``search(q)`` (what the volumes of a database share); queries
     prepared with other options are refused."""

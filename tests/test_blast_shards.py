@@ -231,6 +231,37 @@ def test_volumes_on_two_devices_and_of_a_shard(ref, queries, split_index, tmp_pa
         BlastTask(index, "megablast", devices=["cpu"], volume_size=0)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_volumes_chosen_from_free_device_memory(split_index, tmp_path, monkeypatch, device):
+    """Without ``--db-volume-size``, a database that does not fit in DEVICE_DB_SHARE of the device's
+    free memory is searched in the volumes that fit (on the CPU, a stand-in reports 40 kB free;
+    on the GPU, a share of 10^-9): the resident search's output; with room, resident."""
+    import gseek.blast.shards as shards_module
+    from gseek.backend import CpuBackend, gpu_available
+    from gseek.blast.options import BlastOptions
+    from gseek.pipeline.tasks import blast_files
+    from gseek.pipeline.tasks.blast import BlastTask
+
+    if device == "gpu" and not gpu_available():
+        pytest.skip("no CUDA device / CuPy")
+    index = split_index.save(tmp_path / "split.gseek")
+    fasta = tmp_path / "q.fa"
+    fasta.write_text((DATA / "search_queries.fa").read_text())
+    blast_files(index, fasta, tmp_path / "resident.tsv", task="blastn", outfmt="6 std btop", device="cpu")
+    assert BlastTask(index, "blastn", devices=[device]).volume_size is None
+    if device == "cpu":
+        monkeypatch.setattr(CpuBackend, "free_memory", lambda self: 40_000)
+    else:
+        monkeypatch.setattr(shards_module, "DEVICE_DB_SHARE", 1e-9)
+    task = BlastTask(index, "blastn", devices=[device])
+    stride = BlastOptions.for_task("blastn").stride
+    want = int(0.25 * 40_000 / shards_module.device_bytes_per_base(stride)) if device == "cpu" else 1
+    assert task.volume_size == want and "ShardedSearcher" in repr(task)
+    assert len(task.searchers[0].shards) > 1
+    blast_files(index, fasta, tmp_path / "auto.tsv", task="blastn", outfmt="6 std btop", devices=[device])
+    assert (tmp_path / "auto.tsv").read_bytes() == (tmp_path / "resident.tsv").read_bytes()
+
+
 def test_statistics_are_the_whole_databases(ref, queries):
     """A shard's e-values are those of the whole database (its own length would give smaller ones)."""
     s = BlastSearcher(ref, task="megablast", device="cpu", shard=(1, 3))

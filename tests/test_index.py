@@ -120,6 +120,19 @@ def test_text_sa_bwt_and_c_match_naive(built, case):
 
 
 @pytest.mark.parametrize("case", list(CASES))
+def test_text_only_build_has_the_full_builds_text_parts_and_facts(built, case):
+    """``parts="text"`` (no separator text is built: its layout and C are counted) gives the full
+    build's contig, segment and packed-text arrays and the same C and statistics."""
+    records, index = built(case)
+    name, sa_sample, wgram, pos64 = CASES[case]
+    text_only = Index.build(index.header["source"], sa_sample=sa_sample, pos64=pos64, device="cpu", parts="text")
+    for part, array in text_only.arrays.items():
+        assert np.array_equal(np.asarray(array), np.asarray(index.arrays[part])), part
+    assert text_only.header["C"] == index.header["C"] == reference.c_array(reference.fm_text(records))
+    assert text_only.header["stats"] == index.header["stats"]
+
+
+@pytest.mark.parametrize("case", list(CASES))
 def test_occ_and_sampled_sa_match_naive(built, backend, case):
     records, index = built(case)
     text = reference.fm_text(records)

@@ -57,6 +57,32 @@ def test_fasta_without_final_newline(tmp_path):
     assert _records(batch) == [("a", "", "ACGT", None)]
 
 
+def test_mask_runs_match_a_loop_over_records():
+    """mask_runs against a record-by-record loop, on random masks with empty records among them."""
+    from gseek.seqio.batch import mask_runs
+
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        sizes = rng.integers(0, 6, size=rng.integers(1, 6))
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        mask = rng.random(int(offsets[-1])) < rng.random()
+        want = []
+        for a, b in zip(offsets[:-1], offsets[1:]):
+            i = a
+            while i < b:
+                if mask[i]:
+                    j = i
+                    while j < b and mask[j]:
+                        j += 1
+                    want.append([int(i), int(j)])
+                    i = j
+                else:
+                    i += 1
+        for m in (mask, mask.astype(np.uint8)):
+            got = mask_runs(m, offsets)
+            assert got.dtype == np.int64 and got.reshape(-1, 2).tolist() == want
+
+
 def test_lowercase_is_kept_as_soft_mask_runs(tmp_path):
     batch = read_fastx(_write(tmp_path, "a.fa", ">a\nACgt\nnnAC\n>b\nttAA\n>c\nAAcc\n>d\nggA\n"))
     assert batch.sequence(0) == "ACGTNNAC"

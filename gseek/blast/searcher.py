@@ -25,7 +25,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,8 +59,12 @@ _DIAG_BAND = 256
 #: the trace-back, from the score-only HSP.
 _PRELIM_MARGIN = 128
 _WINDOW_MARGIN = 512
-#: Seeds extended per launch (bounds the DP's work memory).
+#: Seeds extended per launch, and the bytes of subject window and DP rows one launch may hold (a
+#: seed's window is about its expected extent plus margins; its two DP rows are 8 bytes per window
+#: base): bounds a launch's memory when long queries give long windows (the at-scale workload's
+#: 100 kb queries: over 1 MB a seed).
 _EXTEND_CHUNK = 1 << 16
+_EXTEND_BYTES = 2 << 30
 #: Diagonals from an HSP's within which a seed counts as on its path.
 _DIAG_NEAR = 50
 #: On a GPU, one thread extends one seed, so a launch lasts as long as its longest extension; the
@@ -391,6 +395,8 @@ class BlastSearcher:
                         np.where(long_, mid_s[sel] + (qb - mid_q[sel]) + slack, span[1]))
             res = self._extend(scoring, prelim_x, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
                                mid_s[sel], traceback=False, span=span, margin=_PRELIM_MARGIN)
+            self._count("rounds", 1)
+            self._count("extended, score only", sel.size)
             chosen.append(sel)
             scores.append(res["score"])
             spans.append(np.stack([res["s_start"], res["s_end"]]))
@@ -409,12 +415,16 @@ class BlastSearcher:
         sel, span = sel[ok], span[:, ok]
         order = np.argsort(sel)  # the seeds' order: the same for any round structure
         sel, span = sel[order], span[:, order]
+        self._count("extended with trace-back", sel.size)
         res = self._extend(scoring, opts.raw_xdrop(opts.xdrop_gap_final) * scale, qs, seq_codes, seq_off, seq_of[sel],
                            contig_of[sel], mid_q[sel], mid_s[sel], traceback=True, span=(span[0], span[1]))
         res["seq"], res["contig"] = seq_of[sel], contig_of[sel]
         res["score"] = res["score"].astype(np.int64) // scale
         clock.lap("gapped extension with trace-back")
         return res
+
+    def _count(self, what: str, n: int) -> None:
+        self.counts[what] = self.counts.get(what, 0) + int(n)
 
     def _extend(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms,
                 traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None, margin: int = 512):
@@ -456,7 +466,7 @@ class BlastSearcher:
         for where, seconds in spent.items():
             name = f"{where} side of split extensions, {side}"
             self.timings[name] = self.timings.get(name, 0.0) + seconds
-        self.counts[f"on the host, {side}"] = self.counts.get(f"on the host, {side}", 0) + int(picks[0].size)
+        self._count(f"on the host, {side}", picks[0].size)
         return _merge_extensions([p for p in parts if p is not None], [i for i in picks if i.size], int(seq.size),
                                  traceback)
 
@@ -465,13 +475,14 @@ class BlastSearcher:
         """:meth:`_extend`'s seeds on ``backend`` (``query_codes``: the batch's codes there), longest
         expected extent (``expect``) first."""
         n = int(seq.size)
-        if n <= _EXTEND_CHUNK:
+        # a seed's window and DP rows: its expected extent, margins and the query's slack, 9 bytes a base
+        need = 9 * (np.asarray(expect, np.int64) + 2 * margin + np.maximum(64, (seq_off[seq + 1] - seq_off[seq]) // 2))
+        if n <= _EXTEND_CHUNK and int(need.sum()) <= _EXTEND_BYTES:
             return self._extend_chunk(scoring, xdrop, query_codes, seq_off, seq, contig, mq, ms, traceback, span,
                                       margin, backend)
         order = np.argsort(-expect, kind="stable")
         parts, picks = [], []
-        for a in range(0, n, _EXTEND_CHUNK):
-            i = order[a:a + _EXTEND_CHUNK]
+        for i in _launches(order, need[order]):
             picks.append(i)
             parts.append(self._extend_chunk(scoring, xdrop, query_codes, seq_off, seq[i], contig[i], mq[i], ms[i],
                                             traceback, None if span is None else (span[0][i], span[1][i]), margin,
@@ -536,6 +547,7 @@ class BlastSearcher:
     def _report(self, batch: SequenceBatch, hsps, seq_off, seq_query, seq_strand) -> BlastHits:
         opts, ref = self.options, self.ref
         keep = _purge(hsps)
+        self._count("kept by the purge", np.count_nonzero(keep))
         h = {k: v[keep] for k, v in hsps.items() if k not in ("cigar", "cigar_offsets")}
         cigar, cigar_off = ragged.gather(hsps["cigar"], hsps["cigar_offsets"], np.nonzero(keep)[0])
         seq = h["seq"]
@@ -593,6 +605,19 @@ class _Clock:
         now = time.perf_counter()
         self.timings[stage] = self.timings.get(stage, 0.0) + now - self.last
         self.last = now
+
+
+def _launches(order: np.ndarray, need: np.ndarray) -> Iterator[np.ndarray]:
+    """``order`` cut into runs of at most :data:`_EXTEND_CHUNK` seeds whose ``need`` (bytes, in the
+    same order) sums to at most :data:`_EXTEND_BYTES` (a seed that needs more is a launch of its own)."""
+    total = np.cumsum(need)
+    a, n = 0, order.size
+    while a < n:
+        base = total[a - 1] if a else 0
+        b = min(a + _EXTEND_CHUNK, int(np.searchsorted(total, base + _EXTEND_BYTES, side="right")))
+        b = max(b, a + 1)
+        yield order[a:b]
+        a = b
 
 
 def _host_share(expect: np.ndarray, cores: int, speedup: float) -> np.ndarray:

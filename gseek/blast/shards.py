@@ -72,6 +72,40 @@ def _first_subject(hits: BlastHits) -> int:
     return min(t.first_contig for t in hits.texts)
 
 
+#: Share of a GPU's free memory (at the start) that the database's text and scan may take while a
+#: volume is searched: the rest is for the query side and the gapped extensions' launches
+#: (``_EXTEND_BYTES`` each) of the searchers sharing the device.
+DEVICE_DB_SHARE = 0.25
+
+
+def device_bytes_per_base(stride: int) -> float:
+    """Device bytes one database base needs while searched: its packed text and N mask (~0.3 bytes)
+    and, at worst, an 8-byte scan hit at every stride position (``docs/blast.md``, "Database volumes")."""
+    return 0.3 + 8.0 / max(1, int(stride))
+
+
+def auto_volume_bases(n_bases: int, stride: int, backends: Sequence[Backend], searchers_per_device: int = 1
+                      ) -> int | None:
+    """The default ``--db-volume-size``: None (the database resident) where it fits in
+    :data:`DEVICE_DB_SHARE` of each device's free memory (shared by ``searchers_per_device``)
+    or no backend has a budgeted memory (:meth:`~gseek.backend.Backend.free_memory`: the CPU's
+    is not); else the bases of the largest volume that fits.
+
+    >>> class Gpu:  # a stand-in with 10 GB free
+    ...     def free_memory(self): return 10 * 10**9
+    >>> auto_volume_bases(10**9, 17, [Gpu()]) is None, auto_volume_bases(10**10, 17, [Gpu()])
+    (True, 3244274809)
+    """
+    free = [f for f in (b.free_memory() for b in backends) if f is not None]  # a GPU's, not the host's
+    if not free:
+        return None
+    per_base = device_bytes_per_base(stride)
+    budget = DEVICE_DB_SHARE * min(free) / max(1, int(searchers_per_device))
+    if n_bases * per_base <= budget:
+        return None
+    return max(1, int(budget / per_base))
+
+
 class ShardedSearcher:
     """One BLAST-style search with the database split across devices: shard ``i`` of
     ``len(devices)`` on ``devices[i]``, searched in a thread each, the hits merged
@@ -127,11 +161,12 @@ class ShardedSearcher:
 
     @property
     def counts(self) -> dict[str, int]:
-        """Seeds and gapped extensions summed over the shards (queries counted once)."""
+        """Seeds, gapped extensions and the like summed over the shards (queries counted once)."""
         out = {"queries": self.searchers[0].counts["queries"], "seeds": 0, "gapped": 0}
         for s in self.searchers:
-            out["seeds"] += s.counts["seeds"]
-            out["gapped"] += s.counts["gapped"]
+            for k, v in s.counts.items():
+                if k != "queries":
+                    out[k] = out.get(k, 0) + v
         return out
 
     def search(self, queries: Any) -> BlastHits:

@@ -247,13 +247,21 @@ def mask_runs(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     >>> mask_runs(np.array([0, 1, 1, 1, 0, 1], dtype=np.uint8), np.array([0, 2, 6])).tolist()
     [[1, 2], [2, 4], [5, 6]]
     """
-    on = mask.astype(bool)
-    boundary = np.zeros(on.size + 1, dtype=bool)
-    boundary[offsets] = True
-    before = np.concatenate([[False], on[:-1]]) & ~boundary[:-1]
-    after = np.concatenate([on[1:], [False]]) & ~boundary[1:]
-    starts = np.flatnonzero(on & ~before)
-    ends = np.flatnonzero(on & ~after) + 1
+    # two byte-wide temporaries at a time (a genome's mask is a byte a base): a run starts where an
+    # entry is on and the one before is off or in another record, and ends likewise
+    on = mask if mask.dtype == np.bool_ else mask.astype(bool)
+    offsets = np.asarray(offsets, np.int64)
+    n = on.size
+    edge = on.copy()
+    edge[1:] &= ~on[:-1]
+    first = offsets[:-1][offsets[:-1] < n]  # record starts
+    edge[first] = on[first]
+    starts = np.flatnonzero(edge)
+    edge[:] = on
+    edge[:-1] &= ~on[1:]
+    last = offsets[1:][offsets[1:] > 0] - 1  # record ends
+    edge[last] = on[last]
+    ends = np.flatnonzero(edge) + 1
     return np.stack([starts, ends], axis=1).astype(np.int64)
 
 

@@ -130,7 +130,9 @@ class BlastTask:
             across a cluster, :func:`~gseek.pipeline.cluster.shard_dispatcher`).
         volume_size: search the database in volumes of about this many bases, one volume's text on a
             device at a time (``--db-volume-size``; :class:`~gseek.blast.shards.ShardedSearcher`); the
-            output is the same bytes. None: the database resident.
+            output is the same bytes. None: the database resident where it fits in a share of each
+            GPU's free memory, else in the volumes that fit
+            (:func:`~gseek.blast.shards.auto_volume_bases`; :attr:`volume_size` says which).
         **options: :class:`~gseek.blast.options.BlastOptions` overrides.
     """
 
@@ -179,6 +181,14 @@ class BlastTask:
             [get_backend(device or "auto", threads)]
         # GPU work on BLAST_STREAMS_PER_GPU streams of each device (a CPU searcher uses every core)
         copies = BLAST_STREAMS_PER_GPU if all(b.name == "gpu" for b in backends) else 1
+        if volume_size is None:  # a database too large for the GPUs' free memory: volumes that fit
+            from gseek.blast.options import BlastOptions
+            from gseek.blast.shards import auto_volume_bases
+
+            stride = BlastOptions.for_task(task, **options).stride
+            volume_size = auto_volume_bases(ref.n_bases, stride, backends, copies)  # copies: searchers a device
+        #: Bases per database volume (None: resident), given or chosen from free GPU memory.
+        self.volume_size = volume_size
         if (split == "database" and len(backends) > 1) or volume_size is not None:
             from gseek.blast.shards import ShardedSearcher
 
