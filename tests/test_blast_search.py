@@ -196,8 +196,9 @@ def test_extension_launch_size_changes_nothing(lambda_text, pairs, cpu_lines, mo
     assert _lines(BlastSearcher(lambda_text, task="blastn", device="cpu").search(pairs)) == whole
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("budget", [1, 50_000])
-def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, monkeypatch, budget):
+def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, monkeypatch, budget, device):
     """Gapped extensions split into launches by the bytes of their windows and DP rows (a seed that
     needs more than the budget is a launch of its own; 50 kB: a few seeds each): the same lines."""
     import gseek.blast.searcher as searcher_module
@@ -206,9 +207,28 @@ def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, 
     launches = []
     cut = searcher_module._launches
     monkeypatch.setattr(searcher_module, "_EXTEND_BYTES", budget)
-    monkeypatch.setattr(searcher_module, "_launches", lambda o, n: [launches.append(i.size) or i for i in cut(o, n)])
-    assert _lines(BlastSearcher(lambda_text, task="blastn", device="cpu").search(pairs)) == whole
+    monkeypatch.setattr(searcher_module, "_EXTEND_SHARE", 0.0)  # a GPU's free memory would not split
+    monkeypatch.setattr(searcher_module, "_launches", lambda o, n, b: [launches.append(i.size) or i for i in cut(o, n, b)])
+    assert _lines(BlastSearcher(lambda_text, task="blastn", device=device).search(pairs)) == whole
     assert max(launches) == 1 if budget == 1 else 1 < max(launches) < sum(launches)
+
+
+def test_extension_launch_budget_is_a_share_of_a_gpus_free_memory():
+    """A launch may hold _EXTEND_SHARE of a GPU's free memory (fewer launches: fewer tails), never
+    less than _EXTEND_BYTES; the CPU's budget is _EXTEND_BYTES."""
+    from gseek.backend import CpuBackend
+    from gseek.blast.searcher import _EXTEND_BYTES, _EXTEND_SHARE, _extend_budget
+
+    class Gpu:
+        def __init__(self, free):
+            self.free = free
+
+        def free_memory(self):
+            return self.free
+
+    assert _extend_budget(CpuBackend()) == _EXTEND_BYTES
+    assert _extend_budget(Gpu(80 << 30)) == int(_EXTEND_SHARE * (80 << 30)) > _EXTEND_BYTES
+    assert _extend_budget(Gpu(1 << 20)) == _EXTEND_BYTES
 
 
 def test_prepared_queries_search_as_the_queries(lambda_text, pairs, cpu_lines):

@@ -235,7 +235,7 @@ def test_volumes_on_two_devices_and_of_a_shard(ref, queries, split_index, tmp_pa
 def test_volumes_chosen_from_free_device_memory(split_index, tmp_path, monkeypatch, device):
     """Without ``--db-volume-size``, a database that does not fit in DEVICE_DB_SHARE of the device's
     free memory is searched in the volumes that fit (on the CPU, a stand-in reports 40 kB free;
-    on the GPU, a share of 10^-9): the resident search's output; with room, resident."""
+    on the GPU, a share of 10^-15: one base a volume): the resident search's output; with room, resident."""
     import gseek.blast.shards as shards_module
     from gseek.backend import CpuBackend, gpu_available
     from gseek.blast.options import BlastOptions
@@ -252,7 +252,7 @@ def test_volumes_chosen_from_free_device_memory(split_index, tmp_path, monkeypat
     if device == "cpu":
         monkeypatch.setattr(CpuBackend, "free_memory", lambda self: 40_000)
     else:
-        monkeypatch.setattr(shards_module, "DEVICE_DB_SHARE", 1e-9)
+        monkeypatch.setattr(shards_module, "DEVICE_DB_SHARE", 1e-15)  # under one base of any free memory
     task = BlastTask(index, "blastn", devices=[device])
     stride = BlastOptions.for_task("blastn").stride
     want = int(0.25 * 40_000 / shards_module.device_bytes_per_base(stride)) if device == "cpu" else 1

@@ -60,11 +60,14 @@ _DIAG_BAND = 256
 _PRELIM_MARGIN = 128
 _WINDOW_MARGIN = 512
 #: Seeds extended per launch, and the bytes of subject window and DP rows one launch may hold (a
-#: seed's window is about its expected extent plus margins; its two DP rows are 8 bytes per window
+#: seed's window is its expected extent plus margins; its two DP rows are 8 bytes per window
 #: base): bounds a launch's memory when long queries give long windows (the at-scale workload's
-#: 100 kb queries: over 1 MB a seed).
+#: 100 kb queries: over 1 MB a seed). On a GPU a launch may hold :data:`_EXTEND_SHARE` of the
+#: device's free memory where that is more: a launch lasts as long as its longest extension, so
+#: every further launch adds a tail (2 GiB launches made the pan-genome's trace-back 2.4x slower).
 _EXTEND_CHUNK = 1 << 16
 _EXTEND_BYTES = 2 << 30
+_EXTEND_SHARE = 0.25
 #: Diagonals from an HSP's within which a seed counts as on its path.
 _DIAG_NEAR = 50
 #: On a GPU, one thread extends one seed, so a launch lasts as long as its longest extension; the
@@ -475,14 +478,19 @@ class BlastSearcher:
         """:meth:`_extend`'s seeds on ``backend`` (``query_codes``: the batch's codes there), longest
         expected extent (``expect``) first."""
         n = int(seq.size)
-        # a seed's window and DP rows: its expected extent, margins and the query's slack, 9 bytes a base
-        need = 9 * (np.asarray(expect, np.int64) + 2 * margin + np.maximum(64, (seq_off[seq + 1] - seq_off[seq]) // 2))
-        if n <= _EXTEND_CHUNK and int(need.sum()) <= _EXTEND_BYTES:
+        # a seed's window (:meth:`_extend_chunk`'s) and DP rows, 9 bytes a base
+        slack = 2 * margin if span is not None else 2 * np.maximum(64, (seq_off[seq + 1] - seq_off[seq]) // 4)
+        need = 9 * (np.asarray(expect, np.int64) + slack)
+        budget = _extend_budget(backend)
+        side = "with trace-back" if traceback else "score only"
+        if n <= _EXTEND_CHUNK and int(need.sum()) <= budget:
+            self._count(f"launches, {side}", 1)
             return self._extend_chunk(scoring, xdrop, query_codes, seq_off, seq, contig, mq, ms, traceback, span,
                                       margin, backend)
         order = np.argsort(-expect, kind="stable")
         parts, picks = [], []
-        for i in _launches(order, need[order]):
+        for i in _launches(order, need[order], budget):
+            self._count(f"launches, {side}", 1)
             picks.append(i)
             parts.append(self._extend_chunk(scoring, xdrop, query_codes, seq_off, seq[i], contig[i], mq[i], ms[i],
                                             traceback, None if span is None else (span[0][i], span[1][i]), margin,
@@ -607,14 +615,21 @@ class _Clock:
         self.last = now
 
 
-def _launches(order: np.ndarray, need: np.ndarray) -> Iterator[np.ndarray]:
+def _extend_budget(backend: Backend) -> int:
+    """The bytes one gapped-extension launch on ``backend`` may hold: :data:`_EXTEND_BYTES`, or
+    :data:`_EXTEND_SHARE` of a GPU's free memory where that is more."""
+    free = backend.free_memory()
+    return _EXTEND_BYTES if free is None else max(_EXTEND_BYTES, int(_EXTEND_SHARE * free))
+
+
+def _launches(order: np.ndarray, need: np.ndarray, budget: int) -> Iterator[np.ndarray]:
     """``order`` cut into runs of at most :data:`_EXTEND_CHUNK` seeds whose ``need`` (bytes, in the
-    same order) sums to at most :data:`_EXTEND_BYTES` (a seed that needs more is a launch of its own)."""
+    same order) sums to at most ``budget`` (a seed that needs more is a launch of its own)."""
     total = np.cumsum(need)
     a, n = 0, order.size
     while a < n:
         base = total[a - 1] if a else 0
-        b = min(a + _EXTEND_CHUNK, int(np.searchsorted(total, base + _EXTEND_BYTES, side="right")))
+        b = min(a + _EXTEND_CHUNK, int(np.searchsorted(total, base + budget, side="right")))
         b = max(b, a + 1)
         yield order[a:b]
         a = b

@@ -74,7 +74,7 @@ def _first_subject(hits: BlastHits) -> int:
 
 #: Share of a GPU's free memory (at the start) that the database's text and scan may take while a
 #: volume is searched: the rest is for the query side and the gapped extensions' launches
-#: (``_EXTEND_BYTES`` each) of the searchers sharing the device.
+#: (up to ``_EXTEND_SHARE`` of the free memory each, ``gseek.blast.searcher``) of the searchers sharing the device.
 DEVICE_DB_SHARE = 0.25
 
 
