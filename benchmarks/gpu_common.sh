@@ -5,6 +5,9 @@
 #                                     into /tmp/old; exports PYTHONPATH=/tmp/new:/tmp/site and R (the repository)
 #   blast_sets DIR SET...             the `blast` benchmark's query sets (benchmarks/run.py BLAST_SETS) simulated
 #                                     from .carry/bacteria75.fa.gz into DIR/SET.fa
+#   pangenome FILE                    the pan-genome recipe (mutated copies of .carry/bacteria75.fa.gz, ~1.06 Gbp)
+#                                     into FILE, unless it is there
+#   ecoli156 FILE                     workload 3's stand-in: .carry/ecoli.fa.gz cut into 156 contigs
 #   t COMMAND...                      runs COMMAND, appends "MS ms: COMMAND" to $OUT/times.txt
 set -u
 export PYTHONUNBUFFERED=1
@@ -35,6 +38,32 @@ sys.path.insert(0, root + "/benchmarks")
 from run import blast_set
 for name in names:
     blast_set(root + "/.carry/bacteria75.fa.gz", name).write(f"{out}/{name.replace('@', '-')}.fa")
+PY
+}
+
+pangenome() {
+  [ -s "$1" ] && return 0
+  t python3 -P - "$R" "$1" <<'PY'
+import sys
+from pathlib import Path
+from gseek.datasets.recipes import PANGENOME_BASES, _pangenome_records, _write_output
+root, out = Path(sys.argv[1]), Path(sys.argv[2])
+source = root / ".carry/bacteria75.fa.gz"
+copies = -(-int(1.01 * PANGENOME_BASES) // 75_380_882)  # the recipe's count for bacteria75's 75,380,882 bases
+_write_output(out.with_suffix(".fa.part"), "pangenome", {"target_bases": PANGENOME_BASES, "seed": 0},
+              _pangenome_records(source, copies, 0), [{"recipe": "bacteria75 (carried)", "copies": copies}])
+out.with_suffix(".fa.part").rename(out)
+PY
+}
+
+ecoli156() {
+  python3 -P - "$R/.carry/ecoli.fa.gz" "$1" <<'PY'
+import sys
+from gseek.seqio import read_fastx
+g = read_fastx(sys.argv[1]); seq = g.sequence(0); n = 156; step = -(-len(seq) // n)
+with open(sys.argv[2], "w") as fh:
+    for i in range(n):
+        fh.write(f">ecoli_contig{i + 1:03d}\n{seq[i * step:(i + 1) * step]}\n")
 PY
 }
 

@@ -46,6 +46,8 @@ def client():
         # the cluster closes a nanny whose worker has not come back this long after a loss, even when it
         # is restarting it after a second one (tests kill workers seconds apart)
         "distributed.deploy.lost-worker-timeout": "1h",
+        # a cluster left with no worker fails the waiting tasks (the test) instead of hanging the run
+        "distributed.scheduler.no-workers-timeout": "120s",
     }
     with dask.config.set(config):
         cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, memory_limit=0,
@@ -81,17 +83,20 @@ def data(tmp_path_factory):
     return dict(root=root, index=index, files=files, seqs=seqs, pairs=pairs)
 
 
-#: A worker ends itself only once it has been up this long: one that dies as its nanny is still
-#: starting it is not started again (the nanny gives up), and the cluster would stay one short.
-SETTLED = 2.0
+#: A worker ends itself only once its process has been up this long: one that dies as its nanny is still
+#: starting it is not started again (the nanny gives up), and the cluster would stay one short (or,
+#: both lost, hang the run). Dask runs a task again after each loss (``allowed-failures``, gseek's
+#: ``retries``), so young workers are killed too; their start takes seconds on a loaded 2-core
+#: machine (2 s was too short once in CI). The worker's event loop waits, so the task cannot
+#: finish meanwhile; backup copies are off while a plugin kills (:class:`_killing`).
+SETTLED = 10.0
 
 
 class _Killer(WorkerPlugin):
-    def setup(self, worker):
-        self.started = time.monotonic()
-
     def die(self):
-        time.sleep(max(0.0, self.started + SETTLED - time.monotonic()))
+        import psutil  # a dependency of distributed
+
+        time.sleep(max(0.0, psutil.Process().create_time() + SETTLED - time.time()))  # the process's age
         os._exit(1)
 
 
@@ -122,36 +127,48 @@ class KillAlways(_Killer):
             self.die()
 
 
-class always_killing:
-    """The KillAlways plugin for the length of a ``with`` block; the cluster has its two workers
-    again at the end."""
+class _killing:
+    """A killing plugin on every worker for the length of a ``with`` block, without backup copies (a
+    job held by a dying worker's wait would straggle, and its copy finish elsewhere); the cluster
+    has its two workers again at the end."""
+
+    name = ""
+
+    def __init__(self, client, plugin: _Killer) -> None:
+        self.client, self.plugin = client, plugin
+
+    def __enter__(self):
+        import gseek.pipeline.cluster as cluster_module
+
+        self.backup_after, cluster_module.BACKUP_AFTER = cluster_module.BACKUP_AFTER, None
+        self.client.register_plugin(self.plugin, name=self.name)
+        return self
+
+    def __exit__(self, *exc):
+        import gseek.pipeline.cluster as cluster_module
+
+        cluster_module.BACKUP_AFTER = self.backup_after
+        self.client.unregister_worker_plugin(self.name)
+        self.client.wait_for_workers(2, timeout=60)
+
+
+class always_killing(_killing):
+    """:class:`KillAlways` for the length of a ``with`` block."""
+
+    name = "kill-always"
 
     def __init__(self, client, prefix: str, serial: int) -> None:
-        self.client, self.plugin = client, KillAlways(prefix, serial)
-
-    def __enter__(self):
-        self.client.register_plugin(self.plugin, name="kill-always")
-        return self
-
-    def __exit__(self, *exc):
-        self.client.unregister_worker_plugin("kill-always")
-        self.client.wait_for_workers(2, timeout=60)
+        super().__init__(client, KillAlways(prefix, serial))
 
 
-class killing_a_worker:
-    """The KillOnce plugin on every worker for the length of a ``with`` block; the cluster has its
-    two workers again at the end."""
+class killing_a_worker(_killing):
+    """:class:`KillOnce` for the length of a ``with`` block (``killed``: it happened)."""
+
+    name = "kill-once"
 
     def __init__(self, client, tmp_path: Path, prefix: str) -> None:
-        self.client, self.marker, self.prefix = client, tmp_path / "killed", prefix
-
-    def __enter__(self):
-        self.client.register_plugin(KillOnce(str(self.marker), self.prefix), name="kill-once")
-        return self
-
-    def __exit__(self, *exc):
-        self.client.unregister_worker_plugin("kill-once")
-        self.client.wait_for_workers(2, timeout=60)
+        self.marker = tmp_path / "killed"
+        super().__init__(client, KillOnce(str(self.marker), prefix))
 
     @property
     def killed(self) -> bool:
