@@ -65,7 +65,9 @@ _WINDOW_MARGIN = 512
 #: 100 kb queries: over 1 MB a seed). On a GPU a launch may hold :data:`_EXTEND_SHARE` of the
 #: device's free memory where that is more: a launch lasts as long as its longest extension, so
 #: every further launch adds a tail (2 GiB launches made the pan-genome's trace-back 2.4x slower).
-_EXTEND_CHUNK = 1 << 16
+#: 2^18 seeds (was 2^16): ecoli156 on the pan-genome 6% faster on an H100, w1@100 the same
+#: (benchmarks/RESULTS.md, 2026-11-24).
+_EXTEND_CHUNK = 1 << 18
 _EXTEND_BYTES = 2 << 30
 _EXTEND_SHARE = 0.25
 #: Diagonals from an HSP's within which a seed counts as on its path.
