@@ -640,6 +640,8 @@ xdrop_ungapped(const u8* __restrict__ codes, const i64* __restrict__ q_off, cons
 // in the seed's slice of `work` (not interleaved). Trace-back: one byte per
 // computed cell (the bits of the dp nibble), rows indexed by (first column,
 // byte offset); sized by xdrop_gapped_score, written by xdrop_gapped_fill.
+// `edge`: a live cell in the side's last target column (a longer target could
+// extend the side: the caller's window may have cut it).
 
 #define XD_ARGS                                                                                               \
     const u8 *__restrict__ codes, const i64 *__restrict__ q_off, const int *__restrict__ q_len,               \
@@ -650,6 +652,7 @@ xdrop_ungapped(const u8* __restrict__ codes, const i64* __restrict__ q_off, cons
 struct SideBest {
     int best, bi, bj;
     i64 cells;
+    bool edge;
 };
 
 template <bool WRITE>
@@ -660,6 +663,7 @@ __device__ SideBest xdrop_sweep(const u8* __restrict__ codes, i64 qo, i64 to, in
     int best = 0, bi = 0, bj = 0;
     i64 cells = 0, cells_best = 0;
     int plo = 0, phi = -1;
+    bool edge = false;
     for (int i = 0; i <= m; ++i) {
         int start, lo, hi, hleft, a = 0;
         i64 row_cells;
@@ -704,17 +708,19 @@ __device__ SideBest xdrop_sweep(const u8* __restrict__ codes, i64 qo, i64 to, in
         }
         cells += row_cells;
         if (bi == i) cells_best = cells;
+        if (hi == n) edge = true;
         if (lo < 0 || i == stop_row) break;
         plo = lo;
         phi = hi;
     }
-    return SideBest{best, bi, bj, cells_best};
+    return SideBest{best, bi, bj, cells_best, edge};
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 xdrop_gapped_score(XD_ARGS, const i64* __restrict__ work_off, int* __restrict__ work, int* __restrict__ out_score,
                    int* __restrict__ out_q_start, int* __restrict__ out_q_end, int* __restrict__ out_t_start,
-                   int* __restrict__ out_t_end, i64* __restrict__ out_cells, int* __restrict__ out_rows) {
+                   int* __restrict__ out_t_end, int* __restrict__ out_edges, i64* __restrict__ out_cells,
+                   int* __restrict__ out_rows) {
     __shared__ int s_table[MAX_ALPHA * MAX_ALPHA];
     load_table(s_table, table, alpha);
     GRID_STRIDE(k, n_slots) {
@@ -732,6 +738,7 @@ xdrop_gapped_score(XD_ARGS, const i64* __restrict__ work_off, int* __restrict__ 
         out_t_start[k] = tp - l.bj;
         out_q_end[k] = qp + 1 + r.bi;
         out_t_end[k] = tp + 1 + r.bj;
+        out_edges[k] = (l.edge ? 1 : 0) | (r.edge ? 2 : 0);
         out_cells[k] = l.cells + r.cells;
         out_rows[k] = l.bi + r.bi + 2;
     }

@@ -473,7 +473,8 @@ def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xd
     row above's last live column. ``H``/``F``: the row above (length n + 1).
     With ``write``, stores each computed cell's trace-back byte and each
     row's first column and byte offset, up to ``stop_row``.
-    Returns (best, best_i, best_j, bytes through the best row)."""
+    Returns (best, best_i, best_j, bytes through the best row, edge): ``edge``,
+    a live cell in the last target column (a longer target could extend the side)."""
     oe = o + e
     best = 0
     bi = 0
@@ -482,6 +483,7 @@ def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xd
     cells_best = 0
     plo = 0
     phi = -1
+    edge = False
     i = 0
     while i <= m:
         if i == 0:
@@ -578,20 +580,23 @@ def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xd
         cells += row_cells
         if bi == i:
             cells_best = cells
+        if hi == n:
+            edge = True
         if lo < 0 or i == stop_row:
             break
         plo = lo
         phi = hi
         i += 1
-    return best, bi, bj, cells_best
+    return best, bi, bj, cells_best, edge
 
 
 @numba.njit(parallel=True, cache=True)
 def xdrop_gapped_score(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table, alpha, gap_open, gap_extend,
-                       xdrop, work_off, work, out_score, out_q_start, out_q_end, out_t_start, out_t_end, out_cells,
-                       out_rows):
+                       xdrop, work_off, work, out_score, out_q_start, out_q_end, out_t_start, out_t_end, out_edges,
+                       out_cells, out_rows):
     """Gapped X-drop extension of every seed (q_pos, t_pos), score only:
-    score, extents, and the trace-back bytes and rows the fill will need."""
+    score, extents, the sides that reached the target's ends (bit 1 left, 2 right),
+    and the trace-back bytes and rows the fill will need."""
     dummy8 = np.zeros(1, dtype=np.uint8)
     dummy32 = np.zeros(1, dtype=np.int32)
     dummy64 = np.zeros(1, dtype=np.int64)
@@ -600,15 +605,16 @@ def xdrop_gapped_score(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table
         width = max(tp, t_len[k] - tp - 1) + 1
         H = work[work_off[k]:work_off[k] + width]
         F = work[work_off[k] + width:work_off[k] + 2 * width]
-        ls, li, lj, lc = _xdrop_sweep(codes, qo, to, qp, tp, -1, qp, tp, table, alpha, gap_open, gap_extend, xdrop,
+        ls, li, lj, lc, le = _xdrop_sweep(codes, qo, to, qp, tp, -1, qp, tp, table, alpha, gap_open, gap_extend, xdrop,
                                       H, F, -1, dummy8, 0, dummy32, dummy64, 0, False)
-        rs, ri, rj, rc = _xdrop_sweep(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, table, alpha,
+        rs, ri, rj, rc, re_ = _xdrop_sweep(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, table, alpha,
                                       gap_open, gap_extend, xdrop, H, F, -1, dummy8, 0, dummy32, dummy64, 0, False)
         out_score[k] = table[codes[qo + qp] * alpha + codes[to + tp]] + ls + rs
         out_q_start[k] = qp - li
         out_t_start[k] = tp - lj
         out_q_end[k] = qp + 1 + ri
         out_t_end[k] = tp + 1 + rj
+        out_edges[k] = (1 if le else 0) | (2 if re_ else 0)
         out_cells[k] = lc + rc
         out_rows[k] = li + ri + 2
 
@@ -720,7 +726,7 @@ def xdrop_gapped_fill(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table,
         bi_l, bj_l = qp - q_start[k], tp - t_start[k]
         bi_r, bj_r = q_end[k] - qp - 1, t_end[k] - tp - 1
         r0 = row_off[k]
-        _, _, _, lc = _xdrop_sweep(codes, qo, to, qp, tp, -1, qp, tp, table, alpha, gap_open, gap_extend, xdrop,
+        _, _, _, lc, _ = _xdrop_sweep(codes, qo, to, qp, tp, -1, qp, tp, table, alpha, gap_open, gap_extend, xdrop,
                                    H, F, bi_l, tb, tb_off[k], row_start, row_tb, r0, True)
         _xdrop_sweep(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, table, alpha, gap_open,
                      gap_extend, xdrop, H, F, bi_r, tb, tb_off[k] + lc, row_start, row_tb, r0 + bi_l + 1, True)

@@ -32,6 +32,7 @@ class RefAlignment:
     t_start: int
     t_end: int
     ops: str  # one letter per column: '=', 'X', 'I', 'D'
+    edges: int = 0  # X-drop: bit 1, the left side had a live cell in the target's first column; bit 2, right, last
 
     @property
     def cigar(self) -> str:
@@ -203,8 +204,9 @@ def _xdrop_side(query: list[int], target: list[int], table: list[list[int]], o: 
     """One side of a gapped X-drop extension: full DP from (0, 0) = 0 over
     ``query`` (rows) x ``target`` (columns), every cell computed in row-major
     order; a cell whose H is more than ``xdrop`` below the best H so far is
-    dropped (its H, E and F become -inf). Returns (best, i, j, ops) with the
-    ops from (0, 0) to the best cell (ties: the first best in row-major order)."""
+    dropped (its H, E and F become -inf). Returns (best, i, j, ops, edge) with the
+    ops from (0, 0) to the best cell (ties: the first best in row-major order);
+    ``edge``: some cell of the last column is live (not dropped)."""
     m, n = len(query), len(target)
     H = [[NEG] * (n + 1) for _ in range(m + 1)]
     E = [[NEG] * (n + 1) for _ in range(m + 1)]
@@ -249,7 +251,8 @@ def _xdrop_side(query: list[int], target: list[int], table: list[list[int]], o: 
             i, j = i - 1, j - 1
         else:
             state = src[i][j]
-    return int(best), bi, bj, ops[::-1]
+    edge = any(H[i][n] != NEG for i in range(m + 1))
+    return int(best), bi, bj, ops[::-1], edge
 
 
 def xdrop_gapped(query: list[int], target: list[int], q_pos: int, t_pos: int, table: list[list[int]],
@@ -267,8 +270,8 @@ def xdrop_gapped(query: list[int], target: list[int], q_pos: int, t_pos: int, ta
     >>> r.score, r.q_start, r.q_end, r.t_start, r.t_end, r.cigar
     (4, 1, 3, 1, 3, '2=')
     """
-    rs, ri, rj, rops = _xdrop_side(query[q_pos + 1:], target[t_pos + 1:], table, gap_open, gap_extend, xdrop)
-    ls, li, lj, lops = _xdrop_side(query[:q_pos][::-1], target[:t_pos][::-1], table, gap_open, gap_extend, xdrop)
+    rs, ri, rj, rops, redge = _xdrop_side(query[q_pos + 1:], target[t_pos + 1:], table, gap_open, gap_extend, xdrop)
+    ls, li, lj, lops, ledge = _xdrop_side(query[:q_pos][::-1], target[:t_pos][::-1], table, gap_open, gap_extend, xdrop)
     q_start, t_start = q_pos - li, t_pos - lj
     ops = lops[::-1] + ["M"] + rops
     # Letters of the diagonal columns from the residues (N is never '=').
@@ -282,4 +285,5 @@ def xdrop_gapped(query: list[int], target: list[int], q_pos: int, t_pos: int, ta
             out.append(op)
             i, j = (i + 1, j) if op == "I" else (i, j + 1)
     score = table[query[q_pos]][target[t_pos]] + rs + ls
-    return RefAlignment(score, q_start, q_pos + 1 + ri, t_start, t_pos + 1 + rj, "".join(out))
+    return RefAlignment(score, q_start, q_pos + 1 + ri, t_start, t_pos + 1 + rj, "".join(out),
+                        int(ledge) | 2 * int(redge))

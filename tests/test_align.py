@@ -473,12 +473,15 @@ def _xdrop_check(backend, scoring, xdrop, seed):
         qc, tc = list(sc.encode(qs[k])), list(sc.encode(ts[k]))
         r = ref.xdrop_gapped(qc, tc, int(qp[k]), int(tp[k]), sc.table.tolist(), sc.gap_open, sc.gap_extend, xdrop,
                              sc.no_match_code)
-        row = tuple(int(got[key][k]) for key in ("score", "q_start", "q_end", "t_start", "t_end"))
-        assert row + (cigars[k],) == (r.score, r.q_start, r.q_end, r.t_start, r.t_end, r.cigar), (k, qs[k], ts[k])
-        assert row == tuple(int(only[key][k]) for key in ("score", "q_start", "q_end", "t_start", "t_end"))
+        row = tuple(int(got[key][k]) for key in ("score", "q_start", "q_end", "t_start", "t_end", "edges"))
+        assert row + (cigars[k],) == (r.score, r.q_start, r.q_end, r.t_start, r.t_end, r.edges, r.cigar), \
+            (k, qs[k], ts[k])
+        assert row == tuple(int(only[key][k]) for key in ("score", "q_start", "q_end", "t_start", "t_end", "edges"))
         assert ref.rescore(r.ops, qc, tc, r.q_start, r.t_start, sc.table.tolist(), sc.gap_open,
                            sc.gap_extend) == (r.score, r.q_end, r.t_end)
         assert got["matches"][k] == r.ops.count("=") and got["gap_cols"][k] == r.ops.count("I") + r.ops.count("D")
+    if xdrop == 20:  # the cases hold sides cut by the target's end and sides that end inside it
+        assert set(np.unique(got["edges"])) == {0, 1, 2, 3}
     return got
 
 

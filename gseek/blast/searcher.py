@@ -507,9 +507,9 @@ class BlastSearcher:
 
         The subject is read from a window of the text: with ``span`` (text extents the HSPs are
         expected to cover: the ungapped HSP, the score-only HSP), that extent and ``margin`` bases
-        each side; an extension that ends closer than half the
-        margin to a window edge that is not its contig's is done again with the whole window
-        (the query's reach, as without ``span``), so a window never cuts an alignment short."""
+        each side; an extension with a live DP cell at a window edge that is not its contig's
+        (``xdrop_gapped``'s ``edges``: a longer window could extend it) is done again with the whole
+        window (the query's reach, as without ``span``), so a window never cuts an alignment short."""
         ref, backend = self.ref, backend or self.backend
         qa, qb = seq_off[seq], seq_off[seq + 1]
         ca, cb = ref.contig_offsets[contig], ref.contig_offsets[contig + 1]
@@ -533,10 +533,12 @@ class BlastSearcher:
             out.update({"length": length.astype(np.int32), "nident": r["matches"], "mismatch": r["mismatches"],
                         "gapopen": r["gap_opens"], "gaps": r["gap_cols"], "cigar": r["cigar"],
                         "cigar_offsets": r["cigar_offsets"]})
-        if span is not None:
-            near = margin // 2
-            redo = np.flatnonzero(((t_lo > ca) & (out["s_start"] - t_lo < near)) |
-                                  ((t_hi < cb) & (t_hi - out["s_end"] < near)))
+        cut = ((t_lo > ca) & (r["edges"] & 1 != 0)) | ((t_hi < cb) & (r["edges"] & 2 != 0))
+        if span is None:
+            self._count("cut at the query's reach", np.count_nonzero(cut))
+        else:
+            redo = np.flatnonzero(cut)
+            self._count("done again with the query's reach", redo.size)
             if redo.size:
                 again = self._extend_chunk(scoring, xdrop, query_codes, seq_off, seq[redo], contig[redo],
                                            mq[redo], ms[redo], traceback=traceback, backend=backend)

@@ -60,7 +60,9 @@ def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndar
     The seed pair is aligned; each side is a row-by-row DP from the seed
     that drops cells more than ``xdrop`` below the best score so far and
     ends at its best cell. Returns host arrays ``score``, ``q_start``,
-    ``q_end``, ``t_start``, ``t_end`` and, with ``traceback``, ``matches``,
+    ``q_end``, ``t_start``, ``t_end``, ``edges`` (bit 1: the left side, bit 2: the
+    right side had a live cell at the target's end, so a longer target could
+    extend it: a caller passing a window redoes those) and, with ``traceback``, ``matches``,
     ``mismatches``, ``gap_cols``, ``gap_opens`` and the CIGARs (pair p's
     BAM-encoded runs at ``cigar[cigar_offsets[p]:cigar_offsets[p + 1]]``).
     Trace-back is count -> prefix sum -> fill: a score-only sweep sizes the
@@ -90,7 +92,7 @@ def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndar
     if not 0 <= int(xdrop) < (1 << 26):
         raise OptionError(f"xdrop must be in [0, 2^26), not {xdrop}")
     names = ("score", "q_start", "q_end", "t_start", "t_end")
-    out: dict[str, np.ndarray] = {k: np.zeros(n, np.int32) for k in names}
+    out: dict[str, np.ndarray] = {k: np.zeros(n, np.int32) for k in (*names, "edges")}
     if traceback:
         out.update({k: np.zeros(n, np.int32) for k in ("matches", "mismatches", "gap_cols", "gap_opens")})
         out["cigar"], out["cigar_offsets"] = np.zeros(0, np.uint32), np.zeros(n + 1, np.int64)
@@ -103,12 +105,13 @@ def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndar
     args = [backend.asarray(codes, dtype=np.uint8), *dev, np.int64(n), backend.asarray(scoring.table.ravel()),
             np.int32(scoring.table.shape[0]), np.int32(scoring.gap_open), np.int32(scoring.gap_extend), np.int32(xdrop)]
     work = xp.empty(int(work_off[-1]), dtype=np.int32)
-    res = xp.empty((5, n), dtype=np.int32)
+    res = xp.empty((6, n), dtype=np.int32)
     cells, rows = xp.empty(n, dtype=np.int64), xp.empty(n, dtype=np.int32)
     backend.launch(dp, "xdrop_gapped_score", n, *args, backend.asarray(work_off), work, *res, cells, rows)
     host = backend.to_host(res)
     for row, name in enumerate(names):
         out[name] = host[row].copy()
+    out["edges"] = host[5].copy()
     if not traceback:
         return out
     tb_off, row_off = ragged.offsets(backend.to_host(cells)), ragged.offsets(backend.to_host(rows))
