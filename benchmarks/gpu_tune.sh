@@ -1,6 +1,6 @@
-# Seeds per gapped-extension launch on the pan-genome (issue 17): benchmarks/tune_extend_chunk.py, in process,
+# A constant of the BLAST searcher tuned on the pan-genome (issue 17): benchmarks/tune_searcher.py, in process,
 # on w1@100 (simulated from the pan-genome, as `run.py blast` does) and ecoli156.
-# usage: [CHUNKS=65536,262144] [ROUNDS=2] bash benchmarks/gpu_tune_chunk.sh
+# usage: ATTR=_EXTEND_CHUNK VALUES='65536;262144' [ROUNDS=2] bash benchmarks/gpu_tune.sh
 #   carry [".whl", ".carry/bacteria75.fa.gz", ".carry/ecoli.fa.gz"]; results in $OUT/tune.txt.
 source benchmarks/gpu_common.sh
 gpu_install || exit 1
@@ -13,6 +13,6 @@ sys.path.insert(0, sys.argv[1] + "/benchmarks")
 from run import blast_set
 blast_set(sys.argv[2] + "/pangenome.fa", "w1@100").write(sys.argv[2] + "/work/w1-100.fa")
 PY
-t python3 -P benchmarks/tune_extend_chunk.py $W/pangenome.fa $W/work/w1-100.fa,$W/work/ecoli156.fa \
-  "${CHUNKS:-65536,262144}" "${ROUNDS:-2}" 2>&1 | tee "$OUT/tune.txt"
+t python3 -P benchmarks/tune_searcher.py $W/pangenome.fa $W/work/w1-100.fa,$W/work/ecoli156.fa \
+  "$ATTR" "$VALUES" "${ROUNDS:-2}" 2>&1 | tee -a "$OUT/tune.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/device.txt"
