@@ -200,17 +200,39 @@ def test_extension_launch_size_changes_nothing(lambda_text, pairs, cpu_lines, mo
 @pytest.mark.parametrize("budget", [1, 50_000])
 def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, monkeypatch, budget, device):
     """Gapped extensions split into launches by the bytes of their windows and DP rows (a seed that
-    needs more than the budget is a launch of its own; 50 kB: a few seeds each): the same lines."""
+    needs more than the budget is a launch of its own; 50 kB: a few seeds each): the same lines.
+    With trace-back windows of 4 bases each side of the score-only HSP, most sweeps reach a window's
+    edge and are done again with the query's reach: still the same lines (a window never changes a
+    result), and those launches keep to the budget too."""
+    import numpy as np
+
     import gseek.blast.searcher as searcher_module
 
     whole = cpu_lines("search_blastn")
-    launches = []
-    cut = searcher_module._launches
+    launches, over, redone = [], [], []
+    cut, extend = searcher_module._launches, searcher_module.xdrop_gapped
+
+    def xdrop_gapped(backend, codes, q_off, q_len, t_off, t_len, *args, **kwargs):
+        if len(t_len) > 1 and 9 * int(np.sum(t_len)) > budget:  # 9 bytes a window base
+            over.append(len(t_len))
+        return extend(backend, codes, q_off, q_len, t_off, t_len, *args, **kwargs)
+
     monkeypatch.setattr(searcher_module, "_EXTEND_BYTES", budget)
     monkeypatch.setattr(searcher_module, "_EXTEND_SHARE", 0.0)  # a GPU's free memory would not split
     monkeypatch.setattr(searcher_module, "_launches", lambda o, n, b: [launches.append(i.size) or i for i in cut(o, n, b)])
-    assert _lines(BlastSearcher(lambda_text, task="blastn", device=device).search(pairs)) == whole
+    monkeypatch.setattr(searcher_module, "xdrop_gapped", xdrop_gapped)
+    extend_ = BlastSearcher._extend
+
+    def narrow(self, *args, **kwargs):
+        if kwargs.get("traceback", True) and kwargs.get("span") is not None:
+            kwargs["margin"] = 4
+        return extend_(self, *args, **kwargs)
+
+    monkeypatch.setattr(BlastSearcher, "_extend", narrow)
+    searcher = BlastSearcher(lambda_text, task="blastn", device=device)
+    assert _lines(searcher.search(pairs)) == whole
     assert max(launches) == 1 if budget == 1 else 1 < max(launches) < sum(launches)
+    assert over == [] and searcher.counts["done again with the query's reach"] > 10
 
 
 def test_extension_launch_budget_is_a_share_of_a_gpus_free_memory():

@@ -540,8 +540,10 @@ class BlastSearcher:
             redo = np.flatnonzero(cut)
             self._count("done again with the query's reach", redo.size)
             if redo.size:
-                again = self._extend_chunk(scoring, xdrop, query_codes, seq_off, seq[redo], contig[redo],
-                                           mq[redo], ms[redo], traceback=traceback, backend=backend)
+                # in launches that keep to the memory budget, as any (the query's reach: 150 kb windows)
+                again = self._extend_on(backend, scoring, xdrop, query_codes, seq_off, seq[redo], contig[redo],
+                                        mq[redo], ms[redo], traceback, None, margin,
+                                        seq_off[seq[redo] + 1] - seq_off[seq[redo]])
                 for k, v in out.items():
                     if k not in ("cigar", "cigar_offsets"):
                         v[redo] = again[k]
