@@ -482,6 +482,10 @@ def _xdrop_check(backend, scoring, xdrop, seed):
         assert got["matches"][k] == r.ops.count("=") and got["gap_cols"][k] == r.ops.count("I") + r.ops.count("D")
     if xdrop == 20:  # the cases hold sides cut by the target's end and sides that end inside it
         assert set(np.unique(got["edges"])) == {0, 1, 2, 3}
+    for max_bytes in (1, 3000):  # trace-back in runs of seeds (one each; a few): the same arrays
+        runs = xdrop_gapped(backend, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, tp, scoring, xdrop,
+                            max_bytes=max_bytes)
+        assert runs.keys() == got.keys() and all(np.array_equal(runs[k], got[k]) for k in got), max_bytes
     return got
 
 

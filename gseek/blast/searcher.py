@@ -525,7 +525,7 @@ class BlastSearcher:
         n_q = int(seq_off[-1])
         r = xdrop_gapped(backend, codes, qa, (qb - qa).astype(np.int32), n_q + w_off[:-1],
                          (t_hi - t_lo).astype(np.int32), (mq - qa).astype(np.int32), (ms - t_lo).astype(np.int32),
-                         scoring, xdrop, traceback=traceback)
+                         scoring, xdrop, traceback=traceback, max_bytes=_extend_budget(backend))
         out = {"q_start": qa + r["q_start"], "q_end": qa + r["q_end"], "s_start": t_lo + r["t_start"],
                "s_end": t_lo + r["t_end"], "score": r["score"].astype(np.int64)}
         if traceback:

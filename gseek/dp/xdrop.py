@@ -53,7 +53,7 @@ def xdrop_ungapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.nd
 @on_device
 def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
                  t_len: np.ndarray, q_pos: np.ndarray, t_pos: np.ndarray, scoring: Scoring, xdrop: int,
-                 traceback: bool = True) -> dict[str, np.ndarray]:
+                 traceback: bool = True, max_bytes: int | None = None) -> dict[str, np.ndarray]:
     """BLAST-style gapped X-drop extension of seed pairs ``(q_pos, t_pos)``
     left and right (rules in ``docs/alignment.md``).
 
@@ -67,7 +67,10 @@ def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndar
     BAM-encoded runs at ``cigar[cigar_offsets[p]:cigar_offsets[p + 1]]``).
     Trace-back is count -> prefix sum -> fill: a score-only sweep sizes the
     trace-back bytes, a second sweep stores them and counts CIGAR runs, a
-    walk writes the runs.
+    walk writes the runs. ``max_bytes`` bounds the trace-back bytes and row
+    index (12 bytes a query row) of one fill: the seeds are filled and walked
+    in runs that keep to it (a seed that needs more, alone); each seed's
+    result is its own, so the runs change nothing but the memory.
 
     >>> from gseek import get_backend
     >>> s = Scoring()
@@ -114,23 +117,36 @@ def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndar
     out["edges"] = host[5].copy()
     if not traceback:
         return out
-    tb_off, row_off = ragged.offsets(backend.to_host(cells)), ragged.offsets(backend.to_host(rows))
-    tb = xp.empty(max(int(tb_off[-1]), 1), dtype=np.uint8)
-    row_start = xp.empty(max(int(row_off[-1]), 1), dtype=np.int32)
-    row_tb = xp.empty(max(int(row_off[-1]), 1), dtype=np.int64)
-    ends = [res[1], res[2], res[3], res[4]]
-    stats = xp.empty((5, n), dtype=np.int32)
-    tb_off_d, row_off_d = backend.asarray(tb_off[:-1]), backend.asarray(row_off[:-1])
-    backend.launch(dp, "xdrop_gapped_fill", n, *args, np.int32(scoring.no_match_code), backend.asarray(work_off), work,
-                   *ends, tb_off_d, tb, row_off_d, row_start, row_tb, *stats)
-    host = backend.to_host(stats)
+    cells_h, rows_h = backend.to_host(cells), backend.to_host(rows).astype(np.int64)
+    need = np.cumsum(cells_h + 12 * rows_h)
+    work_off_d = backend.asarray(work_off[:-1])
+    stats_h, parts, lo = np.empty((5, n), np.int32), [], 0
+    while lo < n:  # seeds lo:hi, whose trace-back keeps to max_bytes (at least one)
+        hi = n if max_bytes is None else max(lo + 1, int(np.searchsorted(
+            need, (need[lo - 1] if lo else 0) + max_bytes, side="right")))
+        m = hi - lo
+        tb_off, row_off = ragged.offsets(cells_h[lo:hi]), ragged.offsets(rows_h[lo:hi])
+        tb = xp.empty(max(int(tb_off[-1]), 1), dtype=np.uint8)
+        row_start = xp.empty(max(int(row_off[-1]), 1), dtype=np.int32)
+        row_tb = xp.empty(max(int(row_off[-1]), 1), dtype=np.int64)
+        sub = [a[lo:hi] for a in dev]
+        ends = [res[1][lo:hi], res[2][lo:hi], res[3][lo:hi], res[4][lo:hi]]
+        stats = xp.empty((5, m), dtype=np.int32)
+        tb_off_d, row_off_d = backend.asarray(tb_off[:-1]), backend.asarray(row_off[:-1])
+        backend.launch(dp, "xdrop_gapped_fill", m, args[0], *sub, np.int64(m), *args[8:],
+                       np.int32(scoring.no_match_code), work_off_d[lo:hi], work, *ends, tb_off_d, tb, row_off_d,
+                       row_start, row_tb, *stats)
+        host = backend.to_host(stats)
+        stats_h[:, lo:hi] = host
+        cig_off = ragged.offsets(host[0].astype(np.int64))
+        cigar = xp.empty(max(int(cig_off[-1]), 1), dtype=np.uint32)
+        backend.launch(dp, "xdrop_gapped_walk", m, args[0], sub[0], sub[2], sub[4], sub[5], np.int64(m),
+                       np.int32(scoring.no_match_code), *ends, tb, row_off_d, row_start, row_tb, stats[0],
+                       backend.asarray(cig_off[:-1]), cigar)
+        parts.append((backend.to_host(cigar)[: int(cig_off[-1])].copy(), cig_off))
+        del tb, row_start, row_tb  # before the next run's
+        lo = hi
     for row, name in enumerate(("matches", "mismatches", "gap_cols", "gap_opens"), 1):
-        out[name] = host[row].copy()
-    cig_off = ragged.offsets(host[0].astype(np.int64))
-    cigar = xp.empty(max(int(cig_off[-1]), 1), dtype=np.uint32)
-    backend.launch(dp, "xdrop_gapped_walk", n, args[0], dev[0], dev[2], dev[4], dev[5], np.int64(n),
-                   np.int32(scoring.no_match_code), *ends, tb, row_off_d, row_start, row_tb, stats[0],
-                   backend.asarray(cig_off[:-1]), cigar)
-    out["cigar"] = backend.to_host(cigar)[: int(cig_off[-1])].copy()
-    out["cigar_offsets"] = cig_off
+        out[name] = stats_h[row].copy()
+    out["cigar"], out["cigar_offsets"] = ragged.concat(parts)
     return out
