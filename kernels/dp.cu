@@ -744,6 +744,165 @@ xdrop_gapped_score(XD_ARGS, const i64* __restrict__ work_off, int* __restrict__ 
     }
 }
 
+// The same sweep by one warp per seed (xdrop_gapped_score_warp / _fill_warp):
+// a row is computed 32 columns at a time, lane L at column c + L, with the
+// same results and trace-back bytes for every cell a walk can reach
+// (docs/alignment.md, "One warp per seed"). Per chunk: H~ = max(diagonal, F)
+// from the row above; the row's E from an exclusive prefix max of
+// H~[k] + k*e (a gap opened after column k; with gap_open >= 0 opening after a
+// gap cell never beats extending it), so E is the recurrence's value without
+// the drops inside the row; H = max3(diagonal, E, F); a cell is dropped when H
+// is more than xdrop below the best so far (the previous rows' best and an
+// exclusive prefix max of this row's H: a dropped cell never raises it). A
+// value carried through a dropped cell is more than xdrop below the best, so
+// every live cell's H, F and source bits, and every E on a path, equal the
+// one-thread sweep's. The row ends at its first dropped cell past the last
+// live column of the row above, or at the last column.
+template <bool WRITE>
+__device__ SideBest xdrop_sweep_warp(const u8* __restrict__ codes, i64 qo, i64 to, int qp, int tp, int step, int m,
+                                     int n, const int* s_table, int alpha, int o, int e, int xdrop, int* H, int* F,
+                                     int stop_row, u8* tb, i64 tb_base, int* row_start, i64* row_tb, i64 row_base,
+                                     int lane) {
+    const unsigned FULL = 0xffffffffu;
+    const int oe = o + e;
+    int best = 0, bi = 0, bj = 0;
+    i64 cells = 0, cells_best = 0;
+    int plo = 0, phi = -1;
+    bool edge = false;
+    for (int i = 0; i <= m; ++i) {
+        int c, lo, hi, ch, ce, a = 0;
+        i64 row_cells;
+        if (i == 0) {
+            if (lane == 0) { H[0] = 0; F[0] = NEG_INF; }
+            c = 1; lo = 0; hi = 0; row_cells = 1; ch = 0; ce = NEG_INF;
+        } else {
+            c = plo; lo = -1; hi = -1; row_cells = 0; ch = NEG_INF; ce = NEG_INF;
+            a = (int)codes[qo + qp + (i64)step * i] * alpha;
+        }
+        if (WRITE && lane == 0) {
+            row_start[row_base + i] = i == 0 ? 0 : c;
+            row_tb[row_base + i] = tb_base + cells;
+            if (i == 0) tb[tb_base] = 0;
+        }
+        int cdiag = NEG_INF;
+        while (c <= n) {
+            const int j = c + lane;
+            const bool valid = j <= n;
+            int up_h = NEG_INF, up_f = NEG_INF;
+            if (i > 0 && j <= phi) { up_h = H[j]; up_f = F[j]; }
+            int diag = __shfl_up_sync(FULL, up_h, 1);
+            if (lane == 0) diag = cdiag;
+            int fcur = NEG_INF;
+            bool fext = false;
+            if (i > 0) fcur = gap_max(up_h - oe, up_f - e, &fext);
+            const int d = (i > 0 && j > 0 && valid) ? diag + s_table[a + codes[to + tp + (i64)step * j]] : NEG_INF;
+            bool ext;
+            int e0 = gap_max(ch - oe, ce - e, &ext);
+            if (c == 0) e0 = NEG_INF;  // column 0 has no E
+            int run = (d > fcur ? d : fcur) + lane * e;
+            for (int s = 1; s < 32; s <<= 1) {
+                const int u = __shfl_up_sync(FULL, run, s);
+                if (lane >= s && u > run) run = u;
+            }
+            const int before = __shfl_up_sync(FULL, run, 1);
+            int ecur = e0;
+            if (lane > 0) {
+                const int from_chunk = before - oe - (lane - 1) * e, from_carry = e0 - lane * e;
+                ecur = from_chunk > from_carry ? from_chunk : from_carry;
+            }
+            const int h = max3_i(d, ecur, fcur);
+            int ph = __shfl_up_sync(FULL, h, 1), pe = __shfl_up_sync(FULL, ecur, 1);
+            if (lane == 0) { ph = ch; pe = ce; }
+            u32 bits = 0;
+            if (j > 0) { gap_max(ph - oe, pe - e, &ext); if (ext) bits = 4u; }
+            if (fext) bits |= 8u;
+            if (h == d) bits |= 0u;
+            else if (h == ecur) bits |= 1u;
+            else bits |= 2u;
+            int top = valid ? h : NEG_INF;  // best of this row's cells up to this lane
+            for (int s = 1; s < 32; s <<= 1) {
+                const int u = __shfl_up_sync(FULL, top, s);
+                if (lane >= s && u > top) top = u;
+            }
+            int ahead = __shfl_up_sync(FULL, top, 1);
+            if (lane == 0 || ahead < best) ahead = best;
+            const bool live = h >= ahead - xdrop;
+            const unsigned stops = __ballot_sync(FULL, valid && !live && j > phi);
+            const unsigned valids = __ballot_sync(FULL, valid);
+            const int last = stops ? __ffs(stops) - 1 : 31 - __clz(valids);
+            const bool in = lane <= last;
+            if (WRITE && in) tb[tb_base + cells + row_cells + lane] = (u8)bits;
+            __syncwarp();
+            if (in) {
+                H[j] = live ? h : NEG_INF;
+                F[j] = live ? fcur : NEG_INF;
+            }
+            const unsigned lives = __ballot_sync(FULL, in && live);
+            if (lives) {
+                if (lo < 0) lo = c + __ffs(lives) - 1;
+                hi = c + 31 - __clz(lives);
+            }
+            int rmax = __shfl_sync(FULL, top, last);
+            if (rmax > best) {
+                const unsigned at = __ballot_sync(FULL, in && h == rmax);
+                best = rmax; bi = i; bj = c + __ffs(at) - 1;
+            }
+            row_cells += last + 1;
+            __syncwarp();
+            if (stops || last < 31) break;
+            ch = __shfl_sync(FULL, h, 31);
+            ce = __shfl_sync(FULL, ecur, 31);
+            cdiag = __shfl_sync(FULL, up_h, 31);
+            c += 32;
+        }
+        cells += row_cells;
+        if (bi == i) cells_best = cells;
+        if (hi == n) edge = true;
+        if (lo < 0 || i == stop_row) break;
+        plo = lo;
+        phi = hi;
+    }
+    return SideBest{best, bi, bj, cells_best, edge};
+}
+
+// One warp a seed: k = global thread / 32, grid-stride over warps.
+#define WARP_STRIDE(k, lane, n)                                                           \
+    const int lane = threadIdx.x & 31;                                                   \
+    for (i64 k = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < (n); k += ((i64)gridDim.x * blockDim.x) >> 5)
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+xdrop_gapped_score_warp(XD_ARGS, const i64* __restrict__ work_off, int* __restrict__ work, int* __restrict__ out_score,
+                        int* __restrict__ out_q_start, int* __restrict__ out_q_end, int* __restrict__ out_t_start,
+                        int* __restrict__ out_t_end, int* __restrict__ out_edges, i64* __restrict__ out_cells,
+                        int* __restrict__ out_rows) {
+    __shared__ int s_table[MAX_ALPHA * MAX_ALPHA];
+    load_table(s_table, table, alpha);
+    WARP_STRIDE(k, lane, n_slots) {
+        const i64 qo = q_off[k], to = t_off[k];
+        const int qp = q_pos[k], tp = t_pos[k];
+        const int width = (tp > t_len[k] - tp - 1 ? tp : t_len[k] - tp - 1) + 1;
+        int* H = work + work_off[k];
+        int* F = H + width;
+        SideBest l = xdrop_sweep_warp<false>(codes, qo, to, qp, tp, -1, qp, tp, s_table, alpha, gap_open, gap_extend,
+                                             xdrop, H, F, -1, nullptr, 0, nullptr, nullptr, 0, lane);
+        __syncwarp();
+        SideBest r = xdrop_sweep_warp<false>(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, s_table,
+                                             alpha, gap_open, gap_extend, xdrop, H, F, -1, nullptr, 0, nullptr, nullptr,
+                                             0, lane);
+        if (lane == 0) {
+            out_score[k] = s_table[codes[qo + qp] * alpha + codes[to + tp]] + l.best + r.best;
+            out_q_start[k] = qp - l.bi;
+            out_t_start[k] = tp - l.bj;
+            out_q_end[k] = qp + 1 + r.bi;
+            out_t_end[k] = tp + 1 + r.bj;
+            out_edges[k] = (l.edge ? 1 : 0) | (r.edge ? 2 : 0);
+            out_cells[k] = l.cells + r.cells;
+            out_rows[k] = l.bi + r.bi + 2;
+        }
+        __syncwarp();
+    }
+}
+
 struct XdStats {
     int runs, matches, mismatches, gap_cols, gap_opens;
 };
@@ -857,6 +1016,44 @@ xdrop_gapped_fill(XD_ARGS, int no_match_code, const i64* __restrict__ work_off, 
         out_mismatches[k] = st.mismatches;
         out_gap_cols[k] = st.gap_cols;
         out_gap_opens[k] = st.gap_opens;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+xdrop_gapped_fill_warp(XD_ARGS, int no_match_code, const i64* __restrict__ work_off, int* __restrict__ work,
+                       const int* __restrict__ q_start, const int* __restrict__ q_end, const int* __restrict__ t_start,
+                       const int* __restrict__ t_end, const i64* __restrict__ tb_off, u8* __restrict__ tb,
+                       const i64* __restrict__ row_off, int* __restrict__ row_start, i64* __restrict__ row_tb,
+                       int* __restrict__ out_n_cigar, int* __restrict__ out_matches, int* __restrict__ out_mismatches,
+                       int* __restrict__ out_gap_cols, int* __restrict__ out_gap_opens) {
+    __shared__ int s_table[MAX_ALPHA * MAX_ALPHA];
+    load_table(s_table, table, alpha);
+    WARP_STRIDE(k, lane, n_slots) {
+        const i64 qo = q_off[k], to = t_off[k];
+        const int qp = q_pos[k], tp = t_pos[k];
+        const int width = (tp > t_len[k] - tp - 1 ? tp : t_len[k] - tp - 1) + 1;
+        int* H = work + work_off[k];
+        int* F = H + width;
+        const int bi_l = qp - q_start[k], bj_l = tp - t_start[k];
+        const int bi_r = q_end[k] - qp - 1, bj_r = t_end[k] - tp - 1;
+        const i64 r0 = row_off[k];
+        SideBest l = xdrop_sweep_warp<true>(codes, qo, to, qp, tp, -1, qp, tp, s_table, alpha, gap_open, gap_extend,
+                                            xdrop, H, F, bi_l, tb, tb_off[k], row_start, row_tb, r0, lane);
+        __syncwarp();
+        xdrop_sweep_warp<true>(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, s_table, alpha,
+                               gap_open, gap_extend, xdrop, H, F, bi_r, tb, tb_off[k] + l.cells, row_start, row_tb,
+                               r0 + bi_l + 1, lane);
+        __syncwarp();
+        if (lane == 0) {
+            XdStats st = xdrop_walk<false>(codes, qo, to, qp, tp, no_match_code, bi_l, bj_l, bi_r, bj_r, tb,
+                                           row_start, row_tb, r0, nullptr, 0, 0);
+            out_n_cigar[k] = st.runs;
+            out_matches[k] = st.matches;
+            out_mismatches[k] = st.mismatches;
+            out_gap_cols[k] = st.gap_cols;
+            out_gap_opens[k] = st.gap_opens;
+        }
+        __syncwarp();
     }
 }
 

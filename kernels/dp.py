@@ -748,3 +748,9 @@ def xdrop_gapped_walk(codes, q_off, t_off, q_pos, t_pos, n, no_match_code, q_sta
         bi_l = qp - q_start[k]
         _xdrop_walk(codes, q_off[k], t_off[k], qp, tp, no_match_code, bi_l, tp - t_start[k], q_end[k] - qp - 1,
                     t_end[k] - tp - 1, tb, row_start, row_tb, row_off[k], cigar, cig_off[k], n_cigar[k], True)
+
+
+# One warp a seed on a GPU (dp.cu's ``xdrop_gapped_score_warp`` / ``_fill_warp``): the same
+# results as the one-thread kernels, so the twins are the same functions.
+xdrop_gapped_score_warp = xdrop_gapped_score
+xdrop_gapped_fill_warp = xdrop_gapped_fill

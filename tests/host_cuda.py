@@ -8,7 +8,7 @@ machine; the ``gpu`` tests check it on a device.
 
 :func:`build_warp` runs kernels that use warp intrinsics (the DP warp
 kernels): one block of 32 host threads, truly concurrent, with the shuffles,
-``__any_sync`` and ``__syncwarp`` built from a C++20 barrier. Slow (two
+``__any_sync``, ``__ballot_sync`` and ``__syncwarp`` built from a C++20 barrier. Slow (two
 barrier waits a shuffle), so its tests use small pairs.
 """
 
@@ -43,7 +43,10 @@ static inline int __shfl_up_sync(unsigned, int v, int) { return v; }
 static inline int __shfl_sync(unsigned, int v, int) { return v; }
 static inline int __shfl_xor_sync(unsigned, int v, int) { return v; }
 static inline int __any_sync(unsigned, int v) { return v; }
+static inline unsigned __ballot_sync(unsigned, int v) { return v ? 1u : 0u; }
 static inline void __syncwarp() {}
+static inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
+static inline int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
 """
 
 
@@ -78,6 +81,13 @@ static inline int __any_sync(unsigned, int v) {
     int r = 0; for (int k = 0; k < 32; ++k) r |= gseek_lanes[k] != 0;
     __syncwarp(); return r;
 }
+static inline unsigned __ballot_sync(unsigned, int v) {
+    gseek_lanes[threadIdx.x] = v; __syncwarp();
+    unsigned r = 0; for (int k = 0; k < 32; ++k) r |= (gseek_lanes[k] != 0 ? 1u : 0u) << k;
+    __syncwarp(); return r;
+}
+static inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
+static inline int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
 """
 
 # One launch: 32 threads run the kernel with the arguments unpacked from argv.

@@ -458,7 +458,7 @@ def _xdrop_cases(seed: int):
     return qs, ts, np.array(qp), np.array(tp)
 
 
-def _xdrop_check(backend, scoring, xdrop, seed):
+def _xdrop_check(backend, scoring, xdrop, seed, runs=True):
     qs, ts, qp, tp = _xdrop_cases(seed)
     codes = np.concatenate([scoring.encode(s) for s in qs + ts])
     lens = np.array([len(s) for s in qs + ts])
@@ -482,7 +482,7 @@ def _xdrop_check(backend, scoring, xdrop, seed):
         assert got["matches"][k] == r.ops.count("=") and got["gap_cols"][k] == r.ops.count("I") + r.ops.count("D")
     if xdrop == 20:  # the cases hold sides cut by the target's end and sides that end inside it
         assert set(np.unique(got["edges"])) == {0, 1, 2, 3}
-    for max_bytes in (1, 3000):  # trace-back in runs of seeds (one each; a few): the same arrays
+    for max_bytes in (1, 3000) if runs else ():  # trace-back in runs of seeds (one each; a few): the same arrays
         runs = xdrop_gapped(backend, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, tp, scoring, xdrop,
                             max_bytes=max_bytes)
         assert runs.keys() == got.keys() and all(np.array_equal(runs[k], got[k]) for k in got), max_bytes
@@ -628,6 +628,14 @@ def test_warp_kernels_cuda_source_equal_the_numba_twin_on_the_host(host_cuda_war
 def test_xdrop_gapped_cuda_source_equals_the_reference_on_the_host(host_cuda):
     _xdrop_check(host_cuda, Scoring(), 25, seed=3)
     _xdrop_check(host_cuda, Scoring(**SCHEMES[2]), 0, seed=4)
+
+
+@pytest.mark.parametrize("scheme, xdrop", [(1, 0), (0, 8), (0, 1000)])
+def test_xdrop_gapped_warp_kernels_equal_the_reference_on_the_host(host_cuda_warp, scheme, xdrop):
+    """dp.cu's one-warp-a-seed X-drop sweeps (rows 32 columns at a time: prefix maxima for E
+    and for the drops, ballots for the row's end) run by 32 host threads."""
+    got = _xdrop_check(host_cuda_warp, Scoring(**SCHEMES[scheme]), xdrop, seed=scheme * 7 + xdrop + 1, runs=False)
+    assert (got["t_end"] - got["t_start"]).max() > 64  # rows of more than two chunks
 
 
 # --------------------------------------------------------------------------- CIGAR text, workspace

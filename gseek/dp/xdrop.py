@@ -21,6 +21,18 @@ from .scoring import Scoring
 
 __all__ = ["xdrop_ungapped", "xdrop_gapped"]
 
+#: Gapped X-drop sweeps by one warp a seed (``*_warp`` kernels: a row 32 columns at a time) where
+#: the backend has warp kernels, instead of one thread a seed; the same results either way.
+WARP_SCORE = True
+WARP_FILL = True
+
+
+def _kernel(backend: Backend, name: str, warp: bool, n: int) -> tuple[str, int]:
+    """The kernel for ``n`` seeds and the threads to launch: one a seed, or a warp a seed."""
+    if warp and getattr(backend, "warp_kernels", True):
+        return name + "_warp", n * dp.WARP
+    return name, n
+
 
 @on_device
 def xdrop_ungapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
@@ -110,7 +122,8 @@ def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndar
     work = xp.empty(int(work_off[-1]), dtype=np.int32)
     res = xp.empty((6, n), dtype=np.int32)
     cells, rows = xp.empty(n, dtype=np.int64), xp.empty(n, dtype=np.int32)
-    backend.launch(dp, "xdrop_gapped_score", n, *args, backend.asarray(work_off), work, *res, cells, rows)
+    backend.launch(dp, *_kernel(backend, "xdrop_gapped_score", WARP_SCORE, n), *args, backend.asarray(work_off), work,
+                   *res, cells, rows)
     host = backend.to_host(res)
     for row, name in enumerate(names):
         out[name] = host[row].copy()
@@ -133,7 +146,7 @@ def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndar
         ends = [res[1][lo:hi], res[2][lo:hi], res[3][lo:hi], res[4][lo:hi]]
         stats = xp.empty((5, m), dtype=np.int32)
         tb_off_d, row_off_d = backend.asarray(tb_off[:-1]), backend.asarray(row_off[:-1])
-        backend.launch(dp, "xdrop_gapped_fill", m, args[0], *sub, np.int64(m), *args[8:],
+        backend.launch(dp, *_kernel(backend, "xdrop_gapped_fill", WARP_FILL, m), args[0], *sub, np.int64(m), *args[8:],
                        np.int32(scoring.no_match_code), work_off_d[lo:hi], work, *ends, tb_off_d, tb, row_off_d,
                        row_start, row_tb, *stats)
         host = backend.to_host(stats)
