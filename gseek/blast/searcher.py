@@ -72,14 +72,15 @@ _EXTEND_BYTES = 2 << 30
 _EXTEND_SHARE = 0.25
 #: Diagonals from an HSP's within which a seed counts as on its path.
 _DIAG_NEAR = 50
-#: On a GPU, one thread extends one seed, so a launch lasts as long as its longest extension; the
-#: longest extensions go to the host's cores instead (the Numba twin: the same results), beside the
+#: The longest extensions may go to the host's cores (the Numba twin: the same results), beside the
 #: launch of the others, while the host's share of the work (their summed expected extent over its
-#: cores, at the speed below) is less than the launch's (its longest expected extent). Measured
-#: (``benchmarks/RESULTS.md``, issue 16): a 10 kb alignment takes one GPU thread ~1.2 s with
-#: trace-back, ~20-40 ms score only; one host core 12 ms and 4.5 ms. Extents under the minimum stay
-#: on the GPU (a host pass costs more than it saves there).
-_HOST_SPEEDUP = {True: 64.0, False: 4.0}
+#: cores, at the speed below: a host core's over a GPU's per seed) is less than the launch's (its
+#: longest expected extent); 0 sends none. When one GPU thread extended one seed (a 10 kb alignment:
+#: ~1.2 s with trace-back, one host core 12 ms) the host took the longest at 64 (trace-back) and 4;
+#: since one warp extends one seed (``gseek.dp.xdrop.WARP_*``) the GPU alone is faster: ecoli156 on
+#: bacteria75 1.6-1.9 s against 1.7-2.1 s at 8 / 1 and 2.7-2.9 s at 64 / 4 (``benchmarks/RESULTS.md``,
+#: 2026-11-24, tenth session). Extents under the minimum stay on the GPU.
+_HOST_SPEEDUP = {True: 0.0, False: 0.0}
 _HOST_MIN_EXTENT = 1000
 
 
@@ -435,11 +436,12 @@ class BlastSearcher:
                 traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None, margin: int = 512):
         """Gapped X-drop extension of many seeds, :data:`_EXTEND_CHUNK` at a time (see :meth:`_extend_chunk`).
 
-        On a GPU one thread extends one seed and a launch lasts as long as its longest extension:
+        On a GPU one warp extends one seed and a launch lasts as long as its longest extension:
         the seeds go to the launches longest expected extent first (the span, else the query's
-        length), so the few long alignments share one launch instead of slowing every one, and the
-        longest of all go to the host's cores beside the launches (:func:`_host_share`). Each
-        seed's result is its own, so neither the order nor the place changes anything but the time."""
+        length), so the few long alignments share one launch instead of slowing every one; the
+        longest of all may go to the host's cores beside the launches (:func:`_host_share`, off by
+        default). Each seed's result is its own, so neither the order nor the place changes anything
+        but the time."""
         expect = (span[1] - span[0]) if span is not None else (seq_off[seq + 1] - seq_off[seq])
         on_host = None if self.host is None else _host_share(expect, self.host.threads, _HOST_SPEEDUP[traceback])
         if on_host is None or not on_host.any():
@@ -650,6 +652,8 @@ def _host_share(expect: np.ndarray, cores: int, speedup: float) -> np.ndarray:
     >>> _host_share(np.array([100, 9000, 8000, 50, 7000]), 2, 1.0).tolist()  # 9000/2 <= 8000; 17000/2 > 7000
     [False, True, False, False, False]
     """
+    if speedup <= 0:
+        return np.zeros(len(expect), bool)
     order = np.argsort(-expect, kind="stable")
     e = np.asarray(expect, np.float64)[order]
     host = np.cumsum(e) / (cores * speedup)
