@@ -655,6 +655,19 @@ struct SideBest {
     bool edge;
 };
 
+// The end of a sweep's row i: its cells counted (and up to the best row), the side's edge,
+// and the next row's range; true when the sweep stops (no live cell, or the stop row).
+__device__ __forceinline__ bool xd_row_end(int i, i64 row_cells, int lo, int hi, int n, int stop_row, int bi,
+                                           i64& cells, i64& cells_best, bool& edge, int& plo, int& phi) {
+    cells += row_cells;
+    if (bi == i) cells_best = cells;
+    if (hi == n) edge = true;
+    if (lo < 0 || i == stop_row) return true;
+    plo = lo;
+    phi = hi;
+    return false;
+}
+
 template <bool WRITE>
 __device__ SideBest xdrop_sweep(const u8* __restrict__ codes, i64 qo, i64 to, int qp, int tp, int step, int m, int n,
                                 const int* s_table, int alpha, int o, int e, int xdrop, int* H, int* F, int stop_row,
@@ -706,43 +719,11 @@ __device__ SideBest xdrop_sweep(const u8* __restrict__ codes, i64 qo, i64 to, in
                 if (h > best) { best = h; bi = i; bj = j; }
             }
         }
-        cells += row_cells;
-        if (bi == i) cells_best = cells;
-        if (hi == n) edge = true;
-        if (lo < 0 || i == stop_row) break;
-        plo = lo;
-        phi = hi;
+        if (xd_row_end(i, row_cells, lo, hi, n, stop_row, bi, cells, cells_best, edge, plo, phi)) break;
     }
     return SideBest{best, bi, bj, cells_best, edge};
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-xdrop_gapped_score(XD_ARGS, const i64* __restrict__ work_off, int* __restrict__ work, int* __restrict__ out_score,
-                   int* __restrict__ out_q_start, int* __restrict__ out_q_end, int* __restrict__ out_t_start,
-                   int* __restrict__ out_t_end, int* __restrict__ out_edges, i64* __restrict__ out_cells,
-                   int* __restrict__ out_rows) {
-    __shared__ int s_table[MAX_ALPHA * MAX_ALPHA];
-    load_table(s_table, table, alpha);
-    GRID_STRIDE(k, n_slots) {
-        const i64 qo = q_off[k], to = t_off[k];
-        const int qp = q_pos[k], tp = t_pos[k];
-        const int width = (tp > t_len[k] - tp - 1 ? tp : t_len[k] - tp - 1) + 1;
-        int* H = work + work_off[k];
-        int* F = H + width;
-        SideBest l = xdrop_sweep<false>(codes, qo, to, qp, tp, -1, qp, tp, s_table, alpha, gap_open, gap_extend, xdrop,
-                                        H, F, -1, nullptr, 0, nullptr, nullptr, 0);
-        SideBest r = xdrop_sweep<false>(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, s_table,
-                                        alpha, gap_open, gap_extend, xdrop, H, F, -1, nullptr, 0, nullptr, nullptr, 0);
-        out_score[k] = s_table[codes[qo + qp] * alpha + codes[to + tp]] + l.best + r.best;
-        out_q_start[k] = qp - l.bi;
-        out_t_start[k] = tp - l.bj;
-        out_q_end[k] = qp + 1 + r.bi;
-        out_t_end[k] = tp + 1 + r.bj;
-        out_edges[k] = (l.edge ? 1 : 0) | (r.edge ? 2 : 0);
-        out_cells[k] = l.cells + r.cells;
-        out_rows[k] = l.bi + r.bi + 2;
-    }
-}
 
 // The same sweep by one warp per seed (xdrop_gapped_score_warp / _fill_warp):
 // a row is computed 32 columns at a time, lane L at column c + L, with the
@@ -855,40 +836,50 @@ __device__ SideBest xdrop_sweep_warp(const u8* __restrict__ codes, i64 qo, i64 t
             cdiag = __shfl_sync(FULL, up_h, 31);
             c += 32;
         }
-        cells += row_cells;
-        if (bi == i) cells_best = cells;
-        if (hi == n) edge = true;
-        if (lo < 0 || i == stop_row) break;
-        plo = lo;
-        phi = hi;
+        if (xd_row_end(i, row_cells, lo, hi, n, stop_row, bi, cells, cells_best, edge, plo, phi)) break;
     }
     return SideBest{best, bi, bj, cells_best, edge};
 }
 
-// One warp a seed: k = global thread / 32, grid-stride over warps.
-#define WARP_STRIDE(k, lane, n)                                                           \
-    const int lane = threadIdx.x & 31;                                                   \
-    for (i64 k = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < (n); k += ((i64)gridDim.x * blockDim.x) >> 5)
+// The bodies of the X-drop kernels, one thread a seed (WARP false: k the thread's slot, grid-stride)
+// or one warp a seed (WARP true: k the warp's, lane 0 writes the results).
+template <bool WARP, bool WRITE>
+__device__ __forceinline__ SideBest xd_sweep(const u8* __restrict__ codes, i64 qo, i64 to, int qp, int tp, int step,
+                                             int m, int n, const int* s_table, int alpha, int o, int e, int xdrop,
+                                             int* H, int* F, int stop_row, u8* tb, i64 tb_base, int* row_start,
+                                             i64* row_tb, i64 row_base, int lane) {
+    if constexpr (WARP) {
+        SideBest r = xdrop_sweep_warp<WRITE>(codes, qo, to, qp, tp, step, m, n, s_table, alpha, o, e, xdrop, H, F,
+                                             stop_row, tb, tb_base, row_start, row_tb, row_base, lane);
+        __syncwarp();
+        return r;
+    } else {
+        return xdrop_sweep<WRITE>(codes, qo, to, qp, tp, step, m, n, s_table, alpha, o, e, xdrop, H, F, stop_row, tb,
+                                  tb_base, row_start, row_tb, row_base);
+    }
+}
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-xdrop_gapped_score_warp(XD_ARGS, const i64* __restrict__ work_off, int* __restrict__ work, int* __restrict__ out_score,
-                        int* __restrict__ out_q_start, int* __restrict__ out_q_end, int* __restrict__ out_t_start,
-                        int* __restrict__ out_t_end, int* __restrict__ out_edges, i64* __restrict__ out_cells,
-                        int* __restrict__ out_rows) {
+template <bool WARP>
+__device__ __forceinline__ void xd_score_kernel(
+    XD_ARGS, const i64* __restrict__ work_off, int* __restrict__ work, int* __restrict__ out_score,
+    int* __restrict__ out_q_start, int* __restrict__ out_q_end, int* __restrict__ out_t_start,
+    int* __restrict__ out_t_end, int* __restrict__ out_edges, i64* __restrict__ out_cells, int* __restrict__ out_rows) {
     __shared__ int s_table[MAX_ALPHA * MAX_ALPHA];
     load_table(s_table, table, alpha);
-    WARP_STRIDE(k, lane, n_slots) {
+    const int lane = WARP ? (int)(threadIdx.x & 31) : 0;
+    const i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / (WARP ? 32 : 1);
+    const i64 stride = (i64)gridDim.x * blockDim.x / (WARP ? 32 : 1);
+    for (i64 k = first; k < n_slots; k += stride) {
         const i64 qo = q_off[k], to = t_off[k];
         const int qp = q_pos[k], tp = t_pos[k];
         const int width = (tp > t_len[k] - tp - 1 ? tp : t_len[k] - tp - 1) + 1;
         int* H = work + work_off[k];
         int* F = H + width;
-        SideBest l = xdrop_sweep_warp<false>(codes, qo, to, qp, tp, -1, qp, tp, s_table, alpha, gap_open, gap_extend,
-                                             xdrop, H, F, -1, nullptr, 0, nullptr, nullptr, 0, lane);
-        __syncwarp();
-        SideBest r = xdrop_sweep_warp<false>(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, s_table,
-                                             alpha, gap_open, gap_extend, xdrop, H, F, -1, nullptr, 0, nullptr, nullptr,
-                                             0, lane);
+        SideBest l = xd_sweep<WARP, false>(codes, qo, to, qp, tp, -1, qp, tp, s_table, alpha, gap_open, gap_extend,
+                                           xdrop, H, F, -1, nullptr, 0, nullptr, nullptr, 0, lane);
+        SideBest r = xd_sweep<WARP, false>(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, s_table,
+                                           alpha, gap_open, gap_extend, xdrop, H, F, -1, nullptr, 0, nullptr, nullptr,
+                                           0, lane);
         if (lane == 0) {
             out_score[k] = s_table[codes[qo + qp] * alpha + codes[to + tp]] + l.best + r.best;
             out_q_start[k] = qp - l.bi;
@@ -899,8 +890,28 @@ xdrop_gapped_score_warp(XD_ARGS, const i64* __restrict__ work_off, int* __restri
             out_cells[k] = l.cells + r.cells;
             out_rows[k] = l.bi + r.bi + 2;
         }
-        __syncwarp();
+        if constexpr (WARP) __syncwarp();
     }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+xdrop_gapped_score(XD_ARGS, const i64* __restrict__ work_off, int* __restrict__ work, int* __restrict__ out_score,
+                   int* __restrict__ out_q_start, int* __restrict__ out_q_end, int* __restrict__ out_t_start,
+                   int* __restrict__ out_t_end, int* __restrict__ out_edges, i64* __restrict__ out_cells,
+                   int* __restrict__ out_rows) {
+    xd_score_kernel<false>(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n_slots, table, alpha, gap_open,
+                           gap_extend, xdrop, work_off, work, out_score, out_q_start, out_q_end, out_t_start,
+                           out_t_end, out_edges, out_cells, out_rows);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+xdrop_gapped_score_warp(XD_ARGS, const i64* __restrict__ work_off, int* __restrict__ work, int* __restrict__ out_score,
+                        int* __restrict__ out_q_start, int* __restrict__ out_q_end, int* __restrict__ out_t_start,
+                        int* __restrict__ out_t_end, int* __restrict__ out_edges, i64* __restrict__ out_cells,
+                        int* __restrict__ out_rows) {
+    xd_score_kernel<true>(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n_slots, table, alpha, gap_open,
+                          gap_extend, xdrop, work_off, work, out_score, out_q_start, out_q_end, out_t_start,
+                          out_t_end, out_edges, out_cells, out_rows);
 }
 
 struct XdStats {
@@ -987,16 +998,20 @@ __device__ XdStats xdrop_walk(const u8* __restrict__ codes, i64 qo, i64 to, int 
     return XdStats{runs_fwd + runs_bwd - (merged ? 1 : 0), matches, mismatches, gap_cols, gap_opens};
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-xdrop_gapped_fill(XD_ARGS, int no_match_code, const i64* __restrict__ work_off, int* __restrict__ work,
-                  const int* __restrict__ q_start, const int* __restrict__ q_end, const int* __restrict__ t_start,
-                  const int* __restrict__ t_end, const i64* __restrict__ tb_off, u8* __restrict__ tb,
-                  const i64* __restrict__ row_off, int* __restrict__ row_start, i64* __restrict__ row_tb,
-                  int* __restrict__ out_n_cigar, int* __restrict__ out_matches, int* __restrict__ out_mismatches,
-                  int* __restrict__ out_gap_cols, int* __restrict__ out_gap_opens) {
+template <bool WARP>
+__device__ __forceinline__ void xd_fill_kernel(
+    XD_ARGS, int no_match_code, const i64* __restrict__ work_off, int* __restrict__ work,
+    const int* __restrict__ q_start, const int* __restrict__ q_end, const int* __restrict__ t_start,
+    const int* __restrict__ t_end, const i64* __restrict__ tb_off, u8* __restrict__ tb,
+    const i64* __restrict__ row_off, int* __restrict__ row_start, i64* __restrict__ row_tb,
+    int* __restrict__ out_n_cigar, int* __restrict__ out_matches, int* __restrict__ out_mismatches,
+    int* __restrict__ out_gap_cols, int* __restrict__ out_gap_opens) {
     __shared__ int s_table[MAX_ALPHA * MAX_ALPHA];
     load_table(s_table, table, alpha);
-    GRID_STRIDE(k, n_slots) {
+    const int lane = WARP ? (int)(threadIdx.x & 31) : 0;
+    const i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / (WARP ? 32 : 1);
+    const i64 stride = (i64)gridDim.x * blockDim.x / (WARP ? 32 : 1);
+    for (i64 k = first; k < n_slots; k += stride) {
         const i64 qo = q_off[k], to = t_off[k];
         const int qp = q_pos[k], tp = t_pos[k];
         const int width = (tp > t_len[k] - tp - 1 ? tp : t_len[k] - tp - 1) + 1;
@@ -1005,45 +1020,11 @@ xdrop_gapped_fill(XD_ARGS, int no_match_code, const i64* __restrict__ work_off, 
         const int bi_l = qp - q_start[k], bj_l = tp - t_start[k];
         const int bi_r = q_end[k] - qp - 1, bj_r = t_end[k] - tp - 1;
         const i64 r0 = row_off[k];
-        SideBest l = xdrop_sweep<true>(codes, qo, to, qp, tp, -1, qp, tp, s_table, alpha, gap_open, gap_extend, xdrop,
-                                       H, F, bi_l, tb, tb_off[k], row_start, row_tb, r0);
-        xdrop_sweep<true>(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, s_table, alpha, gap_open,
-                          gap_extend, xdrop, H, F, bi_r, tb, tb_off[k] + l.cells, row_start, row_tb, r0 + bi_l + 1);
-        XdStats st = xdrop_walk<false>(codes, qo, to, qp, tp, no_match_code, bi_l, bj_l, bi_r, bj_r, tb, row_start,
-                                       row_tb, r0, nullptr, 0, 0);
-        out_n_cigar[k] = st.runs;
-        out_matches[k] = st.matches;
-        out_mismatches[k] = st.mismatches;
-        out_gap_cols[k] = st.gap_cols;
-        out_gap_opens[k] = st.gap_opens;
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(BLOCK)
-xdrop_gapped_fill_warp(XD_ARGS, int no_match_code, const i64* __restrict__ work_off, int* __restrict__ work,
-                       const int* __restrict__ q_start, const int* __restrict__ q_end, const int* __restrict__ t_start,
-                       const int* __restrict__ t_end, const i64* __restrict__ tb_off, u8* __restrict__ tb,
-                       const i64* __restrict__ row_off, int* __restrict__ row_start, i64* __restrict__ row_tb,
-                       int* __restrict__ out_n_cigar, int* __restrict__ out_matches, int* __restrict__ out_mismatches,
-                       int* __restrict__ out_gap_cols, int* __restrict__ out_gap_opens) {
-    __shared__ int s_table[MAX_ALPHA * MAX_ALPHA];
-    load_table(s_table, table, alpha);
-    WARP_STRIDE(k, lane, n_slots) {
-        const i64 qo = q_off[k], to = t_off[k];
-        const int qp = q_pos[k], tp = t_pos[k];
-        const int width = (tp > t_len[k] - tp - 1 ? tp : t_len[k] - tp - 1) + 1;
-        int* H = work + work_off[k];
-        int* F = H + width;
-        const int bi_l = qp - q_start[k], bj_l = tp - t_start[k];
-        const int bi_r = q_end[k] - qp - 1, bj_r = t_end[k] - tp - 1;
-        const i64 r0 = row_off[k];
-        SideBest l = xdrop_sweep_warp<true>(codes, qo, to, qp, tp, -1, qp, tp, s_table, alpha, gap_open, gap_extend,
-                                            xdrop, H, F, bi_l, tb, tb_off[k], row_start, row_tb, r0, lane);
-        __syncwarp();
-        xdrop_sweep_warp<true>(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, s_table, alpha,
-                               gap_open, gap_extend, xdrop, H, F, bi_r, tb, tb_off[k] + l.cells, row_start, row_tb,
-                               r0 + bi_l + 1, lane);
-        __syncwarp();
+        SideBest l = xd_sweep<WARP, true>(codes, qo, to, qp, tp, -1, qp, tp, s_table, alpha, gap_open, gap_extend,
+                                          xdrop, H, F, bi_l, tb, tb_off[k], row_start, row_tb, r0, lane);
+        xd_sweep<WARP, true>(codes, qo, to, qp, tp, 1, q_len[k] - qp - 1, t_len[k] - tp - 1, s_table, alpha,
+                             gap_open, gap_extend, xdrop, H, F, bi_r, tb, tb_off[k] + l.cells, row_start, row_tb,
+                             r0 + bi_l + 1, lane);
         if (lane == 0) {
             XdStats st = xdrop_walk<false>(codes, qo, to, qp, tp, no_match_code, bi_l, bj_l, bi_r, bj_r, tb,
                                            row_start, row_tb, r0, nullptr, 0, 0);
@@ -1053,8 +1034,34 @@ xdrop_gapped_fill_warp(XD_ARGS, int no_match_code, const i64* __restrict__ work_
             out_gap_cols[k] = st.gap_cols;
             out_gap_opens[k] = st.gap_opens;
         }
-        __syncwarp();
+        if constexpr (WARP) __syncwarp();
     }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+xdrop_gapped_fill(XD_ARGS, int no_match_code, const i64* __restrict__ work_off, int* __restrict__ work,
+                  const int* __restrict__ q_start, const int* __restrict__ q_end, const int* __restrict__ t_start,
+                  const int* __restrict__ t_end, const i64* __restrict__ tb_off, u8* __restrict__ tb,
+                  const i64* __restrict__ row_off, int* __restrict__ row_start, i64* __restrict__ row_tb,
+                  int* __restrict__ out_n_cigar, int* __restrict__ out_matches, int* __restrict__ out_mismatches,
+                  int* __restrict__ out_gap_cols, int* __restrict__ out_gap_opens) {
+    xd_fill_kernel<false>(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n_slots, table, alpha, gap_open,
+                          gap_extend, xdrop, no_match_code, work_off, work, q_start, q_end, t_start, t_end, tb_off,
+                          tb, row_off, row_start, row_tb, out_n_cigar, out_matches, out_mismatches, out_gap_cols,
+                          out_gap_opens);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+xdrop_gapped_fill_warp(XD_ARGS, int no_match_code, const i64* __restrict__ work_off, int* __restrict__ work,
+                       const int* __restrict__ q_start, const int* __restrict__ q_end, const int* __restrict__ t_start,
+                       const int* __restrict__ t_end, const i64* __restrict__ tb_off, u8* __restrict__ tb,
+                       const i64* __restrict__ row_off, int* __restrict__ row_start, i64* __restrict__ row_tb,
+                       int* __restrict__ out_n_cigar, int* __restrict__ out_matches, int* __restrict__ out_mismatches,
+                       int* __restrict__ out_gap_cols, int* __restrict__ out_gap_opens) {
+    xd_fill_kernel<true>(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n_slots, table, alpha, gap_open,
+                         gap_extend, xdrop, no_match_code, work_off, work, q_start, q_end, t_start, t_end, tb_off,
+                         tb, row_off, row_start, row_tb, out_n_cigar, out_matches, out_mismatches, out_gap_cols,
+                         out_gap_opens);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
