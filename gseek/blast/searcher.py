@@ -564,8 +564,8 @@ class BlastSearcher:
         opts, ref = self.options, self.ref
         keep = _purge(hsps)
         self._count("kept by the purge", np.count_nonzero(keep))
-        h = {k: v[keep] for k, v in hsps.items() if k not in ("cigar", "cigar_offsets")}
-        cigar, cigar_off = ragged.gather(hsps["cigar"], hsps["cigar_offsets"], np.nonzero(keep)[0])
+        kept = np.nonzero(keep)[0]
+        h = {k: v[kept] for k, v in hsps.items() if k not in ("cigar", "cigar_offsets")}
         seq = h["seq"]
         query = seq_query[seq]
         strand = seq_strand[seq]
@@ -595,7 +595,7 @@ class BlastSearcher:
             "nident": h["nident"][sel], "mismatch": h["mismatch"][sel], "gapopen": h["gapopen"][sel],
             "gaps": h["gaps"][sel],
         }
-        arrays["cigar"], arrays["cigar_offsets"] = ragged.gather(cigar, cigar_off, sel)
+        arrays["cigar"], arrays["cigar_offsets"] = ragged.gather(hsps["cigar"], hsps["cigar_offsets"], kept[sel])
         for v in arrays.values():
             v.setflags(write=False)
         names = [batch.name(i) for i in range(len(batch))]
