@@ -518,6 +518,32 @@ def test_outfmt_sam_through_the_pipeline(tmp_path, queries):
         assert path.read_text() == out.getvalue()
 
 
+def test_a_file_of_less_than_a_job_a_searcher_gives_each_searcher_a_job(tmp_path, monkeypatch):
+    """``BlastTask.job_size``: a regular query file is cut into one job a searcher (two a GPU) when it is
+    less than a job each, never below the minimum; a pipe, or one searcher, keeps the given size. Jobs
+    change no output (``test_outfmt_sam_through_the_pipeline``, ``test_batch_splits_give_the_same_rows``)."""
+    import os
+
+    from gseek.pipeline.tasks import blast as blast_task
+
+    monkeypatch.setattr(blast_task, "BLAST_MIN_JOB_BYTES", 1000)
+    task = object.__new__(blast_task.BlastTask)
+    task.searchers = [0, 1]
+    path = tmp_path / "q.fa"
+    path.write_bytes(b"x" * 9001)
+    assert task.job_size(path, 8000) == 4501  # two jobs
+    assert task.job_size(path, 3000) == 3000  # already a job a searcher and more
+    path.write_bytes(b"x" * 1500)
+    assert task.job_size(path, 8000) == 1000  # never below the minimum
+    assert task.job_size(path, 500) == 500  # nor above the given size
+    task.searchers = [0]
+    assert task.job_size(path, 8000) == 8000
+    task.searchers = [0, 1]
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert task.job_size(fifo, 8000) == 8000 and task.job_size(tmp_path / "missing", 8000) == 8000
+
+
 # --------------------------------------------------------------------------- host passes
 
 

@@ -29,6 +29,7 @@ import functools
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -51,6 +52,10 @@ __all__ = ["BlastTask", "blast_files"]
 
 #: Query bases per job: the database is scanned once per job (its queries share one lookup table).
 BLAST_JOB_BYTES = 8 << 20
+#: A query file of less than a job a searcher is cut into one job a searcher, but no smaller than this:
+#: the searchers (two a GPU) then overlap one another's host work (issue 17: one job of E. coli's 156
+#: contigs left the second searcher idle for the whole search).
+BLAST_MIN_JOB_BYTES = 1 << 20
 #: Searchers per GPU, each on its own CUDA stream: one's kernels run while the other does its
 #: host work (the lookup table, the gapped rounds' bookkeeping, the statistics).
 BLAST_STREAMS_PER_GPU = 2
@@ -224,7 +229,24 @@ class BlastTask:
 
     def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
         for path in query.paths:
-            yield from FastxReader(path, chunk_bytes=chunk_bytes, threads=self.parse_threads)
+            yield from FastxReader(path, chunk_bytes=self.job_size(path, chunk_bytes), threads=self.parse_threads)
+
+    def job_size(self, path: str | os.PathLike, chunk_bytes: int) -> int:
+        """Query bytes a job for ``path``: ``chunk_bytes``, or less for a regular file of less than a
+        job a searcher, so that every searcher gets one (at least :data:`BLAST_MIN_JOB_BYTES`). Jobs
+        change nothing in the output (the hits of a query are its own); a pipe keeps ``chunk_bytes``.
+
+        >>> t = object.__new__(BlastTask); t.searchers = [0, 1]
+        >>> t.job_size("/dev/null", 8 << 20) == 8 << 20  # not a regular file
+        True
+        """
+        try:
+            st = os.stat(path)
+        except OSError:
+            return chunk_bytes
+        if not stat.S_ISREG(st.st_mode) or len(self.searchers) < 2:
+            return chunk_bytes
+        return max(min(BLAST_MIN_JOB_BYTES, chunk_bytes), min(chunk_bytes, -(-st.st_size // len(self.searchers))))
 
     def prelims(self) -> list[Any]:
         return [functools.partial(self._prelim, s) for s in self.searchers]
