@@ -1,0 +1,27 @@
+# A/B of whole `gseek search --task megablast` commands on the pan-genome (issue 17): the tree before a change
+# (.carry/old.tar) and this one, alternately, ecoli156 and w1@100, outputs compared byte for byte.
+# usage: [ROUNDS=2] bash benchmarks/ab_scale_whole.sh
+#   carry [".whl", ".carry/bacteria75.fa.gz", ".carry/ecoli.fa.gz", ".carry/old.tar"]; results in $OUT/times.txt
+source benchmarks/gpu_common.sh
+gpu_install old || exit 1
+unset PYTHONDONTWRITEBYTECODE
+W=$R/benchmarks/data/scale; mkdir -p $W/work
+pangenome $W/pangenome.fa
+ecoli156 $W/work/ecoli156.fa
+python3 -P - "$R" "$W" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1] + "/benchmarks")
+from run import blast_set
+blast_set(sys.argv[2] + "/pangenome.fa", "w1@100").write(sys.argv[2] + "/work/w1-100.fa")
+PY
+G="python3 -P -m gseek --quiet -p 16"
+[ -d $W/work/db.gseek ] || PYTHONPATH=/tmp/new:/tmp/site t $G --device cpu index --parts text $W/pangenome.fa -o $W/work/db.gseek
+for tree in old new; do for q in ecoli156 w1-100; do  # first runs (compile)
+  PYTHONPATH=/tmp/$tree:/tmp/site t $G --device gpu search --task megablast -x $W/work/db.gseek -q $W/work/$q.fa -o $W/$tree-$q.tsv
+done; done
+for rep in $(seq ${ROUNDS:-2}); do for q in ecoli156 w1-100; do for tree in old new; do
+  PYTHONPATH=/tmp/$tree:/tmp/site GSEEK_BLAST_TIMING=1 t $G --device gpu search --task megablast -x $W/work/db.gseek \
+    -q $W/work/$q.fa -o $W/$tree-$q.tsv 2> $W/err.txt
+  grep -v "stages: ;" $W/err.txt | sed "s/^/$tree $q: /" >> $OUT/timing.txt
+done; cmp $W/old-$q.tsv $W/new-$q.tsv && echo "same output: $q" | tee -a $OUT/times.txt; done; done
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/device.txt"
