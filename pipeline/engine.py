@@ -96,6 +96,10 @@ DEFAULT_JOB_BYTES = 16 << 20
 DEFAULT_MAX_INFLIGHT_BYTES = 1 << 30
 #: Seconds between two looks at the stop signal while a thread waits on a queue.
 _POLL = 0.05
+#: After a run fails or is interrupted, seconds to wait for the stage threads to end before leaving them
+#: (daemon threads; a CLI process then ends with ``os._exit``): a stage that never returns (a compute that
+#: cannot be interrupted, or a lock left held by the interrupted caller) must not keep the run alive.
+_JOIN_AFTER_ERROR = 10.0
 #: Environment variable: a JSON file to write the stage spans of every run to
 #: (stage, thread, start, end, job; ``benchmarks/trace_summary.py`` reads it).
 TRACE_ENV = "GSEEK_TRACE"
@@ -463,8 +467,9 @@ class Dispatcher:
         roles += [(f"prelim-{i}", self._prelim_worker, (p, job_q, prelim_q, self.setup[i]))
                   for i, p in enumerate(self.prelims)]
         roles += [(f"finalize-{i}", self._finalize_worker, (prelim_q,)) for i in range(self.workers)]
-        threads = [threading.Thread(target=self._guard, args=(fn, *args), name=f"{THREAD_PREFIX}-{role}")
-                   for role, fn, args in roles]
+        threads = [threading.Thread(target=self._guard, args=(fn, *args), name=f"{THREAD_PREFIX}-{role}",
+                                    daemon=True) for role, fn, args in roles]
+        failed = True
         try:
             for t in threads:
                 t.start()
@@ -477,11 +482,13 @@ class Dispatcher:
                 self._check_fatal()
                 self._write(job)
                 self._count_out(job)
+            failed = False
         finally:
             self._stop.set()
+            deadline = time.monotonic() + _JOIN_AFTER_ERROR
             for t in threads:
                 if t.ident is not None:
-                    t.join()
+                    t.join(max(0.0, deadline - time.monotonic()) if failed else None)
 
     # ------------------------------------------------------------------ threads
 

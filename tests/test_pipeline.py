@@ -470,6 +470,38 @@ def test_engine_interrupt_in_the_callers_thread(workers):
     assert not [k for k in store if k.endswith(".tmp")]
 
 
+def test_engine_failure_does_not_wait_for_a_stage_that_never_returns(monkeypatch):
+    """A run that fails (here: finalize) while another stage never returns (a compute that cannot be
+    interrupted, a lock the interrupted caller left held: a pipeline once hung after SIGTERM) ends
+    after ``_JOIN_AFTER_ERROR``, its outputs aborted, instead of waiting for that stage forever."""
+    from gseek.pipeline import engine
+
+    monkeypatch.setattr(engine, "_JOIN_AFTER_ERROR", 0.5)
+    store, stuck, release = {}, threading.Event(), threading.Event()
+
+    def hang(job):
+        if job.serial == 3:
+            stuck.set()
+            release.wait(60)
+
+    def fail(partial):
+        if stuck.is_set():
+            raise RuntimeError("boom")
+
+    d = toy(store, workers=2, prelims=2, prelim_fail=hang, finalize_fail=fail, job_bytes=1)
+    started = time.monotonic()
+    try:
+        with pytest.raises(RuntimeError, match="boom"):
+            d.run(QUERIES)
+        assert time.monotonic() - started < 20
+        assert not [k for k in store if k.endswith(".tmp")]
+    finally:
+        release.set()  # the stage returns and its thread ends (no_pipeline_threads checks)
+        for t in threading.enumerate():
+            if t.name.startswith(THREAD_PREFIX):
+                t.join(10)
+
+
 # --------------------------------------------------------------------------- interrupt, resume, progress
 
 
