@@ -317,6 +317,48 @@ def test_backends_give_byte_identical_output(request, lambda_text, queries, cpu_
                                                 .search(queries), "6 std btop")
 
 
+def _slow_btop(qseq: str, sseq: str) -> str:
+    """BLAST+'s BTOP of two aligned rows: a count of identical columns, or the query letter then the
+    subject letter of a column that differs (a gap is ``-``)."""
+    out, run = [], 0
+    for a, b in zip(qseq, sseq):
+        if a == b and a != "N":
+            run += 1
+            continue
+        out += [str(run)] if run else []
+        run = 0
+        out.append(a + b)
+    return "".join(out + ([str(run)] if run else []))
+
+
+@pytest.mark.parametrize("task", ["megablast", "blastn"])
+def test_aligned_rows_and_btop_are_the_sequences(lambda_text, queries, task):
+    """``qseq``/``sseq`` without gaps are the query's and the subject's stretches (the subject
+    reverse-complemented on the minus strand, as BLAST+ shows it), and ``btop``, ``nident``,
+    ``mismatch``, ``gaps`` and ``length`` say what the two rows say (checked from the FASTA text)."""
+    lam = read_fastx(lambda_genome())
+    subject = lam.sequence(0).upper()
+    query = {queries.name(i).split()[0]: queries.sequence(i).upper() for i in range(len(queries))}
+    comp = str.maketrans("ACGTN", "TGCAN")
+    hits = BlastSearcher(lambda_text, task=task, device="cpu").search(queries)
+    fmt = "6 qseqid qstart qend sstart send sstrand length nident mismatch gaps btop qseq sseq"
+    lines = _lines(hits, fmt)
+    assert len(lines) > 20 and any("\tminus\t" in x for x in lines)
+    for line in lines:
+        qid, qs, qe, ss, se, strand, length, nident, mismatch, gaps, btop, qseq, sseq = line.split("\t")
+        qs, qe, ss, se = int(qs), int(qe), int(ss), int(se)
+        assert qseq.replace("-", "") == query[qid][qs - 1:qe]
+        if strand == "plus":
+            assert sseq.replace("-", "") == subject[ss - 1:se]
+        else:
+            assert sseq.replace("-", "") == subject[se - 1:ss][::-1].translate(comp)
+        assert btop == _slow_btop(qseq, sseq)
+        assert int(length) == len(qseq) == len(sseq)
+        assert int(nident) == sum(a == b and a != "N" for a, b in zip(qseq, sseq))
+        assert int(gaps) == qseq.count("-") + sseq.count("-")
+        assert int(mismatch) == sum(a != b and "-" not in (a, b) for a, b in zip(qseq, sseq))
+
+
 # --------------------------------------------------------------------------- options
 
 

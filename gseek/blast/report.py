@@ -25,7 +25,8 @@ from .stats import format_bitscore, format_evalue
 if TYPE_CHECKING:  # pragma: no cover
     from .searcher import BlastHits
 
-__all__ = ["FIELDS", "STD", "parse_fields", "parse_outfmt", "sam_header", "sam_record", "tabular_row", "write_tabular"]
+__all__ = ["FIELDS", "STD", "parse_fields", "parse_outfmt", "sam_header", "sam_record", "tabular_lines", "tabular_row",
+           "write_tabular"]
 
 STD = ["qaccver", "saccver", "pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send",
        "evalue", "bitscore"]
@@ -152,54 +153,63 @@ def _btop(qr: np.ndarray, sr: np.ndarray) -> str:
 
 def tabular_row(hits: BlastHits, h: int, fields: Iterable[str] | None = None) -> str:
     """HSP ``h`` of ``hits`` as one tab-separated line (no newline)."""
+    return tabular_lines(hits, fields, np.array([h], np.int64))[0]
+
+
+def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np.ndarray | None = None) -> list[str]:
+    """HSPs ``rows`` (default: all) of ``hits`` as tab-separated lines (no newlines), formatted a column
+    at a time (each array read once, not an element per field and row: 2.4 s for 276k rows before)."""
     a = hits.arrays
-    q, s = int(a["query"][h]), int(a["subject"][h])
-    minus = int(a["strand"][h]) < 0
-    s_start, s_end = int(a["s_start"][h]), int(a["s_end"][h])
-    aligned: tuple[np.ndarray, np.ndarray] | None = None
-    out: list[str] = []
+    idx = np.arange(len(hits), dtype=np.int64) if rows is None else np.asarray(rows, np.int64)
+    col = {k: a[k][idx] for k in ("query", "subject", "strand", "s_start", "s_end", "q_start", "q_end")}
+    q, s = col["query"], col["subject"]
+    minus = col["strand"] < 0
+    out: list[list[str]] = []
+    aligned: list[tuple[np.ndarray, np.ndarray]] | None = None
     for f in (STD if fields is None else fields):
         if f in ("qseqid", "qacc", "qaccver"):
-            out.append(_name(hits.query_names[q]))
+            names = [_name(n) for n in hits.query_names]
+            out.append([names[i] for i in q.tolist()])
         elif f in ("sseqid", "sacc", "saccver"):
-            out.append(_name(hits.subject_names[s]))
-        elif f == "pident":
-            out.append(_pident(int(a["nident"][h]), int(a["length"][h])))
+            names = [_name(n) for n in hits.subject_names]
+            out.append([names[i] for i in s.tolist()])
+        elif f in ("pident", "ppos"):
+            out.append([_pident(n, L) for n, L in zip(a["nident"][idx].tolist(), a["length"][idx].tolist())])
         elif f in ("length", "mismatch", "gapopen", "nident", "gaps", "score"):
-            out.append(str(int(a[f][h])))
+            out.append(list(map(str, a[f][idx].tolist())))
         elif f == "positive":
-            out.append(str(int(a["nident"][h])))
-        elif f == "ppos":
-            out.append(_pident(int(a["nident"][h]), int(a["length"][h])))
+            out.append(list(map(str, a["nident"][idx].tolist())))
         elif f == "qstart":
-            out.append(str(int(a["q_start"][h]) + 1))
+            out.append(list(map(str, (col["q_start"] + 1).tolist())))
         elif f == "qend":
-            out.append(str(int(a["q_end"][h])))
+            out.append(list(map(str, col["q_end"].tolist())))
         elif f == "sstart":
-            out.append(str(s_end if minus else s_start + 1))
+            out.append(list(map(str, np.where(minus, col["s_end"], col["s_start"] + 1).tolist())))
         elif f == "send":
-            out.append(str(s_start + 1 if minus else s_end))
+            out.append(list(map(str, np.where(minus, col["s_start"] + 1, col["s_end"]).tolist())))
         elif f == "evalue":
-            out.append(format_evalue(float(a["evalue"][h])))
+            out.append([format_evalue(x) for x in a["evalue"][idx].tolist()])
         elif f == "bitscore":
-            out.append(format_bitscore(float(a["bitscore"][h])))
+            out.append([format_bitscore(x) for x in a["bitscore"][idx].tolist()])
         elif f == "qlen":
-            out.append(str(int(hits.query_lengths[q])))
+            out.append(list(map(str, np.asarray(hits.query_lengths)[q].tolist())))
         elif f == "slen":
-            out.append(str(int(hits.subject_lengths[s])))
+            out.append(list(map(str, np.asarray(hits.subject_lengths)[s].tolist())))
         elif f == "sstrand":
-            out.append("minus" if minus else "plus")
+            out.append(["minus" if m else "plus" for m in minus.tolist()])
         elif f == "qcovhsp":
-            L = int(hits.query_lengths[q])
-            out.append(str(_qcov(int(a["q_end"][h]) - int(a["q_start"][h]), L)))
+            lengths = np.asarray(hits.query_lengths)[q]
+            out.append([str(_qcov(c, L)) for c, L in zip((col["q_end"] - col["q_start"]).tolist(), lengths.tolist())])
         elif f in ("btop", "qseq", "sseq"):
             if aligned is None:
-                aligned = _aligned(hits, h)
-            qr, sr = aligned
-            out.append(_btop(qr, sr) if f == "btop" else _text(qr if f == "qseq" else sr))
+                aligned = [_aligned(hits, h) for h in idx.tolist()]
+            if f == "btop":
+                out.append([_btop(qr, sr) for qr, sr in aligned])
+            else:
+                out.append([_text(qr if f == "qseq" else sr) for qr, sr in aligned])
         else:
             raise OptionError(f"outfmt field {f!r} is not supported")
-    return "\t".join(out)
+    return ["\t".join(t) for t in zip(*out)] if out else [""] * idx.size
 
 
 def sam_header(subject_names, subject_lengths, command: str = "gseek") -> str:
@@ -261,15 +271,18 @@ def write_tabular(hits: BlastHits, out: TextIO, outfmt: str = "6", database: str
     query = hits.arrays["query"]
     bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
     header = ", ".join(FIELDS[f] for f in fields)
+    lines = tabular_lines(hits, fields)
+    if kind != "7":
+        if lines:
+            out.write("\n".join(lines) + "\n")
+        return
     for q in range(len(hits.query_names)):
         a, b = int(bounds[q]), int(bounds[q + 1])
-        if kind == "7":
-            out.write(f"# {program} {version}\n# Query: {hits.query_names[q]}\n# Database: {database}\n")
-            if b > a:
-                out.write(f"# Fields: {header}\n")
-            out.write(f"# {b - a} hits found\n")
-        for h in range(a, b):
-            out.write(tabular_row(hits, h, fields))
-            out.write("\n")
+        out.write(f"# {program} {version}\n# Query: {hits.query_names[q]}\n# Database: {database}\n")
+        if b > a:
+            out.write(f"# Fields: {header}\n")
+        out.write(f"# {b - a} hits found\n")
+        if b > a:
+            out.write("\n".join(lines[a:b]) + "\n")
     if kind == "7" and last:
         out.write(f"# BLAST processed {len(hits.query_names)} queries\n")
