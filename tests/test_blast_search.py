@@ -209,7 +209,7 @@ def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, 
     import gseek.blast.searcher as searcher_module
 
     whole = cpu_lines("search_blastn")
-    launches, over, redone = [], [], []
+    launches, over = [], []
     cut, extend = searcher_module._launches, searcher_module.xdrop_gapped
 
     def xdrop_gapped(backend, codes, q_off, q_len, t_off, t_len, *args, **kwargs):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -82,6 +83,8 @@ _DIAG_NEAR = 50
 #: 2026-11-24, tenth session). Extents under the minimum stay on the GPU.
 _HOST_SPEEDUP = {True: 0.0, False: 0.0}
 _HOST_MIN_EXTENT = 1000
+#: Guards the searchers' ``counts`` (a search's two sides of split extensions run on two threads).
+_COUNTS_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, eq=False)
@@ -430,7 +433,8 @@ class BlastSearcher:
         return res
 
     def _count(self, what: str, n: int) -> None:
-        self.counts[what] = self.counts.get(what, 0) + int(n)
+        with _COUNTS_LOCK:  # the host's and the device's extensions count from two threads
+            self.counts[what] = self.counts.get(what, 0) + int(n)
 
     def _extend(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq, contig, mq, ms,
                 traceback: bool = True, span: tuple[np.ndarray, np.ndarray] | None = None, margin: int = 512):
