@@ -6,15 +6,7 @@
 #   with WHOLE=1); results in $OUT/ab.txt
 source benchmarks/gpu_common.sh
 gpu_install old || exit 1
-W=$R/benchmarks/data/scale; mkdir -p $W/work
-pangenome $W/pangenome.fa
-ecoli156 $W/work/ecoli156.fa
-python3 -P - "$R" "$W" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[1] + "/benchmarks")
-from run import blast_set
-blast_set(sys.argv[2] + "/pangenome.fa", "w1@100").write(sys.argv[2] + "/work/w1-100.fa")
-PY
+W=$R/benchmarks/data/scale; scale_data $W
 for tree in old new; do
   PYTHONPATH=/tmp/$tree:/tmp/site t timeout ${AB_LIMIT:-240} python3 -P benchmarks/ncu_xdrop.py $W/pangenome.fa \
     $W/work/ecoli156.fa,$W/work/w1-100.fa ${REPEAT:-2} 2>&1 | sed "s/^/$tree: /" | tee -a $OUT/ab.txt

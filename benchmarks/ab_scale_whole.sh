@@ -5,15 +5,7 @@
 source benchmarks/gpu_common.sh
 gpu_install old || exit 1
 unset PYTHONDONTWRITEBYTECODE
-W=$R/benchmarks/data/scale; mkdir -p $W/work
-pangenome $W/pangenome.fa
-ecoli156 $W/work/ecoli156.fa
-python3 -P - "$R" "$W" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[1] + "/benchmarks")
-from run import blast_set
-blast_set(sys.argv[2] + "/pangenome.fa", "w1@100").write(sys.argv[2] + "/work/w1-100.fa")
-PY
+W=$R/benchmarks/data/scale; scale_data $W
 G="python3 -P -m gseek --quiet -p 16"
 [ -d $W/work/db.gseek ] || PYTHONPATH=/tmp/new:/tmp/site t $G --device cpu index --parts text $W/pangenome.fa -o $W/work/db.gseek
 for tree in old new; do for q in ecoli156 w1-100; do  # first runs (compile)

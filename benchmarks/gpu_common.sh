@@ -8,6 +8,8 @@
 #   pangenome FILE                    the pan-genome recipe (mutated copies of .carry/bacteria75.fa.gz, ~1.06 Gbp)
 #                                     into FILE, unless it is there
 #   ecoli156 FILE                     workload 3's stand-in: .carry/ecoli.fa.gz cut into 156 contigs
+#   scale_data DIR                    DIR/pangenome.fa, DIR/work/ecoli156.fa and DIR/work/w1-100.fa (the first 100
+#                                     of workload 1, simulated from the pan-genome as `run.py blast` does)
 #   t COMMAND...                      runs COMMAND, appends "MS ms: COMMAND" to $OUT/times.txt
 set -u
 export PYTHONUNBUFFERED=1
@@ -64,6 +66,18 @@ g = read_fastx(sys.argv[1]); seq = g.sequence(0); n = 156; step = -(-len(seq) //
 with open(sys.argv[2], "w") as fh:
     for i in range(n):
         fh.write(f">ecoli_contig{i + 1:03d}\n{seq[i * step:(i + 1) * step]}\n")
+PY
+}
+
+scale_data() {
+  mkdir -p "$1/work"
+  pangenome "$1/pangenome.fa"
+  ecoli156 "$1/work/ecoli156.fa"
+  PYTHONPATH=/tmp/new:/tmp/site python3 -P - "$R" "$1" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1] + "/benchmarks")
+from run import blast_set
+blast_set(sys.argv[2] + "/pangenome.fa", "w1@100").write(sys.argv[2] + "/work/w1-100.fa")
 PY
 }
 

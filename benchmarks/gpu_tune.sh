@@ -4,15 +4,7 @@
 #   carry [".whl", ".carry/bacteria75.fa.gz", ".carry/ecoli.fa.gz"]; results in $OUT/tune.txt.
 source benchmarks/gpu_common.sh
 gpu_install || exit 1
-W=$R/benchmarks/data/scale; mkdir -p $W/work
-pangenome $W/pangenome.fa
-ecoli156 $W/work/ecoli156.fa
-python3 -P - "$R" "$W" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[1] + "/benchmarks")
-from run import blast_set
-blast_set(sys.argv[2] + "/pangenome.fa", "w1@100").write(sys.argv[2] + "/work/w1-100.fa")
-PY
+W=$R/benchmarks/data/scale; scale_data $W
 t python3 -P benchmarks/tune_searcher.py $W/pangenome.fa $W/work/w1-100.fa,$W/work/ecoli156.fa \
   "$ATTR" "$VALUES" "${ROUNDS:-2}" 2>&1 | tee -a "$OUT/tune.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/device.txt"
