@@ -578,6 +578,9 @@ def test_a_file_of_less_than_a_job_a_searcher_gives_each_searcher_a_job(tmp_path
     path.write_bytes(b"x" * 1500)
     assert task.job_size(path, 8000) == 1000  # never below the minimum
     assert task.job_size(path, 500) == 500  # nor above the given size
+    gz = tmp_path / "q.fa.gz"
+    gz.write_bytes(b"x" * 1500)
+    assert task.job_size(gz, 8000) == 8000  # a compressed file's size is not its text's
     task.searchers = [0]
     assert task.job_size(path, 8000) == 8000
     task.searchers = [0, 1]

@@ -232,8 +232,8 @@ class BlastTask:
             yield from FastxReader(path, chunk_bytes=self.job_size(path, chunk_bytes), threads=self.parse_threads)
 
     def job_size(self, path: str | os.PathLike, chunk_bytes: int) -> int:
-        """Query bytes a job for ``path``: ``chunk_bytes``, or less for a regular file of less than a
-        job a searcher, so that every searcher gets one (at least :data:`BLAST_MIN_JOB_BYTES`). Jobs
+        """Query bytes a job for ``path``: ``chunk_bytes``, or less for a regular, uncompressed file of
+        less than a job a searcher, so that every searcher gets one (at least :data:`BLAST_MIN_JOB_BYTES`). Jobs
         change nothing in the output (the hits of a query are its own); a pipe keeps ``chunk_bytes``.
 
         >>> t = object.__new__(BlastTask); t.searchers = [0, 1]
@@ -244,8 +244,8 @@ class BlastTask:
             st = os.stat(path)
         except OSError:
             return chunk_bytes
-        if not stat.S_ISREG(st.st_mode) or len(self.searchers) < 2:
-            return chunk_bytes
+        if not stat.S_ISREG(st.st_mode) or len(self.searchers) < 2 or str(path).endswith((".gz", ".bgz", ".bz2")):
+            return chunk_bytes  # (a compressed file's size says little of its text's)
         return max(min(BLAST_MIN_JOB_BYTES, chunk_bytes), min(chunk_bytes, -(-st.st_size // len(self.searchers))))
 
     def prelims(self) -> list[Any]:
