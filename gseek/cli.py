@@ -71,10 +71,11 @@ def _common(func):
     return func
 
 
-def _backend():
+def _backend(device: str | None = None):
+    """The backend of ``--device`` (or of ``device``), with ``-p`` threads."""
     from .backend import get_backend
 
-    return get_backend(STATE.device, threads=STATE.threads)
+    return get_backend(device or STATE.device, threads=STATE.threads)
 
 
 def _say(message: str) -> None:
@@ -402,6 +403,31 @@ def _index_path(reference: str, prefix: str | None) -> Path:
 # --------------------------------------------------------------------- search
 
 
+#: ``--device auto`` maps reads on the CPU when all of them come from regular files of less text than
+#: this (gzip counted at 4x its size): a GPU's start-up (context, index upload, kernels) costs more than
+#: such a job. On the H100 host (16 cores) 1M reads (~250 MB) took 2.14 s on the GPU and 2.39 s on its
+#: CPU, 1,000 reads 1.7-1.8 s against 0.92 s (benchmarks/RESULTS.md); 16 MiB is ~64k reads of 100 bp.
+AUTO_CPU_BELOW = 16 << 20
+
+
+def _small_input(paths) -> int | None:
+    """Bytes of text in ``paths`` when every one is a regular file and they hold less than
+    :data:`AUTO_CPU_BELOW`; None otherwise (stdin, a pipe or FIFO, or more)."""
+    import stat
+
+    total = 0
+    for path in paths:
+        try:
+            info = os.stat(path) if path and path != "-" else None
+            if info is None or not stat.S_ISREG(info.st_mode):
+                return None
+            with open(path, "rb") as handle:
+                total += info.st_size * (4 if handle.read(2) == b"\x1f\x8b" else 1)
+        except OSError:
+            return None  # the reader reports it, with the file's name
+    return total if total < AUTO_CPU_BELOW else None
+
+
 def _gpu_list(ctx, param, value):
     """``--gpus 0,1`` as a list of ordinals."""
     if value is None:
@@ -483,11 +509,13 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
     for path in (output, un, al):
         _remove_stale_temporaries(path)
     started = time.perf_counter()
+    small = _small_input([*queries, mate2] if mate2 else queries) if STATE.device == "auto" and devices is None \
+        else None
+    device = None if devices is not None else _backend("cpu" if small is not None else None)
     with compile_notice(), _CountBar("gseek search", " pairs" if paired else " reads") as bar:
         warm = warm_host()  # Numba's set-up overlaps the device's and the index's
         try:
-            counts = map_files(index_prefix, list(queries), output or "-",
-                               device=_backend() if devices is None else None, devices=devices,
+            counts = map_files(index_prefix, list(queries), output or "-", device=device, devices=devices,
                                threads=STATE.threads, command=_command_line(), un=un, al=al,
                                progress=bar.update if bar.shown else None, **map_options, **sam_options,
                                **pair_options)
@@ -496,7 +524,9 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
     for line in bowtie_summary(counts["reads"], counts["mapped"], counts["alignments"],
                                paired=counts.get("paired", False)):
         _say(line)
-    why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
+    why = "" if STATE.device != "auto" else \
+        f" (auto: {small / (1 << 20):.1f} MiB of reads: the CPU answers before a GPU would have started)" \
+        if small is not None else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
         else " (auto: no GPU found)"
     what = (f"{counts['reads']:,} pairs, {counts['mapped']:,} aligned concordantly, {counts['unmapped']:,} not "
             f"({counts['mates_aligned']:,} mates aligned; {counts['too_long']:,} mates too long, "
@@ -955,6 +985,9 @@ def compile_(only, processes) -> None:
     caches = cache_dirs()
     _say(f"[gseek] compile: done in {time.perf_counter() - started:.1f} s (Numba cache: {caches['numba']}; "
          f"CuPy cache: {caches['cupy']})")
+    from .kernels._jit import prebuilt_status
+
+    _say(f"[gseek] compile: prebuilt machine code (used where the cache has none): {prebuilt_status()}")
 
 
 def _remove_stale_temporaries(output: str | None) -> None:

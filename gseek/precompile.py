@@ -24,7 +24,13 @@ families are compiled for that device as well.
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+import json
 import os
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -32,7 +38,7 @@ from pathlib import Path
 
 from .backend import Backend, get_backend
 
-__all__ = ["WORKLOADS", "compile_kernels"]
+__all__ = ["WORKLOADS", "build_prebuilt", "collect_prebuilt", "compile_kernels", "write_prebuilt"]
 
 WORKLOADS = ("parse", "index", "map", "align", "blast")
 
@@ -54,6 +60,18 @@ def _parse(backend: Backend, tmp: Path) -> None:
     dna.write_text(">q\nacgtNNacgt\n")
     read_fastx(protein, alphabet="protein")
     read_fastx(dna)
+    # the encoding stages of the Python API (gseek.encode)
+    import numpy as np
+
+    from gseek.alphabet import encode_dna
+    from gseek.encode import pack_2bit, reverse_complement, unpack_2bit, wgram_codes
+
+    codes = encode_dna("ACGTNACGTACGTACGTA")
+    packed, nmask = pack_2bit(backend, codes)
+    unpack_2bit(backend, packed, nmask, codes.size)
+    offsets = np.array([0, 5, 18])
+    reverse_complement(backend, codes, offsets)
+    wgram_codes(backend, codes, offsets, 2)
 
 
 def _reference(tmp: Path) -> Path:
@@ -68,9 +86,23 @@ def _reference(tmp: Path) -> Path:
 
 
 def _index(backend: Backend, tmp: Path) -> None:
-    from gseek.index import Index
+    import numpy as np
 
-    Index.build(_reference(tmp), wgram=8, device="cpu").save(tmp / "idx.gseek")
+    from gseek.index import Index
+    from gseek.index.search import extend_intervals, occ_at, sa_at
+
+    built = Index.build(_reference(tmp), wgram=8, device="cpu")
+    built.save(tmp / "idx.gseek")
+    wide = Index.build(_reference(tmp), wgram=0, pos64=True, device="cpu")  # 64-bit positions (texts >= 2^32)
+    # the Python API's searches, on indexes built in this process and on one loaded from disk
+    patterns = ["GGGCGGCGACCTCGCGGGTTTTCGCT", "ACGTTTAC", "NNACGT"]
+    for index in (built, wide, Index.load(tmp / "idx.gseek", device=backend)):
+        index.count(patterns)
+        index.locate(patterns)
+        fm, rows = index.device_arrays(), np.arange(int(index.C[4]) + 1)
+        occ_at(index.backend, fm, rows)
+        sa_at(index.backend, fm, rows[:-1])
+        extend_intervals(index.backend, fm, np.array([0, 3, 5]), np.array([rows[-1], 3, 9]))
 
 
 def _map(backend: Backend, tmp: Path) -> None:
@@ -137,6 +169,12 @@ def _blast(backend: Backend, tmp: Path) -> None:
     if not (index_path / "header.json").is_file():
         Index.build(ref, wgram=8, device="cpu").save(index_path)
     blast_queries(ref, 8, (300, 1500), seed=2).write(tmp / "q.fa")
+    from gseek.blast.searcher import BlastSearcher
+    from gseek.seqio import read_fastx
+
+    queries = read_fastx(tmp / "q.fa")
+    for task in ("megablast", "blastn"):  # a database shard (its text repacked: --gpus, --db-volume-size)
+        BlastSearcher(index_path, task=task, device=backend, shard=(1, 2)).search(queries)
     for task, options in (("megablast", {}), ("blastn", {}), ("blastn", {"ungapped": True, "dust": None})):
         for outfmt in ("6", "7 std btop qseq sseq qcovhsp"):
             blast_files(index_path, tmp / "q.fa", tmp / "q.tsv", task=task, outfmt=outfmt, device=backend, workers=0,
@@ -185,3 +223,142 @@ def cache_dirs() -> dict[str, str]:
     numba_dir = os.environ.get("NUMBA_CACHE_DIR") or "__pycache__ beside each module"
     cupy_dir = os.environ.get("CUPY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cupy", "kernel_cache")
     return {"numba": numba_dir, "cupy": cupy_dir}
+
+
+# --------------------------------------------------------------------------- the prebuilt machine code
+
+#: The packages whose folders hold gseek's modules (pyproject.toml's package-dir).
+PACKAGES = ("gseek", "gseek.index", "gseek.kernels", "gseek.pipeline", "gseek.datasets")
+
+
+def build_prebuilt(processes: int = 2, folder: str | os.PathLike | None = None) -> dict[str, str]:
+    """Compile what ``gseek --device cpu compile`` compiles for a generic x86-64 CPU into the prebuilt
+    folder (``gseek.kernels._jit``); what happened to each module (``kept``, ``written``, ``removed``).
+
+    The compile runs in a fresh process with an empty Numba cache and the prebuilt code turned off,
+    so every function is compiled from the source as it is now. A module whose entries were built
+    from the same import closure keeps its files (they would differ only in compiler-made names),
+    so the folder changes only where the code did.
+    """
+    from gseek.kernels._jit import PREBUILT, PREBUILT_CPU
+
+    with tempfile.TemporaryDirectory(prefix="gseek-prebuilt-") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, NUMBA_CPU_NAME=PREBUILT_CPU, GSEEK_PREBUILT="0")
+        env.pop("NUMBA_CPU_FEATURES", None)
+        subprocess.run([sys.executable, "-P", "-m", "gseek", "--device", "cpu", "--quiet", "compile", "--processes",
+                        str(processes)], env=env, check=True)
+        entries = collect_prebuilt(cache)
+    return write_prebuilt(entries, Path(folder) if folder else PREBUILT)
+
+
+def _module_files(packages: tuple[str, ...]) -> dict[Path, str]:
+    """Every source file of ``packages`` -> its module name."""
+    found: dict[Path, str] = {}
+    for package in packages:
+        spec = importlib.util.find_spec(package)
+        for root in (spec.submodule_search_locations or []) if spec else []:
+            for path in sorted(Path(root).rglob("*.py")):
+                parts = path.relative_to(root).with_suffix("").parts
+                found.setdefault(path.resolve(), ".".join((package, *parts[: -1 if parts[-1] == "__init__" else None])))
+    return found
+
+
+def collect_prebuilt(cache: str | os.PathLike, packages: tuple[str, ...] = PACKAGES) -> dict[str, dict[str, bytes]]:
+    """The Numba cache files in folder ``cache`` (a ``NUMBA_CACHE_DIR``) by module: module -> file name -> bytes."""
+    from numba.core.caching import _CacheLocator
+
+    modules = _module_files(packages)
+    folders = {_CacheLocator.get_suitable_cache_subpath(str(path)): path.parent for path in modules}
+    entries: dict[str, dict[str, bytes]] = {}
+    for index in sorted(Path(cache).glob("*/*.nbi")):
+        source = folders.get(index.parent.name)
+        module = modules.get(source / f"{index.name.split('.')[0]}.py") if source else None
+        if module is None:
+            continue
+        base = index.name[: -len(".nbi")]
+        for path in [index, *sorted(index.parent.glob(f"{base}.*.nbc"))]:
+            entries.setdefault(module, {})[path.name] = path.read_bytes()
+    return entries
+
+
+def _closure(module: str, modules: dict[str, Path]) -> list[str]:
+    """``module`` and every module of ``modules`` it imports, at any depth (imports inside functions too)."""
+    seen, todo = {module}, [module]
+    while todo:
+        name = todo.pop()
+        path = modules[name]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = name.split(".")[: None if path.name == "__init__.py" else -1]
+                    base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+                found = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            else:
+                continue
+            for other in found:
+                if other in modules and other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+    return sorted(seen)
+
+
+def write_prebuilt(entries: dict[str, dict[str, bytes]], folder: Path,
+                   packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
+    """Write ``entries`` (:func:`collect_prebuilt`) and their manifest into ``folder``; what happened per module."""
+    import numba
+
+    from gseek.kernels._jit import PREBUILT_CPU, module_digest
+
+    modules = {name: path for path, name in _module_files(packages).items()}
+    try:
+        old = json.loads((folder / "manifest.json").read_text())
+    except (OSError, ValueError):
+        old = {}
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    same_build = old.get("numba") == numba.__version__ and old.get("python") == python
+    manifest = {"format": 1, "numba": numba.__version__, "python": python, "cpu": PREBUILT_CPU, "modules": {}}
+    done: dict[str, str] = {}
+    folder.mkdir(parents=True, exist_ok=True)
+    for module, files in sorted(entries.items()):
+        closure = {name: module_digest(name) for name in _closure(module, modules)}
+        manifest["modules"][module] = closure
+        target = folder / module
+        kept = sorted(p.name for p in target.iterdir()) if target.is_dir() else []
+        if same_build and old.get("modules", {}).get(module) == closure and kept == sorted(files):
+            done[module] = "kept"
+            continue
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir()
+        for name, data in files.items():
+            (target / name).write_bytes(data)
+        done[module] = "written"
+    for stale in sorted(p for p in folder.iterdir() if p.is_dir() and p.name not in entries):
+        shutil.rmtree(stale)
+        done[stale.name] = "removed"
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m gseek.precompile --prebuilt [--processes N]``: rebuild the prebuilt machine code."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m gseek.precompile", description=main.__doc__)
+    parser.add_argument("--prebuilt", action="store_true", required=True,
+                        help="compile for a generic x86-64 CPU into gseek's prebuilt folder (gseek.kernels._jit)")
+    parser.add_argument("--processes", type=int, default=2, help="compile workloads at once (default 2)")
+    parser.add_argument("--folder", help="write there instead of the package's folder")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    done = build_prebuilt(args.processes, args.folder)
+    for module, what in done.items():
+        print(f"{what:8} {module}")
+    print(f"{len(done)} modules in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -37,6 +37,7 @@ from gseek.backend import CpuBackend
 from gseek.encode import pack_2bit
 from gseek.errors import FastxError, OptionError
 from gseek.kernels import fmindex as kernels
+from gseek.kernels._jit import njit
 from gseek.seqio import SequenceBatch, mask_runs
 
 from .search import FmArrays, extend_intervals
@@ -108,7 +109,7 @@ def ambiguous_runs(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return mask_runs(codes > 3, offsets)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def _fill_text(codes, ref_start, lengths, text_start, text):
     for k in numba.prange(ref_start.size):
         for j in range(lengths[k]):
@@ -136,7 +137,7 @@ def suffix_array(text: np.ndarray, *, force64: bool = False) -> np.ndarray:
     return pydivsufsort.divsufsort(order[text], force64=force64)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def _bwt(text, sa, out):
     n = sa.size
     for i in numba.prange(n):
@@ -151,7 +152,7 @@ def bwt_from_sa(text: np.ndarray, sa: np.ndarray) -> np.ndarray:
     return out
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def _block_counts(bwt, interval, counts):
     n = bwt.size
     for b in numba.prange(counts.shape[0]):
@@ -226,7 +227,7 @@ def _text_layout(ref_start: np.ndarray, lengths: np.ndarray, codes: np.ndarray) 
     return text_start, _c_from_counts(np.append(counts, n - int(counts.sum())))
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def _mark_multiples(sa, rate, marked):
     for i in numba.prange(sa.size):
         marked[i] = sa[i] % rate == 0

@@ -50,6 +50,12 @@ __all__ = [
 ]
 
 
+#: The w-gram table of an index built without one (read-only, as the table of an index is, so the
+#: kernels that take it see one argument type either way: one compiled specialisation, not two).
+_NO_WGRAM = np.zeros(2, dtype=np.uint32)
+_NO_WGRAM.flags.writeable = False
+
+
 @dataclass(frozen=True)
 class FmArrays:
     """The index arrays the kernels read, resident on one backend's device.
@@ -88,7 +94,7 @@ class FmArrays:
             occ=put("occ"),
             dollar_rows=put("dollar_rows", as_words=True),
             C=backend.asarray(np.asarray(C, dtype=np.int64)),
-            wgram=wgram if wgram is not None else backend.asarray(np.zeros(2, dtype=np.uint32)),
+            wgram=wgram if wgram is not None else backend.asarray(_NO_WGRAM),
             w=w,
             wide=int(wide),
             sa_mark=put("sa_mark"),

@@ -40,6 +40,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from gseek.kernels._jit import njit
 from gseek.kernels.seqpack import _record_of
 
 CUDA_SOURCE = "blast.cu"
@@ -51,19 +52,19 @@ CONSTANTS: dict[str, int] = {"SCAN_BUFFER": SCAN_BUFFER}
 _CHUNK = 1 << 16
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _base(text, g):
     return (text[g >> 4] >> np.uint32(30 - 2 * (g & 15))) & np.uint32(3)
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _is_n(nmask, has_n, g):
     if has_n == 0:
         return False
     return ((nmask[g >> 4] >> np.uint32(30 - 2 * (g & 15))) & np.uint32(3)) != 0
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _bits(words, n_words, p, w):
     """The 2w bits of bases p .. p + w - 1 of a packed array (w <= 16)."""
     i = p >> 4
@@ -74,7 +75,7 @@ def _bits(words, n_words, p, w):
     return np.int64((both >> shift) & np.uint64((1 << (2 * w)) - 1))
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _hit(text, nmask, has_n, n_words, pv, p, w):
     if has_n != 0 and _bits(nmask, n_words, p, w) != 0:
         return False
@@ -84,7 +85,7 @@ def _hit(text, nmask, has_n, n_words, pv, p, w):
 
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def scan_pv(text, nmask, has_n, n_words, n_bases, lut_w, stride, phase, pv, hits, n_hits, capacity):
     n_pos = (n_bases - phase - lut_w) // stride + 1 if n_bases >= phase + lut_w else 0
     n_chunks = (n_pos + _CHUNK - 1) // _CHUNK
@@ -107,14 +108,14 @@ def scan_pv(text, nmask, has_n, n_words, n_bases, lut_w, stride, phase, pv, hits
     n_hits[0] = counts[n_chunks]
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def lookup_count(hits, n, text, n_words, lut_w, first, counts):
     for h in numba.prange(n):
         c = _bits(text, n_words, hits[h], lut_w)
         counts[h] = first[c + 1] - first[c]
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def lookup_fill(hits, n, text, n_words, lut_w, first, positions, out_off, q_pos, s_pos):
     for h in numba.prange(n):
         c = _bits(text, n_words, hits[h], lut_w)
@@ -125,7 +126,7 @@ def lookup_fill(hits, n, text, n_words, lut_w, first, positions, out_off, q_pos,
             o += 1
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _bounds(qoff, n_seq, contig_off, n_contigs, q, s):
     """The query sequence holding q and the contig holding s: (qa, qb, ca, cb)."""
     r = _record_of(qoff, n_seq, q)
@@ -133,7 +134,7 @@ def _bounds(qoff, n_seq, contig_off, n_contigs, q, s):
     return qoff[r], qoff[r + 1], contig_off[c], contig_off[c + 1]
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def mini_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, qvalid, q_pos, s_pos, n,
                 lut_w, stride, word, keep, run_q, run_s, run_len):
     for i in numba.prange(n):
@@ -171,7 +172,7 @@ def mini_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, 
         run_len[i] = left + right
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _xdrop_walk(text, nmask, has_n, qcodes, q, g, qlim, glim, step, reward, penalty, n_score, xdrop):
     """X-drop walk along one diagonal from (q, g) by ``step`` (+1 right, -1 left) while inside
     ``qlim``/``glim`` (exclusive ends on the right, first positions on the left): (best gain,
@@ -203,7 +204,7 @@ def _xdrop_walk(text, nmask, has_n, qcodes, q, g, qlim, glim, step, reward, pena
     return best, reach
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def ungapped_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, run_q, run_s, run_len, n,
                     reward, penalty, n_score, xdrop, score, q_start, q_end):
     for i in numba.prange(n):
@@ -220,7 +221,7 @@ def ungapped_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_s
         q_end[i] = q0 + length + end
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def unpack_ranges(text, nmask, has_n, start, out_off, n_ranges, codes):
     for r in numba.prange(n_ranges):
         for i in range(out_off[r], out_off[r + 1]):

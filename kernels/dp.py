@@ -15,6 +15,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from gseek.kernels._jit import njit
+
 CUDA_SOURCE = "dp.cu"
 #: Rows per strip of the score-only sweep and of the trace-back fill (4 bits
 #: a cell, so 8 rows fill one 32-bit word), and slots per interleaved group.
@@ -42,7 +44,7 @@ assert LANES == WARP, "the trace-back walk steps columns by LANES in both layout
 INT16_MAX = 32767
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _sweep_start(flags, n, o, e, Hrow, Frow):
     """The mode flags, row 0 (``Hrow``; ``Frow`` empty) and the end cell before any row."""
     local = (flags & LOCAL) != 0
@@ -62,7 +64,7 @@ def _sweep_start(flags, n, o, e, Hrow, Frow):
     return local, qs, ts, qe, te, best, bi, bj
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _sweep_end(local, qe, te, best, bi, bj, h_last, m, n):
     """The end cell after the last row: the corner for global, unless a free end won."""
     if not local and ((not qe and not te) or bi < 0):
@@ -70,7 +72,7 @@ def _sweep_end(local, qe, te, best, bi, bj, h_last, m, n):
     return best, bi, bj
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _tb_row(warp, base, s, n):
     """Index of the trace-back word of strip ``s`` at column 1; column j is
     ``(j - 1) * LANES`` further. One thread's slot is interleaved by lane
@@ -83,7 +85,7 @@ def _tb_row(warp, base, s, n):
     return base + s * n * LANES
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _sweep(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip, tb, tb_base, write_tb, warp, Hrow, Frow):
     """One pair, row by row. Returns (score, q_end, t_end, overflow)."""
     local, qs, ts, qe, te, best, bi, bj = _sweep_start(flags, n, o, e, Hrow, Frow)
@@ -159,7 +161,7 @@ def _sweep(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip, tb, t
     return best, bi, bj, overflow
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _sweep_score(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip, Hrow, Frow):
     """:func:`_sweep` without trace-back: the same (score, q_end, t_end, overflow).
 
@@ -203,7 +205,7 @@ def _sweep_score(codes, qo, m, to, n, table, alpha, o, e, flags, check16, strip,
     return best, bi, bj, overflow
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _slot_base(warp, tb_off, k):
     """Where slot k's trace-back starts: its own offset (``warp``) or its
     group's offset plus its lane."""
@@ -212,7 +214,7 @@ def _slot_base(warp, tb_off, k):
     return tb_off[k // LANES] + (k % LANES)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def _score(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, check16,
            out_score, out_q_end, out_t_end, out_overflow):
     for k in numba.prange(n):
@@ -246,7 +248,7 @@ dp_score16 = _score_kernel("dp_score16", True, """Score and end cell of every sl
 dp_score32 = _score_kernel("dp_score32", False, "Score and end cell of every slot with 32-bit strip-boundary scores.")
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def _fill(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, check16,
           tb_off, tb, warp, out_score, out_q_end, out_t_end, out_overflow):
     for k in numba.prange(n):
@@ -291,7 +293,7 @@ dp_fill16_warp = _fill_kernel("dp_fill16_warp", True, True, ":func:`dp_fill16` o
 dp_fill32_warp = _fill_kernel("dp_fill32_warp", False, True, ":func:`dp_fill32` of long pairs, warp layout.")
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _emit(cigar, pos, run_op, run_len, op, write, step=-1):
     """Add one column of ``op`` to the current run; a finished run is written
     at ``pos``, which then moves by ``step`` (-1: runs come end-first).
@@ -305,7 +307,7 @@ def _emit(cigar, pos, run_op, run_len, op, write, step=-1):
     return pos, op, 1, 0
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _walk_one(codes, qo, to, nn, i, j, qs, ts, no_match_code, warp, tb, base, cigar, last, write):
     """Walk one slot's trace-back from (i, j); with ``write``, its runs end at
     ``cigar[last]``. Returns (runs, q_start, t_start, matches, mismatches,
@@ -380,7 +382,7 @@ def _walk_one(codes, qo, to, nn, i, j, qs, ts, no_match_code, warp, tb, base, ci
     return runs, i, j, matches, mismatches, gap_cols, gap_opens
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def dp_walk_count(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, warp, tb_off, tb, q_end, t_end,
                   out_n_cigar, out_q_start, out_t_start, out_matches, out_mismatches, out_gap_cols, out_gap_opens):
     """First pass of the walk: every slot's number of CIGAR runs, start cell
@@ -404,7 +406,7 @@ def dp_walk_count(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, wa
         out_gap_opens[k] = r[6]
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def dp_walk(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, warp, tb_off, tb, q_end, t_end, n_cigar,
             cig_off, cigar):
     """Second pass of the walk: write slot k's ``n_cigar[k]`` runs (BAM
@@ -420,7 +422,7 @@ def dp_walk(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, warp, tb
                   cigar, cig_off[k] + n_cigar[k] - 1, True)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def xdrop_ungapped(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table, alpha, xdrop,
                    out_score, out_q_start, out_q_end):
     """BLAST ungapped X-drop extension of each seed (q_pos, t_pos) both ways."""
@@ -463,7 +465,7 @@ def xdrop_ungapped(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table, al
 # --------------------------------------------------------------------------- gapped X-drop
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xdrop, H, F, stop_row,
                  tb, tb_base, row_start, row_tb, row_base, write):
     """One side of a gapped X-drop extension (docs/alignment.md): rows over
@@ -590,7 +592,7 @@ def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xd
     return best, bi, bj, cells_best, edge
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def xdrop_gapped_score(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table, alpha, gap_open, gap_extend,
                        xdrop, work_off, work, out_score, out_q_start, out_q_end, out_t_start, out_t_end, out_edges,
                        out_cells, out_rows):
@@ -619,7 +621,7 @@ def xdrop_gapped_score(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table
         out_rows[k] = li + ri + 2
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _xdrop_walk(codes, qo, to, qp, tp, no_match_code, bi_l, bj_l, bi_r, bj_r, tb, row_start, row_tb, rows,
                 cigar, base, total, write):
     """CIGAR of one extension: the left side's walk (which runs start to
@@ -710,7 +712,7 @@ def _xdrop_walk(codes, qo, to, qp, tp, no_match_code, bi_l, bj_l, bi_r, bj_r, tb
     return runs_fwd + runs_bwd - (1 if merged else 0), matches, mismatches, gap_cols, gap_opens
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def xdrop_gapped_fill(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table, alpha, gap_open, gap_extend,
                       xdrop, no_match_code, work_off, work, q_start, q_end, t_start, t_end, tb_off, tb, row_off,
                       row_start, row_tb, out_n_cigar, out_matches, out_mismatches, out_gap_cols, out_gap_opens):
@@ -739,7 +741,7 @@ def xdrop_gapped_fill(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table,
         out_gap_opens[k] = r[4]
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def xdrop_gapped_walk(codes, q_off, t_off, q_pos, t_pos, n, no_match_code, q_start, q_end, t_start, t_end, tb,
                       row_off, row_start, row_tb, n_cigar, cig_off, cigar):
     """Write every extension's ``n_cigar[k]`` CIGAR runs at ``cigar[cig_off[k]:]``."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from gseek.kernels._jit import njit
 from gseek.kernels.seqpack import _record_of  # shared Numba helper: record holding position i
 
 CUDA_SOURCE = "fmindex.cu"
@@ -59,7 +60,7 @@ CONSTANTS: dict[str, int] = {
 # --------------------------------------------------------------------------- helpers
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _popcount32(x):
     x = x - ((x >> 1) & 0x55555555)
     x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
@@ -67,7 +68,7 @@ def _popcount32(x):
     return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _pos(words, k, wide):
     """Value ``k`` of a position array seen as uint32 words."""
     if wide:
@@ -75,21 +76,21 @@ def _pos(words, k, wide):
     return np.int64(words[k])
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _match(word, c):
     """Low bit of every 2-bit slot of ``word`` that holds base ``c``."""
     x = np.int64(word) ^ (np.int64(c) * 0x55555555)
     return ~(x | (x >> 1)) & 0x55555555
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _block_count(occ, base, c, wide):
     if wide:
         return np.int64(occ[base + 2 * c]) | (np.int64(occ[base + 2 * c + 1]) << 32)
     return np.int64(occ[base + c])
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _dollars_before_block(occ, base, b, wide):
     interval = OCC_INTERVAL_64 if wide else OCC_INTERVAL_32
     counted = (
@@ -101,7 +102,7 @@ def _dollars_before_block(occ, base, b, wide):
     return b * interval - counted
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _occ(occ, dollar_rows, wide, c, i):
     """Occ(c, i): occurrences of base ``c`` in BWT rows [0, i), dollar rows excluded."""
     interval = OCC_INTERVAL_64 if wide else OCC_INTERVAL_32
@@ -125,7 +126,7 @@ def _occ(occ, dollar_rows, wide, c, i):
     return n
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _lf(occ, dollar_rows, C, wide, i):
     """LF(i): the row of the suffix one text position before row i's suffix."""
     interval = OCC_INTERVAL_64 if wide else OCC_INTERVAL_32
@@ -144,7 +145,7 @@ def _lf(occ, dollar_rows, C, wide, i):
     return C[c] + _occ(occ, dollar_rows, wide, c, i)
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _sa_value(occ, dollar_rows, C, sa_mark, sa_samples, wide, i):
     """SA[i]: walk LF until a marked row, then its sample plus the steps walked."""
     rows = MARK_ROWS_64 if wide else MARK_ROWS_32
@@ -171,7 +172,7 @@ def _sa_value(occ, dollar_rows, C, sa_mark, sa_samples, wide, i):
 # --------------------------------------------------------------------------- kernels
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def occ_at(occ, dollar_rows, wide, rows, n_rows, out):
     """out[4k + c] = Occ(c, rows[k]) for c = A, C, G, T."""
     for k in numba.prange(n_rows):
@@ -180,7 +181,7 @@ def occ_at(occ, dollar_rows, wide, rows, n_rows, out):
             out[4 * k + c] = _occ(occ, dollar_rows, wide, c, i)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def backward_search(occ, dollar_rows, C, wgram, w, wide, codes, offsets, n_patterns, lo_out, hi_out):
     """SA interval [lo, hi) of every pattern; [0, 0) when it does not occur,
     is empty or holds an N. Starts from the w-gram table when w > 0 and the
@@ -219,7 +220,7 @@ def backward_search(occ, dollar_rows, C, wgram, w, wide, codes, offsets, n_patte
         hi_out[p] = hi
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def extend_intervals(occ, dollar_rows, C, wide, lo, hi, n, out_lo, out_hi):
     """One backward-search step for every interval and every base: out[c * n + x]
     is the interval of base c followed by the string of interval x
@@ -240,14 +241,14 @@ def extend_intervals(occ, dollar_rows, C, wide, lo, hi, n, out_lo, out_hi):
             out_hi[c * n + x] = new_hi
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def sa_at(occ, dollar_rows, C, sa_mark, sa_samples, wide, rows, n_rows, out):
     """out[k] = SA[rows[k]], a text position (separators included)."""
     for k in numba.prange(n_rows):
         out[k] = _sa_value(occ, dollar_rows, C, sa_mark, sa_samples, wide, np.int64(rows[k]))
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def locate_fill(
     occ, dollar_rows, C, sa_mark, sa_samples, wide, lo, starts, n_patterns, total, out_pattern, out_text_pos
 ):
@@ -262,7 +263,7 @@ def locate_fill(
         out_text_pos[j] = _sa_value(occ, dollar_rows, C, sa_mark, sa_samples, wide, row)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def text_to_contig(
     seg_text_start, seg_ref_start, seg_contig, n_segments, contig_offsets, text_pos, n, out_contig, out_pos
 ):

@@ -38,6 +38,7 @@ import numba
 import numpy as np
 
 from gseek.kernels import fmindex
+from gseek.kernels._jit import njit
 from gseek.kernels.fmindex import _occ, _popcount32
 
 CUDA_SOURCE = "kmismatch.cu"
@@ -57,7 +58,7 @@ _ALL = 0xFFFFFFFF
 # --------------------------------------------------------------------------- helpers
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _dfs(occ, dollar_rows, C, wide, codes, start, end, budget, fill, slot, out_lo, out_hi, out_piece, piece,
          lo_s, hi_s, mm_s, next_s):
     """Depth-first backtracking backward search of codes[start:end] with at most
@@ -100,7 +101,7 @@ def _dfs(occ, dollar_rows, C, wide, codes, start, end, budget, fill, slot, out_l
     return count
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _ref_word(words, n_words, g):
     """The 16 text slots starting at base ``g`` (words past the end read as 0)."""
     q = g >> 4
@@ -112,7 +113,7 @@ def _ref_word(words, n_words, g):
     return ((a << (2 * s)) | (b >> (32 - 2 * s))) & _ALL
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _range_mismatches(text, ref_nmask, has_amb, n_text_words, read_words, read_nmask, wo, g, a, b):
     """Mismatches of read bases [a, b) against the reference at g + [a, b), and
     the number of reference N among them (packed in one int64: mm | n << 32)."""
@@ -142,7 +143,7 @@ def _range_mismatches(text, ref_nmask, has_amb, n_text_words, read_words, read_n
 # --------------------------------------------------------------------------- kernels
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def dfs_count(occ, dollar_rows, C, wide, codes, piece_offsets, piece_budget, search, n_search, out_count):
     """out_count[x] = number of SA intervals of piece search[x] within its budget."""
     for x in numba.prange(n_search):
@@ -156,7 +157,7 @@ def dfs_count(occ, dollar_rows, C, wide, codes, piece_offsets, piece_budget, sea
                             lo_s, hi_s, mm_s, next_s)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def dfs_fill(occ, dollar_rows, C, wide, codes, piece_offsets, piece_budget, search, n_search, starts,
              out_lo, out_hi, out_piece):
     """Write the intervals of piece search[x] at slots starts[x].. (with its piece id)."""
@@ -170,7 +171,7 @@ def dfs_fill(occ, dollar_rows, C, wide, codes, piece_offsets, piece_budget, sear
              True, starts[x], out_lo, out_hi, out_piece, p, lo_s, hi_s, mm_s, next_s)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def verify(text, ref_nmask, has_amb, n_text_words, contig_offsets,
            read_words, read_nmask, sr_word_offset, sr_length, sr_first_piece, sr_approx,
            piece_offsets, piece_budget, k,

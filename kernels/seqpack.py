@@ -9,6 +9,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from gseek.kernels._jit import njit
+
 CUDA_SOURCE = "seqpack.cu"
 CONSTANTS: dict[str, int] = {}
 
@@ -18,7 +20,7 @@ WGRAM_INVALID = np.uint32(0xFFFFFFFF)
 WGRAM_MAX = 15
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _record_of(offsets, n_records, i):
     lo = 0
     hi = n_records
@@ -31,7 +33,7 @@ def _record_of(offsets, n_records, i):
     return lo
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _pack16(codes, base, end):
     """Bases ``base .. base + 15`` as (word, N mask); those at or past ``end`` pack as A."""
     word = 0
@@ -46,14 +48,14 @@ def _pack16(codes, base, end):
     return word, mask
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def pack_2bit(codes, n, packed, nmask):
     n_words = (n + 15) >> 4
     for w in numba.prange(n_words):
         packed[w], nmask[w] = _pack16(codes, w << 4, n)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def pack_rows(codes, offsets, word_off, n_records, packed, nmask):
     n_words = word_off[n_records]
     for w in numba.prange(n_words):
@@ -61,7 +63,7 @@ def pack_rows(codes, offsets, word_off, n_records, packed, nmask):
         packed[w], nmask[w] = _pack16(codes, offsets[r] + ((w - word_off[r]) << 4), offsets[r + 1])
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def unpack_2bit(packed, nmask, n, codes):
     for i in numba.prange(n):
         shift = 30 - 2 * (i & 15)
@@ -70,7 +72,7 @@ def unpack_2bit(packed, nmask, n, codes):
         codes[i] = 4 if (nmask[w] >> shift) & 3 else c
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def reverse_complement(codes, offsets, n_records, out):
     n = offsets[n_records]
     for i in numba.prange(n):
@@ -79,7 +81,7 @@ def reverse_complement(codes, offsets, n_records, out):
         out[i] = 3 - c if c < 4 else 4
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def wgram_codes(codes, offsets, n_records, w, out):
     n = offsets[n_records]
     for i in numba.prange(n):

@@ -25,6 +25,13 @@ def _gpu_ok() -> bool:
     return _GPU
 
 
+def pytest_terminal_summary(terminalreporter):
+    """Whether the run could use the prebuilt machine code (else it compiled: slower, same results)."""
+    from gseek.kernels._jit import prebuilt_status
+
+    terminalreporter.write_line(f"gseek prebuilt machine code: {prebuilt_status()}")
+
+
 def pytest_collection_modifyitems(config, items):
     if _gpu_ok():
         return

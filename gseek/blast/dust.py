@@ -33,10 +33,10 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
 
 from gseek.errors import OptionError
+from gseek.kernels._jit import njit
 
 __all__ = ["dust_intervals", "dust_mask", "DUST_LEVEL", "DUST_WINDOW", "DUST_LINKER"]
 
@@ -46,7 +46,7 @@ DUST_WINDOW = 64
 DUST_LINKER = 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _perfect_reach(seq, level, window, reach):
     """reach[s] = the largest end e of a perfect interval [s, e) of ``seq`` (codes 0-3), or -1."""
     n = seq.size
@@ -84,7 +84,7 @@ def _perfect_reach(seq, level, window, reach):
             prev_r[s], prev_l[s] = cur_r[s], cur_l[s]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _intervals(codes, offsets, level, window, linker):
     out = np.empty((codes.size + 1, 2), np.int64)
     k = 0

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from gseek.errors import OptionError
+from gseek.kernels._jit import njit
 
 __all__ = ["LookupTable", "build_lookup", "word_codes", "MAX_LOOKUP_WORD"]
 
@@ -40,7 +40,7 @@ __all__ = ["LookupTable", "build_lookup", "word_codes", "MAX_LOOKUP_WORD"]
 MAX_LOOKUP_WORD = 13
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _words(codes, offsets, mask, w, out):
     """Code of the w-mer starting at every position, -1 where it runs past its query's
     end or holds an N or a masked base (one pass, a rolling code per query)."""
@@ -63,14 +63,14 @@ def _words(codes, offsets, mask, w, out):
                 out[i - w + 1] = code
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _count(words, counts):
     for i in range(words.size):
         if words[i] >= 0:
             counts[words[i]] += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _fill(words, first, positions, pv):
     cursor = first[:-1].copy()
     for i in range(words.size):

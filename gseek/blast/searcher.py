@@ -30,7 +30,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import numba
 import numpy as np
 
 from gseek import ragged
@@ -39,6 +38,7 @@ from gseek.dp.scoring import Scoring
 from gseek.dp.xdrop import xdrop_gapped
 from gseek.errors import OptionError
 from gseek.index.text import ReferenceText
+from gseek.kernels._jit import njit
 from gseek.seqio.batch import SequenceBatch
 
 from .dust import dust_mask
@@ -689,7 +689,7 @@ def _empty_hsps() -> dict[str, np.ndarray]:
             "cigar": np.zeros(0, np.uint32), "cigar_offsets": np.zeros(1, np.int64)}
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _slot(tk, ts, td, key, cs, cd, mask):
     """Open-addressing slot of cell (key, cs, cd): where it is, or the empty slot it would take."""
     h = (np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(cs) * np.uint64(0xC2B2AE3D27D4EB4F)) \
@@ -700,7 +700,7 @@ def _slot(tk, ts, td, key, cs, cd, mask):
     return i
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _select_round(key, s, diag, apart):
     """Greedy, in rank order: a candidate is taken unless a taken one of the same key lies within
     ``apart`` of it on the subject and within :data:`_DIAG_BAND` diagonals (``apart`` is the same
@@ -777,7 +777,7 @@ def _outside(idx: np.ndarray, key: np.ndarray, q: np.ndarray, s: np.ndarray,
     return idx
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _inside(key, q, s, rect, span):
     """Whether seed point (q, s) lies in a found HSP of its key (``rect``: :func:`_found_block`'s
     rows, sorted by key, then subject start; ``span`` its longest subject extent): inside its query and subject ranges and
@@ -800,7 +800,7 @@ def _inside(key, q, s, rect, span):
     return out
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _purge_pass(key, qa, qb, sa, sb, order, near):
     """BLAST+'s purge, in ``order`` (best first): drop an HSP that shares its start or its end
     with a better one, or lies inside a better one on both sequences and near its diagonals."""

@@ -35,6 +35,7 @@ import numba
 import numpy as np
 
 from gseek.errors import OptionError
+from gseek.kernels._jit import njit
 from gseek.seqio.pairs import PairedBatch
 
 from .result import MappingResult, Placements
@@ -137,7 +138,7 @@ class PairedResult:
                 f"records={len(self)})")
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _fragment(c1, p1, s1, e1, c2, p2, s2, e2, orient, minins, maxins):
     """Fragment length of mates at ``[p1, e1)`` and ``[p2, e2)`` when concordant, else -1."""
     if c1 != c2:
@@ -160,7 +161,7 @@ def _fragment(c1, p1, s1, e1, c2, p2, s2, e2, orient, minins, maxins):
     return -1
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _window(by_pos, tpos, a0, a1, lo):
     """First index of ``by_pos[a0:a1]`` (rows sorted by reference position ``tpos``) at or after ``lo``."""
     while a0 < a1:
@@ -172,7 +173,7 @@ def _window(by_pos, tpos, a0, a1, lo):
     return a0
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def pair_count(first, perm, by_pos, tpos, n, contig, pos, strand, length, orient, minins, maxins, counts):
     """Concordant combinations of every pair (``first``: rows grouped by read; ``perm``
     sorted by mismatches, ``by_pos`` by reference position). Mates of a concordant
@@ -195,7 +196,7 @@ def pair_count(first, perm, by_pos, tpos, n, contig, pos, strand, length, orient
         counts[i] = c
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def pair_fill(first, perm, by_pos, tpos, n, contig, pos, strand, mm, length, orient, minins, maxins, max_total, off,
               out_a, out_b, out_total, out_frag):
     """Every pair's concordant combinations at ``off[i]`` (as :func:`pair_count`), by
@@ -229,7 +230,7 @@ def pair_fill(first, perm, by_pos, tpos, n, contig, pos, strand, mm, length, ori
                         w += 1
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def pair_stats(off, total, names, name_off, limit_max, best, second, n_best, n_second, rot, limit):
     """Per pair: strata of its concordant combinations, tie rotation (name hash), pairs to report."""
     for i in numba.prange(off.size - 1):
@@ -257,14 +258,14 @@ def pair_stats(off, total, names, name_off, limit_max, best, second, n_best, n_s
         limit[i] = b - a if limit_max < 0 else min(b - a, limit_max)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _unpaired_count(hit_off, r):
     """Records of read ``r`` reported as a single read: its hits, or one unmapped record."""
     h = hit_off[r + 1] - hit_off[r]
     return h if h > 0 else 1
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def record_count(n, limit, hit_off, no_unal, counts):
     """SAM records of every pair."""
     for ii in numba.prange(n):
@@ -277,7 +278,7 @@ def record_count(n, limit, hit_off, no_unal, counts):
             counts[i] = _unpaired_count(hit_off, i) + _unpaired_count(hit_off, n + i)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _tlen(c1, p1, e1, c2, p2, e2, is_first):
     """TLEN of a record at ``[p1, e1)`` whose mate lies at ``[p2, e2)``: + for the leftmost (mate 1 on a tie)."""
     if c1 != c2:
@@ -286,7 +287,7 @@ def _tlen(c1, p1, e1, c2, p2, e2, is_first):
     return frag if (p1 < p2 or (p1 == p2 and is_first)) else -frag
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def record_fill(n, rec_off, pair_off, pair_a, pair_b, pair_total, pair_frag, p_best, p_nbest, p_rot, limit, p_mapq,
                 contig, pos, strand, mm, length, s_hit_off, s_contig, s_pos, s_strand, s_mm, s_secondary, s_best,
                 s_nbest, s_nsecond, s_found, s_mapq, s_capped, report_all_capping,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from gseek.kernels._jit import njit
 from gseek.seqio import SequenceBatch
 
 from .result import MappingResult, Placements, ReadNames
@@ -43,7 +44,7 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def group(read, n_reads):
     """Rows grouped by read (stable): ``(first, perm)``, read ``r``'s rows are
     ``perm[first[r]:first[r+1]]``."""
@@ -61,7 +62,7 @@ def group(read, n_reads):
     return first, perm
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def strata(first, perm, contig_start, contig, pos, strand, mm, key, best, second, n_best, n_second):
     """Sort every read's rows by ``key`` -- mismatches, then the position in the
     reference (contigs in order, ``contig_start``), then strand (- before +):
@@ -104,7 +105,7 @@ def strata(first, perm, contig_start, contig, pos, strand, mm, key, best, second
             n_second[r] = j - i
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def plan(first, n_best, n_second, names, name_off, limit_max, capping, xa_limit,
          n_found, rot, capped, hit_off, alt_off):
     """Per read: ``n_found`` (rows), ``rot`` (the tie choice: name hash modulo
@@ -129,7 +130,7 @@ def plan(first, n_best, n_second, names, name_off, limit_max, capping, xa_limit,
         alt_off[r + 1] += alt_off[r]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _ranked(a, n_best, rot, rank):
     """Row offset (from ``a``) of the entry of ``rank``: the best stratum rotated by ``rot``."""
     if rank < n_best:
@@ -137,7 +138,7 @@ def _ranked(a, n_best, rot, rank):
     return a + rank
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def fill(first, perm, n_best, rot, hit_off, alt_off, contig, pos, strand, mm,
          out_read, out_contig, out_pos, out_strand, out_mm, out_secondary,
          alt_contig, alt_pos, alt_strand, alt_mm):
@@ -163,7 +164,7 @@ def fill(first, perm, n_best, rot, hit_off, alt_off, contig, pos, strand, mm,
             alt_mm[x + i] = mm[j]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _name_hash(names, name_off, r):
     """64-bit hash of name ``r``: sum of ``byte_i * P**(i+1)`` (mod 2**64) plus
     the length, then splitmix64's finaliser."""
@@ -181,7 +182,7 @@ def _name_hash(names, name_off, r):
     return acc
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def name_hashes(names, name_off):
     """:func:`_name_hash` of every name."""
     n = name_off.size - 1

@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from gseek.kernels._jit import njit
 
 _MINUS, _ZERO, _DOT = 45, 48, 46
 
 
-@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _byte(out, p, value, write):
     if write:
         out[p] = value
     return p + 1
 
 
-@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _bytes2(out, p, a, b, write):
     if write:
         out[p] = a
@@ -31,7 +32,7 @@ def _bytes2(out, p, a, b, write):
     return p + 2
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _int(out, p, value, write):
     """Decimal text of ``value`` at ``p``; returns the end."""
     v = np.int64(value)
@@ -54,7 +55,7 @@ def _int(out, p, value, write):
     return p + n
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _copy(out, p, src, a, b, write):
     """``src[a:b]`` at ``p``."""
     if write:
@@ -63,7 +64,7 @@ def _copy(out, p, src, a, b, write):
     return p + (b - a)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _fixed(out, p, x, k, five_k, ten_k, write):
     """``f"{x:.{k}f}"`` of a double ``0 <= x < 2**10`` (``k <= 4``, ``five_k = 5**k``,
     ``ten_k = 10**k``) at ``p``, correctly rounded, ties to even; returns the end."""

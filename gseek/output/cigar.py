@@ -15,6 +15,7 @@ import numpy as np
 
 from gseek import ragged
 from gseek.kernels import dp
+from gseek.kernels._jit import njit
 
 from ._text import _byte, _int
 
@@ -28,7 +29,7 @@ for _op, _letter in OP_LETTERS.items():
     _OP_LETTER[_op] = ord(_letter)
 
 
-@numba.njit(cache=True, parallel=True, nogil=True, error_model="numpy")
+@njit(cache=True, parallel=True, nogil=True, error_model="numpy")
 def _cigar_pass(runs, run_offsets, merge_m, letters, text, text_offsets, write):
     """Text length of every pair's CIGAR (``write=False``: into ``text_offsets[p + 1]``)
     or the text itself written at ``text_offsets`` (``write=True``). With

@@ -17,6 +17,7 @@ import numpy as np
 
 from gseek import ragged
 from gseek.index.text import ReferenceText
+from gseek.kernels._jit import njit
 from gseek.mapper.pairs import PAIR_TYPES, PairedResult
 from gseek.seqio.pairs import PairedBatch
 
@@ -28,7 +29,7 @@ __all__ = ["format_pairs", "mate_patch"]
 _TAB, _NL, _STAR, _EQ, _ZERO = 9, 10, 42, 61, 48
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _patch_line(text, a, b, flag, rname, rpos, rnext, pnext, tlen, tag, tag_a, tag_b, cnames, cname_off, out, p,
                 write):
     """Line ``text[a:b]`` (its newline included) with FLAG, RNAME/POS (``rname >= 0``),
@@ -78,7 +79,7 @@ def _patch_line(text, a, b, flag, rname, rpos, rnext, pnext, tlen, tag, tag_a, t
     return _byte(out, p, _NL, write)
 
 
-@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def mate_patch(text, line_off, flag, rname, rpos, rnext, pnext, tlen, tag, tag_off, kind, cnames, cname_off, out,
                out_off, write):
     """Every line's patched text: sizes into ``out_off[1:]`` (``write`` false) or the text at ``out_off``."""
@@ -90,7 +91,7 @@ def mate_patch(text, line_off, flag, rname, rpos, rnext, pnext, tlen, tag, tag_o
             out_off[i + 1] = p
 
 
-@numba.njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True)
 def gather_rows(src, src_off, rows, out_off, out):
     """``src[src_off[r]:src_off[r+1]]`` of every ``r`` in ``rows``, side by side at ``out_off``."""
     for i in numba.prange(rows.size):

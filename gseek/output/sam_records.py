@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from gseek import ragged
+from gseek.kernels._jit import njit
 
 from ._text import _byte, _bytes2, _copy, _int
 
@@ -41,7 +42,7 @@ FLAG_UNMAPPED, FLAG_REVERSE, FLAG_SECONDARY = 4, 16, 256
 _C_N, _C_M, _C_X, _C_Z, _C_H, _C_0, _C_1 = (np.int64(ord(c)) for c in "NMXZH01")
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _tag_int(out, p, c1, c2, value, write):
     """``\\tXY:i:value``."""
     p = _byte(out, p, _TAB, write)
@@ -51,7 +52,7 @@ def _tag_int(out, p, c1, c2, value, write):
     return _int(out, p, value, write)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _mismatch_mask(codes, complement, a, b, rev, text, amb_start, amb_end, g0, t0, n):
     """Bit ``t - t0`` set where base ``t`` (``t0 <= t < t0 + n <= t0 + 64``) of read
     ``codes[a:b]``, as aligned to the forward reference at text position ``g0``,
@@ -83,7 +84,7 @@ def _mismatch_mask(codes, complement, a, b, rev, text, amb_start, amb_end, g0, t
     return m
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _ref_base(text, amb_start, amb_end, g):
     """Code (0..3, 4 = N) of text position ``g`` of the packed reference."""
     i = np.searchsorted(amb_end, g, side="right")
@@ -100,14 +101,14 @@ for _i in range(64):
     _DB_INDEX[((1 << _i) * 0x03F79D71B4CB0A89 & 0xFFFFFFFFFFFFFFFF) >> 58] = _i
 
 
-@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _low_bit(m):
     """(index, value) of the lowest set bit of ``m`` (not 0)."""
     low = m & (~m + np.uint64(1))
     return _DB_INDEX[(low * _DEBRUIJN) >> np.uint64(58)], low
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _eq_x(out, p, last, xs, xe, write):
     """``=`` for the bases ``last:xs`` (none: nothing), then ``X`` for ``xs:xe``."""
     if xs > last:
@@ -117,7 +118,7 @@ def _eq_x(out, p, last, xs, xe, write):
     return _byte(out, p, _X, write)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _cigar_eq(out, p, codes, complement, a, b, rev, text, amb_start, amb_end, g0, nm, write):
     """``=``/``X`` runs of the ungapped alignment of read ``codes[a:b]`` at text
     position ``g0``, which has ``nm`` mismatches (the verified count: the scan
@@ -150,7 +151,7 @@ def _cigar_eq(out, p, codes, complement, a, b, rev, text, amb_start, amb_end, g0
     return p
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _md(out, p, codes, complement, letters, a, b, rev, text, amb_start, amb_end, g0, nm, write):
     """MD:Z value: matched run lengths and the reference letter at each mismatch;
     ``nm`` as :func:`_cigar_eq`."""
@@ -172,7 +173,7 @@ def _md(out, p, codes, complement, letters, a, b, rev, text, amb_start, amb_end,
     return _int(out, p, length - last, write)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _seq(out, p, codes, complement, letters, a, b, rev, write):
     """SEQ: the read, reverse-complemented for the reverse strand; ``*`` when empty."""
     if a == b:
@@ -187,7 +188,7 @@ def _seq(out, p, codes, complement, letters, a, b, rev, write):
     return p + (b - a)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _qual(out, p, quals, has_qual, a, b, rev, write):
     """QUAL: reversed for the reverse strand; ``*`` for FASTA input or an empty read."""
     if not has_qual or a == b:
@@ -202,7 +203,7 @@ def _qual(out, p, quals, has_qual, a, b, rev, write):
     return p + (b - a)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _row(i, names, name_off, codes, seq_off, quals, has_qual, letters, complement,
          hit_off, extra, extra_off, no_unal,
          contig, pos, strand, mismatches, secondary,
@@ -287,7 +288,7 @@ _FIXED_BOUND = 14 + 3 + 20 + 3 + 4 * 26 + 6 + 1
 _XA_BOUND = 1 + 1 + 20 + 1 + 20 + 2 + 20 + 1
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _row_bound(i, name_off, seq_off, hit_off, extra_off, contig, cname_off, alt_off, alt_contig, cigar_eq):
     """At least the bytes :func:`_row` writes for read ``i`` (cheap: lengths only)."""
     length = seq_off[i + 1] - seq_off[i]
@@ -307,7 +308,7 @@ def _row_bound(i, name_off, seq_off, hit_off, extra_off, contig, cname_off, alt_
     return total + xa
 
 
-@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def record_bounds(rows, name_off, seq_off, hit_off, extra_off, contig, cname_off, alt_off, alt_contig, cigar_eq,
                   bounds):
     """Pass 1 (cheap): an upper bound of every row's bytes."""
@@ -316,7 +317,7 @@ def record_bounds(rows, name_off, seq_off, hit_off, extra_off, contig, cname_off
                                alt_contig, cigar_eq)
 
 
-@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def record_fill(rows, names, name_off, codes, seq_off, quals, has_qual, letters, complement,
                 hit_off, extra, extra_off, no_unal,
                 contig, pos, strand, mismatches, secondary,
@@ -338,7 +339,7 @@ def record_fill(rows, names, name_off, codes, seq_off, quals, has_qual, letters,
         records[r] = n
 
 
-@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def record_compact(scratch, starts, out_starts, out):
     """Pass 3: the rows side by side (``out_starts``: prefix sum of their sizes)."""
     for r in numba.prange(out_starts.size - 1):

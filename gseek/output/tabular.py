@@ -43,6 +43,7 @@ import numba
 import numpy as np
 
 from gseek import ragged
+from gseek.kernels._jit import njit
 from gseek.seqio import open_output
 from gseek.seqio.atomic import write_all
 
@@ -95,7 +96,7 @@ _I64 = np.iinfo(np.int64)
 # --------------------------------------------------------------------------- kernels
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _row(i, kinds, slots, values, matches, length, qnames, qname_off, tnames, tname_off, cigar, cigar_off,
          out, p, write):
     """Row ``i``'s line (with its newline) at ``p``; returns the end."""
@@ -128,7 +129,7 @@ def _row(i, kinds, slots, values, matches, length, qnames, qname_off, tnames, tn
     return _byte(out, p, _NL, write)
 
 
-@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def row_sizes(kinds, slots, values, matches, length, qnames, qname_off, tnames, tname_off, cigar, cigar_off, sizes):
     """Pass 1: the bytes of every row, newline included."""
     dummy = np.empty(0, dtype=np.uint8)
@@ -137,7 +138,7 @@ def row_sizes(kinds, slots, values, matches, length, qnames, qname_off, tnames, 
                         cigar_off, dummy, 0, False)
 
 
-@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def row_fill(kinds, slots, values, matches, length, qnames, qname_off, tnames, tname_off, cigar, cigar_off,
              starts, out):
     """Pass 2: every row's text at ``starts[i]`` of ``out``."""

@@ -11,11 +11,11 @@ buffer holds bytes).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from gseek.alphabet import dna_table, protein_table
 from gseek.errors import FastxError
+from gseek.kernels._jit import njit
 
 # Error codes returned by parse_chunk (see ERROR_TEXT in gseek.seqio).
 OK = 0
@@ -38,7 +38,7 @@ _INVALID = 255
 _SKIP = 254
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _line_end(buf, p, n):
     """Index of the next '\\n' at or after p, or n."""
     while p < n and buf[p] != _NL:
@@ -46,7 +46,7 @@ def _line_end(buf, p, n):
     return p
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def parse_chunk(
     buf,
     n,
@@ -253,7 +253,7 @@ def empty_outputs(n: int, max_records: int, fastq: bool):
 # they are exact (keep them in step with parse_chunk).
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def skim_chunk(buf, p, n, final, is_fastq, table, max_records, max_bases):
     """Where ``parse_chunk`` would stop on ``buf[p:n]``, without building output.
 
@@ -367,7 +367,7 @@ def skim_chunk(buf, p, n, final, is_fastq, table, max_records, max_bases):
     return r, consumed, OK
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def tail_stop(buf, n, is_fastq, table):
     """Predict ``consumed`` of ``parse_chunk(buf, n, final=False)`` when neither
     cap can stop it, looking only at the last records; -1 when unsure.

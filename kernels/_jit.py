@@ -1,0 +1,155 @@
+"""``njit``: Numba's ``njit`` whose on-disk cache also reads the machine code shipped with gseek.
+
+Numba compiles a function on its first call with new argument types and keeps
+the machine code in its cache (``__pycache__`` beside the module, or
+``NUMBA_CACHE_DIR``). A fresh install starts with that cache empty, and its
+first command used to spend 35-65 s compiling (``docs/startup.md``). gseek
+therefore ships the machine code of what ``gseek compile`` compiles, built for
+a generic x86-64 CPU (it runs on any, and measured as fast as code tuned to
+the host: ``benchmarks/RESULTS.md``), in :data:`PREBUILT`: one folder per
+module holding Numba's own index and data files, and ``manifest.json``.
+
+A function decorated here with ``cache=True`` looks in Numba's cache first
+(code compiled on this machine, ``gseek compile`` included), then in the
+prebuilt folder of its module, and compiles only when neither has it. A
+prebuilt entry is used only where it was built from exactly this code:
+
+* Numba's own checks: the same source file content, the same bytecode of the
+  function, the same signature, Numba version, Python version and target
+  triple (the entry's CPU is ``generic``, whatever the host's);
+* the manifest's: every gseek module the function's module imports (the
+  closure, at any depth) has the content it had when the entry was built, so
+  a change to an inlined helper or a constant in another module is never
+  hidden behind a stale entry.
+
+Anything else (another Numba or Python, another platform, a changed module)
+leaves the entry unused: the function is compiled as before, with the same
+results. ``GSEEK_PREBUILT=0`` turns the prebuilt code off; ``GSEEK_PREBUILT=DIR``
+reads another folder of the same form. ``python -m gseek.precompile --prebuilt``
+rebuilds the folder (:func:`gseek.precompile.build_prebuilt`).
+
+>>> @njit(nogil=True)
+... def twice(x):
+...     return 2 * x
+>>> twice(21)
+42
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import pickle
+from pathlib import Path
+
+import numba
+from numba.core.caching import FunctionCache, IndexDataCacheFile
+
+__all__ = ["PREBUILT", "PREBUILT_CPU", "module_digest", "njit", "prebuilt_folder", "prebuilt_modules", "prebuilt_status"]
+
+#: The prebuilt machine code: ``<module>/`` folders of Numba index (``.nbi``) and data (``.nbc``) files,
+#: and ``manifest.json`` (versions; each module's import closure with the SHA-256 of every file in it).
+PREBUILT = Path(__file__).resolve().with_name("prebuilt")
+#: The CPU the prebuilt code is compiled for (``NUMBA_CPU_NAME``): LLVM's baseline x86-64, no extra features.
+PREBUILT_CPU = "generic"
+
+
+def njit(**options):
+    """``numba.njit(**options)``; with ``cache=True`` its cache also reads :data:`PREBUILT`."""
+    cache = options.pop("cache", False)
+
+    def decorate(func):
+        dispatcher = numba.njit(**options)(func)
+        if cache:
+            dispatcher._cache = _PrebuiltCache(func)  # what Dispatcher.enable_caching sets, one class further
+        return dispatcher
+
+    return decorate
+
+
+class _PrebuiltCache(FunctionCache):
+    """Numba's cache of one function, then the prebuilt entry of the same function."""
+
+    def _load_overload(self, sig, target_context):
+        cres = super()._load_overload(sig, target_context)
+        if cres is None and self._enabled:
+            cres = _load_prebuilt(self, sig, target_context)
+        return cres
+
+
+def _load_prebuilt(cache: _PrebuiltCache, sig, target_context):
+    folder = _current_folder(cache._py_func.__module__)
+    if folder is None:
+        return None
+    signature, magic, code = cache._index_key(sig, target_context.codegen())
+    key = (signature, (magic[0], PREBUILT_CPU, ""), code)  # (triple, CPU name, CPU features) as built
+    entries = IndexDataCacheFile(str(folder), cache._impl.filename_base, cache._impl.locator.get_source_stamp())
+    try:
+        payload = entries.load(key)
+        return None if payload is None else cache._impl.rebuild(target_context, payload)
+    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError):
+        return None  # an unreadable entry is compiled instead, as a missing one
+
+
+def prebuilt_folder() -> Path | None:
+    """Where the prebuilt code is read from: :data:`PREBUILT`, ``GSEEK_PREBUILT`` if set, None if that is ``0``."""
+    chosen = os.environ.get("GSEEK_PREBUILT", "")
+    return None if chosen == "0" else Path(chosen) if chosen else PREBUILT
+
+
+@functools.cache
+def _manifest() -> dict | None:
+    folder = prebuilt_folder()
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text()) if folder else None
+    except (OSError, ValueError):
+        return None
+    return manifest if manifest and manifest.get("numba") == numba.__version__ else None
+
+
+@functools.cache
+def _current_folder(module: str) -> Path | None:
+    """The prebuilt folder of ``module`` if every file of its import closure is as when it was built."""
+    manifest = _manifest()
+    closure = (manifest or {}).get("modules", {}).get(module)
+    if not closure or any(module_digest(name) != digest for name, digest in closure.items()):
+        return None
+    return prebuilt_folder() / module
+
+
+@functools.cache
+def module_digest(module: str) -> str:
+    """SHA-256 of the source file of ``module`` (an importable name), or ``""`` where it has none."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return ""
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        return ""
+    return hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()
+
+
+def prebuilt_modules() -> dict[str, bool]:
+    """Each module of the prebuilt manifest -> whether its entries can be used here (nothing changed)."""
+    manifest = _manifest() or {}
+    return {module: _current_folder(module) is not None for module in sorted(manifest.get("modules", {}))}
+
+
+def prebuilt_status() -> str:
+    """One line on the prebuilt code here: how many modules can use it, or why none can."""
+    folder = prebuilt_folder()
+    if folder is None:
+        return "off (GSEEK_PREBUILT=0)"
+    try:
+        built = json.loads((folder / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return f"none ({folder / 'manifest.json'} unreadable)"
+    if built.get("numba") != numba.__version__:
+        return f"not for this Numba ({numba.__version__}; built with {built.get('numba')}): every function compiles"
+    modules = prebuilt_modules()
+    stale = [m for m, current in modules.items() if not current]
+    line = f"{len(modules) - len(stale)} of {len(modules)} modules current (Python {built.get('python')}, {PREBUILT_CPU} CPU)"
+    return line + (f"; changed since built: {', '.join(stale)} (python -m gseek.precompile --prebuilt)" if stale else "")

@@ -1,0 +1,131 @@
+"""The prebuilt machine code (``gseek.kernels._jit``, ``gseek.precompile.build_prebuilt``).
+
+A small package of three modules is compiled for the generic CPU in one process, collected and
+written as a prebuilt folder, then used by fresh processes with empty Numba caches: loaded without
+a compile while its modules are unchanged, compiled again (with the new result) once a module it
+imports changes, even one Numba's own cache does not watch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from gseek.kernels import _jit
+from gseek.precompile import collect_prebuilt, write_prebuilt
+
+PACKAGE = {
+    "__init__.py": "",
+    "consts.py": "SCALE = 3\n",
+    "helper.py": """
+        from gseek.kernels._jit import njit
+        from jitpkg.consts import SCALE
+
+
+        @njit(cache=True, inline="always")
+        def scaled(x):
+            return x * SCALE
+        """,
+    "main.py": """
+        from gseek.kernels._jit import njit
+        from jitpkg.helper import scaled
+
+
+        @njit(cache=True)
+        def total(values):
+            s = 0
+            for v in values:
+                s += scaled(v)
+            return s
+        """,
+}
+
+#: Calls total(0..3) in a fresh process; prints its value and how many functions Numba compiled.
+PROBE = """
+import numpy as np
+from numba.core import event
+
+compiled = []
+
+
+class Compiles(event.Listener):
+    def on_start(self, ev):
+        pass
+
+    def on_end(self, ev):
+        compiled.append(ev)
+
+
+event.register("numba:compile", Compiles())
+from jitpkg.main import total
+
+print(total(np.arange(4, dtype=np.int64)), len(compiled))
+"""
+
+
+def _run(src, cache, **env):
+    """total(0..3) and the number of compiles, in a fresh process with Numba cache ``cache``."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "GSEEK_PREBUILT"))}
+    full.update(PYTHONPATH=str(src), NUMBA_CACHE_DIR=str(cache), **env)
+    out = subprocess.run([sys.executable, "-c", PROBE], env=full, capture_output=True, text=True, check=True)
+    value, compiles = out.stdout.split()
+    return int(value), int(compiles)
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    src = tmp_path / "src"
+    (src / "jitpkg").mkdir(parents=True)
+    for name, text in PACKAGE.items():
+        (src / "jitpkg" / name).write_text(textwrap.dedent(text))
+    monkeypatch.syspath_prepend(str(src))
+    _jit.module_digest.cache_clear()
+    yield src
+    _jit.module_digest.cache_clear()
+    for name in [m for m in sys.modules if m == "jitpkg" or m.startswith("jitpkg.")]:
+        del sys.modules[name]
+
+
+def test_prebuilt_code_is_used_only_while_every_module_it_was_built_from_is_unchanged(package, tmp_path):
+    built = _run(package, tmp_path / "c0", NUMBA_CPU_NAME=_jit.PREBUILT_CPU, GSEEK_PREBUILT="0")
+    assert built[0] == 18 and built[1] >= 1
+    entries = collect_prebuilt(tmp_path / "c0", packages=("jitpkg",))
+    assert sorted(entries) == ["jitpkg.main"]  # scaled is inlined, never compiled by itself
+    assert any(name.endswith(".nbi") for name in entries["jitpkg.main"])
+    folder = tmp_path / "prebuilt"
+    assert write_prebuilt(entries, folder, packages=("jitpkg",)) == {"jitpkg.main": "written"}
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["cpu"] == "generic" and sorted(manifest["modules"]["jitpkg.main"]) == [
+        "jitpkg.consts", "jitpkg.helper", "jitpkg.main"]
+    assert write_prebuilt(entries, folder, packages=("jitpkg",)) == {"jitpkg.main": "kept"}
+
+    # A fresh process with an empty cache runs the prebuilt code, compiling nothing.
+    assert _run(package, tmp_path / "c1", GSEEK_PREBUILT=str(folder)) == (18, 0)
+    # Turned off, or with the folder's manifest of another Numba: compiled.
+    assert _run(package, tmp_path / "c2", GSEEK_PREBUILT="0") == (18, 1)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "manifest.json").write_text(json.dumps(dict(manifest, numba="0.0.1")))
+    (other / "jitpkg.main").symlink_to(folder / "jitpkg.main")
+    assert _run(package, tmp_path / "c3", GSEEK_PREBUILT=str(other)) == (18, 1)
+
+    # A constant two imports away changes: neither main.py nor helper.py did, so Numba's own
+    # checks pass; the manifest's closure does not, and the new value is compiled.
+    (package / "jitpkg" / "consts.py").write_text("SCALE = 5\n")
+    assert _run(package, tmp_path / "c4", GSEEK_PREBUILT=str(folder)) == (30, 1)
+
+
+def test_the_shipped_manifest_names_a_folder_of_entries_for_each_module():
+    manifest = json.loads((_jit.PREBUILT / "manifest.json").read_text())
+    assert manifest["cpu"] == _jit.PREBUILT_CPU and manifest["modules"]
+    for module, closure in manifest["modules"].items():
+        names = sorted(p.name for p in (_jit.PREBUILT / module).iterdir())
+        assert module in closure and any(n.endswith(".nbi") for n in names), module
+        for index in (n for n in names if n.endswith(".nbi")):
+            assert any(n.startswith(index[: -len("nbi")]) and n.endswith(".nbc") for n in names), (module, index)
+    assert sorted(p.name for p in _jit.PREBUILT.iterdir() if p.is_dir()) == sorted(manifest["modules"])
