@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -922,14 +923,45 @@ def test_compile_runs_its_workloads(capsys):
     assert "compile: parse" in err and "compile: index" in err and "compile: done" in err
 
 
-@pytest.mark.parametrize("device, why", [("cpu", ""), ("auto", " (auto: no GPU found)")])
-def test_search_summary_names_the_device_and_why(mapped, capsys, monkeypatch, device, why):
-    """The summary line says which backend mapped, and for --device auto why it was chosen."""
-    monkeypatch.setenv("GSEEK_DISABLE_GPU", "1")  # auto finds no GPU, on any machine
+@pytest.mark.parametrize("device, small, why", [
+    ("cpu", True, ""),
+    ("auto", False, " (auto: no GPU found)"),
+    ("auto", True, " (auto: 0.0 MiB of reads: the CPU answers before a GPU would have started)")])
+def test_search_summary_names_the_device_and_why(mapped, capsys, monkeypatch, device, small, why):
+    """The summary line says which backend mapped, and for --device auto why it was chosen:
+    reads from regular files of less than AUTO_CPU_BELOW bytes are mapped on the CPU without
+    looking for a GPU (GSEEK_DISABLE_GPU would hide none then)."""
+    import gseek.backend
+    from gseek import cli
+
+    if small:  # a GPU would be a failure: auto must not look for one
+        monkeypatch.setattr(gseek.backend.GpuBackend, "__init__", lambda *a, **k: pytest.fail("GPU backend built"))
+    else:
+        monkeypatch.setenv("GSEEK_DISABLE_GPU", "1")  # auto finds no GPU, on any machine
+        monkeypatch.setattr(cli, "AUTO_CPU_BELOW", 100)
     args = [a for a in _three_reads(mapped) if a != "--quiet"]
     code, _, err = run(["--device", device, *args, "-o", str(mapped / "o.sam")], capsys)
     assert code == 0, err
     assert err.rstrip().endswith(f" on cpu (numba, {__import__('numba').config.NUMBA_NUM_THREADS} threads){why}"), err
+
+
+def test_auto_device_counts_the_reads_text_of_regular_files_only(tmp_path, monkeypatch):
+    """_small_input: bytes of text (gzip at 4x its size) below AUTO_CPU_BELOW, else None; stdin,
+    FIFOs and missing files give None (a FIFO is not opened: its reader would lose the data)."""
+    import gzip
+
+    from gseek import cli
+
+    plain, packed, fifo = tmp_path / "r.fq", tmp_path / "r.fq.gz", tmp_path / "fifo"
+    plain.write_bytes(b"@r\nACGT\n+\nIIII\n" * 10)
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    os.mkfifo(fifo)
+    assert cli._small_input([str(plain)]) == 150
+    assert cli._small_input([str(plain), str(packed)]) == 150 + 4 * packed.stat().st_size
+    for other in (["-"], [str(fifo)], [str(plain), str(tmp_path / "missing.fq")]):
+        assert cli._small_input(other) is None, other
+    monkeypatch.setattr(cli, "AUTO_CPU_BELOW", 150)
+    assert cli._small_input([str(plain)]) is None
 
 
 # ------------------------------------------------------------------ read options and summary, as bowtie
