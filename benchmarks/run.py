@@ -1029,6 +1029,9 @@ def _startup_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--devices", default="cpu,gpu", help="backends to time (default cpu,gpu; gpu skipped without one)")
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="gseek -p")
     p.add_argument("--compile", action="store_true", help="also time `gseek compile` cold and the search after it")
+    p.add_argument("--no-prebuilt", action="store_true",
+                   help="also time the search with the prebuilt machine code off (GSEEK_PREBUILT=0): cold and warm")
+    p.add_argument("--demo", action="store_true", help="also time `gseek demo` with empty caches")
 
 
 @benchmark("startup", "the first command after an install (empty Numba and CuPy caches) and the same again warm",
@@ -1049,33 +1052,43 @@ def bench_startup(args: argparse.Namespace) -> Report:
         harness.run_process(gseek + ["--device", "cpu", "index", str(lambda_genome()), "-o", str(work / "lam")],
                             env=env)
         results, rows = [], []
+
+        def timed(device: str, label: str, cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
+            proc = harness.run_process(cmd, env=env, cwd=cwd)
+            results.append({"device": device, "run": label, "seconds": proc.seconds, "peak_rss_mib": proc.peak_rss_mib})
+            rows.append([device, label, f"{proc.seconds:.2f}"])
+
+        def caches(device: str, kind: str = "", **extra: str) -> dict[str, str]:
+            return dict(os.environ, NUMBA_CACHE_DIR=str(work / f"numba{kind}-{device}"),
+                        CUPY_CACHE_DIR=str(work / f"cupy{kind}-{device}"), **extra)
+
         for device in [d.strip() for d in args.devices.split(",") if d.strip()]:
             if device == "gpu" and harness.gpu_name() == "none":
                 continue
-            caches = {"NUMBA_CACHE_DIR": str(work / f"numba-{device}"), "CUPY_CACHE_DIR": str(work / f"cupy-{device}")}
-            env = dict(os.environ, **caches)
             search = gseek + ["--device", device, "search", "-x", str(work / "lam"), "-q", str(reads), "-v", "3",
                               "-o", str(work / "out.sam")]
-            runs = [("cold (caches empty)", search), ("warm", search), ("warm", search)]
             if args.compile:
-                env_c = dict(os.environ, NUMBA_CACHE_DIR=str(work / f"numba-c-{device}"),
-                             CUPY_CACHE_DIR=str(work / f"cupy-c-{device}"))
-                proc = harness.run_process(gseek + ["--device", device, "compile", "--processes",
-                                                    str(min(4, args.threads))], env=env_c)
-                results.append({"device": device, "run": "gseek compile (cold)", "seconds": proc.seconds})
-                rows.append([device, "gseek compile (cold)", f"{proc.seconds:.2f}"])
-                proc = harness.run_process(search, env=env_c)
-                results.append({"device": device, "run": "search after gseek compile", "seconds": proc.seconds})
-                rows.append([device, "search after gseek compile", f"{proc.seconds:.2f}"])
-            for label, cmd in runs:
-                proc = harness.run_process(cmd, env=env)
-                results.append({"device": device, "run": label, "seconds": proc.seconds,
-                                "peak_rss_mib": proc.peak_rss_mib})
-                rows.append([device, label, f"{proc.seconds:.2f}"])
+                env_c = caches(device, "-c")
+                timed(device, "gseek compile (cold)",
+                      gseek + ["--device", device, "compile", "--processes", str(min(4, args.threads))], env_c)
+                timed(device, "search after gseek compile", search, env_c)
+            for label in ("cold (caches empty)", "warm", "warm"):
+                timed(device, label, search, caches(device))
+            if args.no_prebuilt:  # the same without the shipped machine code: every function compiled
+                for label in ("cold, prebuilt off (GSEEK_PREBUILT=0)", "warm, prebuilt off"):
+                    timed(device, label, search, caches(device, "-off", GSEEK_PREBUILT="0"))
+            if args.demo:
+                (work / f"demo-{device}").mkdir()
+                timed(device, "gseek demo, cold (caches empty)", gseek + ["--device", device, "demo"],
+                      caches(device, "-demo"), cwd=work / f"demo-{device}")
         table = markdown_table(["device", "run", "wall s"], rows, align="llr")
+        from gseek.kernels._jit import prebuilt_status
+
         notes = [f"gseek search -v 3 of {args.reads:,} lambda reads on the lambda index, whole command in a fresh "
-                 "process; cold: NUMBA_CACHE_DIR and CUPY_CACHE_DIR empty (every kernel compiled); the index "
-                 "built beforehand with a cache of its own"]
+                 "process; cold: NUMBA_CACHE_DIR and CUPY_CACHE_DIR empty (a fresh install: Numba functions come "
+                 "from the shipped prebuilt machine code where it is current, CUDA kernels are compiled); the "
+                 "index built beforehand with a cache of its own",
+                 f"prebuilt machine code: {prebuilt_status()}"]
         return Report(title="Start-up", data={"summary": f"{args.reads:,} reads, lambda"}, table=table, notes=notes,
                       results=results)
     finally:
