@@ -46,7 +46,11 @@ import pickle
 from pathlib import Path
 
 import numba
-from numba.core.caching import FunctionCache, IndexDataCacheFile
+
+try:
+    from numba.core.caching import FunctionCache, IndexDataCacheFile
+except ImportError:  # a Numba whose cache is laid out otherwise: its own cache only, as cache=True gives
+    FunctionCache = IndexDataCacheFile = None
 
 __all__ = ["PREBUILT", "PREBUILT_CPU", "module_digest", "njit", "prebuilt_folder", "prebuilt_modules", "prebuilt_status"]
 
@@ -59,25 +63,29 @@ PREBUILT_CPU = "generic"
 
 def njit(**options):
     """``numba.njit(**options)``; with ``cache=True`` its cache also reads :data:`PREBUILT`."""
+    if FunctionCache is None:
+        return numba.njit(**options)
     cache = options.pop("cache", False)
 
     def decorate(func):
         dispatcher = numba.njit(**options)(func)
-        if cache:
+        if cache and hasattr(dispatcher, "enable_caching"):  # (NUMBA_DISABLE_JIT: the Python function itself)
             dispatcher._cache = _PrebuiltCache(func)  # what Dispatcher.enable_caching sets, one class further
         return dispatcher
 
     return decorate
 
 
-class _PrebuiltCache(FunctionCache):
-    """Numba's cache of one function, then the prebuilt entry of the same function."""
+if FunctionCache is not None:
 
-    def _load_overload(self, sig, target_context):
-        cres = super()._load_overload(sig, target_context)
-        if cres is None and self._enabled:
-            cres = _load_prebuilt(self, sig, target_context)
-        return cres
+    class _PrebuiltCache(FunctionCache):
+        """Numba's cache of one function, then the prebuilt entry of the same function."""
+
+        def _load_overload(self, sig, target_context):
+            cres = super()._load_overload(sig, target_context)
+            if cres is None and self._enabled:
+                cres = _load_prebuilt(self, sig, target_context)
+            return cres
 
 
 def _load_prebuilt(cache: _PrebuiltCache, sig, target_context):
