@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import io
 import json
 import os
 import shutil
@@ -231,41 +232,66 @@ def cache_dirs() -> dict[str, str]:
 PACKAGES = ("gseek", "gseek.index", "gseek.kernels", "gseek.pipeline", "gseek.datasets")
 
 
-def build_prebuilt(processes: int = 2, folder: str | os.PathLike | None = None) -> dict[str, str]:
+def build_prebuilt(folder: str | os.PathLike | None = None, remove: bool = False) -> dict[str, str]:
     """Compile what ``gseek --device cpu compile`` compiles for a generic x86-64 CPU into the prebuilt
     folder (``gseek.kernels._jit``); what happened to each module (``kept``, ``written``, ``removed``).
 
-    The compile runs in a fresh process with an empty Numba cache and the prebuilt code turned off,
-    so every function is compiled from the source as it is now. A module whose entries were built
-    from the same import closure keeps its files (they would differ only in compiler-made names),
-    so the folder changes only where the code did.
+    The compile runs in one fresh process (two would share the cache's index files, whose saves are
+    not safe across processes: an entry could get another signature's code) with an empty Numba cache,
+    the prebuilt code off and no other ``NUMBA_*`` setting (bounds checks, optimisation level, SVML
+    would change the code without changing its key), so every function is compiled from the source as
+    it is now. A module whose entries hold the same signatures and were built from the same import
+    closure keeps its files (they would differ only in compiler-made names), so the folder changes
+    only where the code did. A module of the old manifest that no longer has entries is removed only
+    with ``remove`` (else :class:`ValueError`: a build that compiled less than before is a mistake
+    more often than a change).
     """
     from gseek.kernels._jit import PREBUILT, PREBUILT_CPU
 
     with tempfile.TemporaryDirectory(prefix="gseek-prebuilt-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache, NUMBA_CPU_NAME=PREBUILT_CPU, GSEEK_PREBUILT="0")
-        env.pop("NUMBA_CPU_FEATURES", None)
-        subprocess.run([sys.executable, "-P", "-m", "gseek", "--device", "cpu", "--quiet", "compile", "--processes",
-                        str(processes)], env=env, check=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "GSEEK_"))}
+        env.update(NUMBA_CACHE_DIR=cache, NUMBA_CPU_NAME=PREBUILT_CPU, NUMBA_DISABLE_INTEL_SVML="1",
+                   GSEEK_PREBUILT="0")
+        subprocess.run([sys.executable, "-P", "-m", "gseek", "--device", "cpu", "--quiet", "compile"], env=env,
+                       check=True)
         entries = collect_prebuilt(cache)
-    return write_prebuilt(entries, Path(folder) if folder else PREBUILT)
+    return write_prebuilt(entries, Path(folder) if folder else PREBUILT, remove=remove)
 
 
 def _module_files(packages: tuple[str, ...]) -> dict[Path, str]:
-    """Every source file of ``packages`` -> its module name."""
+    """Every source file of ``packages`` (as imported: links not followed, as Numba names them) -> module."""
     found: dict[Path, str] = {}
     for package in packages:
         spec = importlib.util.find_spec(package)
         for root in (spec.submodule_search_locations or []) if spec else []:
             for path in sorted(Path(root).rglob("*.py")):
                 parts = path.relative_to(root).with_suffix("").parts
-                found.setdefault(path.resolve(), ".".join((package, *parts[: -1 if parts[-1] == "__init__" else None])))
+                name = ".".join((package, *parts[: -1 if parts[-1] == "__init__" else None]))
+                found.setdefault(Path(os.path.abspath(path)), name)
     return found
 
 
+def _read_index(path: Path) -> dict:
+    """A Numba cache index file's entries: key (signature, (triple, CPU, features), hashes) -> data file name."""
+    import pickle
+
+    with open(path, "rb") as f:
+        pickle.load(f)  # Numba's version
+        return pickle.loads(f.read())[1]
+
+
 def collect_prebuilt(cache: str | os.PathLike, packages: tuple[str, ...] = PACKAGES) -> dict[str, dict[str, bytes]]:
-    """The Numba cache files in folder ``cache`` (a ``NUMBA_CACHE_DIR``) by module: module -> file name -> bytes."""
+    """The Numba cache files in folder ``cache`` (a ``NUMBA_CACHE_DIR``) by module: module -> file name -> bytes.
+
+    Each index entry is checked against its data file (the signature the code was compiled for, the
+    generic CPU), and data files no entry names are left out; a file of no module of ``packages``, or
+    an entry that does not check, raises :class:`ValueError`.
+    """
+    import pickle
+
     from numba.core.caching import _CacheLocator
+
+    from gseek.kernels._jit import PREBUILT_CPU
 
     modules = _module_files(packages)
     folders = {_CacheLocator.get_suitable_cache_subpath(str(path)): path.parent for path in modules}
@@ -274,14 +300,20 @@ def collect_prebuilt(cache: str | os.PathLike, packages: tuple[str, ...] = PACKA
         source = folders.get(index.parent.name)
         module = modules.get(source / f"{index.name.split('.')[0]}.py") if source else None
         if module is None:
-            continue
-        base = index.name[: -len(".nbi")]
-        for path in [index, *sorted(index.parent.glob(f"{base}.*.nbc"))]:
-            entries.setdefault(module, {})[path.name] = path.read_bytes()
+            raise ValueError(f"{index}: a cache file of no module of {', '.join(packages)}")
+        files = entries.setdefault(module, {})
+        files[index.name] = index.read_bytes()
+        for key, name in _read_index(index).items():
+            data = (index.parent / name).read_bytes()
+            compiled_for = getattr(pickle.loads(data)[3], "args", None)  # CompileResult._reduce: the signature
+            if tuple(compiled_for or ()) != tuple(key[0]) or tuple(key[1][1:]) != (PREBUILT_CPU, ""):
+                raise ValueError(f"{index.parent / name}: compiled for {compiled_for}, {key[1]}; its index says "
+                                 f"{key[0]} for the {PREBUILT_CPU} CPU")
+            files[name] = data
     return entries
 
 
-def _closure(module: str, modules: dict[str, Path]) -> list[str]:
+def _closure(module: str, modules: dict[str, Path]) -> set[str]:
     """``module`` and every module of ``modules`` it imports, at any depth (imports inside functions too)."""
     seen, todo = {module}, [module]
     while todo:
@@ -302,58 +334,120 @@ def _closure(module: str, modules: dict[str, Path]) -> list[str]:
                 if other in modules and other not in seen:
                     seen.add(other)
                     todo.append(other)
-    return sorted(seen)
+    return seen
 
 
-def write_prebuilt(entries: dict[str, dict[str, bytes]], folder: Path,
-                   packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
-    """Write ``entries`` (:func:`collect_prebuilt`) and their manifest into ``folder``; what happened per module."""
+def _imported_with(module: str, packages: tuple[str, ...]) -> set[str]:
+    """The modules of ``packages`` that importing ``module`` loads (in a fresh process): what
+    the source scan cannot see (a name a package's ``__getattr__`` imports, say)."""
+    code = ("import importlib, sys; importlib.import_module(sys.argv[1]); "
+            "print(*[m for m in sys.modules if m.split('.')[0] in sys.argv[2:]])")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", code, module, *{p.split(".")[0] for p in packages}], env=env,
+                         capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def _file_digest(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_prebuilt(entries: dict[str, dict[str, bytes]], folder: Path, packages: tuple[str, ...] = PACKAGES,
+                   remove: bool = False) -> dict[str, str]:
+    """Write ``entries`` (:func:`collect_prebuilt`) and their manifest into ``folder``; what happened per module.
+
+    The manifest (written last) names each module's import closure and the SHA-256 of every file, so
+    a folder left half-written, or a file damaged later, is not used (``gseek.kernels._jit``).
+    """
+    import llvmlite
     import numba
+    import numpy
 
     from gseek.kernels._jit import PREBUILT_CPU, module_digest
 
+    if not entries:
+        raise ValueError("no compiled function to write (was anything compiled?)")
     modules = {name: path for path, name in _module_files(packages).items()}
     try:
         old = json.loads((folder / "manifest.json").read_text())
     except (OSError, ValueError):
         old = {}
-    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    same_build = old.get("numba") == numba.__version__ and old.get("python") == python
-    manifest = {"format": 1, "numba": numba.__version__, "python": python, "cpu": PREBUILT_CPU, "modules": {}}
+    versions = {"numba": numba.__version__, "llvmlite": llvmlite.__version__,
+                "numpy": ".".join(numpy.__version__.split(".")[:2]),
+                "python": f"{sys.version_info[0]}.{sys.version_info[1]}", "cpu": PREBUILT_CPU}
+    gone = sorted(set(old.get("modules", {})) - set(entries))
+    if gone and not remove:
+        raise ValueError(f"these modules had prebuilt code and have none now: {', '.join(gone)} "
+                         "(remove=True, --remove, to drop them)")
+    same_build = old.get("format") == 2 and all(old.get(k) == v for k, v in versions.items())
+    manifest = {"format": 2, **versions, "modules": {}}
     done: dict[str, str] = {}
     folder.mkdir(parents=True, exist_ok=True)
     for module, files in sorted(entries.items()):
-        closure = {name: module_digest(name) for name in _closure(module, modules)}
-        manifest["modules"][module] = closure
-        target = folder / module
-        kept = sorted(p.name for p in target.iterdir()) if target.is_dir() else []
-        if same_build and old.get("modules", {}).get(module) == closure and kept == sorted(files):
+        closure = _closure(module, modules) | (_imported_with(module, packages) & set(modules))
+        imports = {name: module_digest(name) for name in sorted(closure)}
+        target, was = folder / module, old.get("modules", {}).get(module, {})
+        if same_build and was.get("imports") == imports and _signatures(target, was.get("files")) == \
+                _signatures_of(files):
+            manifest["modules"][module] = was
             done[module] = "kept"
             continue
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir()
         for name, data in files.items():
             (target / name).write_bytes(data)
+        manifest["modules"][module] = {"imports": imports,
+                                       "files": {name: _file_digest(data) for name, data in sorted(files.items())}}
         done[module] = "written"
-    for stale in sorted(p for p in folder.iterdir() if p.is_dir() and p.name not in entries):
-        shutil.rmtree(stale)
-        done[stale.name] = "removed"
+    for stale in gone:
+        shutil.rmtree(folder / stale, ignore_errors=True)
+        done[stale] = "removed"
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return done
 
 
+def _signatures_of(files: dict[str, bytes]) -> dict[str, set[str]]:
+    """Index file name -> the signatures it holds (as text), of files given as bytes."""
+    import pickle
+
+    out = {}
+    for name, data in files.items():
+        if name.endswith(".nbi"):
+            view = io.BytesIO(data)
+            pickle.load(view)
+            out[name] = {str(key[0]) for key in pickle.loads(view.read())[1]}
+    return out
+
+
+def _signatures(target: Path, digests: dict[str, str] | None) -> dict[str, set[str]] | None:
+    """:func:`_signatures_of` the files in ``target``, if they are all there as ``digests`` says; else None."""
+    try:
+        files = {name: (target / name).read_bytes() for name in (digests or {})}
+    except OSError:
+        return None
+    if not digests or any(_file_digest(data) != digests[name] for name, data in files.items()):
+        return None
+    return _signatures_of(files)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m gseek.precompile --prebuilt [--processes N]``: rebuild the prebuilt machine code."""
+    """``python -m gseek.precompile --prebuilt [--remove] [--folder DIR]``: rebuild the prebuilt machine code."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m gseek.precompile", description=main.__doc__)
     parser.add_argument("--prebuilt", action="store_true", required=True,
                         help="compile for a generic x86-64 CPU into gseek's prebuilt folder (gseek.kernels._jit)")
-    parser.add_argument("--processes", type=int, default=2, help="compile workloads at once (default 2)")
+    parser.add_argument("--remove", action="store_true", help="drop modules that no longer have compiled code")
     parser.add_argument("--folder", help="write there instead of the package's folder")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    done = build_prebuilt(args.processes, args.folder)
+    try:
+        done = build_prebuilt(args.folder, remove=args.remove)
+    except (ValueError, subprocess.CalledProcessError) as exc:
+        print(f"python -m gseek.precompile: error: {exc}", file=sys.stderr)
+        return 1
     for module, what in done.items():
         print(f"{what:8} {module}")
     print(f"{len(done)} modules in {time.perf_counter() - started:.1f} s")

@@ -17,13 +17,16 @@ prebuilt entry is used only where it was built from exactly this code:
 * Numba's own checks: the same source file content, the same bytecode of the
   function, the same signature, Numba version, Python version and target
   triple (the entry's CPU is ``generic``, whatever the host's);
-* the manifest's: every gseek module the function's module imports (the
-  closure, at any depth) has the content it had when the entry was built, so
-  a change to an inlined helper or a constant in another module is never
-  hidden behind a stale entry.
+* the manifest's: the same Numba, llvmlite and NumPy major version; every
+  gseek module the function's module imports (the closure, at any depth, by
+  its source and by what importing it loads) has the content it had when the
+  entry was built, so a change to an inlined helper or a constant in another
+  module is never hidden behind a stale entry; and every file of the module's
+  folder has the SHA-256 the manifest gives (a damaged or half-written folder
+  is not read).
 
-Anything else (another Numba or Python, another platform, a changed module)
-leaves the entry unused: the function is compiled as before, with the same
+Anything else (other versions, another platform, a changed module) leaves the
+entry unused: the function is compiled as before, with the same
 results. ``GSEEK_PREBUILT=0`` turns the prebuilt code off; ``GSEEK_PREBUILT=DIR``
 reads another folder of the same form. ``python -m gseek.precompile --prebuilt``
 rebuilds the folder (:func:`gseek.precompile.build_prebuilt`).
@@ -42,7 +45,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import pickle
 from pathlib import Path
 
 import numba
@@ -98,14 +100,27 @@ def _load_prebuilt(cache: _PrebuiltCache, sig, target_context):
     try:
         payload = entries.load(key)
         return None if payload is None else cache._impl.rebuild(target_context, payload)
-    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError):
-        return None  # an unreadable entry is compiled instead, as a missing one
+    except Exception:  # an entry that cannot be loaded here is compiled instead, as a missing one
+        return None
 
 
 def prebuilt_folder() -> Path | None:
     """Where the prebuilt code is read from: :data:`PREBUILT`, ``GSEEK_PREBUILT`` if set, None if that is ``0``."""
     chosen = os.environ.get("GSEEK_PREBUILT", "")
     return None if chosen == "0" else Path(chosen) if chosen else PREBUILT
+
+
+def _versions() -> dict[str, str]:
+    """What the prebuilt code must have been built with: this Numba and llvmlite, NumPy's major version."""
+    import llvmlite
+    import numpy
+
+    return {"numba": numba.__version__, "llvmlite": llvmlite.__version__, "numpy": numpy.__version__.split(".")[0]}
+
+
+def _built_with(manifest: dict) -> dict[str, str]:
+    return {"numba": manifest.get("numba"), "llvmlite": manifest.get("llvmlite"),
+            "numpy": str(manifest.get("numpy", "")).split(".")[0]}
 
 
 @functools.cache
@@ -115,17 +130,25 @@ def _manifest() -> dict | None:
         manifest = json.loads((folder / "manifest.json").read_text()) if folder else None
     except (OSError, ValueError):
         return None
-    return manifest if manifest and manifest.get("numba") == numba.__version__ else None
+    usable = manifest and manifest.get("format") == 2 and _built_with(manifest) == _versions()
+    return manifest if usable else None
 
 
 @functools.cache
 def _current_folder(module: str) -> Path | None:
-    """The prebuilt folder of ``module`` if every file of its import closure is as when it was built."""
-    manifest = _manifest()
-    closure = (manifest or {}).get("modules", {}).get(module)
-    if not closure or any(module_digest(name) != digest for name, digest in closure.items()):
+    """The prebuilt folder of ``module`` if every file of its import closure is as when it was built,
+    and every file of the folder as the manifest says (a damaged or half-written one is not read)."""
+    entry = ((_manifest() or {}).get("modules") or {}).get(module)
+    if not entry or any(module_digest(name) != digest for name, digest in entry["imports"].items()):
         return None
-    return prebuilt_folder() / module
+    folder = prebuilt_folder() / module
+    for name, digest in entry["files"].items():
+        try:
+            if hashlib.sha256((folder / name).read_bytes()).hexdigest() != digest:
+                return None
+        except OSError:
+            return None
+    return folder
 
 
 @functools.cache
@@ -155,8 +178,9 @@ def prebuilt_status() -> str:
         built = json.loads((folder / "manifest.json").read_text())
     except (OSError, ValueError):
         return f"none ({folder / 'manifest.json'} unreadable)"
-    if built.get("numba") != numba.__version__:
-        return f"not for this Numba ({numba.__version__}; built with {built.get('numba')}): every function compiles"
+    if built.get("format") != 2 or _built_with(built) != _versions():
+        return (f"built for other versions ({', '.join(f'{k} {v}' for k, v in _built_with(built).items())}; here "
+                f"{', '.join(f'{k} {v}' for k, v in _versions().items())}): every function compiles")
     modules = prebuilt_modules()
     stale = [m for m, current in modules.items() if not current]
     line = f"{len(modules) - len(stale)} of {len(modules)} modules current (Python {built.get('python')}, {PREBUILT_CPU} CPU)"

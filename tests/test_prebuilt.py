@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -100,19 +101,29 @@ def test_prebuilt_code_is_used_only_while_every_module_it_was_built_from_is_unch
     folder = tmp_path / "prebuilt"
     assert write_prebuilt(entries, folder, packages=("jitpkg",)) == {"jitpkg.main": "written"}
     manifest = json.loads((folder / "manifest.json").read_text())
-    assert manifest["cpu"] == "generic" and sorted(manifest["modules"]["jitpkg.main"]) == [
-        "jitpkg.consts", "jitpkg.helper", "jitpkg.main"]
+    assert manifest["cpu"] == "generic" and sorted(manifest["modules"]["jitpkg.main"]["imports"]) == [
+        "jitpkg", "jitpkg.consts", "jitpkg.helper", "jitpkg.main"]  # the package's __init__ runs first
+    assert sorted(manifest["modules"]["jitpkg.main"]["files"]) == sorted(entries["jitpkg.main"])
     assert write_prebuilt(entries, folder, packages=("jitpkg",)) == {"jitpkg.main": "kept"}
 
     # A fresh process with an empty cache runs the prebuilt code, compiling nothing.
     assert _run(package, tmp_path / "c1", GSEEK_PREBUILT=str(folder)) == (18, 0)
-    # Turned off, or with the folder's manifest of another Numba: compiled.
+    # Turned off, or with the folder's manifest of another Numba (or llvmlite, or NumPy): compiled.
     assert _run(package, tmp_path / "c2", GSEEK_PREBUILT="0") == (18, 1)
-    other = tmp_path / "other"
-    other.mkdir()
-    (other / "manifest.json").write_text(json.dumps(dict(manifest, numba="0.0.1")))
-    (other / "jitpkg.main").symlink_to(folder / "jitpkg.main")
-    assert _run(package, tmp_path / "c3", GSEEK_PREBUILT=str(other)) == (18, 1)
+    for version in ({"numba": "0.0.1"}, {"llvmlite": "0.0.1"}, {"numpy": "1.26"}):
+        other = tmp_path / f"other-{next(iter(version))}"
+        other.mkdir()
+        (other / "manifest.json").write_text(json.dumps(dict(manifest, **version)))
+        (other / "jitpkg.main").symlink_to(folder / "jitpkg.main")
+        assert _run(package, tmp_path / f"c3-{other.name}", GSEEK_PREBUILT=str(other)) == (18, 1), version
+    # A damaged data file (same size, one byte changed) is not read: compiled, right.
+    damaged = tmp_path / "damaged"
+    shutil.copytree(folder, damaged)
+    data = next(damaged.glob("jitpkg.main/*.nbc"))
+    raw = bytearray(data.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    data.write_bytes(bytes(raw))
+    assert _run(package, tmp_path / "c5", GSEEK_PREBUILT=str(damaged)) == (18, 1)
 
     # A constant two imports away changes: neither main.py nor helper.py did, so Numba's own
     # checks pass; the manifest's closure does not, and the new value is compiled.
@@ -120,12 +131,36 @@ def test_prebuilt_code_is_used_only_while_every_module_it_was_built_from_is_unch
     assert _run(package, tmp_path / "c4", GSEEK_PREBUILT=str(folder)) == (30, 1)
 
 
+def test_a_build_that_lost_modules_or_compiled_nothing_is_refused(package, tmp_path):
+    """A module of the old manifest without entries now (a link in the path, a workload gone) is not
+    dropped silently; nothing at all is an error; cache files of no module are an error. Built
+    through a symbolic link, the files are still found (named as Numba names them: the link kept)."""
+    link = tmp_path / "link"
+    link.symlink_to(package)
+    sys.path.insert(0, str(link))  # found first: jitpkg's files are seen through the link, as the build saw them
+    try:
+        _run(link, tmp_path / "c0", NUMBA_CPU_NAME=_jit.PREBUILT_CPU, GSEEK_PREBUILT="0")
+        entries = collect_prebuilt(tmp_path / "c0", packages=("jitpkg",))
+    finally:
+        sys.path.remove(str(link))
+    assert sorted(entries) == ["jitpkg.main"]
+    folder = tmp_path / "prebuilt"
+    write_prebuilt(entries, folder, packages=("jitpkg",))
+    with pytest.raises(ValueError, match="compiled"):
+        write_prebuilt({}, folder, packages=("jitpkg",))
+    with pytest.raises(ValueError, match="jitpkg.main"):
+        write_prebuilt({"jitpkg.helper": entries["jitpkg.main"]}, folder, packages=("jitpkg",))
+    assert (folder / "jitpkg.main").is_dir()
+    with pytest.raises(ValueError, match="no module of"):
+        collect_prebuilt(tmp_path / "c0", packages=("gseek",))
+
+
 def test_the_shipped_manifest_names_a_folder_of_entries_for_each_module():
     manifest = json.loads((_jit.PREBUILT / "manifest.json").read_text())
-    assert manifest["cpu"] == _jit.PREBUILT_CPU and manifest["modules"]
-    for module, closure in manifest["modules"].items():
+    assert manifest["format"] == 2 and manifest["cpu"] == _jit.PREBUILT_CPU and manifest["modules"]
+    for module, entry in manifest["modules"].items():
         names = sorted(p.name for p in (_jit.PREBUILT / module).iterdir())
-        assert module in closure and any(n.endswith(".nbi") for n in names), module
+        assert module in entry["imports"] and sorted(entry["files"]) == names, module
         for index in (n for n in names if n.endswith(".nbi")):
             assert any(n.startswith(index[: -len("nbi")]) and n.endswith(".nbc") for n in names), (module, index)
     assert sorted(p.name for p in _jit.PREBUILT.iterdir() if p.is_dir()) == sorted(manifest["modules"])
