@@ -271,13 +271,13 @@ def _module_files(packages: tuple[str, ...]) -> dict[Path, str]:
     return found
 
 
-def _read_index(path: Path) -> dict:
+def _index_entries(data: bytes) -> dict:
     """A Numba cache index file's entries: key (signature, (triple, CPU, features), hashes) -> data file name."""
     import pickle
 
-    with open(path, "rb") as f:
-        pickle.load(f)  # Numba's version
-        return pickle.loads(f.read())[1]
+    view = io.BytesIO(data)
+    pickle.load(view)  # Numba's version
+    return pickle.loads(view.read())[1]
 
 
 def collect_prebuilt(cache: str | os.PathLike, packages: tuple[str, ...] = PACKAGES) -> dict[str, dict[str, bytes]]:
@@ -303,7 +303,7 @@ def collect_prebuilt(cache: str | os.PathLike, packages: tuple[str, ...] = PACKA
             raise ValueError(f"{index}: a cache file of no module of {', '.join(packages)}")
         files = entries.setdefault(module, {})
         files[index.name] = index.read_bytes()
-        for key, name in _read_index(index).items():
+        for key, name in _index_entries(files[index.name]).items():
             data = (index.parent / name).read_bytes()
             compiled_for = getattr(pickle.loads(data)[3], "args", None)  # CompileResult._reduce: the signature
             if tuple(compiled_for or ()) != tuple(key[0]) or tuple(key[1][1:]) != (PREBUILT_CPU, ""):
@@ -410,15 +410,8 @@ def write_prebuilt(entries: dict[str, dict[str, bytes]], folder: Path, packages:
 
 def _signatures_of(files: dict[str, bytes]) -> dict[str, set[str]]:
     """Index file name -> the signatures it holds (as text), of files given as bytes."""
-    import pickle
-
-    out = {}
-    for name, data in files.items():
-        if name.endswith(".nbi"):
-            view = io.BytesIO(data)
-            pickle.load(view)
-            out[name] = {str(key[0]) for key in pickle.loads(view.read())[1]}
-    return out
+    return {name: {str(key[0]) for key in _index_entries(data)} for name, data in files.items()
+            if name.endswith(".nbi")}
 
 
 def _signatures(target: Path, digests: dict[str, str] | None) -> dict[str, set[str]] | None:
