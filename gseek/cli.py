@@ -23,7 +23,7 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .errors import GseekError, GseekWarning, Terminated, one_line
+from .errors import GseekError, GseekWarning, Terminated, deliver_signal, one_line
 
 DEVICE_CHOICE = click.Choice(["auto", "cpu", "gpu"], case_sensitive=False)
 
@@ -1066,6 +1066,8 @@ def run() -> None:
     _standard_streams()
     for signum in TERMINATING_SIGNALS:
         signal.signal(signum, _terminate)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where the shell ignores it (&)
+        signal.signal(signal.SIGINT, _interrupt)
     try:
         code = main()
     except Terminated as exc:  # arrived before main's own handler
@@ -1079,7 +1081,13 @@ def _terminate(signum: int, frame) -> None:
     cannot interrupt the clean-up (SIGKILL still ends the process)."""
     for other in TERMINATING_SIGNALS:
         signal.signal(other, signal.SIG_IGN)
-    raise Terminated(signum)
+    deliver_signal(Terminated(signum))  # raised now, or where a signals_held block ends
+
+
+def _interrupt(signum: int, frame) -> None:
+    """SIGINT (Ctrl-C) handler: ``KeyboardInterrupt``, as Python's own, except that
+    a :class:`~gseek.errors.signals_held` block finishes first."""
+    deliver_signal(KeyboardInterrupt())
 
 
 class _ClosedStdout(io.TextIOBase):
@@ -1135,8 +1143,13 @@ def exit_now(code: int) -> None:
     returns; what is left is freeing GBs of arrays one by one, the device
     context and the import state (0.25-0.3 s of mapping 200k reads on the
     2-core VM, for nothing). Only for a process run as the command line
-    (``gseek``, ``python -m gseek``): :func:`main` itself returns.
+    (``gseek``, ``python -m gseek``): :func:`main` itself returns. A BAM
+    writer still open (a signal landed between its making and the block
+    that closes it) is aborted first: its child killed, its temporaries removed.
     """
+    bam = sys.modules.get("gseek.output.bam")  # loaded only where a BAM or CRAM was written
+    if bam is not None:
+        bam.abort_open_writers()
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:  # None: the descriptor was closed when the process started

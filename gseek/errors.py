@@ -8,6 +8,7 @@ print it as one line.
 from __future__ import annotations
 
 import os
+import threading
 
 __all__ = [
     "one_line",
@@ -21,6 +22,8 @@ __all__ = [
     "OutputError",
     "ClusterError",
     "Terminated",
+    "deliver_signal",
+    "signals_held",
     "GseekWarning",
 ]
 
@@ -208,6 +211,62 @@ class Terminated(BaseException):
 
     def __reduce__(self) -> tuple:
         return type(self), (self.signum,)
+
+
+class signals_held:
+    """Within the block, the exception a signal raises (:func:`deliver_signal`:
+    :class:`Terminated`, ``KeyboardInterrupt``) waits for the block's end.
+
+    For a block that makes something only it can undo, such as a child
+    process: raised inside ``Popen`` after the fork, the exception would leave
+    the child running with its pid unknown. Raised at the block's end, the
+    thing is known and the caller's clean-up undoes it. The main thread's
+    blocks only (signal handlers run there); elsewhere it does nothing.
+    Blocks nest; the first signal is the one raised.
+
+    >>> try:
+    ...     with signals_held():
+    ...         deliver_signal(Terminated(15))
+    ...         print("the block ends")
+    ... except Terminated as exc:
+    ...     print("then:", exc)
+    the block ends
+    then: terminated by SIGTERM
+    """
+
+    def __enter__(self) -> signals_held:
+        if threading.current_thread() is threading.main_thread():
+            _HELD.depth += 1
+            self._counted = True
+        else:
+            self._counted = False
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if not self._counted:
+            return
+        _HELD.depth -= 1
+        if _HELD.depth == 0 and _HELD.pending is not None:
+            pending, _HELD.pending = _HELD.pending, None
+            raise pending
+
+
+class _Held:
+    depth = 0
+    pending: BaseException | None = None
+
+
+_HELD = _Held()
+
+
+def deliver_signal(exc: BaseException) -> None:
+    """What a signal handler does with the exception it raises: raise it now,
+    or keep it for the end of the :class:`signals_held` block running."""
+    if _HELD.depth and threading.current_thread() is threading.main_thread():
+        if _HELD.pending is None:
+            _HELD.pending = exc
+        return
+    raise exc
 
 
 def one_line(exc: BaseException | None) -> str:

@@ -39,10 +39,10 @@ from typing import Any
 
 import pysam
 
-from gseek.errors import GseekError
+from gseek.errors import GseekError, signals_held
 from gseek.seqio.atomic import descriptor_of, is_special, named_error, open_output, temporary_name
 
-__all__ = ["BAM_LEVEL", "INDEX_SUFFIX", "SCRATCH_SUFFIX", "HtslibWriter"]
+__all__ = ["BAM_LEVEL", "INDEX_SUFFIX", "SCRATCH_SUFFIX", "HtslibWriter", "abort_open_writers"]
 
 #: The index samtools writes beside a sorted output, by format.
 INDEX_SUFFIX = {"bam": ".bai", "cram": ".crai"}
@@ -106,9 +106,11 @@ class HtslibWriter:
         self.header = header
         self._scratch: Path | None = None
         self._child: subprocess.Popen | None = None
+        self._closed = False
         self._errors = tempfile.TemporaryFile()
-        self._target = open_output(self.path, "path")
+        self._target = open_output(self.path, "path")  # (a name: nothing is made yet)
         self._dest = Path(self._target.__enter__())
+        _OPEN.add(self)  # before the files and the child: abort_open_writers() undoes what a signal cut short
         try:
             if self.sort:
                 if is_special(self.path):
@@ -121,8 +123,9 @@ class HtslibWriter:
                     raise named_error(exc, self.path) from exc
             fd = descriptor_of(self._dest)
             _trace("bam child start")
-            self._child = _start([sys.executable, "-P", "-c", _CHILD, *self._command()], stdin=subprocess.PIPE,
-                                 stderr=self._errors, pass_fds=() if fd is None else (fd,))
+            with signals_held():  # a signal meanwhile is raised once the child is known (then killed)
+                self._child = _start([sys.executable, "-P", "-c", _CHILD, *self._command()], stdin=subprocess.PIPE,
+                                     stderr=self._errors, pass_fds=() if fd is None else (fd,))
             try:  # fewer, larger hand-overs than the default 64 KiB pipe (Linux; elsewhere the default)
                 fcntl.fcntl(self._child.stdin.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
             except OSError:
@@ -182,6 +185,9 @@ class HtslibWriter:
     # ------------------------------------------------------------------ closing
 
     def _close(self, exc_type, exc, tb) -> None:
+        if self._closed:
+            return
+        self._closed = True
         complete = exc_type is None
         index_tmp = None if self._scratch is None else self._scratch / ("index" + INDEX_SUFFIX[self.format])
         try:
@@ -211,18 +217,24 @@ class HtslibWriter:
                 self._errors.close()
                 if self._scratch is not None:
                     shutil.rmtree(self._scratch, ignore_errors=True)
+                _OPEN.discard(self)
 
     def _finish(self, child: subprocess.Popen, complete: bool) -> None:
         """End of the text: the child writes the last blocks and the end-of-file block (a failed
         output: it is stopped); its error, if any, as one naming the output."""
         _trace("bam text end")
-        if not complete:
-            child.kill()
         try:
-            child.stdin.close()
-        except OSError:  # BrokenPipeError: the child stopped, its status says why
-            pass
-        if child.wait() != 0 and complete:
+            if not complete:
+                child.kill()
+            try:
+                child.stdin.close()
+            except OSError:  # BrokenPipeError: the child stopped, its status says why
+                pass
+            status = child.wait()
+        except BaseException:  # a signal while the child writes the end: it stops (else it would
+            _kill(child)        # write the output's temporary name after this process cleaned up)
+            raise
+        if status != 0 and complete:
             raise self._failed(self._child_error(child))
         _trace("bam child done")
 
@@ -238,6 +250,33 @@ class HtslibWriter:
         for scratch in names:
             text = text.replace(os.fspath(scratch), os.fspath(self.path))
         return text
+
+
+#: The writers open (made, not yet closed) in this process.
+_OPEN: set[HtslibWriter] = set()
+
+
+def abort_open_writers() -> None:
+    """Abort every writer still open: its child killed, its temporaries removed.
+
+    For a command ending on a signal: the exception can land between a
+    writer's making and the ``with`` (or the list of open outputs) that
+    would have closed it. Nothing is left running or written after it.
+    """
+    for writer in list(_OPEN):
+        try:
+            writer._close(GseekError, GseekError(f"{writer.path}: aborted"), None)
+        except Exception:  # noqa: BLE001 - the others are aborted all the same
+            pass
+
+
+def _kill(child: subprocess.Popen) -> None:
+    """Stop ``child`` (SIGKILL) and reap it."""
+    try:
+        child.kill()
+        child.wait()
+    except OSError:
+        pass
 
 
 def _start(args: list[str], **kwargs: Any) -> subprocess.Popen:
