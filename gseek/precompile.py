@@ -233,8 +233,10 @@ PACKAGES = ("gseek", "gseek.index", "gseek.kernels", "gseek.pipeline", "gseek.da
 
 
 def build_prebuilt(folder: str | os.PathLike | None = None, remove: bool = False) -> dict[str, str]:
-    """Compile what ``gseek --device cpu compile`` compiles for a generic x86-64 CPU into the prebuilt
-    folder (``gseek.kernels._jit``); what happened to each module (``kept``, ``written``, ``removed``).
+    """Compile what ``gseek --device cpu compile`` compiles for a generic x86-64 CPU into this Python's
+    and Numba's set of the prebuilt folder (``folder``, default :data:`~gseek.kernels._jit.PREBUILT`;
+    the set: :func:`~gseek.kernels._jit.prebuilt_set`); what happened to each module (``kept``,
+    ``written``, ``removed``).
 
     The compile runs in one fresh process (two would share the cache's index files, whose saves are
     not safe across processes: an entry could get another signature's code) with an empty Numba cache,
@@ -246,7 +248,7 @@ def build_prebuilt(folder: str | os.PathLike | None = None, remove: bool = False
     with ``remove`` (else :class:`ValueError`: a build that compiled less than before is a mistake
     more often than a change).
     """
-    from gseek.kernels._jit import PREBUILT, PREBUILT_CPU
+    from gseek.kernels._jit import PREBUILT, PREBUILT_CPU, prebuilt_set
 
     with tempfile.TemporaryDirectory(prefix="gseek-prebuilt-") as cache:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "GSEEK_"))}
@@ -255,7 +257,7 @@ def build_prebuilt(folder: str | os.PathLike | None = None, remove: bool = False
         subprocess.run([sys.executable, "-P", "-m", "gseek", "--device", "cpu", "--quiet", "compile"], env=env,
                        check=True)
         entries = collect_prebuilt(cache)
-    return write_prebuilt(entries, Path(folder) if folder else PREBUILT, remove=remove)
+    return write_prebuilt(entries, (Path(folder) if folder else PREBUILT) / prebuilt_set(), remove=remove)
 
 
 def _module_files(packages: tuple[str, ...]) -> dict[Path, str]:
@@ -356,7 +358,8 @@ def _file_digest(data: bytes) -> str:
 
 def write_prebuilt(entries: dict[str, dict[str, bytes]], folder: Path, packages: tuple[str, ...] = PACKAGES,
                    remove: bool = False) -> dict[str, str]:
-    """Write ``entries`` (:func:`collect_prebuilt`) and their manifest into ``folder``; what happened per module.
+    """Write ``entries`` (:func:`collect_prebuilt`) and their manifest into ``folder`` (one set:
+    ``PREBUILT/<prebuilt_set()>``); what happened per module.
 
     The manifest (written last) names each module's import closure and the SHA-256 of every file, so
     a folder left half-written, or a file damaged later, is not used (``gseek.kernels._jit``).
@@ -431,9 +434,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m gseek.precompile", description=main.__doc__)
     parser.add_argument("--prebuilt", action="store_true", required=True,
-                        help="compile for a generic x86-64 CPU into gseek's prebuilt folder (gseek.kernels._jit)")
+                        help="compile for a generic x86-64 CPU into this Python's and Numba's set of gseek's "
+                             "prebuilt folder (gseek.kernels._jit)")
     parser.add_argument("--remove", action="store_true", help="drop modules that no longer have compiled code")
-    parser.add_argument("--folder", help="write there instead of the package's folder")
+    parser.add_argument("--folder", help="write the set there instead of into the package's folder")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
@@ -441,9 +445,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, subprocess.CalledProcessError) as exc:
         print(f"python -m gseek.precompile: error: {exc}", file=sys.stderr)
         return 1
+    from gseek.kernels._jit import prebuilt_set
+
     for module, what in done.items():
         print(f"{what:8} {module}")
-    print(f"{len(done)} modules in {time.perf_counter() - started:.1f} s")
+    print(f"{len(done)} modules of set {prebuilt_set()} in {time.perf_counter() - started:.1f} s")
     return 0
 
 

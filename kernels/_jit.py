@@ -6,8 +6,11 @@ the machine code in its cache (``__pycache__`` beside the module, or
 first command used to spend 35-65 s compiling (``docs/startup.md``). gseek
 therefore ships the machine code of what ``gseek compile`` compiles, built for
 a generic x86-64 CPU (it runs on any, and measured as fast as code tuned to
-the host: ``benchmarks/RESULTS.md``), in :data:`PREBUILT`: one folder per
-module holding Numba's own index and data files, and ``manifest.json``.
+the host: ``benchmarks/RESULTS.md``), in :data:`PREBUILT`: one set per
+Python and Numba version it was built with (``py3.11-numba0.68.1/``,
+:func:`prebuilt_set`), each a folder per module holding Numba's own index and
+data files, and ``manifest.json``. A process reads the set of its own Python
+and Numba only.
 
 A function decorated here with ``cache=True`` looks in Numba's cache first
 (code compiled on this machine, ``gseek compile`` included), then in the
@@ -28,8 +31,9 @@ prebuilt entry is used only where it was built from exactly this code:
 Anything else (other versions, another platform, a changed module) leaves the
 entry unused: the function is compiled as before, with the same
 results. ``GSEEK_PREBUILT=0`` turns the prebuilt code off; ``GSEEK_PREBUILT=DIR``
-reads another folder of the same form. ``python -m gseek.precompile --prebuilt``
-rebuilds the folder (:func:`gseek.precompile.build_prebuilt`).
+reads another folder of the same form (sets inside). ``python -m gseek.precompile
+--prebuilt`` rebuilds the set of the Python that runs it
+(:func:`gseek.precompile.build_prebuilt`).
 
 >>> @njit(nogil=True)
 ... def twice(x):
@@ -45,6 +49,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import sys
 from pathlib import Path
 
 import numba
@@ -54,10 +59,12 @@ try:
 except ImportError:  # a Numba whose cache is laid out otherwise: its own cache only, as cache=True gives
     FunctionCache = IndexDataCacheFile = None
 
-__all__ = ["PREBUILT", "PREBUILT_CPU", "module_digest", "njit", "prebuilt_folder", "prebuilt_modules", "prebuilt_status"]
+__all__ = ["PREBUILT", "PREBUILT_CPU", "module_digest", "njit", "prebuilt_folder", "prebuilt_modules", "prebuilt_set",
+           "prebuilt_sets", "prebuilt_status"]
 
-#: The prebuilt machine code: ``<module>/`` folders of Numba index (``.nbi``) and data (``.nbc``) files,
-#: and ``manifest.json`` (versions; each module's import closure with the SHA-256 of every file in it).
+#: The prebuilt machine code: a set per Python and Numba (:func:`prebuilt_set`), each of ``<module>/`` folders
+#: of Numba index (``.nbi``) and data (``.nbc``) files, and ``manifest.json`` (versions; each module's import
+#: closure with the SHA-256 of every file in it).
 PREBUILT = Path(__file__).resolve().with_name("prebuilt")
 #: The CPU the prebuilt code is compiled for (``NUMBA_CPU_NAME``): LLVM's baseline x86-64, no extra features.
 PREBUILT_CPU = "generic"
@@ -105,9 +112,19 @@ def _load_prebuilt(cache: _PrebuiltCache, sig, target_context):
 
 
 def prebuilt_folder() -> Path | None:
-    """Where the prebuilt code is read from: :data:`PREBUILT`, ``GSEEK_PREBUILT`` if set, None if that is ``0``."""
+    """Where the prebuilt sets are read from: :data:`PREBUILT`, ``GSEEK_PREBUILT`` if set, None if that is ``0``."""
     chosen = os.environ.get("GSEEK_PREBUILT", "")
     return None if chosen == "0" else Path(chosen) if chosen else PREBUILT
+
+
+def prebuilt_set() -> str:
+    """The set this process reads and ``python -m gseek.precompile --prebuilt`` writes: its Python and
+    Numba, e.g. ``py3.11-numba0.68.1`` (the manifest also checks llvmlite and NumPy's major version).
+
+    Numba's own files name the Python (``py311``), not the Numba: one set per pair keeps builds of
+    two Numbas apart.
+    """
+    return f"py{sys.version_info[0]}.{sys.version_info[1]}-numba{numba.__version__}"
 
 
 def _versions() -> dict[str, str]:
@@ -123,9 +140,14 @@ def _built_with(manifest: dict) -> dict[str, str]:
             "numpy": str(manifest.get("numpy", "")).split(".")[0]}
 
 
+def _set_folder() -> Path | None:
+    folder = prebuilt_folder()
+    return None if folder is None else folder / prebuilt_set()
+
+
 @functools.cache
 def _manifest() -> dict | None:
-    folder = prebuilt_folder()
+    folder = _set_folder()
     try:
         manifest = json.loads((folder / "manifest.json").read_text()) if folder else None
     except (OSError, ValueError):
@@ -141,7 +163,7 @@ def _current_folder(module: str) -> Path | None:
     entry = ((_manifest() or {}).get("modules") or {}).get(module)
     if not entry or any(module_digest(name) != digest for name, digest in entry["imports"].items()):
         return None
-    folder = prebuilt_folder() / module
+    folder = _set_folder() / module
     for name, digest in entry["files"].items():
         try:
             if hashlib.sha256((folder / name).read_bytes()).hexdigest() != digest:
@@ -169,19 +191,41 @@ def prebuilt_modules() -> dict[str, bool]:
     return {module: _current_folder(module) is not None for module in sorted(manifest.get("modules", {}))}
 
 
+def prebuilt_sets() -> dict[str, list[str]]:
+    """Each set in the prebuilt folder -> the modules whose closure changed since it was built (stale:
+    those compile where the set is read). Any Python can say it: the check reads source files only."""
+    folder = prebuilt_folder()
+    found: dict[str, list[str]] = {}
+    for manifest_file in sorted(folder.glob("*/manifest.json")) if folder else ():
+        try:
+            modules = json.loads(manifest_file.read_text()).get("modules", {})
+        except (OSError, ValueError):
+            continue
+        found[manifest_file.parent.name] = [m for m, entry in sorted(modules.items())
+                                            if any(module_digest(n) != d for n, d in entry["imports"].items())]
+    return found
+
+
 def prebuilt_status() -> str:
-    """One line on the prebuilt code here: how many modules can use it, or why none can."""
+    """One line on the prebuilt code here: how many modules can use it, or why none can; and the
+    sets for other Pythons and Numbas that a change left stale."""
     folder = prebuilt_folder()
     if folder is None:
         return "off (GSEEK_PREBUILT=0)"
+    here = prebuilt_set()
+    sets = prebuilt_sets()
+    others = [name for name in sets if name != here]
+    stale_others = [f"{name} ({len(sets[name])} modules)" for name in others if sets[name]]
+    tail = f"; stale in other sets: {', '.join(stale_others)}" if stale_others else ""
     try:
-        built = json.loads((folder / "manifest.json").read_text())
+        built = json.loads((folder / here / "manifest.json").read_text())
     except (OSError, ValueError):
-        return f"none ({folder / 'manifest.json'} unreadable)"
+        return f"no set for {here} here (sets: {', '.join(sets) or 'none'}): every function compiles{tail}"
     if built.get("format") != 2 or _built_with(built) != _versions():
-        return (f"built for other versions ({', '.join(f'{k} {v}' for k, v in _built_with(built).items())}; here "
-                f"{', '.join(f'{k} {v}' for k, v in _versions().items())}): every function compiles")
+        return (f"set {here} built for other versions ({', '.join(f'{k} {v}' for k, v in _built_with(built).items())}; "
+                f"here {', '.join(f'{k} {v}' for k, v in _versions().items())}): every function compiles{tail}")
     modules = prebuilt_modules()
     stale = [m for m, current in modules.items() if not current]
-    line = f"{len(modules) - len(stale)} of {len(modules)} modules current (Python {built.get('python')}, {PREBUILT_CPU} CPU)"
-    return line + (f"; changed since built: {', '.join(stale)} (python -m gseek.precompile --prebuilt)" if stale else "")
+    line = f"{len(modules) - len(stale)} of {len(modules)} modules current (set {here}, {PREBUILT_CPU} CPU)"
+    line += f"; changed since built: {', '.join(stale)} (python -m gseek.precompile --prebuilt)" if stale else ""
+    return line + (f"; other sets: {', '.join(others)}" if others and not stale_others else "") + tail

@@ -98,13 +98,14 @@ def test_prebuilt_code_is_used_only_while_every_module_it_was_built_from_is_unch
     entries = collect_prebuilt(tmp_path / "c0", packages=("jitpkg",))
     assert sorted(entries) == ["jitpkg.main"]  # scaled is inlined, never compiled by itself
     assert any(name.endswith(".nbi") for name in entries["jitpkg.main"])
-    folder = tmp_path / "prebuilt"
-    assert write_prebuilt(entries, folder, packages=("jitpkg",)) == {"jitpkg.main": "written"}
-    manifest = json.loads((folder / "manifest.json").read_text())
+    folder = tmp_path / "prebuilt"  # its sets: this Python's and Numba's only
+    here = folder / _jit.prebuilt_set()
+    assert write_prebuilt(entries, here, packages=("jitpkg",)) == {"jitpkg.main": "written"}
+    manifest = json.loads((here / "manifest.json").read_text())
     assert manifest["cpu"] == "generic" and sorted(manifest["modules"]["jitpkg.main"]["imports"]) == [
         "jitpkg", "jitpkg.consts", "jitpkg.helper", "jitpkg.main"]  # the package's __init__ runs first
     assert sorted(manifest["modules"]["jitpkg.main"]["files"]) == sorted(entries["jitpkg.main"])
-    assert write_prebuilt(entries, folder, packages=("jitpkg",)) == {"jitpkg.main": "kept"}
+    assert write_prebuilt(entries, here, packages=("jitpkg",)) == {"jitpkg.main": "kept"}
 
     # A fresh process with an empty cache runs the prebuilt code, compiling nothing.
     assert _run(package, tmp_path / "c1", GSEEK_PREBUILT=str(folder)) == (18, 0)
@@ -112,14 +113,19 @@ def test_prebuilt_code_is_used_only_while_every_module_it_was_built_from_is_unch
     assert _run(package, tmp_path / "c2", GSEEK_PREBUILT="0") == (18, 1)
     for version in ({"numba": "0.0.1"}, {"llvmlite": "0.0.1"}, {"numpy": "1.26"}):
         other = tmp_path / f"other-{next(iter(version))}"
-        other.mkdir()
-        (other / "manifest.json").write_text(json.dumps(dict(manifest, **version)))
-        (other / "jitpkg.main").symlink_to(folder / "jitpkg.main")
+        (other / here.name).mkdir(parents=True)
+        (other / here.name / "manifest.json").write_text(json.dumps(dict(manifest, **version)))
+        (other / here.name / "jitpkg.main").symlink_to(here / "jitpkg.main")
         assert _run(package, tmp_path / f"c3-{other.name}", GSEEK_PREBUILT=str(other)) == (18, 1), version
+    # The set of another Python or Numba (named so) is not read, whatever its manifest says.
+    renamed = tmp_path / "renamed"
+    shutil.copytree(folder, renamed)
+    (renamed / here.name).rename(renamed / "py3.0-numba0.0.1")
+    assert _run(package, tmp_path / "c6", GSEEK_PREBUILT=str(renamed)) == (18, 1)
     # A damaged data file (same size, one byte changed) is not read: compiled, right.
     damaged = tmp_path / "damaged"
     shutil.copytree(folder, damaged)
-    data = next(damaged.glob("jitpkg.main/*.nbc"))
+    data = next(damaged.glob("*/jitpkg.main/*.nbc"))
     raw = bytearray(data.read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     data.write_bytes(bytes(raw))
@@ -144,7 +150,7 @@ def test_a_build_that_lost_modules_or_compiled_nothing_is_refused(package, tmp_p
     finally:
         sys.path.remove(str(link))
     assert sorted(entries) == ["jitpkg.main"]
-    folder = tmp_path / "prebuilt"
+    folder = tmp_path / "prebuilt" / _jit.prebuilt_set()
     write_prebuilt(entries, folder, packages=("jitpkg",))
     with pytest.raises(ValueError, match="compiled"):
         write_prebuilt({}, folder, packages=("jitpkg",))
@@ -155,12 +161,43 @@ def test_a_build_that_lost_modules_or_compiled_nothing_is_refused(package, tmp_p
         collect_prebuilt(tmp_path / "c0", packages=("gseek",))
 
 
-def test_the_shipped_manifest_names_a_folder_of_entries_for_each_module():
-    manifest = json.loads((_jit.PREBUILT / "manifest.json").read_text())
-    assert manifest["format"] == 2 and manifest["cpu"] == _jit.PREBUILT_CPU and manifest["modules"]
-    for module, entry in manifest["modules"].items():
-        names = sorted(p.name for p in (_jit.PREBUILT / module).iterdir())
-        assert module in entry["imports"] and sorted(entry["files"]) == names, module
-        for index in (n for n in names if n.endswith(".nbi")):
-            assert any(n.startswith(index[: -len("nbi")]) and n.endswith(".nbc") for n in names), (module, index)
-    assert sorted(p.name for p in _jit.PREBUILT.iterdir() if p.is_dir()) == sorted(manifest["modules"])
+def test_each_shipped_set_names_a_folder_of_entries_for_each_module():
+    """Every set (this Python's and Numba's among them) is whole: its manifest's modules are its folders,
+    each holding the files the manifest lists, every index with its data; its name says its versions."""
+    sets = sorted(p for p in _jit.PREBUILT.iterdir() if p.is_dir())
+    assert _jit.PREBUILT / _jit.prebuilt_set() in sets
+    for folder in sets:
+        manifest = json.loads((folder / "manifest.json").read_text())
+        assert manifest["format"] == 2 and manifest["cpu"] == _jit.PREBUILT_CPU and manifest["modules"], folder
+        assert folder.name == f"py{manifest['python']}-numba{manifest['numba']}"
+        for module, entry in manifest["modules"].items():
+            names = sorted(p.name for p in (folder / module).iterdir())
+            assert module in entry["imports"] and sorted(entry["files"]) == names, (folder.name, module)
+            tag = "py" + manifest["python"].replace(".", "")
+            for index in (n for n in names if n.endswith(".nbi")):
+                assert f".{tag}." in index, (folder.name, index)  # Numba's own name of the Python
+                assert any(n.startswith(index[: -len("nbi")]) and n.endswith(".nbc") for n in names), (module, index)
+        assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == sorted(manifest["modules"])
+
+
+def test_the_status_names_the_set_read_and_the_stale_modules_of_others(package, tmp_path, monkeypatch):
+    """A change to a module shows in every set built before it (their Pythons need not be this one)."""
+    _run(package, tmp_path / "c0", NUMBA_CPU_NAME=_jit.PREBUILT_CPU, GSEEK_PREBUILT="0")
+    entries = collect_prebuilt(tmp_path / "c0", packages=("jitpkg",))
+    folder = tmp_path / "prebuilt"
+    write_prebuilt(entries, folder / _jit.prebuilt_set(), packages=("jitpkg",))
+    shutil.copytree(folder / _jit.prebuilt_set(), folder / "py3.0-numba0.0.1")
+    monkeypatch.setenv("GSEEK_PREBUILT", str(folder))
+    for cached in (_jit._manifest, _jit._current_folder, _jit.module_digest):
+        cached.cache_clear()
+    try:
+        assert _jit.prebuilt_sets() == {"py3.0-numba0.0.1": [], _jit.prebuilt_set(): []}
+        assert _jit.prebuilt_status().endswith("; other sets: py3.0-numba0.0.1")
+        (package / "jitpkg" / "consts.py").write_text("SCALE = 5\n")
+        _jit.module_digest.cache_clear()
+        assert _jit.prebuilt_sets() == {"py3.0-numba0.0.1": ["jitpkg.main"], _jit.prebuilt_set(): ["jitpkg.main"]}
+        assert _jit.prebuilt_status().endswith("; stale in other sets: py3.0-numba0.0.1 (1 modules)")
+    finally:
+        monkeypatch.delenv("GSEEK_PREBUILT")
+        for cached in (_jit._manifest, _jit._current_folder, _jit.module_digest):
+            cached.cache_clear()
