@@ -1032,6 +1032,8 @@ def _startup_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-prebuilt", action="store_true",
                    help="also time the search with the prebuilt machine code off (GSEEK_PREBUILT=0): cold and warm")
     p.add_argument("--demo", action="store_true", help="also time `gseek demo` with empty caches")
+    p.add_argument("--no-cubins", action="store_true",
+                   help="also time the GPU search with the shipped cubins off (GSEEK_CUBINS=0): cold and warm")
 
 
 @benchmark("startup", "the first command after an install (empty Numba and CuPy caches) and the same again warm",
@@ -1077,18 +1079,23 @@ def bench_startup(args: argparse.Namespace) -> Report:
             if args.no_prebuilt:  # the same without the shipped machine code: every function compiled
                 for label in ("cold, prebuilt off (GSEEK_PREBUILT=0)", "warm, prebuilt off"):
                     timed(device, label, search, caches(device, "-off", GSEEK_PREBUILT="0"))
+            if args.no_cubins and device == "gpu":  # the CUDA families compiled by NVRTC, as before the cubins
+                for label in ("cold, cubins off (GSEEK_CUBINS=0)", "warm, cubins off"):
+                    timed(device, label, search, caches(device, "-nocubin", GSEEK_CUBINS="0"))
             if args.demo:
                 (work / f"demo-{device}").mkdir()
                 timed(device, "gseek demo, cold (caches empty)", gseek + ["--device", device, "demo"],
                       caches(device, "-demo"), cwd=work / f"demo-{device}")
         table = markdown_table(["device", "run", "wall s"], rows, align="llr")
+        from gseek.kernels._cuda import cubin_status
         from gseek.kernels._jit import prebuilt_status
 
         notes = [f"gseek search -v 3 of {args.reads:,} lambda reads on the lambda index, whole command in a fresh "
                  "process; cold: NUMBA_CACHE_DIR and CUPY_CACHE_DIR empty (a fresh install: Numba functions come "
-                 "from the shipped prebuilt machine code where it is current, CUDA kernels are compiled); the "
-                 "index built beforehand with a cache of its own",
-                 f"prebuilt machine code: {prebuilt_status()}"]
+                 "from the shipped prebuilt machine code where it is current, CUDA kernels from the shipped "
+                 "cubins where they fit the device, else compiled); the index built beforehand with a cache of "
+                 "its own",
+                 f"prebuilt machine code: {prebuilt_status()}", f"shipped CUDA machine code: {cubin_status()}"]
         return Report(title="Start-up", data={"summary": f"{args.reads:,} reads, lambda"}, table=table, notes=notes,
                       results=results)
     finally:

@@ -227,9 +227,7 @@ class GpuBackend(Backend):
     def module(self, family: ModuleType):
         from gseek.kernels import _cuda
 
-        constants = dict(getattr(family, "CONSTANTS", {}))
-        constants["BLOCK"] = self.block_size
-        return _cuda.load_module(family.CUDA_SOURCE, self.device_id, tuple(sorted(constants.items())))
+        return _cuda.load_module(family.CUDA_SOURCE, self.device_id, _cuda.family_options(family, self.block_size))
 
     def launch(self, family: ModuleType, kernel: str, n_items: int, *args: Any) -> None:
         if n_items <= 0:

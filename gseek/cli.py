@@ -985,9 +985,11 @@ def compile_(only, processes) -> None:
     caches = cache_dirs()
     _say(f"[gseek] compile: done in {time.perf_counter() - started:.1f} s (Numba cache: {caches['numba']}; "
          f"CuPy cache: {caches['cupy']})")
+    from .kernels._cuda import cubin_status
     from .kernels._jit import prebuilt_status
 
     _say(f"[gseek] compile: prebuilt machine code (used where the cache has none): {prebuilt_status()}")
+    _say(f"[gseek] compile: shipped CUDA machine code (used where it fits the device): {cubin_status()}")
 
 
 def _remove_stale_temporaries(output: str | None) -> None:
@@ -1065,7 +1067,8 @@ def run() -> None:
     sys.modules.setdefault("scipy.linalg.cython_blas", None)  # type: ignore[arg-type]
     _standard_streams()
     for signum in TERMINATING_SIGNALS:
-        signal.signal(signum, _terminate)
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored stays ignored (nohup: SIGHUP)
+            signal.signal(signum, _terminate)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where the shell ignores it (&)
         signal.signal(signal.SIGINT, _interrupt)
     try:
@@ -1077,17 +1080,24 @@ def run() -> None:
 
 def _terminate(signum: int, frame) -> None:
     """SIGTERM/SIGHUP handler: raise :class:`~gseek.errors.Terminated` in the main
-    thread, which unwinds like Ctrl-C. Later signals are ignored so that they
-    cannot interrupt the clean-up (SIGKILL still ends the process)."""
-    for other in TERMINATING_SIGNALS:
-        signal.signal(other, signal.SIG_IGN)
+    thread, which unwinds like Ctrl-C. Later signals (these and SIGINT) are ignored
+    so that they cannot interrupt the clean-up (SIGKILL still ends the process)."""
+    _ignore_later_signals()
     deliver_signal(Terminated(signum))  # raised now, or where a signals_held block ends
 
 
 def _interrupt(signum: int, frame) -> None:
     """SIGINT (Ctrl-C) handler: ``KeyboardInterrupt``, as Python's own, except that
-    a :class:`~gseek.errors.signals_held` block finishes first."""
+    a :class:`~gseek.errors.signals_held` block finishes first; later signals are
+    ignored, as after SIGTERM."""
+    _ignore_later_signals()
     deliver_signal(KeyboardInterrupt())
+
+
+def _ignore_later_signals() -> None:
+    for other in (*TERMINATING_SIGNALS, signal.SIGINT):
+        if signal.getsignal(other) in (_terminate, _interrupt):
+            signal.signal(other, signal.SIG_IGN)
 
 
 class _ClosedStdout(io.TextIOBase):
@@ -1147,6 +1157,8 @@ def exit_now(code: int) -> None:
     writer still open (a signal landed between its making and the block
     that closes it) is aborted first: its child killed, its temporaries removed.
     """
+    for signum in (*TERMINATING_SIGNALS, signal.SIGINT):  # the process is ending: nothing may cut this short
+        signal.signal(signum, signal.SIG_IGN)
     bam = sys.modules.get("gseek.output.bam")  # loaded only where a BAM or CRAM was written
     if bam is not None:
         bam.abort_open_writers()

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from .backend import Backend, get_backend
 
-__all__ = ["WORKLOADS", "build_prebuilt", "collect_prebuilt", "compile_kernels", "write_prebuilt"]
+__all__ = ["WORKLOADS", "build_cubins", "build_prebuilt", "collect_prebuilt", "compile_kernels", "write_prebuilt"]
 
 WORKLOADS = ("parse", "index", "map", "align", "blast")
 
@@ -428,18 +428,98 @@ def _signatures(target: Path, digests: dict[str, str] | None) -> dict[str, set[s
     return _signatures_of(files)
 
 
+# --------------------------------------------------------------------------- the shipped CUDA machine code
+
+def build_cubins(folder: str | os.PathLike | None = None, archs: tuple[str, ...] = ("90",)) -> dict[str, str]:
+    """Compile every ``.cu`` family with NVRTC for each architecture of ``archs`` into the shipped
+    cubin folder (``folder``, default :data:`gseek.kernels._cuda.CUBINS`); family -> files written.
+
+    Each program is what a default GPU backend (its block size) loads, compiled with the options
+    CuPy's ``RawModule`` gives NVRTC for a device of that architecture
+    (:data:`~gseek.kernels._cuda.CUPY_OPTIONS`), so the cubin is the one CuPy would compile there.
+    NVRTC comes from CuPy (``cupy.cuda.nvrtc``); no GPU is needed. Files of the folder that the new
+    manifest does not name are removed; the manifest is written last.
+    """
+    import hashlib
+    import importlib
+    import inspect
+
+    import cupy
+    from cupy.cuda import nvrtc
+
+    from gseek.backend import GpuBackend
+    from gseek.kernels import _cuda
+
+    from .errors import KernelCompileError
+
+    target = Path(folder) if folder else _cuda.CUBINS
+    block = inspect.signature(GpuBackend.__init__).parameters["block_size"].default
+    manifest: dict = {"format": 1, "nvrtc": ".".join(map(str, nvrtc.getVersion())), "cupy": cupy.__version__,
+                      "block_size": block, "families": {}}
+    files: dict[str, bytes] = {}
+    done: dict[str, str] = {}
+    for name in _cuda.FAMILIES:
+        family = importlib.import_module(f"gseek.kernels.{name}")
+        code, options = _cuda.source(family.CUDA_SOURCE), _cuda.family_options(family, block)
+        text, opts = _cuda.program(family.CUDA_SOURCE, code, options)
+        for arch in archs:
+            prog = nvrtc.createProgram(text, f"kernels/{family.CUDA_SOURCE}", [], [])
+            try:
+                try:
+                    nvrtc.compileProgram(prog, [*opts, *(o.format(arch=arch) for o in _cuda.CUPY_OPTIONS)])
+                except nvrtc.NVRTCError:
+                    raise KernelCompileError(_cuda._first_error(f"kernels/{family.CUDA_SOURCE}",
+                                                                nvrtc.getProgramLog(prog))) from None
+                cubin = nvrtc.getCUBIN(prog)
+            finally:
+                nvrtc.destroyProgram(prog)
+            file = f"{family.CUDA_SOURCE.rsplit('.', 1)[0]}.sm_{arch}.cubin"
+            files[file] = cubin
+            manifest["families"].setdefault(family.CUDA_SOURCE, []).append(
+                {"arch": arch, "key": _cuda.cubin_key(family.CUDA_SOURCE, code, options), "file": file,
+                 "sha256": hashlib.sha256(cubin).hexdigest()})
+            done.setdefault(name, "")
+            done[name] = " ".join(filter(None, (done[name], file)))
+    target.mkdir(parents=True, exist_ok=True)
+    for old in target.glob("*.cubin"):
+        if old.name not in files:
+            old.unlink()
+    for file, data in files.items():
+        (target / file).write_bytes(data)
+    (target / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return done
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m gseek.precompile --prebuilt [--remove] [--folder DIR]``: rebuild the prebuilt machine code."""
+    """``python -m gseek.precompile --prebuilt [--remove] [--folder DIR]``: rebuild the prebuilt machine code;
+    ``--cubins [--arch 90 ...] [--folder DIR]``: rebuild the shipped CUDA machine code."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m gseek.precompile", description=main.__doc__)
-    parser.add_argument("--prebuilt", action="store_true", required=True,
-                        help="compile for a generic x86-64 CPU into this Python's and Numba's set of gseek's "
-                             "prebuilt folder (gseek.kernels._jit)")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--prebuilt", action="store_true",
+                      help="compile for a generic x86-64 CPU into this Python's and Numba's set of gseek's "
+                           "prebuilt folder (gseek.kernels._jit)")
+    what.add_argument("--cubins", action="store_true",
+                      help="compile the .cu families with CuPy's NVRTC into gseek's cubin folder "
+                           "(gseek.kernels._cuda; no GPU needed)")
+    parser.add_argument("--arch", action="append", help="with --cubins: a compute capability (default 90)")
     parser.add_argument("--remove", action="store_true", help="drop modules that no longer have compiled code")
-    parser.add_argument("--folder", help="write the set there instead of into the package's folder")
+    parser.add_argument("--folder", help="write there instead of into the package's folder")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.cubins:
+        from .errors import KernelCompileError
+
+        try:
+            done = build_cubins(args.folder, tuple(args.arch or ("90",)))
+        except (ImportError, KernelCompileError) as exc:
+            print(f"python -m gseek.precompile: error: {exc}", file=sys.stderr)
+            return 1
+        for family, files in done.items():
+            print(f"{family:10} {files}")
+        print(f"{len(done)} families in {time.perf_counter() - started:.1f} s")
+        return 0
     try:
         done = build_prebuilt(args.folder, remove=args.remove)
     except (ValueError, subprocess.CalledProcessError) as exc:

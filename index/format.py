@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from gseek.seqio.atomic import remove_stale_temporaries
-from gseek.errors import IndexFormatError, OptionError
+from gseek.errors import IndexFormatError, OptionError, signals_held
 from gseek.kernels import fmindex as _kernels
 
 __all__ = [
@@ -114,7 +114,9 @@ def write_index(path: str | os.PathLike, header: Mapping[str, Any], arrays: Mapp
         for name, array in arrays.items():
             file = tmp / f"{name}.npy"
             array = np.ascontiguousarray(array)
-            with open(file, "wb") as fh:
+            # NumPy's tofile turns an exception a signal's handler raises at its start (in its
+            # os.PathLike check) into a TypeError: the signal waits for the part instead
+            with open(file, "wb") as fh, signals_held():
                 np.save(fh, array, allow_pickle=False)
             parts[name] = {
                 "file": file.name,

@@ -31,7 +31,8 @@ prebuilt entry is used only where it was built from exactly this code:
 Anything else (other versions, another platform, a changed module) leaves the
 entry unused: the function is compiled as before, with the same
 results. ``GSEEK_PREBUILT=0`` turns the prebuilt code off; ``GSEEK_PREBUILT=DIR``
-reads another folder of the same form (sets inside). ``python -m gseek.precompile
+reads another folder of the same form (sets inside), or DIR itself where it
+holds a ``manifest.json`` (one set, whatever its name). ``python -m gseek.precompile
 --prebuilt`` rebuilds the set of the Python that runs it
 (:func:`gseek.precompile.build_prebuilt`).
 
@@ -141,8 +142,11 @@ def _built_with(manifest: dict) -> dict[str, str]:
 
 
 def _set_folder() -> Path | None:
+    """The set read here: this Python's and Numba's in the folder, or the folder itself if it is one."""
     folder = prebuilt_folder()
-    return None if folder is None else folder / prebuilt_set()
+    if folder is None:
+        return None
+    return folder if (folder / "manifest.json").is_file() else folder / prebuilt_set()
 
 
 @functools.cache
@@ -196,13 +200,18 @@ def prebuilt_sets() -> dict[str, list[str]]:
     those compile where the set is read). Any Python can say it: the check reads source files only."""
     folder = prebuilt_folder()
     found: dict[str, list[str]] = {}
-    for manifest_file in sorted(folder.glob("*/manifest.json")) if folder else ():
+    manifests = [] if folder is None else [folder / "manifest.json"] if (folder / "manifest.json").is_file() \
+        else sorted(folder.glob("*/manifest.json"))
+    for manifest_file in manifests:
         try:
-            modules = json.loads(manifest_file.read_text()).get("modules", {})
-        except (OSError, ValueError):
+            manifest = json.loads(manifest_file.read_text())
+            if manifest.get("format") != 2:  # another layout: not read here, not judged either
+                continue
+            found[manifest_file.parent.name] = [
+                m for m, entry in sorted(manifest["modules"].items())
+                if any(module_digest(n) != d for n, d in entry["imports"].items())]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
-        found[manifest_file.parent.name] = [m for m, entry in sorted(modules.items())
-                                            if any(module_digest(n) != d for n, d in entry["imports"].items())]
     return found
 
 
@@ -212,15 +221,17 @@ def prebuilt_status() -> str:
     folder = prebuilt_folder()
     if folder is None:
         return "off (GSEEK_PREBUILT=0)"
-    here = prebuilt_set()
+    set_folder = _set_folder()
+    here = set_folder.name
     sets = prebuilt_sets()
     others = [name for name in sets if name != here]
     stale_others = [f"{name} ({len(sets[name])} modules)" for name in others if sets[name]]
     tail = f"; stale in other sets: {', '.join(stale_others)}" if stale_others else ""
     try:
-        built = json.loads((folder / here / "manifest.json").read_text())
+        built = json.loads((set_folder / "manifest.json").read_text())
     except (OSError, ValueError):
-        return f"no set for {here} here (sets: {', '.join(sets) or 'none'}): every function compiles{tail}"
+        return (f"no set for {prebuilt_set()} in {folder} (sets: {', '.join(sets) or 'none'}): every function "
+                f"compiles{tail}")
     if built.get("format") != 2 or _built_with(built) != _versions():
         return (f"set {here} built for other versions ({', '.join(f'{k} {v}' for k, v in _built_with(built).items())}; "
                 f"here {', '.join(f'{k} {v}' for k, v in _versions().items())}): every function compiles{tail}")

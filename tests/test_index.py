@@ -336,6 +336,33 @@ def test_interrupted_save_leaves_nothing(built, tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+
+def test_a_signal_as_numpy_starts_a_part_ends_the_save_cleanly(built, tmp_path, monkeypatch):
+    """NumPy's ``tofile`` turns an exception raised by a signal's handler at its start (in its
+    ``os.PathLike`` check) into ``TypeError: expected str, bytes or os.PathLike object, not
+    BufferedWriter`` (CI, 2026-11-26: a traceback and exit 1 where SIGTERM should give 143).
+    The save holds signals while NumPy writes a part: the command's exception comes after it."""
+    from gseek.errors import Terminated, deliver_signal
+
+    _, index = built("n_runs")
+    calls = []
+
+    def numpy_save(fh, array, allow_pickle=False):
+        calls.append(1)
+        if len(calls) == 2:
+            try:  # what NumPy does with an exception raised inside it there
+                deliver_signal(Terminated(15))  # what the command's SIGTERM handler does
+            except BaseException:
+                raise TypeError("expected str, bytes or os.PathLike object, not BufferedWriter") from None
+        real_save(fh, array, allow_pickle=allow_pickle)
+
+    real_save = np.save
+    monkeypatch.setattr(np, "save", numpy_save)
+    with pytest.raises(Terminated):
+        index.save(tmp_path / "ref.gseek")
+    assert len(calls) == 2 and os.listdir(tmp_path) == []
+
+
 def _damage(path, name, how):
     file = path / f"{name}.npy"
     if how == "corrupt":

@@ -536,3 +536,87 @@ def test_abort_open_writers_undoes_a_writer_never_closed(tmp_path):
     assert not _running(child.pid) and os.listdir(tmp_path) == [] and not bam._OPEN
     writer.__exit__(None, None, None)  # closing it later does nothing more
     assert os.listdir(tmp_path) == []
+
+
+def test_a_signal_as_the_close_begins_kills_the_child(monkeypatch, tmp_path):
+    """A signal whose handler runs at the first call of the close (before it waits for the child):
+    the child is killed all the same, nothing is left (a second reader's finding)."""
+    from gseek.output import bam
+
+    writer = bam.HtslibWriter(tmp_path / "x.bam", _bam_header(), "bam", sort=False)
+    child = writer._child
+    signals = [KeyboardInterrupt]
+
+    def trace(what, size=0):
+        if signals:
+            raise signals.pop()
+
+    monkeypatch.setattr(bam, "_trace", trace)
+    with pytest.raises(KeyboardInterrupt):
+        writer.__exit__(None, None, None)
+    assert not _running(child.pid) and os.listdir(tmp_path) == [] and not bam._OPEN
+
+
+def test_a_close_cut_short_by_a_second_signal_is_finished_by_the_abort(monkeypatch, tmp_path):
+    """Ctrl-C while the sort writes the end, then another during the clean-up (the scratch folder
+    still there): the command's exit aborts the writer again and removes what is left."""
+    from gseek.output import bam
+
+    writer = bam.HtslibWriter(tmp_path / "x.bam", _bam_header(), "bam", sort=True)
+    child, real_wait, real_rmtree = writer._child, subprocess.Popen.wait, bam.shutil.rmtree
+    signals = {"wait": [KeyboardInterrupt], "rmtree": [KeyboardInterrupt]}
+
+    def wait(self, timeout=None):
+        if self is child and signals["wait"]:
+            raise signals["wait"].pop()
+        return real_wait(self, timeout)
+
+    def rmtree(*args, **kwargs):
+        if signals["rmtree"]:
+            raise signals["rmtree"].pop()
+        return real_rmtree(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "wait", wait)
+    monkeypatch.setattr(bam.shutil, "rmtree", rmtree)
+    with pytest.raises(KeyboardInterrupt):
+        writer.__exit__(None, None, None)
+    assert not _running(child.pid) and len(os.listdir(tmp_path)) == 1 and writer in bam._OPEN  # the scratch
+    bam.abort_open_writers()
+    monkeypatch.undo()
+    assert os.listdir(tmp_path) == [] and not bam._OPEN
+
+
+def _caught_and_ignored(pid: int) -> tuple[int, int]:
+    """The process's caught and ignored signal masks (``/proc/PID/status``)."""
+    fields = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                  if ":\t" in line)
+    return int(fields["SigCgt"], 16), int(fields["SigIgn"], 16)
+
+
+@pytest.mark.parametrize("nohup", [False, True])
+def test_a_hangup_ignored_by_nohup_stays_ignored(nohup):
+    """Under ``nohup`` SIGHUP is ignored when the command starts, and stays so (it used to get the
+    command's handler, and a hangup ended the run with 129); else the handler takes it."""
+    import time
+
+    def start():
+        if nohup:
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    proc = subprocess.Popen([*GSEEK, "stats", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=start)
+    try:
+        term, hup = 1 << (signal.SIGTERM - 1), 1 << (signal.SIGHUP - 1)
+        end = time.monotonic() + 60
+        while not _caught_and_ignored(proc.pid)[0] & term and time.monotonic() < end:  # handlers installed
+            time.sleep(0.01)
+        caught, ignored = _caught_and_ignored(proc.pid)
+        assert caught & term
+        assert (bool(ignored & hup), bool(caught & hup)) == ((True, False) if nohup else (False, True))
+        proc.send_signal(signal.SIGHUP)
+        out, err = proc.communicate(b">r\nACGT\n", timeout=60)
+        assert proc.returncode == (0 if nohup else 129), err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()

@@ -27,6 +27,7 @@ temporary name.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import shutil
@@ -191,13 +192,13 @@ class HtslibWriter:
         complete = exc_type is None
         index_tmp = None if self._scratch is None else self._scratch / ("index" + INDEX_SUFFIX[self.format])
         try:
-            if self._child is not None:
-                child, self._child = self._child, None
+            if self._child is not None:  # kept until reaped: abort_open_writers() kills one a signal left
                 try:
-                    self._finish(child, complete)
+                    self._finish(self._child, complete)
                 except BaseException:
                     complete = False
                     raise
+                self._child = None
         finally:
             try:
                 if complete:
@@ -222,8 +223,8 @@ class HtslibWriter:
     def _finish(self, child: subprocess.Popen, complete: bool) -> None:
         """End of the text: the child writes the last blocks and the end-of-file block (a failed
         output: it is stopped); its error, if any, as one naming the output."""
-        _trace("bam text end")
         try:
+            _trace("bam text end")
             if not complete:
                 child.kill()
             try:
@@ -239,6 +240,22 @@ class HtslibWriter:
         _trace("bam child done")
 
     # ------------------------------------------------------------------ errors naming the output
+
+    def _abort(self) -> None:
+        """Undo what is left, whatever happened before (a close cut short by a second signal, or none):
+        the child killed, the temporary output and the scratch folder removed. Safe to repeat."""
+        child, self._closed = self._child, True
+        if child is not None and child.returncode is None:
+            _kill(child)
+        self._child = None
+        try:
+            self._target.__exit__(GseekError, GseekError(f"{self.path}: aborted"), None)  # the temporary removed
+        except OSError:
+            pass
+        self._errors.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+        _OPEN.discard(self)
 
     def _failed(self, why: str) -> GseekError:
         return GseekError(f"{self.path}: {self.format.upper()} conversion failed: {self._shown(why)}")
@@ -259,15 +276,20 @@ _OPEN: set[HtslibWriter] = set()
 def abort_open_writers() -> None:
     """Abort every writer still open: its child killed, its temporaries removed.
 
-    For a command ending on a signal: the exception can land between a
+    For a process ending on a signal: the exception can land between a
     writer's making and the ``with`` (or the list of open outputs) that
-    would have closed it. Nothing is left running or written after it.
+    would have closed it, or cut its close short. Nothing is left running or
+    written after it. The command calls it as it exits (``cli.exit_now``);
+    a program importing gseek gets it at the interpreter's exit (``atexit``).
     """
     for writer in list(_OPEN):
         try:
-            writer._close(GseekError, GseekError(f"{writer.path}: aborted"), None)
+            writer._abort()
         except Exception:  # noqa: BLE001 - the others are aborted all the same
             pass
+
+
+atexit.register(abort_open_writers)
 
 
 def _kill(child: subprocess.Popen) -> None:
