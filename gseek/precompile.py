@@ -508,30 +508,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folder", help="write there instead of into the package's folder")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    if args.cubins:
-        from .errors import KernelCompileError
+    from .errors import KernelCompileError
 
-        try:
-            done = build_cubins(args.folder, tuple(args.arch or ("90",)))
-        except (ImportError, KernelCompileError) as exc:
-            print(f"python -m gseek.precompile: error: {exc}", file=sys.stderr)
-            return 1
-        for family, files in done.items():
-            print(f"{family:10} {files}")
-        print(f"{len(done)} families in {time.perf_counter() - started:.1f} s")
-        return 0
     try:
-        done = build_prebuilt(args.folder, remove=args.remove)
-    except (ValueError, subprocess.CalledProcessError) as exc:
-        print(f"python -m gseek.precompile: error: {exc}", file=sys.stderr)
+        if args.cubins:
+            done, what = build_cubins(args.folder, tuple(args.arch or ("90",))), "families"
+        else:
+            from gseek.kernels._jit import prebuilt_set
+
+            done, what = build_prebuilt(args.folder, remove=args.remove), f"modules of set {prebuilt_set()}"
+    except (ImportError, KernelCompileError, ValueError, subprocess.CalledProcessError) as exc:
+        need = " (--cubins needs CuPy and its NVRTC: pip install cupy-cuda12x; no GPU)" \
+            if isinstance(exc, ImportError) else ""
+        print(f"python -m gseek.precompile: error: {exc}{need}", file=sys.stderr)
         return 1
-    from gseek.kernels._jit import prebuilt_set
-
-    for module, what in done.items():
-        print(f"{what:8} {module}")
-    print(f"{len(done)} modules of set {prebuilt_set()} in {time.perf_counter() - started:.1f} s")
+    for name, result in done.items():
+        print(f"{result:8} {name}")
+    print(f"{len(done)} {what} in {time.perf_counter() - started:.1f} s")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
