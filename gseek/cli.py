@@ -100,7 +100,7 @@ def _map_options(func):
         click.option("--norc", is_flag=True, help="Do not align the reverse-complement strand."),
         click.option("--nofw", is_flag=True, help="Do not align the forward strand."),
         click.option("--no-unal", is_flag=True, help="map: drop unmapped reads from the SAM output."),
-        click.option("--xa-limit", type=click.IntRange(min=0), default=3, show_default=True,
+        click.option("--xa-limit", type=click.IntRange(0, 2**31 - 1), default=3, show_default=True,
                      help="map: list other best/second-best placements in XA when there are at most N."),
         click.option("--cigar-eq", is_flag=True, help="map: CIGAR with =/X runs instead of M."),
         click.option("--phred64/--phred33", "phred64", default=False,
@@ -1073,7 +1073,8 @@ def run() -> None:
         signal.signal(signal.SIGINT, _interrupt)
     try:
         code = main()
-    except Terminated as exc:  # arrived before main's own handler
+    except Terminated as exc:  # arrived before main's own handler: said here, as main says it
+        print(f"gseek: {exc}", file=sys.stderr)
         code = exc.exit_status
     exit_now(code)
 

@@ -380,6 +380,11 @@ def test_option_errors():
         with pytest.raises(OptionError, match=r"dust must be 'LEVEL WINDOW LINKER' with level 2..64, window "
                                               r"8..64, linker 1..32"):
             BlastOptions.for_task("blastn", dust=bad)
+    for name in ("xdrop_ungap", "xdrop_gap", "xdrop_gap_final"):  # inf overflowed into a traceback
+        for bad in (0, -1, float("inf"), float("nan"), 1e300):
+            with pytest.raises(OptionError, match=f"{name} must be > 0 and at most 1,000,000 bits"):
+                BlastOptions.for_task("megablast", **{name: bad})
+        BlastOptions.for_task("megablast", **{name: 1_000_000}).raw_xdrop(1_000_000)
     with pytest.raises(OptionError, match="unknown BLAST option"):
         BlastOptions.for_task("blastn", wordsize=11)
     with pytest.raises(OptionError, match="unknown task 'tblastx'"):

@@ -231,6 +231,26 @@ def test_volumes_on_two_devices_and_of_a_shard(ref, queries, split_index, tmp_pa
         BlastTask(index, "megablast", devices=["cpu"], volume_size=0)
 
 
+def test_volumes_on_the_cpu_from_a_fresh_command(split_index, tmp_path):
+    """``gseek --device cpu search --db-volume-size`` in a fresh process: the pipeline's prelim stage
+    holds the Numba guard (no parallel function has run yet, so the lock) while the volumes run; a
+    volume in another thread waiting for the same lock hung the command for ever (a hostile
+    tester's finding, 2026-11-26). Now the CPU's volumes run in the caller's thread: the output
+    without volumes, in seconds."""
+    import subprocess
+    import sys
+
+    index = split_index.save(tmp_path / "split.gseek")
+    fasta = tmp_path / "q.fa"
+    fasta.write_text((DATA / "search_queries.fa").read_text())
+    outputs = {}
+    for name, extra in (("plain", []), ("volumes", ["--db-volume-size", "5K"])):
+        out = tmp_path / f"{name}.tsv"
+        subprocess.run([sys.executable, "-m", "gseek", "--device", "cpu", "--quiet", "search", "-x", str(index),
+                        "-q", str(fasta), "--task", "megablast", "-o", str(out), *extra], check=True, timeout=120)
+        outputs[name] = out.read_bytes()
+    assert outputs["volumes"] == outputs["plain"] and outputs["plain"].count(b"\n") > 10
+
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 def test_volumes_chosen_from_free_device_memory(split_index, tmp_path, monkeypatch, device):
     """Without ``--db-volume-size``, a database that does not fit in DEVICE_DB_SHARE of the device's

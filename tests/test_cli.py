@@ -265,6 +265,7 @@ OPTION_CASES = [
     (PIPE_ALIGN + ["--no-sort"], "error", "--sort/--no-sort: not an option of --task align"),
     (PIPE_ALIGN + ["--compression-level", "3"], "error", "--compression-level: not an option of --task align"),
     (PIPE_MAP + ["--compression-level", "10"], "error", "10 is not in the range 0<=x<=9"),
+    (SEARCH + ["--xa-limit", "1" + "0" * 20], "error", "is not in the range 0<=x<=2147483647"),
     (BLASTN + ["--db-volume-size", "lots"], "error", "'lots' is not a number of bases"),
     (BLASTN + ["--db-volume-size", "0"], "error", "'0': a volume holds at least 1 base"),
     (SEARCH + ["--db-volume-size", "1M"], "error", "--db-volume-size: these apply to --task megablast|blastn"),

@@ -620,3 +620,51 @@ def test_a_hangup_ignored_by_nohup_stays_ignored(nohup):
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+@pytest.mark.parametrize("how", ["/dev/fd/N", "/dev/stdout", "stdout"])
+def test_an_output_through_a_descriptor_onto_an_input_is_refused(world, tmp_path, how):
+    """``-o /dev/fd/3 3<>a.fq``, ``-o /dev/stdout 1<>a.fq`` or no ``-o`` with ``1<>a.fq``: the
+    descriptor is the input's file, which the run would overwrite (it did, exit 0: a hostile
+    tester's finding). Refused before anything is written, as ``cat`` refuses it."""
+    reads = tmp_path / "a.fq"
+    shutil.copy(world["few"], reads)
+    before = reads.read_bytes()
+    fd = os.open(reads, os.O_RDWR)
+    try:
+        args = {"/dev/fd/N": ["-o", f"/dev/fd/{fd}"], "/dev/stdout": ["-o", "/dev/stdout"], "stdout": []}[how]
+        where = dict(pass_fds=(fd,)) if how == "/dev/fd/N" else dict(stdout=fd)
+        proc = subprocess.run([*GSEEK, "search", "-x", str(world["index"]), "-q", str(reads), *args],
+                              stderr=subprocess.PIPE, timeout=120, **where)
+    finally:
+        os.close(fd)
+    assert proc.returncode == 1 and f"writes to {reads}, an input".encode() in proc.stderr, proc.stderr
+    assert reads.read_bytes() == before
+
+
+def test_an_output_through_a_descriptor_is_written_through_it(world, tmp_path):
+    """``-o /dev/fd/3 3>>log.sam`` appends, as the shell opened the descriptor (reopening the name
+    truncated it: a hostile tester's finding); ``/dev/null`` may still be an input and the output."""
+    log = tmp_path / "log.sam"
+    log.write_text("KEEP\n")
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND)
+    try:
+        subprocess.run([*GSEEK, "search", "-x", str(world["index"]), "-q", str(world["few"]), "-o", f"/dev/fd/{fd}"],
+                       pass_fds=(fd,), check=True, timeout=120)
+    finally:
+        os.close(fd)
+    assert log.read_text().startswith("KEEP\n@HD\t")
+    check_output("/dev/null", ["/dev/null"])
+
+
+def test_a_signal_before_the_commands_own_handler_still_says_one_line():
+    """A SIGTERM handled between the handler's installation and the command's own ``try`` (the
+    suite caught one: 143 with nothing on stderr): the same one line as anywhere else."""
+    code = ("import gseek.cli as cli\n"
+            "from gseek.errors import Terminated\n"
+            "def early(args):\n"
+            "    raise Terminated(15)\n"
+            "cli._main = early\n"
+            "cli.run()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert proc.returncode == 143 and proc.stderr == b"gseek: terminated by SIGTERM\n", proc.stderr

@@ -37,6 +37,9 @@ MIN_WORD = {"megablast": 4, "blastn": 4}
 #: Bit score an ungapped HSP needs to be extended with gaps (BLAST+'s gap trigger, nucleotides).
 GAP_TRIGGER_BITS = 27.0
 STRANDS = ("both", "plus", "minus")
+#: The largest X-drop accepted, in bits (BLAST+'s defaults are 20-100): as a raw score it fits the
+#: kernels' 32-bit scores for every scoring system (inf or 1e300 overflowed, a traceback).
+MAX_XDROP_BITS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -103,9 +106,9 @@ class BlastOptions:
             raise OptionError(f"max_hsps must be >= 1, not {self.max_hsps}")
         if not 0 <= self.perc_identity <= 100 or not 0 <= self.qcov_hsp_perc <= 100:
             raise OptionError("perc_identity and qcov_hsp_perc must be in 0..100")
-        for name in ("xdrop_ungap", "xdrop_gap", "xdrop_gap_final"):
-            if not getattr(self, name) > 0:
-                raise OptionError(f"{name} must be > 0, not {getattr(self, name)}")
+        for name in ("xdrop_ungap", "xdrop_gap", "xdrop_gap_final"):  # (bits; as raw scores they must fit 32 bits)
+            if not 0 < getattr(self, name) <= MAX_XDROP_BITS:
+                raise OptionError(f"{name} must be > 0 and at most {MAX_XDROP_BITS:,} bits, not {getattr(self, name)}")
         if self.dust is not None:
             level, window, linker = self.dust
             if not (2 <= level <= 64 and 8 <= window <= 64 and 1 <= linker <= 32):

@@ -187,8 +187,15 @@ class ShardedSearcher:
                     s.ref.release()
             return out
 
-        with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="gseek-shard") as pool:
-            parts = [h for hits in pool.map(run, runs.values()) for h in hits]
+        # the CPU's shards (if any; else the first device's) run in this thread: a caller holding the
+        # Numba guard (the pipeline's prelim stage) would deadlock a CPU shard's thread waiting for it
+        groups = list(runs.values())
+        here = next((i for i, g in enumerate(groups) if g[0].backend.name == "cpu"), 0)
+        with ThreadPoolExecutor(max_workers=max(1, len(groups) - 1), thread_name_prefix="gseek-shard") as pool:
+            futures = {i: pool.submit(run, g) for i, g in enumerate(groups) if i != here}
+            done = {here: run(groups[here])}
+            done.update((i, f.result()) for i, f in futures.items())
+        parts = [h for i in range(len(groups)) for h in done[i]]
         return merge_hits(parts, self.options.max_target_seqs, self.options.max_hsps)
 
     def close(self) -> None:

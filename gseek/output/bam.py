@@ -57,12 +57,15 @@ BAM_LEVEL: int | None = None
 PIPE_BYTES = 1 << 20
 #: ``samtools view``'s output option by format (unsorted outputs).
 _MODE = {"bam": "-b", "cram": "-C"}
-#: The child process: ``pysam.<command>(*args)`` (stdin: the SAM text), its error on one line.
+#: The child process: ``pysam.<command>(*args)`` (stdin: the SAM text), its error on one line: the
+#: last line samtools wrote (pysam's error holds it after ``stderr=``, inside its own repr).
 _CHILD = ("import sys, pysam\n"
           "try:\n"
           "    getattr(pysam, sys.argv[1])(*sys.argv[2:], catch_stdout=False)\n"
           "except pysam.utils.SamtoolsError as exc:\n"
-          "    sys.stderr.write(' '.join(str(exc).split()) + '\\n')\n"
+          "    text = str(getattr(exc, 'value', exc)).split('stderr=', 1)[-1]\n"
+          "    lines = [x for x in text.splitlines() if x.strip()]\n"
+          "    sys.stderr.write(' '.join((lines[-1] if lines else text).split()) + '\\n')\n"
           "    sys.exit(1)\n")
 #: The scratch folder of a sort is ``.NAME<SCRATCH_SUFFIX>.tmp-PID`` beside the output.
 SCRATCH_SUFFIX = ".sort"
@@ -264,6 +267,8 @@ class HtslibWriter:
         """``text`` on one line, the output's name in place of any temporary one."""
         text = " ".join(str(text).split())
         names = [self._dest] + ([] if self._scratch is None else [self._scratch])
+        if self.sort:  # the sort's output argument: the output and its index's scratch name
+            names.insert(0, self._command()[self._command().index("-o") + 1])
         for scratch in names:
             text = text.replace(os.fspath(scratch), os.fspath(self.path))
         return text

@@ -93,7 +93,7 @@ class OutputFile(io.FileIO):
     FileNotFoundError: [Errno 2] No such file or directory: 'x.sam'
     """
 
-    def __init__(self, file: str | os.PathLike, shown: str | os.PathLike) -> None:
+    def __init__(self, file: str | os.PathLike | int, shown: str | os.PathLike) -> None:
         self.shown = os.fspath(shown)
         try:
             super().__init__(file, "wb")
@@ -195,8 +195,14 @@ class open_output:
         if self.mode == "path":
             self._fh = self._raw = None
             return Path("/dev/stdout") if os.fspath(self.path) == STDOUT else self.tmp  # type: ignore[return-value]
-        if os.fspath(self.path) == STDOUT or descriptor_of(self.path) == 1:
+        fd = 1 if os.fspath(self.path) == STDOUT else descriptor_of(self.path)
+        if fd == 1:
             raw: IO = _StdoutBytes()  # /dev/stdout too: written as stdout is, not reopened (no truncation)
+        elif fd is not None:  # /dev/fd/N: written through the descriptor, as the shell opened it (3>>log
+            try:              # appends); reopening the name would truncate it
+                raw = io.BufferedWriter(OutputFile(os.dup(fd), self.path))
+            except OSError as exc:
+                raise named_error(exc, self.path) from exc
         else:
             raw = open_named(self.tmp, self.path)
         if self.compress:
@@ -249,7 +255,10 @@ def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool 
         within: folders the run reads (an index): the output may not lie inside one.
 
     ``-`` and special files (``/dev/null``, a FIFO) pass: they are written in
-    place, and ``/dev/null`` may be both input and output. Raises ``OSError``
+    place, and ``/dev/null`` may be both input and output; but ``-`` or a
+    descriptor's name (``/dev/stdout``, ``/dev/fd/N``) whose descriptor is an
+    input's regular file (``gseek ... -q a.fq 1<>a.fq``) is refused, as
+    ``cat`` refuses it. Raises ``OSError``
     naming ``path`` (a directory where a file is written, a missing folder,
     one without write permission) or :class:`~gseek.errors.OutputError` (an
     input, a folder in use).
@@ -265,6 +274,16 @@ def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool 
     gseek.errors.OutputError: .../r.fq: is also an input; give another output
     """
     if os.fspath(path) == STDOUT or is_special(path):
+        fd = 1 if os.fspath(path) == STDOUT else descriptor_of(path)
+        try:
+            st_fd = None if fd is None else os.fstat(fd)
+        except OSError:
+            st_fd = None
+        if st_fd is not None and stat.S_ISREG(st_fd.st_mode):
+            for name in _regular(inputs):
+                if _same(st_fd, os.stat(name)):
+                    shown = "standard output" if os.fspath(path) == STDOUT else path
+                    raise OutputError(shown, f"writes to {os.fspath(name)}, an input; give another output")
         return
     path = Path(path)
     try:
@@ -309,6 +328,20 @@ def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool 
         raise OSError(errno.ENOTDIR, f"{os.strerror(errno.ENOTDIR)} (folder {parent})", os.fspath(path))
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OSError(errno.EACCES, f"{os.strerror(errno.EACCES)} (folder {parent})", os.fspath(path))
+
+
+def _regular(inputs) -> list[str | os.PathLike]:
+    """The inputs that are existing regular files (what an output could destroy)."""
+    found = []
+    for name in inputs:
+        if name is None or os.fspath(name) == STDOUT:
+            continue
+        try:
+            if stat.S_ISREG(os.stat(name).st_mode):
+                found.append(name)
+        except OSError:
+            continue
+    return found
 
 
 def _same(a: os.stat_result, b: os.stat_result) -> bool:
