@@ -441,7 +441,6 @@ def build_cubins(folder: str | os.PathLike | None = None, archs: tuple[str, ...]
     manifest does not name are removed; the manifest is written last.
     """
     import hashlib
-    import importlib
     import inspect
 
     import cupy
@@ -478,8 +477,7 @@ def build_cubins(folder: str | os.PathLike | None = None, archs: tuple[str, ...]
             manifest["families"].setdefault(family.CUDA_SOURCE, []).append(
                 {"arch": arch, "key": _cuda.cubin_key(family.CUDA_SOURCE, code, options), "file": file,
                  "sha256": hashlib.sha256(cubin).hexdigest()})
-            done.setdefault(name, "")
-            done[name] = " ".join(filter(None, (done[name], file)))
+            done[name] = f"{done[name]} {file}" if name in done else file
     target.mkdir(parents=True, exist_ok=True)
     for old in target.glob("*.cubin"):
         if old.name not in files:

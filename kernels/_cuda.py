@@ -158,15 +158,17 @@ def _shipped(filename: str, code: str, options: tuple[tuple[str, int], ...], dev
     return None
 
 
-def cubin_status(block_size: int = 256) -> str:
-    """One line on the shipped cubins: the families whose program they still match (default block size)."""
+def cubin_status() -> str:
+    """One line on the shipped cubins: the families whose program (with the block size they were built
+    for) they still match."""
     manifest = cubin_manifest()
     if not manifest:
         return "off (GSEEK_CUBINS=0)" if os.environ.get("GSEEK_CUBINS", "") == "0" else "none"
     families = {name: importlib.import_module(f"gseek.kernels.{name}") for name in FAMILIES}
     current, stale = [], []
     for name, family in sorted(families.items()):
-        key = cubin_key(family.CUDA_SOURCE, source(family.CUDA_SOURCE), family_options(family, block_size))
+        key = cubin_key(family.CUDA_SOURCE, source(family.CUDA_SOURCE),
+                        family_options(family, manifest.get("block_size", 0)))
         archs = [e["arch"] for e in manifest.get("families", {}).get(family.CUDA_SOURCE, []) if e.get("key") == key]
         (current if archs else stale).append(name)
     archs = sorted({e["arch"] for entries in manifest.get("families", {}).values() for e in entries})

@@ -191,45 +191,34 @@ class HtslibWriter:
     def _close(self, exc_type, exc, tb) -> None:
         if self._closed:
             return
+        if exc_type is not None:  # a failed output: nothing under its name
+            self._abort()
+            return
         self._closed = True
-        complete = exc_type is None
-        index_tmp = None if self._scratch is None else self._scratch / ("index" + INDEX_SUFFIX[self.format])
         try:
             if self._child is not None:  # kept until reaped: abort_open_writers() kills one a signal left
-                try:
-                    self._finish(self._child, complete)
-                except BaseException:
-                    complete = False
-                    raise
+                self._finish(self._child)
                 self._child = None
-        finally:
-            try:
-                if complete:
-                    self._target.__exit__(None, None, None)  # renamed into place
-                else:
-                    self._target.__exit__(exc_type or GseekError, exc, tb)  # removed
-                if complete and index_tmp is not None:
-                    final = self.path.with_name(self.path.name + INDEX_SUFFIX[self.format])
-                    try:
-                        os.replace(index_tmp, final)
-                    except OSError as err:
-                        raise named_error(err, final) from err
-                elif complete and not is_special(self.path):
-                    for suffix in _OLD_INDEXES[self.format]:  # an index of a former file of this name
-                        self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
-            finally:
-                self._errors.close()
-                if self._scratch is not None:
-                    shutil.rmtree(self._scratch, ignore_errors=True)
-                _OPEN.discard(self)
+            self._target.__exit__(None, None, None)  # renamed into place
+            if self._scratch is not None:
+                final = self.path.with_name(self.path.name + INDEX_SUFFIX[self.format])
+                try:
+                    os.replace(self._scratch / ("index" + INDEX_SUFFIX[self.format]), final)
+                except OSError as err:
+                    raise named_error(err, final) from err
+            elif not is_special(self.path):
+                for suffix in _OLD_INDEXES[self.format]:  # an index of a former file of this name
+                    self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+        except BaseException:
+            self._abort()
+            raise
+        self._release()
 
-    def _finish(self, child: subprocess.Popen, complete: bool) -> None:
-        """End of the text: the child writes the last blocks and the end-of-file block (a failed
-        output: it is stopped); its error, if any, as one naming the output."""
+    def _finish(self, child: subprocess.Popen) -> None:
+        """End of the text: the child writes the last blocks and the end-of-file block; its error,
+        if any, as one naming the output."""
         try:
             _trace("bam text end")
-            if not complete:
-                child.kill()
             try:
                 child.stdin.close()
             except OSError:  # BrokenPipeError: the child stopped, its status says why
@@ -238,15 +227,16 @@ class HtslibWriter:
         except BaseException:  # a signal while the child writes the end: it stops (else it would
             _kill(child)        # write the output's temporary name after this process cleaned up)
             raise
-        if status != 0 and complete:
+        if status != 0:
             raise self._failed(self._child_error(child))
         _trace("bam child done")
 
     # ------------------------------------------------------------------ errors naming the output
 
     def _abort(self) -> None:
-        """Undo what is left, whatever happened before (a close cut short by a second signal, or none):
-        the child killed, the temporary output and the scratch folder removed. Safe to repeat."""
+        """Undo what is left, whatever happened before (a failed output, a close cut short by a second
+        signal, or none at all): the child killed, the temporary output removed, then
+        :meth:`_release`. Safe to repeat."""
         child, self._closed = self._child, True
         if child is not None and child.returncode is None:
             _kill(child)
@@ -255,6 +245,10 @@ class HtslibWriter:
             self._target.__exit__(GseekError, GseekError(f"{self.path}: aborted"), None)  # the temporary removed
         except OSError:
             pass
+        self._release()
+
+    def _release(self) -> None:
+        """What every end removes: the error file, the scratch folder, the entry in the open writers."""
         self._errors.close()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
@@ -268,7 +262,8 @@ class HtslibWriter:
         text = " ".join(str(text).split())
         names = [self._dest] + ([] if self._scratch is None else [self._scratch])
         if self.sort:  # the sort's output argument: the output and its index's scratch name
-            names.insert(0, self._command()[self._command().index("-o") + 1])
+            command = self._command()
+            names.insert(0, command[command.index("-o") + 1])
         for scratch in names:
             text = text.replace(os.fspath(scratch), os.fspath(self.path))
         return text

@@ -43,9 +43,11 @@ _FD_PATH = re.compile(r"/(?:dev/fd|proc/(?:self|\d+)/fd)/(\d+)")
 
 
 def descriptor_of(path: str | os.PathLike) -> int | None:
-    """The file descriptor a name stands for (``/dev/stdout``, ``/dev/fd/N``,
-    ``/proc/self/fd/N`` or a link to one), or None. Such a name is never renamed
-    over: it would replace the link, not write where the descriptor points."""
+    """The file descriptor a name stands for (``-`` and ``/dev/stdout``: 1,
+    ``/dev/fd/N``, ``/proc/self/fd/N`` or a link to one), or None. Such a name is
+    never renamed over: it would replace the link, not write where the descriptor points."""
+    if os.fspath(path) == STDOUT:
+        return 1
     p = os.path.abspath(os.fspath(path))
     for _ in range(16):  # a chain of links, as the kernel follows it
         match = _FD_PATH.fullmatch(p)
@@ -63,7 +65,7 @@ def is_special(path: str | os.PathLike) -> bool:
     """Whether ``path`` is written in place: ``-``, a name of a file descriptor
     (``/dev/stdout``, ``/dev/fd/N``: whatever it points to, a redirected file too),
     or an existing file that is not a regular file (a character device, FIFO or socket)."""
-    if os.fspath(path) == STDOUT or descriptor_of(path) is not None:
+    if descriptor_of(path) is not None:
         return True
     try:
         mode = os.stat(path).st_mode
@@ -195,7 +197,7 @@ class open_output:
         if self.mode == "path":
             self._fh = self._raw = None
             return Path("/dev/stdout") if os.fspath(self.path) == STDOUT else self.tmp  # type: ignore[return-value]
-        fd = 1 if os.fspath(self.path) == STDOUT else descriptor_of(self.path)
+        fd = descriptor_of(self.path)
         if fd == 1:
             raw: IO = _StdoutBytes()  # /dev/stdout too: written as stdout is, not reopened (no truncation)
         elif fd is not None:  # /dev/fd/N: written through the descriptor, as the shell opened it (3>>log
@@ -273,8 +275,8 @@ def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool 
     ...
     gseek.errors.OutputError: .../r.fq: is also an input; give another output
     """
-    if os.fspath(path) == STDOUT or is_special(path):
-        fd = 1 if os.fspath(path) == STDOUT else descriptor_of(path)
+    if is_special(path):
+        fd = descriptor_of(path)
         try:
             st_fd = None if fd is None else os.fstat(fd)
         except OSError:

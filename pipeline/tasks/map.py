@@ -750,7 +750,7 @@ def _distinct_outputs(outputs: dict[str, str | os.PathLike]) -> None:
     seen: dict[Any, str] = {}
     for name, path in outputs.items():
         p = os.fspath(path)
-        if p == "-" or descriptor_of(p) == 1:
+        if descriptor_of(p) == 1:
             key: Any = "-"
         elif is_special(p):
             continue  # /dev/null and the like take any number of writers
