@@ -1034,6 +1034,8 @@ def _startup_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--demo", action="store_true", help="also time `gseek demo` with empty caches")
     p.add_argument("--no-cubins", action="store_true",
                    help="also time the GPU search with the shipped cubins off (GSEEK_CUBINS=0): cold and warm")
+    p.add_argument("--no-cupy-cache", action="store_true",
+                   help="also time the GPU search cold with the shipped CuPy kernels off (GSEEK_CUPY_CACHE=0)")
 
 
 @benchmark("startup", "the first command after an install (empty Numba and CuPy caches) and the same again warm",
@@ -1082,11 +1084,15 @@ def bench_startup(args: argparse.Namespace) -> Report:
             if args.no_cubins and device == "gpu":  # the CUDA families compiled by NVRTC, as before the cubins
                 for label in ("cold, cubins off (GSEEK_CUBINS=0)", "warm, cubins off"):
                     timed(device, label, search, caches(device, "-nocubin", GSEEK_CUBINS="0"))
+            if args.no_cupy_cache and device == "gpu":  # CuPy's own kernels compiled by NVRTC on first use
+                timed(device, "cold, shipped CuPy kernels off (GSEEK_CUPY_CACHE=0)", search,
+                      caches(device, "-nocupy", GSEEK_CUPY_CACHE="0"))
             if args.demo:
                 (work / f"demo-{device}").mkdir()
                 timed(device, "gseek demo, cold (caches empty)", gseek + ["--device", device, "demo"],
                       caches(device, "-demo"), cwd=work / f"demo-{device}")
         table = markdown_table(["device", "run", "wall s"], rows, align="llr")
+        from gseek.kernels import _cupy_cache
         from gseek.kernels._cuda import cubin_status
         from gseek.kernels._jit import prebuilt_status
 
@@ -1095,7 +1101,8 @@ def bench_startup(args: argparse.Namespace) -> Report:
                  "from the shipped prebuilt machine code where it is current, CUDA kernels from the shipped "
                  "cubins where they fit the device, else compiled); the index built beforehand with a cache of "
                  "its own",
-                 f"prebuilt machine code: {prebuilt_status()}", f"shipped CUDA machine code: {cubin_status()}"]
+                 f"prebuilt machine code: {prebuilt_status()}", f"shipped CUDA machine code: {cubin_status()}",
+                 f"shipped CuPy kernels: {_cupy_cache.status()}"]
         return Report(title="Start-up", data={"summary": f"{args.reads:,} reads, lambda"}, table=table, notes=notes,
                       results=results)
     finally:

@@ -177,6 +177,9 @@ class GpuBackend(Backend):
         self.device = cupy.cuda.Device(self.device_id)
         self.block_size = int(block_size)
         self.max_blocks = int(max_blocks)
+        from gseek.kernels import _cupy_cache
+
+        _cupy_cache.seed_for(cupy, self.device)  # CuPy's kernels gseek uses, where the package has them for this CuPy
         props = cupy.cuda.runtime.getDeviceProperties(self.device_id)
         self.device_name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         self.compute_capability = self.device.compute_capability

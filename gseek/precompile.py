@@ -39,7 +39,8 @@ from pathlib import Path
 
 from .backend import Backend, get_backend
 
-__all__ = ["WORKLOADS", "build_cubins", "build_prebuilt", "collect_prebuilt", "compile_kernels", "write_prebuilt"]
+__all__ = ["WORKLOADS", "build_cubins", "build_cupy_cache", "build_prebuilt", "collect_prebuilt", "compile_kernels",
+           "write_prebuilt"]
 
 WORKLOADS = ("parse", "index", "map", "align", "blast")
 
@@ -488,9 +489,33 @@ def build_cubins(folder: str | os.PathLike | None = None, archs: tuple[str, ...]
     return done
 
 
+def build_cupy_cache(folder: str | os.PathLike | None = None, processes: int = 4) -> dict[str, int]:
+    """Fill an empty CuPy kernel cache by ``gseek --device gpu compile`` (every workload), then make it the
+    shipped copy (``folder``, default :data:`gseek.kernels._cupy_cache.SHIPPED`); file -> bytes.
+
+    Needs a GPU: CuPy generates its kernels' code at their first use. The compile runs in a child process
+    with ``CUPY_CACHE_DIR`` set to a new folder and the seeding off (``GSEEK_CUPY_CACHE=0``), so the copy
+    holds exactly what the commands compile today and nothing from an older copy.
+    """
+    import cupy
+    from cupy.cuda import nvrtc
+
+    from gseek.kernels import _cupy_cache
+
+    with tempfile.TemporaryDirectory(prefix="gseek-cupy-cache-") as tmp:
+        env = dict(os.environ, CUPY_CACHE_DIR=os.path.join(tmp, "cupy"), NUMBA_CACHE_DIR=os.path.join(tmp, "numba"),
+                   GSEEK_CUPY_CACHE="0")
+        subprocess.run([sys.executable, "-m", "gseek", "--quiet", "--device", "gpu", "compile", "--processes",
+                        str(processes)], env=env, check=True, cwd=tmp)  # (not beside a source tree's gseek/)
+        return _cupy_cache.collect(env["CUPY_CACHE_DIR"], cupy.__version__, ".".join(map(str, nvrtc.getVersion())),
+                                   str(cupy.cuda.Device(0).compute_capability),
+                                   Path(folder) if folder else _cupy_cache.SHIPPED)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m gseek.precompile --prebuilt [--remove] [--folder DIR]``: rebuild the prebuilt machine code;
-    ``--cubins [--arch 90 ...] [--folder DIR]``: rebuild the shipped CUDA machine code."""
+    ``--cubins [--arch 90 ...] [--folder DIR]``: rebuild the shipped CUDA machine code; ``--cupy-cache
+    [--folder DIR]``: rebuild the shipped copy of CuPy's kernels (on a GPU machine)."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m gseek.precompile", description=main.__doc__)
@@ -501,6 +526,9 @@ def main(argv: list[str] | None = None) -> int:
     what.add_argument("--cubins", action="store_true",
                       help="compile the .cu families with CuPy's NVRTC into gseek's cubin folder "
                            "(gseek.kernels._cuda; no GPU needed)")
+    what.add_argument("--cupy-cache", action="store_true",
+                      help="run gseek --device gpu compile into an empty CuPy cache and ship what CuPy compiled "
+                           "(gseek.kernels._cupy_cache; needs a GPU)")
     parser.add_argument("--arch", action="append", help="with --cubins: a compute capability (default 90)")
     parser.add_argument("--remove", action="store_true", help="drop modules that no longer have compiled code")
     parser.add_argument("--folder", help="write there instead of into the package's folder")
@@ -511,6 +539,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cubins:
             done, what = build_cubins(args.folder, tuple(args.arch or ("90",))), "families"
+        elif args.cupy_cache:
+            done, what = build_cupy_cache(args.folder), "CuPy kernels"
         else:
             from gseek.kernels._jit import prebuilt_set
 

@@ -28,11 +28,13 @@ def _gpu_ok() -> bool:
 def pytest_terminal_summary(terminalreporter):
     """Whether the run could use the prebuilt machine code (else it compiled: slower, same results),
     and whether the shipped CUDA machine code still matches the ``.cu`` sources."""
+    from gseek.kernels import _cupy_cache
     from gseek.kernels._cuda import cubin_status
     from gseek.kernels._jit import prebuilt_status
 
     terminalreporter.write_line(f"gseek prebuilt machine code: {prebuilt_status()}")
     terminalreporter.write_line(f"gseek shipped CUDA machine code: {cubin_status()}")
+    terminalreporter.write_line(f"gseek shipped CuPy kernels: {_cupy_cache.status()}")
 
 
 def pytest_collection_modifyitems(config, items):
