@@ -222,9 +222,10 @@ def compile_kernels(device: str | Backend = "auto", only: tuple[str, ...] = WORK
 
 def cache_dirs() -> dict[str, str]:
     """Where the compiled code goes: Numba's cache and CuPy's kernel cache."""
+    from gseek.kernels._cupy_cache import cache_dir
+
     numba_dir = os.environ.get("NUMBA_CACHE_DIR") or "__pycache__ beside each module"
-    cupy_dir = os.environ.get("CUPY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cupy", "kernel_cache")
-    return {"numba": numba_dir, "cupy": cupy_dir}
+    return {"numba": numba_dir, "cupy": cache_dir(sys.modules.get("cupy"))}
 
 
 # --------------------------------------------------------------------------- the prebuilt machine code
@@ -449,12 +450,14 @@ def build_cubins(folder: str | os.PathLike | None = None, archs: tuple[str, ...]
 
     from gseek.backend import GpuBackend
     from gseek.kernels import _cuda
+    from gseek.kernels._cupy_cache import nvrtc_version
+    from gseek.kernels._shipped import write_folder
 
     from .errors import KernelCompileError
 
     target = Path(folder) if folder else _cuda.CUBINS
     block = inspect.signature(GpuBackend.__init__).parameters["block_size"].default
-    manifest: dict = {"format": 1, "nvrtc": ".".join(map(str, nvrtc.getVersion())), "cupy": cupy.__version__,
+    manifest: dict = {"format": 1, "nvrtc": nvrtc_version(), "cupy": cupy.__version__,
                       "block_size": block, "families": {}}
     files: dict[str, bytes] = {}
     done: dict[str, str] = {}
@@ -479,13 +482,7 @@ def build_cubins(folder: str | os.PathLike | None = None, archs: tuple[str, ...]
                 {"arch": arch, "key": _cuda.cubin_key(family.CUDA_SOURCE, code, options), "file": file,
                  "sha256": hashlib.sha256(cubin).hexdigest()})
             done[name] = f"{done[name]} {file}" if name in done else file
-    target.mkdir(parents=True, exist_ok=True)
-    for old in target.glob("*.cubin"):
-        if old.name not in files:
-            old.unlink()
-    for file, data in files.items():
-        (target / file).write_bytes(data)
-    (target / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    write_folder(target, files, manifest, lambda name: name.endswith(".cubin"))
     return done
 
 
@@ -498,16 +495,16 @@ def build_cupy_cache(folder: str | os.PathLike | None = None, processes: int = 4
     holds exactly what the commands compile today and nothing from an older copy.
     """
     import cupy
-    from cupy.cuda import nvrtc
 
     from gseek.kernels import _cupy_cache
 
     with tempfile.TemporaryDirectory(prefix="gseek-cupy-cache-") as tmp:
         env = dict(os.environ, CUPY_CACHE_DIR=os.path.join(tmp, "cupy"), NUMBA_CACHE_DIR=os.path.join(tmp, "numba"),
                    GSEEK_CUPY_CACHE="0")
+        env.pop("CUPY_CACHE_IN_MEMORY", None)  # (CuPy would write nothing to collect)
         subprocess.run([sys.executable, "-m", "gseek", "--quiet", "--device", "gpu", "compile", "--processes",
                         str(processes)], env=env, check=True, cwd=tmp)  # (not beside a source tree's gseek/)
-        return _cupy_cache.collect(env["CUPY_CACHE_DIR"], cupy.__version__, ".".join(map(str, nvrtc.getVersion())),
+        return _cupy_cache.collect(env["CUPY_CACHE_DIR"], cupy.__version__, _cupy_cache.nvrtc_version(),
                                    str(cupy.cuda.Device(0).compute_capability),
                                    Path(folder) if folder else _cupy_cache.SHIPPED)
 
@@ -547,7 +544,8 @@ def main(argv: list[str] | None = None) -> int:
             done, what = build_prebuilt(args.folder, remove=args.remove), f"modules of set {prebuilt_set()}"
     except (ImportError, KernelCompileError, ValueError, subprocess.CalledProcessError) as exc:
         need = " (--cubins needs CuPy and its NVRTC: pip install cupy-cuda12x; no GPU)" \
-            if isinstance(exc, ImportError) else ""
+            if isinstance(exc, ImportError) else \
+            " (--cupy-cache runs gseek --device gpu compile: it needs a GPU and CuPy)" if args.cupy_cache else ""
         print(f"python -m gseek.precompile: error: {exc}{need}", file=sys.stderr)
         return 1
     for name, result in done.items():

@@ -131,7 +131,8 @@ def pattern_arrays(patterns: Any, backend: Backend | None = None) -> tuple[Any, 
         codes = put(patterns[0], np.uint8)
         offsets = put(patterns[1], np.int64)
         bad = offsets.ndim != 1 or offsets.size < 1 or int(offsets[0]) != 0 or int(offsets[-1]) != codes.size
-        if bad or bool((xp.diff(offsets) < 0).any()):
+        # min, not any(): CuPy compiles a CUB block reduction for any() on first use (docs/startup.md)
+        if bad or (offsets.size > 1 and int(xp.diff(offsets).min()) < 0):
             raise OptionError("pattern offsets must start at 0, never decrease, and end at len(codes)")
         if codes.size and int(codes.max()) > 4:
             raise OptionError("pattern codes must be 0..4 (A, C, G, T, N)")

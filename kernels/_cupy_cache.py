@@ -16,18 +16,23 @@ generated source, the options, NVRTC's version and output on an empty program,
 CuPy's build), and its content starts with the SHA-1 of the binary, which CuPy
 checks; a file that does not fit is never read. Copies are written under a
 temporary name and renamed, as CuPy writes its own, so processes seeding one
-cache at once are safe. ``GSEEK_CUPY_CACHE=0`` turns the seeding off;
+cache at once are safe. The manifest's SHA-256 of each file is for the tests
+(CuPy checks the SHA-1 a file carries when it loads it). ``GSEEK_CUPY_CACHE=0``
+(or CuPy's own ``CUPY_CACHE_IN_MEMORY=1``) turns the seeding off;
 ``python -m gseek.precompile --cupy-cache`` rebuilds the folder (on a GPU machine).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import tempfile
 from pathlib import Path
+
+from gseek.kernels._shipped import write_folder
 
 #: The shipped files: ``manifest.json`` and CuPy's ``<sha1>.cubin`` cache files.
 SHIPPED = Path(__file__).resolve().with_name("cupy_cache")
@@ -39,18 +44,42 @@ _HASH = 40
 _seeded: dict[tuple[str, str], int] = {}
 
 
-def cache_dir() -> str:
-    """CuPy's kernel cache folder, as CuPy finds it (``CUPY_CACHE_DIR`` or ``~/.cupy/kernel_cache``)."""
+def cache_dir(cupy=None) -> str:
+    """CuPy's kernel cache folder: the one the imported CuPy's disk cache says it uses, else CuPy's rule
+    (``CUPY_CACHE_DIR``, default ``~/.cupy/kernel_cache``; CuPy reads it once, at its import)."""
+    backend = getattr(getattr(getattr(cupy, "cuda", None), "compiler", None), "_kernel_cache_backend", None)
+    folder = getattr(backend, "_cache_dir", None)
+    if isinstance(folder, str):
+        return folder
     return os.environ.get("CUPY_CACHE_DIR", os.path.expanduser("~/.cupy/kernel_cache"))
 
 
+def nvrtc_version() -> str:
+    """The version of the NVRTC CuPy compiles with, such as ``"12.9"`` (needs CuPy)."""
+    from cupy.cuda import nvrtc
+
+    return ".".join(map(str, nvrtc.getVersion()))
+
+
+def off() -> str:
+    """Why the seeding is off (``""``: it is on): ``GSEEK_CUPY_CACHE=0``, or CuPy keeping its cache in
+    memory (``CUPY_CACHE_IN_MEMORY``, read as CuPy reads it: on when it is the integer 1)."""
+    if os.environ.get("GSEEK_CUPY_CACHE", "") == "0":
+        return "GSEEK_CUPY_CACHE=0"
+    value = os.environ.get("CUPY_CACHE_IN_MEMORY", "")
+    try:
+        return "CUPY_CACHE_IN_MEMORY=1" if value and int(value) == 1 else ""
+    except ValueError:
+        return ""
+
+
 def manifest(folder: Path = SHIPPED) -> dict:
-    """The shipped files' manifest (``{}`` when there is none)."""
+    """The shipped files' manifest (``{}`` when there is none, or it is not one)."""
     try:
         data = json.loads((folder / "manifest.json").read_text())
     except (OSError, ValueError):
         return {}
-    return data if data.get("format") == 1 else {}
+    return data if isinstance(data, dict) and data.get("format") == 1 else {}
 
 
 def valid_file(data: bytes) -> bool:
@@ -66,72 +95,72 @@ def fits(shipped: dict, cupy_version: str, nvrtc: str, arch: str) -> bool:
 
 def seed(target: str | os.PathLike, cupy_version: str, nvrtc: str, arch: str, folder: Path = SHIPPED) -> int:
     """Copy the shipped files that ``target`` (a CuPy cache folder) lacks into it, where they fit this CuPy,
-    NVRTC and architecture; the number copied. Never raises for the file system: an unwritable cache
-    only means CuPy compiles, as it would without this."""
-    if os.environ.get("GSEEK_CUPY_CACHE", "") == "0" or os.environ.get("CUPY_CACHE_IN_MEMORY", "") not in ("", "0"):
-        return 0
+    NVRTC and architecture; the number copied. Never raises for the file system: a file that cannot be
+    written is left to CuPy to compile, as without this, and no temporary is left behind."""
     shipped = manifest(folder)
-    if not fits(shipped, cupy_version, nvrtc, arch) or not os.fspath(target):
+    if off() or not fits(shipped, cupy_version, nvrtc, arch) or not os.fspath(target):
         return 0
-    copied = 0
     try:
         os.makedirs(target, exist_ok=True)
-        for name in shipped.get("files", {}):
-            path = os.path.join(target, name)
-            if not _NAME.match(name) or os.path.exists(path):
-                continue
-            data = (folder / name).read_bytes()
-            with tempfile.NamedTemporaryFile(dir=target, delete=False) as tmp:
-                tmp.write(data)
-            os.replace(tmp.name, path)
-            copied += 1
     except OSError:
-        pass
+        return 0
+    copied = 0
+    for name in shipped.get("files", {}):
+        path = os.path.join(target, name)
+        if not _NAME.match(name) or os.path.exists(path):
+            continue
+        tmp = None
+        try:
+            data = (folder / name).read_bytes()
+            with tempfile.NamedTemporaryFile(dir=target, delete=False) as out:
+                tmp = out.name
+                out.write(data)
+            os.replace(tmp, path)
+            copied += 1
+        except OSError:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
     return copied
 
 
 def seed_for(cupy, device) -> int:
     """:func:`seed` CuPy's cache for ``device`` (a ``cupy.cuda.Device``), once per process and architecture."""
-    from cupy.cuda import nvrtc
-
     arch = str(device.compute_capability)
-    key = (cache_dir(), arch)
+    key = (cache_dir(cupy), arch)
     if key not in _seeded:
         try:
-            version = ".".join(map(str, nvrtc.getVersion()))
+            version = nvrtc_version()
         except Exception:  # noqa: BLE001 - no NVRTC: CuPy cannot compile either; nothing to seed
             version = ""
-        _seeded[key] = seed(key[0], cupy.__version__, version, arch) if version else 0
+        _seeded[key] = seed(key[0], cupy.__version__, version, arch, folder=SHIPPED) if version else 0
     return _seeded[key]
 
 
 def collect(source: str | os.PathLike, cupy_version: str, nvrtc: str, arch: str,
             folder: Path = SHIPPED) -> dict[str, int]:
     """Make ``folder`` the shipped copy of the CuPy cache files in ``source`` (filled from empty by
-    ``gseek compile`` on a GPU): file -> bytes. Files of ``folder`` it no longer names are removed;
-    the manifest is written last."""
+    ``gseek compile`` on a GPU): file -> bytes. CuPy cache files of ``folder`` it no longer names are
+    removed (nothing else there is touched); the manifest is written last. Raises ``ValueError`` when
+    ``source`` holds none (a cache CuPy kept in memory, say): that would ship nothing."""
     files = {}
     for path in sorted(Path(source).iterdir()):
         if _NAME.match(path.name):
             data = path.read_bytes()
             if valid_file(data):
                 files[path.name] = data
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("*.cubin"):
-        if old.name not in files:
-            old.unlink()
-    for name, data in files.items():
-        (folder / name).write_bytes(data)
-    data = {"format": 1, "cupy": cupy_version, "nvrtc": nvrtc, "arch": arch,
-            "files": {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}}
-    (folder / "manifest.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    if not files:
+        raise ValueError(f"no CuPy cache files in {source}")
+    write_folder(folder, files, {"format": 1, "cupy": cupy_version, "nvrtc": nvrtc, "arch": arch,
+                                 "files": {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}},
+                 lambda name: bool(_NAME.match(name)))
     return {name: len(data) for name, data in files.items()}
 
 
 def status() -> str:
     """One line on the shipped CuPy kernels: how many, and for which CuPy, NVRTC and architecture."""
-    if os.environ.get("GSEEK_CUPY_CACHE", "") == "0":
-        return "off (GSEEK_CUPY_CACHE=0)"
+    if off():
+        return f"off ({off()})"
     shipped = manifest()
     if not shipped:
         return "none"

@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -89,12 +90,66 @@ def test_seed_copies_nothing_for_another_cupy_nvrtc_or_architecture(shipped, tmp
     assert not cache.exists() or not os.listdir(cache)
 
 
-@pytest.mark.parametrize("env", [{"GSEEK_CUPY_CACHE": "0"}, {"CUPY_CACHE_IN_MEMORY": "1"}])
-def test_seed_is_off_by_the_environment(shipped, tmp_path, monkeypatch, env):
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
+@pytest.mark.parametrize("key, value", [("GSEEK_CUPY_CACHE", "0"), ("CUPY_CACHE_IN_MEMORY", "1")])
+def test_seed_is_off_by_the_environment(shipped, tmp_path, monkeypatch, key, value):
+    monkeypatch.setenv(key, value)
     assert _cupy_cache.seed(tmp_path / "cache", *FIT, folder=shipped) == 0
-    assert _cupy_cache.status() == "off (GSEEK_CUPY_CACHE=0)" or "GSEEK_CUPY_CACHE" not in env
+    assert _cupy_cache.status() == f"off ({key}={value})"
+
+
+@pytest.mark.parametrize("value", ["0", "false", "yes", ""])
+def test_cupy_cache_in_memory_is_read_as_cupy_reads_it(shipped, tmp_path, monkeypatch, value):
+    """CuPy keeps its cache in memory only for an integer 1; anything else still uses the disk."""
+    monkeypatch.setenv("CUPY_CACHE_IN_MEMORY", value)
+    assert _cupy_cache.off() == ""
+    assert _cupy_cache.seed(tmp_path / "cache", *FIT, folder=shipped) == 3
+
+
+def test_a_file_that_cannot_be_written_leaves_no_temporary(shipped, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    real = os.replace
+
+    def refuse_one(src, dst):
+        if os.path.basename(dst) == _name(1):
+            raise OSError(28, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(_cupy_cache.os, "replace", refuse_one)
+    assert _cupy_cache.seed(cache, *FIT, folder=shipped) == 2  # the others still copied
+    assert sorted(os.listdir(cache)) == sorted([_name(0), _name(2)])
+
+
+@pytest.mark.parametrize("text", ["[1]", "not json", '{"format": 2}'])
+def test_a_manifest_that_is_not_one_seeds_nothing(shipped, tmp_path, text):
+    (shipped / "manifest.json").write_text(text)
+    assert _cupy_cache.manifest(shipped) == {}
+    assert _cupy_cache.seed(tmp_path / "cache", *FIT, folder=shipped) == 0
+
+
+def test_collect_touches_only_cupy_cache_files_and_refuses_an_empty_cache(shipped, tmp_path):
+    (shipped / "dp.sm_90.cubin").write_bytes(b"another folder's file")
+    filled = tmp_path / "filled2"
+    filled.mkdir()
+    (filled / _name(1)).write_bytes(_entry(b"cubin 1"))
+    _cupy_cache.collect(filled, *FIT, folder=shipped)
+    assert (shipped / "dp.sm_90.cubin").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="no CuPy cache files"):
+        _cupy_cache.collect(empty, *FIT, folder=shipped)
+    assert [p.name for p in shipped.glob("*.cubin") if p.name != "dp.sm_90.cubin"] == [_name(1)]
+
+
+def test_the_cache_folder_is_the_one_cupy_uses(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "from-env"))
+    assert _cupy_cache.cache_dir() == str(tmp_path / "from-env")
+    backend = types.SimpleNamespace(_cache_dir=str(tmp_path / "cupy-read-at-import"))
+    cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(compiler=types.SimpleNamespace(
+        _kernel_cache_backend=backend)))
+    assert _cupy_cache.cache_dir(cupy) == str(tmp_path / "cupy-read-at-import")
+    monkeypatch.delenv("CUPY_CACHE_DIR")
+    assert _cupy_cache.cache_dir() == os.path.expanduser("~/.cupy/kernel_cache")
 
 
 def test_an_unwritable_cache_is_no_error(shipped, tmp_path):
@@ -105,7 +160,6 @@ def test_an_unwritable_cache_is_no_error(shipped, tmp_path):
 
 def test_seed_for_a_device_seeds_once_per_cache_and_architecture(shipped, tmp_path, monkeypatch):
     monkeypatch.setattr(_cupy_cache, "SHIPPED", shipped)
-    monkeypatch.setattr(_cupy_cache.seed, "__defaults__", (shipped,))
     monkeypatch.setattr(_cupy_cache, "_seeded", {})
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "cache"))
     nvrtc = types.SimpleNamespace(getVersion=lambda: (12, 9))
@@ -120,9 +174,10 @@ def test_seed_for_a_device_seeds_once_per_cache_and_architecture(shipped, tmp_pa
 
 def test_the_shipped_folder_is_consistent():
     """Every shipped file is named in the manifest with its SHA-256 and is a valid CuPy cache file."""
-    manifest = _cupy_cache.manifest()
-    if not manifest:
+    if not (_cupy_cache.SHIPPED / "manifest.json").exists():
         pytest.skip("no shipped CuPy kernels")
+    manifest = _cupy_cache.manifest()
+    assert manifest, "kernels/cupy_cache/manifest.json is not a manifest"
     files = {p.name for p in _cupy_cache.SHIPPED.glob("*.cubin")}
     assert files == set(manifest["files"])
     for name in files:
@@ -142,26 +197,26 @@ def test_a_cold_gpu_command_compiles_none_of_cupys_kernels(tmp_path, task):
     import subprocess
 
     import cupy
-    from cupy.cuda import nvrtc
 
     from gseek.datasets import lambda_genome, lambda_reads
     from gseek.index import Index
 
     shipped = _cupy_cache.manifest()
-    if not _cupy_cache.fits(shipped, cupy.__version__, ".".join(map(str, nvrtc.getVersion())),
+    if not _cupy_cache.fits(shipped, cupy.__version__, _cupy_cache.nvrtc_version(),
                             str(cupy.cuda.Device(0).compute_capability)):
         pytest.skip(f"the shipped CuPy kernels are not for this CuPy and device ({_cupy_cache.status()})")
     Index.build(lambda_genome(), device="cpu").save(tmp_path / "lam.gseek")
     reads = tmp_path / "r.fq"
-    reads.write_text("".join(open(lambda_reads()).readlines()[:400]))
+    reads.write_text("".join(Path(lambda_reads()).read_text().splitlines(True)[:400]))
     cache = tmp_path / "cupy"
     env = dict(os.environ, CUPY_CACHE_DIR=str(cache), CUPY_CACHE_SAVE_CUDA_SOURCE="1",
                NUMBA_CACHE_DIR=str(tmp_path / "numba"))
-    env.pop("GSEEK_CUPY_CACHE", None)
+    for key in ("GSEEK_CUPY_CACHE", "CUPY_CACHE_IN_MEMORY"):
+        env.pop(key, None)
     extra = ["--task", "megablast", "-o", str(tmp_path / "o.tsv")] if task == "megablast" else \
         ["-v", "3", "-o", str(tmp_path / "o.sam")]
     subprocess.run([sys.executable, "-m", "gseek", "--quiet", "--device", "gpu", "search", "-x",
                     str(tmp_path / "lam.gseek"), "-q", str(reads), *extra], env=env, check=True, cwd=tmp_path)
     compiled = sorted(p.name for p in cache.glob("*.cu"))
     assert not compiled, f"CuPy compiled {len(compiled)} kernel(s) the shipped copy lacks"
-    assert len(list(cache.glob("*.cubin"))) <= len(shipped["files"])
+    assert 0 < len(list(cache.glob("*.cubin"))) <= len(shipped["files"])  # seeded, and CuPy read from disk

@@ -252,6 +252,10 @@ def test_pattern_forms_agree(built, tmp_path):
         index.count(["ACG", "AXG"])
     with pytest.raises(OptionError, match="offsets"):
         index.count((codes, offsets[:-1]))
+    decreasing = offsets.copy()
+    decreasing[2] = decreasing[1] - 1
+    with pytest.raises(OptionError, match="never decrease"):
+        index.count((codes, decreasing))
 
 
 def test_facts(built):
