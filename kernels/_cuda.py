@@ -26,11 +26,12 @@ import functools
 import hashlib
 import importlib
 import importlib.resources
-import json
 import os
 import re
 from pathlib import Path
 from types import ModuleType
+
+from gseek.kernels._shipped import read_manifest
 
 from gseek.errors import KernelCompileError
 
@@ -125,11 +126,7 @@ def cubin_manifest() -> dict:
     """The shipped cubins' manifest (``{}`` when there is none, or ``GSEEK_CUBINS=0``)."""
     if os.environ.get("GSEEK_CUBINS", "") == "0":
         return {}
-    try:
-        manifest = json.loads((CUBINS / "manifest.json").read_text())
-    except (OSError, ValueError):
-        return {}
-    return manifest if manifest.get("format") == 1 else {}
+    return read_manifest(CUBINS, 1)
 
 
 def _shipped(filename: str, code: str, options: tuple[tuple[str, int], ...], device_id: int):

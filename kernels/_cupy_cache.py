@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 import tempfile
 from pathlib import Path
 
-from gseek.kernels._shipped import write_folder
+from gseek.kernels._shipped import read_manifest, write_folder
 
 #: The shipped files: ``manifest.json`` and CuPy's ``<sha1>.cubin`` cache files.
 SHIPPED = Path(__file__).resolve().with_name("cupy_cache")
@@ -75,11 +74,7 @@ def off() -> str:
 
 def manifest(folder: Path = SHIPPED) -> dict:
     """The shipped files' manifest (``{}`` when there is none, or it is not one)."""
-    try:
-        data = json.loads((folder / "manifest.json").read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) and data.get("format") == 1 else {}
+    return read_manifest(folder, 1)
 
 
 def valid_file(data: bytes) -> bool:

@@ -1,10 +1,20 @@
-"""The folders of shipped machine code (``kernels/cubin/``, ``kernels/cupy_cache/``): written whole."""
+"""The folders of shipped machine code (``kernels/cubin/``, ``kernels/cupy_cache/``): read, and written whole."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
 from pathlib import Path
+
+
+def read_manifest(folder: Path, form: int) -> dict:
+    """``folder``'s ``manifest.json`` when it is one of format ``form``, else ``{}`` (none, unreadable, or
+    another layout: its files are then not used)."""
+    try:
+        data = json.loads((folder / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) and data.get("format") == form else {}
 
 
 def write_folder(folder: Path, files: dict[str, bytes], manifest: dict, ours: Callable[[str], bool]) -> None:
