@@ -6,7 +6,9 @@ given) and each variant of XD_WARP (';'-separated; each a ','-separated subset o
 sweeps run one warp a seed, gseek.dp.xdrop.WARP_SCORE / WARP_FILL; then optionally @T/S: the searcher's
 _HOST_SPEEDUP with and without trace-back, or @off: no extension on the host; unset: the tree's defaults) runs one
 search on the GPU (NCU_DEVICE=cpu: on the CPU), printing its seconds, stage timings and a digest of its
-rows (so variants and trees can be compared). The first search of each set is a warm-up unless REPEAT is
+rows (so variants and trees can be compared), and the searcher's counts. XD_AHEAD (';'-separated numbers) runs
+each variant once for each value of the searcher's _AHEAD on the GPU (seeds extended ahead of their round; unset:
+the tree's default). The first search of each set is a warm-up unless REPEAT is
 1. Under `ncu -k regex:xdrop_gapped_fill ...` (benchmarks/ncu_xdrop.sh) use REPEAT 1: only the chosen
 launches are replayed; the rest run as usual.
 """
@@ -27,13 +29,18 @@ sets = [(p.split(":") + ["megablast"])[:2] for p in sys.argv[2].split(",")]
 repeat = int(sys.argv[3]) if len(sys.argv) > 3 else 1
 variants = os.environ.get("XD_WARP")
 variants = [None] if variants is None else variants.split(";")
+aheads = os.environ.get("XD_AHEAD")
+aheads = [None] if aheads is None else [int(a) for a in aheads.split(";")]
+variants = [(v, a) for v in variants for a in aheads]
 default_speedup = dict(S._HOST_SPEEDUP)
 ref = ReferenceText.from_index(Index.build(db, parts="text", device="cpu"))
 searchers = {}
 for r in range(repeat + (repeat > 1)):
     for path, task in sets:
         queries = read_fastx(path)
-        for v in variants:
+        for v, ahead in variants:
+            if ahead is not None:
+                S._AHEAD = {"gpu": ahead, "cpu": 0}
             if v is not None:
                 kinds, _, host = v.partition("@")
                 X.WARP_SCORE, X.WARP_FILL = "score" in kinds.split(","), "fill" in kinds.split(",")
@@ -43,11 +50,14 @@ for r in range(repeat + (repeat > 1)):
             searcher = searchers.setdefault(task, S.BlastSearcher(ref, task=task,
                                                                   device=os.environ.get("NCU_DEVICE", "gpu")))
             searcher.timings.clear()
+            searcher.counts.clear()
+            searcher.counts.update(queries=0, seeds=0, gapped=0)
             t = time.perf_counter()
             hits = searcher.search(queries)
             dt = time.perf_counter() - t
             digest = hashlib.sha1(repr([hits.row(h) for h in range(len(hits))]).encode()).hexdigest()[:12]
-            name = "default" if v is None else v
+            name = ("default" if v is None else v) + ("" if ahead is None else f" ahead={ahead}")
             print(f"{'warm-up' if repeat > 1 and r == 0 else f'round {r}'} {os.path.basename(path)} {task} "
                   f"warp={name}: {dt:.2f} s, {len(hits)} hits, rows {digest} | "
-                  + ", ".join(f"{k} {v:.2f}" for k, v in searcher.timings.items()), flush=True)
+                  + ", ".join(f"{k} {v:.2f}" for k, v in searcher.timings.items())
+                  + " | " + ", ".join(f"{k} {v}" for k, v in searcher.counts.items()), flush=True)

@@ -197,6 +197,37 @@ def test_extension_launch_size_changes_nothing(lambda_text, pairs, cpu_lines, mo
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("task", ["blastn", "megablast"])
+@pytest.mark.parametrize("ahead, depth", [(0, 8), (600, 1), (100_000, 8)])
+def test_seeds_extended_ahead_of_their_round_change_nothing(lambda_text, pairs, cpu_lines, monkeypatch, device, task,
+                                                            ahead, depth):
+    """Score-only rounds whose launch also extends seeds of later rounds (``_AHEAD``: what a GPU
+    searcher does with rounds of few seeds), each result used by the round that takes it: the same
+    rounds and lines as rounds that extend only their own seeds; with a large ``_AHEAD`` every
+    seed goes in the first launch and no later round launches."""
+    import gseek.blast.searcher as searcher_module
+
+    whole = cpu_lines(f"search_{task}")
+    monkeypatch.setattr(searcher_module, "_AHEAD", {"cpu": 0, "gpu": 0})
+    plain = BlastSearcher(lambda_text, task=task, device=device)
+    assert _lines(plain.search(pairs)) == whole
+    assert plain.counts["rounds launched"] == plain.counts["rounds"] >= 2
+    monkeypatch.setattr(searcher_module, "_AHEAD", {"cpu": ahead, "gpu": ahead})
+    monkeypatch.setattr(searcher_module, "_AHEAD_DEPTH", depth)
+    searcher = BlastSearcher(lambda_text, task=task, device=device)
+    assert _lines(searcher.search(pairs)) == whole
+    counts = searcher.counts
+    assert counts["rounds"] == plain.counts["rounds"]
+    if ahead == 0:
+        assert counts.get("extended ahead of their round", 0) == 0
+    else:
+        assert counts["extended ahead of their round"] > 0
+        assert counts["rounds launched"] < counts["rounds"]
+    if ahead == 100_000:
+        assert counts["rounds launched"] == 1
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("budget", [1, 50_000])
 def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, monkeypatch, budget, device):
     """Gapped extensions split into launches by the bytes of their windows and DP rows (a seed that

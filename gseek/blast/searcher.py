@@ -55,6 +55,17 @@ __all__ = ["BlastSearcher", "BlastHits"]
 #: path of a found HSP is skipped.
 _APART = 2
 _DIAG_BAND = 256
+#: On a GPU a round's launch lasts as long as its longest extension, and late rounds hold few seeds
+#: (w1@100 on the pan-genome: 43 rounds, from the 10th on under 300 seeds, each ~35 ms, the time of
+#: one long alignment). A launch of a round with fewer seeds than this also extends, ahead of
+#: time, the seeds next in line (:func:`_ahead`: the best few of each conflict cell not taken
+#: yet), up to this many seeds in all; a later round that takes one of them uses its result
+#: instead of launching again. The rounds and the seeds they take are the same as without
+#: (each seed's extension is its own), so nothing but the time changes. 0: never (the CPU's
+#: cores have no idle lanes to fill).
+_AHEAD = {"gpu": 4096, "cpu": 0}
+#: Seeds a conflict cell sends ahead in one launch (its best not yet taken, in rank order).
+_AHEAD_DEPTH = 8
 #: Bases of subject read beyond an expected extent for gapped extension (``_extend_chunk``): the
 #: score-only pass, from the ungapped HSP (most random seeds end within a few dozen bases), and
 #: the trace-back, from the score-only HSP.
@@ -383,32 +394,34 @@ class BlastSearcher:
         seq_len = np.diff(seq_off)
         prelim_x = opts.raw_xdrop(opts.xdrop_gap) * scale
         todo = np.arange(q.size)  # the candidates come in rank order (``select_seeds``)
+        apart = (_APART * seq_len[seq_of] + 64).astype(np.int64)
+        # score-only results by candidate, filled as launches extend them (a round's, and those sent ahead)
+        done = np.zeros(q.size, bool)
+        found = {k: np.zeros(q.size, np.int64) for k in ("score", "q_start", "q_end", "s_start", "s_end")}
+        ahead = _AHEAD.get(self.backend.name, 0)
         chosen: list[np.ndarray] = []
-        scores: list[np.ndarray] = []
-        spans: list[np.ndarray] = []
         # the HSPs found so far, one block per round, each sorted by (key, s_start): key, q_start, q_end,
         # s_start, s_end (global), diagonal range; with the block's longest subject extent
         blocks: list[tuple[np.ndarray, int]] = []
         while todo.size:
-            take = _select_round(key[todo], mid_s[todo], diag[todo],
-                                 (_APART * seq_len[seq_of[todo]] + 64).astype(np.int64))
+            take = _select_round(key[todo], mid_s[todo], diag[todo], apart[todo])
             sel = todo[take]
-            span = (cand["q_start"][sel] + diag[sel], cand["q_end"][sel] + diag[sel])
-            # a long ungapped HSP is most likely part of a long alignment: the query's whole reach at once
-            # (the window around it would only be outgrown and done again)
-            long_ = (cand["q_end"][sel] - cand["q_start"][sel]) >= _PRELIM_MARGIN
-            if long_.any():
-                qa, qb = seq_off[seq_of[sel]], seq_off[seq_of[sel] + 1]
-                slack = np.maximum(64, (qb - qa) // 4)
-                span = (np.where(long_, mid_s[sel] - (mid_q[sel] - qa) - slack, span[0]),
-                        np.where(long_, mid_s[sel] + (qb - mid_q[sel]) + slack, span[1]))
-            res = self._extend(scoring, prelim_x, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
-                               mid_s[sel], traceback=False, span=span, margin=_PRELIM_MARGIN)
             self._count("rounds", 1)
-            self._count("extended, score only", sel.size)
+            need = sel[~done[sel]]
+            if need.size:
+                if need.size < ahead:
+                    rest = todo[~take]
+                    extra = _ahead(rest[~done[rest]], key, mid_s, diag, apart, ahead - need.size)
+                    self._count("extended ahead of their round", extra.size)
+                    need = np.concatenate([need, extra])
+                res = self._prelim(scoring, prelim_x, qs, seq_codes, seq_off, seq_of, contig_of, mid_q, mid_s, diag,
+                                   cand, need, found)
+                done[need] = True
+                self._count("rounds launched", 1)
+                self._count("extended, score only", need.size)
+            if not need.size or need.size != sel.size:  # some (or all) of the round's results came ahead
+                res = {k: v[sel] for k, v in found.items()}
             chosen.append(sel)
-            scores.append(res["score"])
-            spans.append(np.stack([res["s_start"], res["s_end"]]))
             blocks.append(_found_block(key[sel], res))
             rest = todo[~take]
             todo = _outside(rest, key, mid_q, mid_s, blocks)
@@ -416,8 +429,8 @@ class BlastSearcher:
             return _empty_hsps()
         clock.lap("gapped extension, score only")
         sel = np.concatenate(chosen)
-        raw = np.concatenate(scores).astype(np.int64) // scale
-        span = np.concatenate(spans, axis=1)
+        raw = found["score"][sel] // scale
+        span = np.stack([found["s_start"][sel], found["s_end"][sel]])
         query = seq_query[seq_of[sel]]
         spaces = self._search_spaces(self._qlen)[query]
         ok = evalues(opts.karlin, raw, spaces) <= opts.evalue
@@ -430,6 +443,25 @@ class BlastSearcher:
         res["seq"], res["contig"] = seq_of[sel], contig_of[sel]
         res["score"] = res["score"].astype(np.int64) // scale
         clock.lap("gapped extension with trace-back")
+        return res
+
+    def _prelim(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq_of, contig_of, mid_q, mid_s, diag,
+                cand: dict[str, np.ndarray], sel: np.ndarray, found: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Score-only extension of candidates ``sel`` into ``found`` (by candidate), and its results (in
+        ``sel``'s order): from the ungapped HSP's window, or the query's whole reach for a long ungapped HSP."""
+        span = (cand["q_start"][sel] + diag[sel], cand["q_end"][sel] + diag[sel])
+        # a long ungapped HSP is most likely part of a long alignment: the query's whole reach at once
+        # (the window around it would only be outgrown and done again)
+        long_ = (cand["q_end"][sel] - cand["q_start"][sel]) >= _PRELIM_MARGIN
+        if long_.any():
+            qa, qb = seq_off[seq_of[sel]], seq_off[seq_of[sel] + 1]
+            slack = np.maximum(64, (qb - qa) // 4)
+            span = (np.where(long_, mid_s[sel] - (mid_q[sel] - qa) - slack, span[0]),
+                    np.where(long_, mid_s[sel] + (qb - mid_q[sel]) + slack, span[1]))
+        res = self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
+                           mid_s[sel], traceback=False, span=span, margin=_PRELIM_MARGIN)
+        for k, v in found.items():
+            v[sel] = res[k]
         return res
 
     def _count(self, what: str, n: int) -> None:
@@ -737,6 +769,34 @@ def _select_round(key, s, diag, apart):
             i = _slot(tk, ts, td, key[c], bs, bd, mask)
             tk[i], ts[i], td[i], tc[i] = key[c], bs, bd, c
     return take
+
+
+def _ahead(pool: np.ndarray, key: np.ndarray, s: np.ndarray, diag: np.ndarray, apart: np.ndarray,
+           most: int) -> np.ndarray:
+    """Candidates of ``pool`` (rank order) to extend ahead of their round (:data:`_AHEAD`): the first
+    :data:`_AHEAD_DEPTH` of each conflict cell (key, ``apart`` of subject, :data:`_DIAG_BAND` diagonals),
+    the best of every cell first, then the second best, ...; at most ``most``.
+
+    >>> _ahead(np.arange(5), np.array([0, 0, 0, 1, 0]), np.array([10, 20, 30, 10, 5000]),
+    ...        np.zeros(5, np.int64), np.full(5, 100), 3).tolist()
+    [0, 3, 4]
+    """
+    if most <= 0 or pool.size == 0:
+        return pool[:0]
+    if pool.size <= most:
+        return pool
+    cell_s = s[pool] // np.maximum(apart[pool], 1)
+    cell_d = diag[pool] // _DIAG_BAND
+    order = np.lexsort((np.arange(pool.size), cell_d, cell_s, key[pool]))  # by cell, rank order within
+    c = np.stack([key[pool][order], cell_s[order], cell_d[order]])
+    first = np.ones(pool.size, bool)
+    first[1:] = (c[:, 1:] != c[:, :-1]).any(axis=0)
+    starts = np.flatnonzero(first)
+    depth = np.empty(pool.size, np.int64)
+    depth[order] = np.arange(pool.size) - np.repeat(starts, np.diff(np.append(starts, pool.size)))
+    keep = np.flatnonzero(depth < _AHEAD_DEPTH)
+    pick = keep[np.lexsort((keep, depth[keep]))][:most]
+    return pool[np.sort(pick)]
 
 
 def _found_block(key: np.ndarray, res: dict[str, np.ndarray]) -> tuple[np.ndarray, int]:
