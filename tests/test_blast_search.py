@@ -227,6 +227,79 @@ def test_seeds_extended_ahead_of_their_round_change_nothing(lambda_text, pairs, 
         assert counts["rounds launched"] == 1
 
 
+def _fragmented_queries(seed: int = 3) -> list[tuple[str, str]]:
+    """Six 5 kb pieces of lambda (3 % substitutions) each cut by four 50-base stretches of 55 %: the
+    score-only X-drop stops at each, the final one goes through, so each piece's score-only HSPs are
+    fragments of one final alignment."""
+    import numpy as np
+
+    genome = read_fastx(lambda_genome()).sequence(0)
+    rng = np.random.default_rng(seed)
+
+    def mutate(seq, rate):
+        out = list(seq)
+        for i, c in enumerate(out):
+            if rng.random() < rate:
+                out[i] = "ACGT"[("ACGT".index(c) + int(rng.integers(1, 4))) % 4]
+        return "".join(out)
+
+    queries = []
+    for k in range(6):
+        piece, parts, pos = genome[3000 + 6000 * k:8000 + 6000 * k], [], 0
+        for cut in (800, 1700, 2600, 3500):
+            parts += [mutate(piece[pos:cut], 0.03), mutate(piece[cut:cut + 50], 0.55)]
+            pos = cut + 50
+        queries.append((f"frag{k}", "".join(parts) + mutate(piece[pos:], 0.03)))
+    return queries
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("task", ["megablast", "blastn"])
+def test_traceback_skips_hsps_inside_one_traced_back(lambda_text, monkeypatch, device, task):
+    """The trace-back pass skips a score-only HSP whose two ends lie inside an HSP already traced back
+    (BLAST+'s rule): checked against every HSP traced back (same query strand and contig, both
+    ranges, within _DIAG_NEAR of its diagonals); on fragmented alignments it traces back fewer and
+    reports the same HSPs (ends and scores) as tracing back every one and purging the copies."""
+    import numpy as np
+
+    import gseek.blast.searcher as searcher_module
+
+    queries = _fragmented_queries()
+    seen = []
+    traceback = BlastSearcher._traceback
+
+    def spy(self, *args):
+        res, ids = traceback(self, *args)
+        seen.append((args[10], args[12], args[13], res, ids))  # key, sel, span
+        return res, ids
+
+    monkeypatch.setattr(BlastSearcher, "_traceback", spy)
+    fields = "6 qseqid sseqid sstrand qstart qend sstart send score"
+    out = {}
+    for rounds in (0, 4):
+        monkeypatch.setattr(searcher_module, "_TRACEBACK_ROUNDS", rounds)
+        searcher = BlastSearcher(lambda_text, task=task, device=device)
+        out[rounds] = (_lines(searcher.search(queries), fields), dict(searcher.counts))
+    assert out[4][0] == out[0][0]
+    assert out[4][1]["inside an HSP traced back"] > 0
+    assert out[4][1]["extended with trace-back"] < out[0][1]["extended with trace-back"]
+    (key, sel, span, res, ids), = seen
+    skipped = np.setdiff1d(sel, ids)
+    assert skipped.size == out[4][1]["inside an HSP traced back"]
+    column = {c: i for i, c in enumerate(sel.tolist())}
+    near = searcher_module._DIAG_NEAR
+
+    def inside(q, s, h):
+        d0, d1 = res["s_start"][h] - res["q_start"][h], res["s_end"][h] - res["q_end"][h]
+        return (res["q_start"][h] <= q < res["q_end"][h] and res["s_start"][h] <= s < res["s_end"][h]
+                and min(d0, d1) - near <= s - q <= max(d0, d1) + near)
+
+    for c in skipped.tolist():
+        qa, qb, sa, sb = span[:, column[c]]
+        same = [h for h, t in enumerate(ids.tolist()) if key[t] == key[c]]  # query strand and contig
+        assert any(inside(qa, sa, h) for h in same) and any(inside(qb - 1, sb - 1, h) for h in same)
+
+
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("budget", [1, 50_000])
 def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, monkeypatch, budget, device):
@@ -657,3 +730,39 @@ def test_seeds_outside_found_hsps_match_a_brute_force_check():
         r[0] == key[i] and r[1] <= q[i] < r[2] and r[3] <= s[i] < r[4] and r[5] <= d[i] <= r[6] for r in every)]
     assert len(brute) < n  # some seeds are inside
     assert S._outside(np.arange(n), key, q, s, blocks).tolist() == brute
+
+
+def test_hsps_contained_in_found_hsps_match_a_brute_force_check():
+    """``_contained`` (the trace-back pass's skip rule): both ends of an HSP inside found HSPs of its
+    key, each end in any of them, as a check of every HSP against every found one."""
+    import numpy as np
+
+    from gseek.blast import searcher as S
+
+    rng = np.random.default_rng(7)
+    n = 3000
+    key = rng.integers(0, 4, n)
+    qa = rng.integers(0, 2000, n)
+    qb = qa + rng.integers(1, 400, n)
+    sa = qa + rng.integers(-200, 200, n)
+    sb = sa + (qb - qa) + rng.integers(-30, 30, n).clip(-(qb - qa) + 1)
+    blocks, every = [], []
+    for _ in range(4):
+        m = int(rng.integers(1, 30))
+        k = rng.integers(0, 4, m)
+        fa = rng.integers(0, 1800, m)
+        ln = rng.integers(100, 1500, m)
+        ga = fa + rng.integers(-150, 150, m)
+        gb = ga + ln + rng.integers(-20, 20, m)
+        blocks.append(S._found_block(k, {"q_start": fa, "q_end": fa + ln, "s_start": ga, "s_end": gb}))
+        d0, d1 = ga - fa, gb - (fa + ln)
+        every += list(zip(k, fa, fa + ln, ga, gb, np.minimum(d0, d1) - S._DIAG_NEAR, np.maximum(d0, d1) + S._DIAG_NEAR))
+
+    def inside(i, q, s):
+        return any(r[0] == key[i] and r[1] <= q < r[2] and r[3] <= s < r[4] and r[5] <= s - q <= r[6] for r in every)
+
+    brute = [inside(i, qa[i], sa[i]) and inside(i, qb[i] - 1, sb[i] - 1) for i in range(n)]
+    assert 0 < sum(brute) < n
+    one_end = [inside(i, qa[i], sa[i]) != inside(i, qb[i] - 1, sb[i] - 1) for i in range(n)]
+    assert any(one_end)  # HSPs with one end inside are there, and must not count
+    assert S._contained(key, qa, qb, sa, sb, blocks).tolist() == brute

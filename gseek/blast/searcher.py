@@ -66,6 +66,11 @@ _DIAG_BAND = 256
 _AHEAD = {"gpu": 4096, "cpu": 0}
 #: Seeds a conflict cell sends ahead in one launch (its best not yet taken, in rank order).
 _AHEAD_DEPTH = 8
+#: The trace-back pass skips a score-only HSP that lies inside one already traced back, as BLAST+'s
+#: does (:meth:`BlastSearcher._traceback`), in at most this many rounds (then the rest at once: a
+#: round lasts as long as its longest trace-back); 0: every HSP is traced back (the purge then drops
+#: the copies).
+_TRACEBACK_ROUNDS = 4
 #: Bases of subject read beyond an expected extent for gapped extension (``_extend_chunk``): the
 #: score-only pass, from the ungapped HSP (most random seeds end within a few dozen bases), and
 #: the trace-back, from the score-only HSP.
@@ -395,11 +400,14 @@ class BlastSearcher:
         prelim_x = opts.raw_xdrop(opts.xdrop_gap) * scale
         todo = np.arange(q.size)  # the candidates come in rank order (``select_seeds``)
         apart = (_APART * seq_len[seq_of] + 64).astype(np.int64)
-        # score-only results by candidate, filled as launches extend them (a round's, and those sent ahead)
+        # score-only results by candidate of the seeds extended ahead of their round (``done``), and of the
+        # rounds that used some of those (kept only where a round's results must be gathered)
         done = np.zeros(q.size, bool)
         found = {k: np.zeros(q.size, np.int64) for k in ("score", "q_start", "q_end", "s_start", "s_end")}
         ahead = _AHEAD.get(self.backend.name, 0)
         chosen: list[np.ndarray] = []
+        scores: list[np.ndarray] = []
+        spans: list[np.ndarray] = []
         # the HSPs found so far, one block per round, each sorted by (key, s_start): key, q_start, q_end,
         # s_start, s_end (global), diagonal range; with the block's longest subject extent
         blocks: list[tuple[np.ndarray, int]] = []
@@ -408,20 +416,26 @@ class BlastSearcher:
             sel = todo[take]
             self._count("rounds", 1)
             need = sel[~done[sel]]
+            extra = need[:0]
+            if need.size and need.size < ahead:
+                rest = todo[~take]
+                extra = _ahead(rest[~done[rest]], key, mid_s, diag, apart, ahead - need.size)
+                self._count("extended ahead of their round", extra.size)
             if need.size:
-                if need.size < ahead:
-                    rest = todo[~take]
-                    extra = _ahead(rest[~done[rest]], key, mid_s, diag, apart, ahead - need.size)
-                    self._count("extended ahead of their round", extra.size)
-                    need = np.concatenate([need, extra])
+                ext = np.concatenate([need, extra]) if extra.size else need
                 res = self._prelim(scoring, prelim_x, qs, seq_codes, seq_off, seq_of, contig_of, mid_q, mid_s, diag,
-                                   cand, need, found)
-                done[need] = True
+                                   cand, ext)
                 self._count("rounds launched", 1)
-                self._count("extended, score only", need.size)
-            if not need.size or need.size != sel.size:  # some (or all) of the round's results came ahead
+                self._count("extended, score only", ext.size)
+            if need.size != sel.size or extra.size:  # the round's results, in part or all, are kept by candidate
+                if need.size:
+                    for k, v in found.items():
+                        v[ext] = res[k]
+                    done[ext] = True
                 res = {k: v[sel] for k, v in found.items()}
             chosen.append(sel)
+            scores.append(res["score"])
+            spans.append(np.stack([res["q_start"], res["q_end"], res["s_start"], res["s_end"]]))
             blocks.append(_found_block(key[sel], res))
             rest = todo[~take]
             todo = _outside(rest, key, mid_q, mid_s, blocks)
@@ -429,26 +443,71 @@ class BlastSearcher:
             return _empty_hsps()
         clock.lap("gapped extension, score only")
         sel = np.concatenate(chosen)
-        raw = found["score"][sel] // scale
-        span = np.stack([found["s_start"][sel], found["s_end"][sel]])
+        raw = np.concatenate(scores).astype(np.int64) // scale
+        span = np.concatenate(spans, axis=1)  # the score-only HSPs: q_start, q_end, s_start, s_end
         query = seq_query[seq_of[sel]]
         spaces = self._search_spaces(self._qlen)[query]
         ok = evalues(opts.karlin, raw, spaces) <= opts.evalue
-        sel, span = sel[ok], span[:, ok]
-        order = np.argsort(sel)  # the seeds' order: the same for any round structure
-        sel, span = sel[order], span[:, order]
-        self._count("extended with trace-back", sel.size)
-        res = self._extend(scoring, opts.raw_xdrop(opts.xdrop_gap_final) * scale, qs, seq_codes, seq_off, seq_of[sel],
-                           contig_of[sel], mid_q[sel], mid_s[sel], traceback=True, span=(span[0], span[1]))
+        sel, span, raw = sel[ok], span[:, ok], raw[ok]
+        final_x = opts.raw_xdrop(opts.xdrop_gap_final) * scale
+        if _TRACEBACK_ROUNDS and sel.size:
+            res, sel = self._traceback(scoring, final_x, qs, seq_codes, seq_off, seq_of, contig_of, mid_q, mid_s, diag,
+                                       key, apart, sel, span, raw)
+        else:
+            order = np.argsort(sel)  # the seeds' order: the same for any round structure
+            sel, span = sel[order], span[:, order]
+            self._count("extended with trace-back", sel.size)
+            res = self._extend(scoring, final_x, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
+                               mid_s[sel], traceback=True, span=(span[2], span[3]))
         res["seq"], res["contig"] = seq_of[sel], contig_of[sel]
         res["score"] = res["score"].astype(np.int64) // scale
         clock.lap("gapped extension with trace-back")
         return res
 
+    def _traceback(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq_of, contig_of, mid_q, mid_s, diag,
+                   key, apart, sel: np.ndarray, span: np.ndarray, raw: np.ndarray) -> tuple[dict[str, np.ndarray],
+                                                                                          np.ndarray]:
+        """BLAST+'s trace-back pass (``Blast_TracebackFromHSPList``): the score-only HSPs of candidates
+        ``sel`` (``span``: rows q_start, q_end, s_start, s_end) best score first, each extended with
+        trace-back unless it lies inside an HSP already traced back. Done in rounds as the score-only
+        pass (:func:`_select_round`); after a round, an HSP whose two ends each lie inside a traced-back
+        HSP of its query sequence and contig (:func:`_inside`: both ranges, within :data:`_DIAG_NEAR` of its
+        diagonals) is dropped; after :data:`_TRACEBACK_ROUNDS` rounds the rest go at once. Returns the
+        results and their candidates, in candidate order (the same for any round structure)."""
+        order = np.lexsort((sel, -raw))
+        c, sp = sel[order], span[:, order]
+        todo = np.arange(c.size)
+        parts: list[dict[str, np.ndarray]] = []
+        picks: list[np.ndarray] = []
+        blocks: list[tuple[np.ndarray, int]] = []
+        while todo.size:
+            cc = c[todo]
+            last = len(parts) + 1 >= _TRACEBACK_ROUNDS
+            take = np.ones(todo.size, bool) if last else _select_round(key[cc], mid_s[cc], diag[cc], apart[cc])
+            t = todo[take]
+            ct = c[t]
+            parts.append(self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq_of[ct], contig_of[ct], mid_q[ct],
+                                      mid_s[ct], traceback=True, span=(sp[2][t], sp[3][t])))
+            picks.append(t)
+            self._count("rounds with trace-back", 1)
+            self._count("extended with trace-back", t.size)
+            todo = todo[~take]
+            if todo.size:
+                blocks.append(_found_block(key[ct], parts[-1]))
+                inside = _contained(key[c[todo]], sp[0][todo], sp[1][todo], sp[2][todo], sp[3][todo], blocks)
+                self._count("inside an HSP traced back", np.count_nonzero(inside))
+                todo = todo[~inside]
+        ids = c[np.concatenate(picks)]
+        rank = np.empty(ids.size, np.int64)
+        rank[np.argsort(ids)] = np.arange(ids.size)
+        bounds = np.cumsum([p.size for p in picks])[:-1]
+        res = _merge_extensions(parts, np.split(rank, bounds), ids.size, True)
+        return res, np.sort(ids)
+
     def _prelim(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq_of, contig_of, mid_q, mid_s, diag,
-                cand: dict[str, np.ndarray], sel: np.ndarray, found: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Score-only extension of candidates ``sel`` into ``found`` (by candidate), and its results (in
-        ``sel``'s order): from the ungapped HSP's window, or the query's whole reach for a long ungapped HSP."""
+                cand: dict[str, np.ndarray], sel: np.ndarray) -> dict[str, np.ndarray]:
+        """Score-only extension of candidates ``sel``: from the ungapped HSP's window, or the query's
+        whole reach for a long ungapped HSP."""
         span = (cand["q_start"][sel] + diag[sel], cand["q_end"][sel] + diag[sel])
         # a long ungapped HSP is most likely part of a long alignment: the query's whole reach at once
         # (the window around it would only be outgrown and done again)
@@ -458,11 +517,8 @@ class BlastSearcher:
             slack = np.maximum(64, (qb - qa) // 4)
             span = (np.where(long_, mid_s[sel] - (mid_q[sel] - qa) - slack, span[0]),
                     np.where(long_, mid_s[sel] + (qb - mid_q[sel]) + slack, span[1]))
-        res = self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
-                           mid_s[sel], traceback=False, span=span, margin=_PRELIM_MARGIN)
-        for k, v in found.items():
-            v[sel] = res[k]
-        return res
+        return self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
+                            mid_s[sel], traceback=False, span=span, margin=_PRELIM_MARGIN)
 
     def _count(self, what: str, n: int) -> None:
         with _COUNTS_LOCK:  # the host's and the device's extensions count from two threads
@@ -835,6 +891,19 @@ def _outside(idx: np.ndarray, key: np.ndarray, q: np.ndarray, s: np.ndarray,
     for block, reach in blocks:
         idx = idx[~_inside(key[idx], q[idx], s[idx], block, reach)]
     return idx
+
+
+def _contained(key: np.ndarray, qa: np.ndarray, qb: np.ndarray, sa: np.ndarray, sb: np.ndarray,
+               blocks: list[tuple[np.ndarray, int]]) -> np.ndarray:
+    """Whether each HSP ``[qa, qb) x [sa, sb)`` of ``key`` has both ends (its first and its last
+    cell) inside a found HSP of its key (:func:`_inside`; ``blocks`` as :func:`_outside` takes them)."""
+    idx = np.arange(key.size)
+    start = _outside(idx, key, qa, sa, blocks)
+    end = _outside(idx, key, qb - 1, sb - 1, blocks)
+    out = np.ones(key.size, bool)
+    out[start] = False
+    out[end] = False
+    return out
 
 
 @njit(cache=True)
