@@ -8,7 +8,7 @@ _HOST_SPEEDUP with and without trace-back, or @off: no extension on the host; un
 search on the GPU (NCU_DEVICE=cpu: on the CPU), printing its seconds, stage timings and a digest of its
 rows (so variants and trees can be compared), and the searcher's counts. XD_AHEAD (';'-separated numbers) runs
 each variant once for each value of the searcher's _AHEAD on the GPU (seeds extended ahead of their round; unset:
-the tree's default). The first search of each set is a warm-up unless REPEAT is
+the tree's default); XD_TBROUNDS likewise for _TRACEBACK_ROUNDS (trace-back rounds). The first search of each set is a warm-up unless REPEAT is
 1. Under `ncu -k regex:xdrop_gapped_fill ...` (benchmarks/ncu_xdrop.sh) use REPEAT 1: only the chosen
 launches are replayed; the rest run as usual.
 """
@@ -31,14 +31,18 @@ variants = os.environ.get("XD_WARP")
 variants = [None] if variants is None else variants.split(";")
 aheads = os.environ.get("XD_AHEAD")
 aheads = [None] if aheads is None else [int(a) for a in aheads.split(";")]
-variants = [(v, a) for v in variants for a in aheads]
+tb_rounds = os.environ.get("XD_TBROUNDS")
+tb_rounds = [None] if tb_rounds is None else [int(a) for a in tb_rounds.split(";")]
+variants = [(v, a, t) for v in variants for a in aheads for t in tb_rounds]
 default_speedup = dict(S._HOST_SPEEDUP)
 ref = ReferenceText.from_index(Index.build(db, parts="text", device="cpu"))
 searchers = {}
 for r in range(repeat + (repeat > 1)):
     for path, task in sets:
         queries = read_fastx(path)
-        for v, ahead in variants:
+        for v, ahead, tb in variants:
+            if tb is not None:
+                S._TRACEBACK_ROUNDS = tb
             if ahead is not None:
                 S._AHEAD = {"gpu": ahead, "cpu": 0}
             if v is not None:
@@ -56,7 +60,8 @@ for r in range(repeat + (repeat > 1)):
             hits = searcher.search(queries)
             dt = time.perf_counter() - t
             digest = hashlib.sha1(repr([hits.row(h) for h in range(len(hits))]).encode()).hexdigest()[:12]
-            name = ("default" if v is None else v) + ("" if ahead is None else f" ahead={ahead}")
+            name = (("default" if v is None else v) + ("" if ahead is None else f" ahead={ahead}")
+                    + ("" if tb is None else f" tb_rounds={tb}"))
             print(f"{'warm-up' if repeat > 1 and r == 0 else f'round {r}'} {os.path.basename(path)} {task} "
                   f"warp={name}: {dt:.2f} s, {len(hits)} hits, rows {digest} | "
                   + ", ".join(f"{k} {v:.2f}" for k, v in searcher.timings.items())

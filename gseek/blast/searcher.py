@@ -69,8 +69,10 @@ _AHEAD_DEPTH = 8
 #: The trace-back pass skips a score-only HSP that lies inside one already traced back, as BLAST+'s
 #: does (:meth:`BlastSearcher._traceback`), in at most this many rounds (then the rest at once: a
 #: round lasts as long as its longest trace-back); 0: every HSP is traced back (the purge then drops
-#: the copies).
-_TRACEBACK_ROUNDS = 4
+#: the copies). H200, in process (benchmarks/RESULTS.md, 2026-11-26): workload 1 of issue 17 (1,000
+#: queries on the pan-genome) 19.7 s with 0, 12.6 s with 2, 12.1 s with 4; the 10kb blastn set on
+#: bacteria75, where few HSPs are inside others, 1.5-1.6 s with 0, 1.9-2.0 s with 2 or 4.
+_TRACEBACK_ROUNDS = 2
 #: Bases of subject read beyond an expected extent for gapped extension (``_extend_chunk``): the
 #: score-only pass, from the ungapped HSP (most random seeds end within a few dozen bases), and
 #: the trace-back, from the score-only HSP.
