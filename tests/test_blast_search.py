@@ -256,10 +256,12 @@ def _fragmented_queries(seed: int = 3) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("task", ["megablast", "blastn"])
 def test_traceback_skips_hsps_inside_one_traced_back(lambda_text, monkeypatch, device, task):
-    """The trace-back pass skips a score-only HSP whose two ends lie inside an HSP already traced back
-    (BLAST+'s rule): checked against every HSP traced back (same query strand and contig, both
-    ranges, within _DIAG_NEAR of its diagonals); on fragmented alignments it traces back fewer and
-    reports the same HSPs (ends and scores) as tracing back every one and purging the copies."""
+    """The trace-back pass skips a score-only HSP that lies inside one HSP already traced back with a
+    score of at least its own (BLAST+'s rule): checked against every HSP traced back (same query
+    strand and contig, both ends in its ranges, within _DIAG_NEAR of its diagonals); on these
+    fragmented alignments it traces back fewer and reports the same HSPs (ends and scores) as
+    tracing back every one and purging the copies. (Not so everywhere: a fragment that is skipped
+    could have traced back to the same ends with a higher score, as in BLAST+; docs/blast.md.)"""
     import numpy as np
 
     import gseek.blast.searcher as searcher_module
@@ -270,7 +272,7 @@ def test_traceback_skips_hsps_inside_one_traced_back(lambda_text, monkeypatch, d
 
     def spy(self, *args):
         res, ids = traceback(self, *args)
-        seen.append((args[10], args[12], args[13], res, ids))  # key, sel, span
+        seen.append((args[11], args[13], args[14], args[15], args[1], res, ids))  # key, sel, span, raw, scale
         return res, ids
 
     monkeypatch.setattr(BlastSearcher, "_traceback", spy)
@@ -283,7 +285,7 @@ def test_traceback_skips_hsps_inside_one_traced_back(lambda_text, monkeypatch, d
     assert out[4][0] == out[0][0]
     assert out[4][1]["inside an HSP traced back"] > 0
     assert out[4][1]["extended with trace-back"] < out[0][1]["extended with trace-back"]
-    (key, sel, span, res, ids), = seen
+    (key, sel, span, raw, scale, res, ids), = seen
     skipped = np.setdiff1d(sel, ids)
     assert skipped.size == out[4][1]["inside an HSP traced back"]
     column = {c: i for i, c in enumerate(sel.tolist())}
@@ -296,8 +298,9 @@ def test_traceback_skips_hsps_inside_one_traced_back(lambda_text, monkeypatch, d
 
     for c in skipped.tolist():
         qa, qb, sa, sb = span[:, column[c]]
-        same = [h for h, t in enumerate(ids.tolist()) if key[t] == key[c]]  # query strand and contig
-        assert any(inside(qa, sa, h) for h in same) and any(inside(qb - 1, sb - 1, h) for h in same)
+        own = raw[column[c]]
+        assert any(key[t] == key[c] and res["score"][h] // scale >= own and inside(qa, sa, h)  # one HSP holds both
+                   and inside(qb - 1, sb - 1, h) for h, t in enumerate(ids.tolist()))
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
@@ -733,8 +736,9 @@ def test_seeds_outside_found_hsps_match_a_brute_force_check():
 
 
 def test_hsps_contained_in_found_hsps_match_a_brute_force_check():
-    """``_contained`` (the trace-back pass's skip rule): both ends of an HSP inside found HSPs of its
-    key, each end in any of them, as a check of every HSP against every found one."""
+    """``_contained`` (the trace-back pass's skip rule, BLAST+'s): an HSP lies inside one found HSP of
+    its key whose score is at least its own (both its first and its last cell in that HSP's ranges
+    and near its diagonals), as a check of every HSP against every found one."""
     import numpy as np
 
     from gseek.blast import searcher as S
@@ -746,6 +750,7 @@ def test_hsps_contained_in_found_hsps_match_a_brute_force_check():
     qb = qa + rng.integers(1, 400, n)
     sa = qa + rng.integers(-200, 200, n)
     sb = sa + (qb - qa) + rng.integers(-30, 30, n).clip(-(qb - qa) + 1)
+    score = rng.integers(0, 100, n)
     blocks, every = [], []
     for _ in range(4):
         m = int(rng.integers(1, 30))
@@ -754,15 +759,22 @@ def test_hsps_contained_in_found_hsps_match_a_brute_force_check():
         ln = rng.integers(100, 1500, m)
         ga = fa + rng.integers(-150, 150, m)
         gb = ga + ln + rng.integers(-20, 20, m)
-        blocks.append(S._found_block(k, {"q_start": fa, "q_end": fa + ln, "s_start": ga, "s_end": gb}))
+        sc = rng.integers(0, 100, m)
+        blocks.append(S._found_block(k, {"q_start": fa, "q_end": fa + ln, "s_start": ga, "s_end": gb}, sc))
         d0, d1 = ga - fa, gb - (fa + ln)
-        every += list(zip(k, fa, fa + ln, ga, gb, np.minimum(d0, d1) - S._DIAG_NEAR, np.maximum(d0, d1) + S._DIAG_NEAR))
+        every += list(zip(k, fa, fa + ln, ga, gb, np.minimum(d0, d1) - S._DIAG_NEAR, np.maximum(d0, d1) + S._DIAG_NEAR,
+                          sc))
 
-    def inside(i, q, s):
-        return any(r[0] == key[i] and r[1] <= q < r[2] and r[3] <= s < r[4] and r[5] <= s - q <= r[6] for r in every)
+    def holds(r, i, q, s):
+        return r[0] == key[i] and r[1] <= q < r[2] and r[3] <= s < r[4] and r[5] <= s - q <= r[6]
 
-    brute = [inside(i, qa[i], sa[i]) and inside(i, qb[i] - 1, sb[i] - 1) for i in range(n)]
-    assert 0 < sum(brute) < n
-    one_end = [inside(i, qa[i], sa[i]) != inside(i, qb[i] - 1, sb[i] - 1) for i in range(n)]
-    assert any(one_end)  # HSPs with one end inside are there, and must not count
-    assert S._contained(key, qa, qb, sa, sb, blocks).tolist() == brute
+    def brute(i):
+        return any(r[7] >= score[i] and holds(r, i, qa[i], sa[i]) and holds(r, i, qb[i] - 1, sb[i] - 1) for r in every)
+
+    want = [brute(i) for i in range(n)]
+    assert 0 < sum(want) < n
+    # HSPs with each end in a different found HSP, or inside one of a lower score, are there and must not count
+    apart = [not want[i] and any(holds(r, i, qa[i], sa[i]) for r in every)
+             and any(holds(r, i, qb[i] - 1, sb[i] - 1) for r in every) for i in range(n)]
+    assert any(apart)
+    assert S._contained(key, qa, qb, sa, sb, score, blocks).tolist() == want

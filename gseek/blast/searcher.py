@@ -67,9 +67,9 @@ _AHEAD = {"gpu": 4096, "cpu": 0}
 #: Seeds a conflict cell sends ahead in one launch (its best not yet taken, in rank order).
 _AHEAD_DEPTH = 8
 #: The trace-back pass skips a score-only HSP that lies inside one already traced back, as BLAST+'s
-#: does (:meth:`BlastSearcher._traceback`), in at most this many rounds (then the rest at once: a
-#: round lasts as long as its longest trace-back); 0: every HSP is traced back (the purge then drops
-#: the copies). H200, in process (benchmarks/RESULTS.md, 2026-11-26): workload 1 of issue 17 (1,000
+#: does (:meth:`BlastSearcher._traceback`), in at most this many rounds (the last takes all that are
+#: left: a round lasts as long as its longest trace-back); 0 or 1: every HSP is traced back (the
+#: purge then drops the copies). H200, in process (benchmarks/RESULTS.md, 2026-11-26): workload 1 of issue 17 (1,000
 #: queries on the pan-genome) 19.7 s with 0, 12.6 s with 2, 12.1 s with 4; the 10kb blastn set on
 #: bacteria75, where few HSPs are inside others, 1.5-1.6 s with 0, 1.9-2.0 s with 2 or 4.
 _TRACEBACK_ROUNDS = 2
@@ -453,8 +453,8 @@ class BlastSearcher:
         sel, span, raw = sel[ok], span[:, ok], raw[ok]
         final_x = opts.raw_xdrop(opts.xdrop_gap_final) * scale
         if _TRACEBACK_ROUNDS and sel.size:
-            res, sel = self._traceback(scoring, final_x, qs, seq_codes, seq_off, seq_of, contig_of, mid_q, mid_s, diag,
-                                       key, apart, sel, span, raw)
+            res, sel = self._traceback(scoring, scale, final_x, qs, seq_codes, seq_off, seq_of, contig_of, mid_q, mid_s,
+                                       diag, key, apart, sel, span, raw)
         else:
             order = np.argsort(sel)  # the seeds' order: the same for any round structure
             sel, span = sel[order], span[:, order]
@@ -466,18 +466,20 @@ class BlastSearcher:
         clock.lap("gapped extension with trace-back")
         return res
 
-    def _traceback(self, scoring: Scoring, xdrop: int, qs, seq_codes, seq_off, seq_of, contig_of, mid_q, mid_s, diag,
-                   key, apart, sel: np.ndarray, span: np.ndarray, raw: np.ndarray) -> tuple[dict[str, np.ndarray],
-                                                                                          np.ndarray]:
+    def _traceback(self, scoring: Scoring, scale: int, xdrop: int, qs, seq_codes, seq_off, seq_of, contig_of, mid_q,
+                   mid_s, diag, key, apart, sel: np.ndarray, span: np.ndarray,
+                   raw: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """BLAST+'s trace-back pass (``Blast_TracebackFromHSPList``): the score-only HSPs of candidates
         ``sel`` (``span``: rows q_start, q_end, s_start, s_end) best score first, each extended with
         trace-back unless it lies inside an HSP already traced back. Done in rounds as the score-only
-        pass (:func:`_select_round`); after a round, an HSP whose two ends each lie inside a traced-back
-        HSP of its query sequence and contig (:func:`_inside`: both ranges, within :data:`_DIAG_NEAR` of its
-        diagonals) is dropped; after :data:`_TRACEBACK_ROUNDS` rounds the rest go at once. Returns the
-        results and their candidates, in candidate order (the same for any round structure)."""
+        pass (:func:`_select_round`); after a round, an HSP that lies inside one traced-back HSP of its
+        query sequence and contig with a score of at least its own (:func:`_contained`: both ends in
+        its ranges, within :data:`_DIAG_NEAR` of its diagonals) is dropped; the last of the
+        :data:`_TRACEBACK_ROUNDS` rounds takes all that are left. Returns the results and their
+        candidates, in candidate order (the same for any round structure)."""
         order = np.lexsort((sel, -raw))
         c, sp = sel[order], span[:, order]
+        sc = raw[order]
         todo = np.arange(c.size)
         parts: list[dict[str, np.ndarray]] = []
         picks: list[np.ndarray] = []
@@ -495,8 +497,9 @@ class BlastSearcher:
             self._count("extended with trace-back", t.size)
             todo = todo[~take]
             if todo.size:
-                blocks.append(_found_block(key[ct], parts[-1]))
-                inside = _contained(key[c[todo]], sp[0][todo], sp[1][todo], sp[2][todo], sp[3][todo], blocks)
+                blocks.append(_found_block(key[ct], parts[-1], parts[-1]["score"] // scale))  # reported units
+                inside = _contained(key[c[todo]], sp[0][todo], sp[1][todo], sp[2][todo], sp[3][todo], sc[todo],
+                                    blocks)
                 self._count("inside an HSP traced back", np.count_nonzero(inside))
                 todo = todo[~inside]
         ids = c[np.concatenate(picks)]
@@ -833,7 +836,7 @@ def _ahead(pool: np.ndarray, key: np.ndarray, s: np.ndarray, diag: np.ndarray, a
            most: int) -> np.ndarray:
     """Candidates of ``pool`` (rank order) to extend ahead of their round (:data:`_AHEAD`): the first
     :data:`_AHEAD_DEPTH` of each conflict cell (key, ``apart`` of subject, :data:`_DIAG_BAND` diagonals),
-    the best of every cell first, then the second best, ...; at most ``most``.
+    the best of every cell first, then the second best, ...; at most ``most`` (all of ``pool`` when it fits).
 
     >>> _ahead(np.arange(5), np.array([0, 0, 0, 1, 0]), np.array([10, 20, 30, 10, 5000]),
     ...        np.zeros(5, np.int64), np.full(5, 100), 3).tolist()
@@ -857,10 +860,11 @@ def _ahead(pool: np.ndarray, key: np.ndarray, s: np.ndarray, diag: np.ndarray, a
     return pool[np.sort(pick)]
 
 
-def _found_block(key: np.ndarray, res: dict[str, np.ndarray]) -> tuple[np.ndarray, int]:
+def _found_block(key: np.ndarray, res: dict[str, np.ndarray], score: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """One round's found HSPs as :func:`_inside` reads them: rows key, q_start, q_end, s_start,
-    s_end, lowest and highest diagonal ± :data:`_DIAG_NEAR`, each HSP a column, sorted by key,
-    then subject start (equal pairs in round order); and the longest subject extent.
+    s_end, lowest and highest diagonal ± :data:`_DIAG_NEAR` (and with ``score``, an eighth row: the
+    HSPs' scores), each HSP a column, sorted by key, then subject start (equal pairs in round
+    order); and the longest subject extent.
 
     One stable sort of a combined 64-bit key and a gather per row (a round holds up to ~1.5M HSPs
     on a GPU: ``np.lexsort`` and a gather of whole HSP records took ~1 s there).
@@ -876,12 +880,14 @@ def _found_block(key: np.ndarray, res: dict[str, np.ndarray]) -> tuple[np.ndarra
         order = np.argsort(key * (1 << 40) + sa, kind="stable")
     else:
         order = np.lexsort((sa, key))
-    rows = np.empty((7, key.size), np.int64)
+    rows = np.empty((7 if score is None else 8, key.size), np.int64)
     for j, column in enumerate((key, qa, qb, sa, sb)):
         rows[j] = column[order]
     d0, d1 = rows[3] - rows[1], rows[4] - rows[2]
     np.subtract(np.minimum(d0, d1), _DIAG_NEAR, out=rows[5])
     np.add(np.maximum(d0, d1), _DIAG_NEAR, out=rows[6])
+    if score is not None:
+        rows[7] = np.asarray(score, np.int64)[order]
     return rows, int((sb - sa).max()) if key.size else 0
 
 
@@ -896,15 +902,39 @@ def _outside(idx: np.ndarray, key: np.ndarray, q: np.ndarray, s: np.ndarray,
 
 
 def _contained(key: np.ndarray, qa: np.ndarray, qb: np.ndarray, sa: np.ndarray, sb: np.ndarray,
-               blocks: list[tuple[np.ndarray, int]]) -> np.ndarray:
-    """Whether each HSP ``[qa, qb) x [sa, sb)`` of ``key`` has both ends (its first and its last
-    cell) inside a found HSP of its key (:func:`_inside`; ``blocks`` as :func:`_outside` takes them)."""
-    idx = np.arange(key.size)
-    start = _outside(idx, key, qa, sa, blocks)
-    end = _outside(idx, key, qb - 1, sb - 1, blocks)
-    out = np.ones(key.size, bool)
-    out[start] = False
-    out[end] = False
+               score: np.ndarray, blocks: list[tuple[np.ndarray, int]]) -> np.ndarray:
+    """Whether each HSP ``[qa, qb) x [sa, sb)`` of ``key`` with ``score`` lies inside one found HSP of
+    its key of at least that score (BLAST+'s containment test of its trace-back): its first and its
+    last cell both inside that HSP's query and subject ranges and within :data:`_DIAG_NEAR` of its
+    diagonals (``blocks``: :func:`_found_block`'s with scores, one a round)."""
+    out = np.zeros(key.size, bool)
+    for block, reach in blocks:
+        out |= _inside_one(np.asarray(key, np.int64), np.asarray(qa, np.int64), np.asarray(qb, np.int64),
+                           np.asarray(sa, np.int64), np.asarray(sb, np.int64), np.asarray(score, np.int64),
+                           block, reach)
+    return out
+
+
+@njit(cache=True)
+def _inside_one(key, qa, qb, sa, sb, score, rect, span):
+    """:func:`_contained` against one block: for each HSP, whether a rect of its key with a score of
+    at least its own holds both its first cell (qa, sa) and its last (qb - 1, sb - 1)."""
+    out = np.zeros(key.size, np.bool_)
+    keys = rect[0]
+    for i in range(key.size):
+        a = np.searchsorted(keys, key[i], side="left")
+        b = np.searchsorted(keys, key[i], side="right")
+        # rects a..b-1 are sorted by subject start: those starting in [sa - span, sa] can hold (qa, sa)
+        hi = a + np.searchsorted(rect[3, a:b], sa[i], side="right")
+        d0 = sa[i] - qa[i]
+        d1 = sb[i] - qb[i]
+        r = hi - 1
+        while r >= a and rect[3, r] >= sa[i] - span:
+            if (rect[7, r] >= score[i] and rect[1, r] <= qa[i] and qb[i] <= rect[2, r] and sb[i] <= rect[4, r]
+                    and rect[5, r] <= d0 <= rect[6, r] and rect[5, r] <= d1 <= rect[6, r]):
+                out[i] = True
+                break
+            r -= 1
     return out
 
 
