@@ -862,9 +862,9 @@ def _ahead(pool: np.ndarray, key: np.ndarray, s: np.ndarray, diag: np.ndarray, a
 
 def _found_block(key: np.ndarray, res: dict[str, np.ndarray], score: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """One round's found HSPs as :func:`_inside` reads them: rows key, q_start, q_end, s_start,
-    s_end, lowest and highest diagonal ± :data:`_DIAG_NEAR` (and with ``score``, an eighth row: the
-    HSPs' scores), each HSP a column, sorted by key, then subject start (equal pairs in round
-    order); and the longest subject extent.
+    s_end, lowest and highest diagonal ± :data:`_DIAG_NEAR` and ``score`` (0 if None), each HSP a
+    column, sorted by key, then subject start (equal pairs in round order); and the longest
+    subject extent.
 
     One stable sort of a combined 64-bit key and a gather per row (a round holds up to ~1.5M HSPs
     on a GPU: ``np.lexsort`` and a gather of whole HSP records took ~1 s there).
@@ -880,7 +880,7 @@ def _found_block(key: np.ndarray, res: dict[str, np.ndarray], score: np.ndarray 
         order = np.argsort(key * (1 << 40) + sa, kind="stable")
     else:
         order = np.lexsort((sa, key))
-    rows = np.empty((7 if score is None else 8, key.size), np.int64)
+    rows = np.zeros((8, key.size), np.int64)
     for j, column in enumerate((key, qa, qb, sa, sb)):
         rows[j] = column[order]
     d0, d1 = rows[3] - rows[1], rows[4] - rows[2]
@@ -943,22 +943,8 @@ def _inside(key, q, s, rect, span):
     """Whether seed point (q, s) lies in a found HSP of its key (``rect``: :func:`_found_block`'s
     rows, sorted by key, then subject start; ``span`` its longest subject extent): inside its query and subject ranges and
     within ``_DIAG_NEAR`` of its diagonals (a repeat inside the rectangle but off the alignment's
-    path is extended on its own, as BLAST+ does)."""
-    out = np.zeros(key.size, np.bool_)
-    keys = rect[0]
-    for i in range(key.size):
-        a = np.searchsorted(keys, key[i], side="left")
-        b = np.searchsorted(keys, key[i], side="right")
-        # rects a..b-1 are sorted by subject start: those starting in [s - span, s]
-        hi = a + np.searchsorted(rect[3, a:b], s[i], side="right")
-        d = s[i] - q[i]
-        r = hi - 1
-        while r >= a and rect[3, r] >= s[i] - span:
-            if rect[1, r] <= q[i] < rect[2, r] and s[i] < rect[4, r] and rect[5, r] <= d <= rect[6, r]:
-                out[i] = True
-                break
-            r -= 1
-    return out
+    path is extended on its own, as BLAST+ does). A point is an HSP of one cell and any score."""
+    return _inside_one(key, q, q + 1, s, s + 1, np.full(key.size, np.iinfo(np.int64).min), rect, span)
 
 
 @njit(cache=True)
