@@ -415,12 +415,11 @@ class BlastSearcher:
         blocks: list[tuple[np.ndarray, int]] = []
         while todo.size:
             take = _select_round(key[todo], mid_s[todo], diag[todo], apart[todo])
-            sel = todo[take]
+            sel, rest = todo[take], todo[~take]
             self._count("rounds", 1)
             need = sel[~done[sel]]
             extra = need[:0]
             if need.size and need.size < ahead:
-                rest = todo[~take]
                 extra = _ahead(rest[~done[rest]], key, mid_s, diag, apart, ahead - need.size)
                 self._count("extended ahead of their round", extra.size)
             if need.size:
@@ -439,7 +438,6 @@ class BlastSearcher:
             scores.append(res["score"])
             spans.append(np.stack([res["q_start"], res["q_end"], res["s_start"], res["s_end"]]))
             blocks.append(_found_block(key[sel], res))
-            rest = todo[~take]
             todo = _outside(rest, key, mid_q, mid_s, blocks)
         if not chosen:
             return _empty_hsps()
@@ -451,16 +449,11 @@ class BlastSearcher:
         spaces = self._search_spaces(self._qlen)[query]
         ok = evalues(opts.karlin, raw, spaces) <= opts.evalue
         sel, span, raw = sel[ok], span[:, ok], raw[ok]
-        final_x = opts.raw_xdrop(opts.xdrop_gap_final) * scale
-        if _TRACEBACK_ROUNDS and sel.size:
-            res, sel = self._traceback(scoring, scale, final_x, qs, seq_codes, seq_off, seq_of, contig_of, mid_q, mid_s,
-                                       diag, key, apart, sel, span, raw)
-        else:
-            order = np.argsort(sel)  # the seeds' order: the same for any round structure
-            sel, span = sel[order], span[:, order]
-            self._count("extended with trace-back", sel.size)
-            res = self._extend(scoring, final_x, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
-                               mid_s[sel], traceback=True, span=(span[2], span[3]))
+        if not sel.size:
+            clock.lap("gapped extension with trace-back")
+            return _empty_hsps()
+        res, sel = self._traceback(scoring, scale, opts.raw_xdrop(opts.xdrop_gap_final) * scale, qs, seq_codes, seq_off,
+                                   seq_of, contig_of, mid_q, mid_s, diag, key, apart, sel, span, raw)
         res["seq"], res["contig"] = seq_of[sel], contig_of[sel]
         res["score"] = res["score"].astype(np.int64) // scale
         clock.lap("gapped extension with trace-back")
@@ -486,7 +479,7 @@ class BlastSearcher:
         blocks: list[tuple[np.ndarray, int]] = []
         while todo.size:
             cc = c[todo]
-            last = len(parts) + 1 >= _TRACEBACK_ROUNDS
+            last = len(parts) + 1 >= _TRACEBACK_ROUNDS  # (0 or 1: one round of all, as without skipping)
             take = np.ones(todo.size, bool) if last else _select_round(key[cc], mid_s[cc], diag[cc], apart[cc])
             t = todo[take]
             ct = c[t]
@@ -907,11 +900,10 @@ def _contained(key: np.ndarray, qa: np.ndarray, qb: np.ndarray, sa: np.ndarray, 
     its key of at least that score (BLAST+'s containment test of its trace-back): its first and its
     last cell both inside that HSP's query and subject ranges and within :data:`_DIAG_NEAR` of its
     diagonals (``blocks``: :func:`_found_block`'s with scores, one a round)."""
+    hsps = [np.asarray(a, np.int64) for a in (key, qa, qb, sa, sb, score)]
     out = np.zeros(key.size, bool)
     for block, reach in blocks:
-        out |= _inside_one(np.asarray(key, np.int64), np.asarray(qa, np.int64), np.asarray(qb, np.int64),
-                           np.asarray(sa, np.int64), np.asarray(sb, np.int64), np.asarray(score, np.int64),
-                           block, reach)
+        out |= _inside_one(*hsps, block, reach)
     return out
 
 
