@@ -1,19 +1,24 @@
 # A/B of whole `gseek search --task megablast` commands on the pan-genome (issue 17): the tree before a change
-# (.carry/old.tar) and this one, alternately, ecoli156 and w1@100, outputs compared byte for byte.
-# usage: [ROUNDS=2] bash benchmarks/ab_scale_whole.sh
+# (.carry/old.tar) and this one, alternately, outputs compared byte for byte; each timed run's stage timings
+# (GSEEK_BLAST_TIMING) in $OUT/timing.txt and its pipeline trace (GSEEK_TRACE) summarised in $OUT/trace.txt.
+# usage: [ROUNDS=2] [SETS="ecoli156 w1-100"] [SCALE_SETS="w1@100 w1"] bash benchmarks/ab_scale_whole.sh
 #   carry [".whl", ".carry/bacteria75.fa.gz", ".carry/ecoli.fa.gz", ".carry/old.tar"]; results in $OUT/times.txt
 source benchmarks/gpu_common.sh
 gpu_install old || exit 1
 unset PYTHONDONTWRITEBYTECODE
 W=$R/benchmarks/data/scale; scale_data $W
+sets=${SETS:-ecoli156 w1-100}
 G="python3 -P -m gseek --quiet -p 16"
 [ -d $W/work/db.gseek ] || PYTHONPATH=/tmp/new:/tmp/site t $G --device cpu index --parts text $W/pangenome.fa -o $W/work/db.gseek
-for tree in old new; do for q in ecoli156 w1-100; do  # first runs (compile)
+for tree in old new; do for q in $sets; do  # first runs (compile)
   PYTHONPATH=/tmp/$tree:/tmp/site t $G --device gpu search --task megablast -x $W/work/db.gseek -q $W/work/$q.fa -o $W/$tree-$q.tsv
 done; done
-for rep in $(seq ${ROUNDS:-2}); do for q in ecoli156 w1-100; do for tree in old new; do
-  PYTHONPATH=/tmp/$tree:/tmp/site GSEEK_BLAST_TIMING=1 t $G --device gpu search --task megablast -x $W/work/db.gseek \
-    -q $W/work/$q.fa -o $W/$tree-$q.tsv 2> $W/err.txt
+for rep in $(seq ${ROUNDS:-2}); do for q in $sets; do for tree in old new; do
+  s=$(date +%s.%N)
+  PYTHONPATH=/tmp/$tree:/tmp/site GSEEK_BLAST_TIMING=1 GSEEK_TRACE=$W/trace.json t $G --device gpu search \
+    --task megablast -x $W/work/db.gseek -q $W/work/$q.fa -o $W/$tree-$q.tsv 2> $W/err.txt
+  e=$(date +%s.%N)
   grep -v "stages: ;" $W/err.txt | sed "s/^/$tree $q: /" >> $OUT/timing.txt
+  { echo "== $tree $q round $rep"; python3 benchmarks/trace_summary.py --command $s $e $W/trace.json; } >> $OUT/trace.txt 2>&1
 done; cmp $W/old-$q.tsv $W/new-$q.tsv && echo "same output: $q" | tee -a $OUT/times.txt; done; done
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/device.txt"

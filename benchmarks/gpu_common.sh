@@ -9,7 +9,8 @@
 #                                     into FILE, unless it is there
 #   ecoli156 FILE                     workload 3's stand-in: .carry/ecoli.fa.gz cut into 156 contigs
 #   scale_data DIR                    DIR/pangenome.fa, DIR/work/ecoli156.fa and DIR/work/w1-100.fa (the first 100
-#                                     of workload 1, simulated from the pan-genome as `run.py blast` does)
+#                                     of workload 1, simulated from the pan-genome as `run.py blast` does; the
+#                                     sets of SCALE_SETS in its place, e.g. SCALE_SETS="w1@100 w1")
 #   t COMMAND...                      runs COMMAND, appends "MS ms: COMMAND" to $OUT/times.txt
 set -u
 export PYTHONUNBUFFERED=1
@@ -73,11 +74,15 @@ scale_data() {
   mkdir -p "$1/work"
   pangenome "$1/pangenome.fa"
   ecoli156 "$1/work/ecoli156.fa"
-  PYTHONPATH=/tmp/new:/tmp/site python3 -P - "$R" "$1" <<'PY'
+  PYTHONPATH=/tmp/new:/tmp/site python3 -P - "$R" "$1" ${SCALE_SETS:-w1@100} <<'PY'
 import sys
+from pathlib import Path
 sys.path.insert(0, sys.argv[1] + "/benchmarks")
 from run import blast_set
-blast_set(sys.argv[2] + "/pangenome.fa", "w1@100").write(sys.argv[2] + "/work/w1-100.fa")
+for name in sys.argv[3:]:
+    out = Path(sys.argv[2] + f"/work/{name.replace('@', '-')}.fa")
+    if not out.exists():
+        blast_set(sys.argv[2] + "/pangenome.fa", name).write(str(out))
 PY
 }
 

@@ -37,6 +37,8 @@ def main() -> int:
     args = ap.parse_args()
     os.environ["GSEEK_BLAST_TIMING"] = "1"
 
+    import numpy as np
+
     import gseek.blast.searcher as S
     from gseek.index import Index
     from gseek.seqio import read_fastx
@@ -63,6 +65,7 @@ def main() -> int:
         print(f"search {k + 1}: {time.perf_counter() - t:.2f} s, {len(hits)} HSPs, same rows: {same}; "
               + ", ".join(f"{k} {v:.3f}" for k, v in searcher.timings.items()))
     searcher.timings.clear()
+    before = dict(searcher.counts)
 
     spent: dict[str, float] = defaultdict(float)
     calls: dict[str, int] = defaultdict(int)
@@ -90,7 +93,8 @@ def main() -> int:
     def per_launch(backend, codes, *a, **k):
         t = time.perf_counter()
         out = xdrop(backend, codes, *a, **k)
-        launches.append((len(a[1]), time.perf_counter() - t, backend.name))
+        launches.append((len(a[1]), time.perf_counter() - t, "tb" if k.get("traceback") else "so",
+                         int(np.asarray(a[3]).sum())))
         return out
 
     S.xdrop_gapped = per_launch
@@ -107,7 +111,13 @@ def main() -> int:
     for name in spent:
         print(f"  {name:<22} {calls[name]:>5} calls {spent[name]:8.3f} s")
     print(f"  rounds: {len(rounds)}; seeds taken per round: {[n for n, _ in rounds][:40]}")
-    print("  launches (seeds, s, backend): " + ", ".join(f"({n}, {t:.3f}, {b})" for n, t, b in launches[:80]))
+    print("  launches (seeds, s, tb = with trace-back / so = score only, window bases): "
+          + ", ".join(f"({n}, {t:.3f}, {b}, {w:,})" for n, t, b, w in launches[:80]))
+    for side in ("so", "tb"):
+        mine = [(n, t, w) for n, t, b, w in launches if b == side]
+        print(f"  {side}: {len(mine)} launches, {sum(n for n, _, _ in mine):,} seeds, "
+              f"{sum(t for _, t, _ in mine):.3f} s, {sum(w for _, _, w in mine):,} window bases")
+    print("  counts: " + ", ".join(f"{k} {v - before.get(k, 0):,}" for k, v in searcher.counts.items()))
     print("  stages: " + ", ".join(f"{k} {v:.3f} s" for k, v in searcher.timings.items()))
     out = io.StringIO()
     pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(15)

@@ -66,6 +66,10 @@ WORKER_SATURATION = 1.0
 #: How long a cluster started here waits for a lost worker to come back before it closes its slot
 #: (Dask's default, 15 s, closes the slot of a worker lost twice in that time while its nanny restarts it).
 LOST_WORKER_TIMEOUT = "1h"
+#: How long a database split waits for a first worker when the cluster has none (starting, or its
+#: workers restarting after a loss: their nannies bring them back in seconds); shards are cut for
+#: the workers there when it starts.
+WORKER_WAIT_SECONDS = 60.0
 #: Task runtimes a worker process keeps (index loaded, aligners built), newest first.
 KEEP_RUNTIMES = 2
 #: Seconds between two looks at the run's stop signal while a job runs on the cluster.
@@ -738,8 +742,12 @@ def shard_dispatcher(client: Any, task: Any, spec: Any, *, shards: int | None = 
     from gseek.index.text import shard_ranges
 
     workers = sorted(client.scheduler_info().get("workers", {}))
-    if not workers:
-        raise ClusterError("the cluster has no worker")
+    if not workers:  # a cluster starting, or its workers restarting after a loss: they may come
+        try:
+            client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
+        except Exception:  # noqa: BLE001 - a timeout (asyncio's or Dask's), or the cluster closing
+            raise ClusterError(f"the cluster has no worker (waited {WORKER_WAIT_SECONDS:g} s)") from None
+        workers = sorted(client.scheduler_info().get("workers", {}))
     n = int(shards) if shards is not None else len(workers)
     if n < 1:
         raise OptionError(f"shards: at least 1, not {shards}")

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gseek.blast.lookup import MAX_LOOKUP_WORD, build_lookup, word_codes
+from gseek.blast import lookup
+from gseek.blast.lookup import MAX_LOOKUP_WORD, build_lookup, query_strands, seeding, word_codes
 from gseek.errors import OptionError
 
 
@@ -24,6 +25,25 @@ def reference(codes, offsets, w, mask):
                 code = (code << 2) | c
             table.setdefault(code, []).append(i)
     return table
+
+
+def reference_strands(codes, offsets, mask, strands, hard):
+    """Each query's strands in turn: the query (+1) or its reverse complement (-1), mask beside it."""
+    seqs, masks, lengths, query, strand = [], [], [], [], []
+    for q in range(len(offsets) - 1):
+        c, m = codes[offsets[q]:offsets[q + 1]], mask[offsets[q]:offsets[q + 1]]
+        for s in strands:
+            sc = c.copy() if s > 0 else np.where(c[::-1] < 4, 3 - c[::-1], 4).astype(np.uint8)
+            sm = m.copy() if s > 0 else m[::-1].copy()
+            if hard:
+                sc[sm != 0] = 4
+            seqs.append(sc)
+            masks.append(sm)
+            lengths.append(c.size)
+            query.append(q)
+            strand.append(s)
+    join = (lambda parts: np.concatenate(parts).astype(np.uint8)) if seqs else (lambda parts: np.zeros(0, np.uint8))
+    return join(seqs), join(masks), np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), query, strand
 
 
 def _queries(rng, n, n_rate=0.02, mask_rate=0.03):
@@ -81,3 +101,32 @@ def test_bad_word_length_and_mask_are_refused():
         build_lookup(np.zeros(4, np.uint8), np.array([0, 4]), MAX_LOOKUP_WORD + 1)
     with pytest.raises(OptionError, match="mask has 3 entries"):
         build_lookup(np.zeros(4, np.uint8), np.array([0, 4]), 2, np.zeros(3, np.uint8))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_parallel_pieces_give_the_same_strands_words_and_table(seed, monkeypatch):
+    """The query side's parallel passes, cut into pieces of a few bases (words and strands that
+    cross a piece, empty queries, a piece of many short queries) and several code ranges, equal the
+    references; the seeding flags are the words that seed."""
+    rng = np.random.default_rng(seed)
+    codes, offsets, mask = _queries(rng, 30)
+    offsets[rng.integers(1, offsets.size, 5)] = offsets[rng.integers(1, offsets.size, 5)]
+    offsets = np.maximum.accumulate(offsets)
+    offsets[-1] = codes.size
+    monkeypatch.setattr(lookup, "_BLOCK", int(rng.integers(1, 12)))
+    monkeypatch.setattr(lookup, "_parts", lambda: int(rng.integers(1, 9)))
+    strands = [(1, -1), (1,), (-1,)][seed % 3]
+    hard = seed % 2 == 1
+    got = query_strands(codes, offsets, mask, strands, hard)
+    want = reference_strands(codes, offsets, mask, strands, hard)
+    for g, v in zip(got, want):
+        assert np.asarray(g).tolist() == list(np.asarray(v).tolist())
+    seq_codes, seq_mask, seq_off = got[:3]
+    w = int(rng.integers(2, 7))
+    words = word_codes(seq_codes, seq_off, w, seq_mask)
+    table = build_lookup(seq_codes, seq_off, w, seq_mask)
+    ref = reference(seq_codes, seq_off, w, seq_mask)
+    assert {c: table.positions[table.first[c]:table.first[c + 1]].tolist()
+            for c in np.flatnonzero(np.diff(table.first)).tolist()} == ref
+    assert sorted(np.flatnonzero(words >= 0).tolist()) == sorted(p for v in ref.values() for p in v)
+    assert (seeding(words) == (words >= 0)).all()

@@ -339,7 +339,8 @@ def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, 
     searcher = BlastSearcher(lambda_text, task="blastn", device=device)
     assert _lines(searcher.search(pairs)) == whole
     assert max(launches) == 1 if budget == 1 else 1 < max(launches) < sum(launches)
-    assert over == [] and searcher.counts["done again with the query's reach"] > 10
+    assert over == [] and sum(searcher.counts.get(f"done again with the query's reach, {side}", 0)
+                                  for side in ("score only", "with trace-back")) > 10
 
 
 def test_extension_launch_budget_is_a_share_of_a_gpus_free_memory():
@@ -358,6 +359,9 @@ def test_extension_launch_budget_is_a_share_of_a_gpus_free_memory():
     assert _extend_budget(CpuBackend()) == _EXTEND_BYTES
     assert _extend_budget(Gpu(80 << 30)) == int(_EXTEND_SHARE * (80 << 30)) > _EXTEND_BYTES
     assert _extend_budget(Gpu(1 << 20)) == _EXTEND_BYTES
+    # searchers launching on one device at once share half its free memory (0.25 each up to two)
+    assert _extend_budget(Gpu(80 << 30), 2) == _extend_budget(Gpu(80 << 30))
+    assert _extend_budget(Gpu(80 << 30), 4) == int(0.125 * (80 << 30)) > _EXTEND_BYTES
 
 
 def test_prepared_queries_search_as_the_queries(lambda_text, pairs, cpu_lines):
@@ -778,3 +782,23 @@ def test_hsps_contained_in_found_hsps_match_a_brute_force_check():
              and any(holds(r, i, qb[i] - 1, sb[i] - 1) for r in every) for i in range(n)]
     assert any(apart)
     assert S._contained(key, qa, qb, sa, sb, score, blocks).tolist() == want
+
+
+def test_chain_extents_match_a_brute_force_check():
+    """``_chain_extent`` (the trace-back's expected subject extent): for every HSP, the least start and
+    the greatest end of the HSPs of its key within ``near`` diagonals of its own, itself included."""
+    import numpy as np
+
+    from gseek.blast import searcher as S
+
+    rng = np.random.default_rng(11)
+    for n, keys, spread, near in [(1, 1, 10, 5), (400, 3, 300, 20), (2000, 40, 2000, 256), (300, 1, 5, 0)]:
+        key = rng.integers(0, keys, n)
+        diag = rng.integers(-spread, spread, n)
+        s_lo = rng.integers(0, 10_000, n)
+        s_hi = s_lo + rng.integers(1, 3000, n)
+        lo, hi = s_lo.copy(), s_hi.copy()
+        S._chain_extent(np.lexsort((diag, key)), key, diag, s_lo, s_hi, near, lo, hi)
+        for i in range(n):
+            mine = (key == key[i]) & (np.abs(diag - diag[i]) <= near)
+            assert (lo[i], hi[i]) == (s_lo[mine].min(), s_hi[mine].max())

@@ -353,7 +353,10 @@ def test_pipeline_gpu_streams_write_the_cpu_bytes(split_index, tmp_path):
     fasta.write_text((DATA / "search_queries.fa").read_text() * 3)
     (tmp_path / "list.txt").write_text(f"{fasta}\tq.tsv\n")
     gpus = [f"gpu:{i}" for i in range(cupy.cuda.runtime.getDeviceCount())]
-    assert len(BlastTask(index, "blastn", devices=gpus[:1]).searchers) == BLAST_STREAMS_PER_GPU
+    one = BlastTask(index, "blastn", devices=gpus[:1])
+    assert len(one.searchers) == BLAST_STREAMS_PER_GPU
+    assert {s.device_searchers for s in one.searchers} == {BLAST_STREAMS_PER_GPU}  # their launches share the GPU
+    assert BlastTask(index, "blastn", devices=["cpu"]).searchers[0].device_searchers == 1
     got = {}
     for name, extra in (("cpu", dict(devices=["cpu"])), ("gpu", dict(devices=gpus[:1])),
                         ("gpus", dict(devices=gpus)),

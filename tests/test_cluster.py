@@ -760,3 +760,16 @@ def test_blast_database_split_across_gpu_workers_writes_the_one_gpu_bytes(client
     assert [r.status for r in remote.files] == ["ok", "failed", "ok"]
     for name in ("a.tsv", "b.tsv"):
         assert (tmp_path / "cluster" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+
+
+def test_a_database_split_on_a_cluster_without_workers_waits_then_fails_clearly(monkeypatch):
+    """No worker (a cluster starting, or its workers restarting): the split waits a while for one,
+    then fails with one line naming the wait."""
+    import gseek.pipeline.cluster as cluster_module
+    from gseek.errors import ClusterError
+
+    monkeypatch.setattr(cluster_module, "WORKER_WAIT_SECONDS", 0.5)
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None,
+                                  silence_logs=logging.CRITICAL) as empty, distributed.Client(empty) as c:
+        with pytest.raises(ClusterError, match=r"no worker \(waited 0.5 s\)"):
+            cluster_module.shard_dispatcher(c, None, None)

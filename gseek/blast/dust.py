@@ -51,8 +51,12 @@ def _perfect_reach(seq, level, window, reach):
     """reach[s] = the largest end e of a perfect interval [s, e) of ``seq`` (codes 0-3), or -1."""
     n = seq.size
     counts = np.zeros(64, np.int64)
+    tri = np.zeros(max(n - 2, 0), np.int64)  # the triplet starting at each position
+    for s in range(n - 2):
+        tri[s] = seq[s] * 16 + seq[s + 1] * 4 + seq[s + 2]
     # best_r/best_l[s]: the best score (r / l) of a high-scoring stretch inside [s, e) for the
     # current end e (cur) and for e - 1 (prev); best_r = 0 means none scores above the level.
+    # The two rows swap at each end: a pass writes cur[s] for every s it reads prev[s] of.
     cur_r = np.zeros(n + 1, np.int64)
     cur_l = np.ones(n + 1, np.int64)
     prev_r = np.zeros(n + 1, np.int64)
@@ -63,25 +67,25 @@ def _perfect_reach(seq, level, window, reach):
         counts[:] = 0
         r = 0
         lowest = max(0, e - window)
+        m_r, m_l = 0, 1  # best inside [s + 1, e): none yet for s = e - 3
         for s in range(e - 3, lowest - 1, -1):
-            t = seq[s] * 16 + seq[s + 1] * 4 + seq[s + 2]
+            t = tri[s]
             r += counts[t]  # sum of c (c - 1) / 2 grows by the count before this triplet
             counts[t] += 1
             l = e - s - 3  # triplets - 1
-            # best inside [s + 1, e) and inside [s, e - 1)
-            m_r, m_l = 0, 1
-            if s + 1 <= e - 3:
-                m_r, m_l = cur_r[s + 1], cur_l[s + 1]
-            if e - 1 - s >= 3 and prev_r[s] * m_l > m_r * prev_l[s]:
-                m_r, m_l = prev_r[s], prev_l[s]
+            # best inside [s + 1, e) (m_r / m_l, the previous s's) and inside [s, e - 1)
+            if s + 4 <= e:
+                p_r, p_l = prev_r[s], prev_l[s]
+                if p_r * m_l > m_r * p_l:
+                    m_r, m_l = p_r, p_l
             if l >= 1 and r * 10 > level * l:
                 if r * m_l >= m_r * l:  # no stretch inside scores higher: perfect
                     if e > reach[s]:
                         reach[s] = e
                     m_r, m_l = r, l
             cur_r[s], cur_l[s] = m_r, m_l
-        for s in range(lowest, e - 2):
-            prev_r[s], prev_l[s] = cur_r[s], cur_l[s]
+        cur_r, prev_r = prev_r, cur_r
+        cur_l, prev_l = prev_l, cur_l
 
 
 @njit(cache=True, nogil=True)

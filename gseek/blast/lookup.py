@@ -9,8 +9,12 @@ database words with one bit test in fast memory before it reads the table
 (G-BLASTN keeps the PV in shared memory and the table in global memory).
 Many queries share one table: the database is scanned once per batch.
 
-The table is built on the host in two Numba passes, count then fill (a prefix
-sum places each word's list), so it is the same for any thread count.
+The query side is built on the host in parallel Numba passes: the searched
+strands laid end to end (:func:`query_strands`), every position's word
+(:func:`word_codes`, in pieces of positions), then the table in two passes,
+count then fill (a prefix sum places each word's list), each thread taking the
+words of its own range of codes in position order; so it is the same for any
+thread count.
 
 >>> import numpy as np
 >>> codes = np.array([0, 1, 2, 3, 0, 1, 2, 4, 0, 1, 2], np.uint8)  # ACGTACGNACG
@@ -27,12 +31,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from gseek.errors import OptionError
 from gseek.kernels._jit import njit
 
-__all__ = ["LookupTable", "build_lookup", "word_codes", "MAX_LOOKUP_WORD"]
+__all__ = ["LookupTable", "build_lookup", "lookup_of_words", "query_strands", "seeding", "word_codes",
+           "MAX_LOOKUP_WORD"]
 
 #: Longest word a direct table (4^w lists, a 4^w-bit PV) is built for: 4^14 = 268M lists
 #: would already be 1 GiB of offsets; BLAST+'s nucleotide lookups use w <= 12 (megablast's
@@ -40,17 +46,53 @@ __all__ = ["LookupTable", "build_lookup", "word_codes", "MAX_LOOKUP_WORD"]
 MAX_LOOKUP_WORD = 13
 
 
-@njit(cache=True, nogil=True)
-def _words(codes, offsets, mask, w, out):
-    """Code of the w-mer starting at every position, -1 where it runs past its query's
-    end or holds an N or a masked base (one pass, a rolling code per query)."""
+#: Bases (or words) of one parallel piece of the query-side passes; several pieces a thread.
+_BLOCK = 1 << 16
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _strands(codes, offsets, mask, seq_query, seq_strand, seq_off, hard, block, seq_codes, seq_mask):
+    """Sequence k is query ``seq_query[k]`` (plus strand) or its reverse complement (minus), its
+    mask beside it; ``hard``: a masked base is N. In pieces of ``block`` output bases."""
+    n = seq_off[-1]
+    for p in numba.prange((n + block - 1) // block):
+        j, stop = p * block, min(n, (p + 1) * block)
+        k = np.searchsorted(seq_off, j, side="right") - 1
+        while j < stop:
+            a, b, o = offsets[seq_query[k]], offsets[seq_query[k] + 1], seq_off[k]
+            end = min(stop, seq_off[k + 1])
+            plus = seq_strand[k] > 0
+            for i in range(j, end):
+                src = a + (i - o) if plus else b - 1 - (i - o)
+                c = codes[src]
+                if not plus and c < 4:
+                    c = 3 - c
+                m = mask[src]
+                seq_codes[i] = 4 if hard and m != 0 else c
+                seq_mask[i] = m
+            j = end
+            k += 1
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _words(codes, offsets, mask, w, block, out):
+    """Code of the w-mer starting at every position, -1 where it runs past its query's end or
+    holds an N or a masked base: a rolling code, in pieces of ``block`` starting positions (a
+    piece reads up to w - 1 bases past its end)."""
+    n = codes.size
     keep = (1 << (2 * w)) - 1
-    for q in range(offsets.size - 1):
-        a, b = offsets[q], offsets[q + 1]
+    for p in numba.prange((n + block - 1) // block):
+        j, stop = p * block, min(n, (p + 1) * block)
+        for i in range(j, stop):
+            out[i] = -1
+        q = np.searchsorted(offsets, j, side="right") - 1
         code = 0
         valid = 0  # bases in the current run without N or mask, up to w
-        for i in range(a, b):
-            out[i] = -1
+        for i in range(j, min(n, stop + w - 1)):
+            while i >= offsets[q + 1]:  # a new query (skipping empty ones): a new run
+                q += 1
+                valid = 0
+                code = 0
             c = codes[i]
             if c > 3 or mask[i] != 0:
                 valid = 0
@@ -59,26 +101,55 @@ def _words(codes, offsets, mask, w, out):
             code = ((code << 2) | c) & keep
             if valid < w:
                 valid += 1
-            if valid == w:
+            if valid == w and i - w + 1 >= j:
                 out[i - w + 1] = code
 
 
-@njit(cache=True, nogil=True)
-def _count(words, counts):
-    for i in range(words.size):
-        if words[i] >= 0:
-            counts[words[i]] += 1
+@njit(parallel=True, cache=True, nogil=True)
+def _count(words, parts, counts):
+    """counts[c] = occurrences of word c; part r counts the words of its own code range."""
+    span = (counts.size + parts - 1) // parts
+    for r in numba.prange(parts):
+        lo, hi = r * span, min(counts.size, (r + 1) * span)
+        for i in range(words.size):
+            c = words[i]
+            if lo <= c < hi:
+                counts[c] += 1
 
 
-@njit(cache=True, nogil=True)
-def _fill(words, first, positions, pv):
-    cursor = first[:-1].copy()
-    for i in range(words.size):
-        c = words[i]
-        if c >= 0:
-            positions[cursor[c]] = i
-            cursor[c] += 1
-            pv[c >> 5] |= np.uint32(1) << np.uint32(c & 31)
+@njit(parallel=True, cache=True, nogil=True)
+def _fill(words, first, parts, positions):
+    """Each word's positions in increasing order at ``positions[first[c]:first[c + 1]]``; part r
+    fills the words of its own code range."""
+    n_codes = first.size - 1
+    span = (n_codes + parts - 1) // parts
+    for r in numba.prange(parts):
+        lo, hi = r * span, min(n_codes, (r + 1) * span)
+        cursor = first[lo:hi].copy()
+        for i in range(words.size):
+            c = words[i]
+            if lo <= c < hi:
+                positions[cursor[c - lo]] = i
+                cursor[c - lo] += 1
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _presence(first, pv):
+    """PV bit c set where word c has positions."""
+    n_codes = first.size - 1
+    for g in numba.prange(pv.size):
+        bits = np.uint32(0)
+        for b in range(32):
+            c = g * 32 + b
+            if c < n_codes and first[c + 1] > first[c]:
+                bits |= np.uint32(1) << np.uint32(b)
+        pv[g] = bits
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _seeding(words, valid):
+    for i in numba.prange(words.size):
+        valid[i] = 1 if words[i] >= 0 else 0
 
 
 @dataclass(frozen=True)
@@ -110,6 +181,11 @@ class LookupTable:
         return self.positions[self.first[code]:self.first[code + 1]]
 
 
+def _parts() -> int:
+    """Code ranges of the count and fill passes: one a Numba thread (each reads every word)."""
+    return max(1, numba.get_num_threads())
+
+
 def word_codes(codes: np.ndarray, offsets: np.ndarray, w: int, mask: np.ndarray | None = None) -> np.ndarray:
     """The code of the w-mer starting at every position (int64; -1 where none seeds)."""
     if not 1 <= int(w) <= MAX_LOOKUP_WORD:
@@ -119,8 +195,29 @@ def word_codes(codes: np.ndarray, offsets: np.ndarray, w: int, mask: np.ndarray 
     if mask.size != codes.size:
         raise OptionError(f"mask has {mask.size} entries for {codes.size} bases")
     out = np.empty(codes.size, np.int64)
-    _words(codes, np.ascontiguousarray(offsets, dtype=np.int64), mask, int(w), out)
+    _words(codes, np.ascontiguousarray(offsets, dtype=np.int64), mask, int(w), _BLOCK, out)
     return out
+
+
+def lookup_of_words(words: np.ndarray, w: int) -> LookupTable:
+    """The lookup table and PV of :func:`word_codes`' ``words`` (of length ``w``)."""
+    wide = words.size >= (1 << 31) - 1
+    index = np.int64 if wide else np.int32  # offsets and positions: int32 whenever they fit
+    first = np.zeros((1 << (2 * int(w))) + 1, index)
+    _count(words, _parts(), first[1:])
+    np.cumsum(first, out=first)  # in place: the exclusive prefix sum, first[0] = 0
+    positions = np.empty(int(first[-1]), index)
+    _fill(words, first, _parts(), positions)
+    pv = np.zeros(max(1, (1 << (2 * int(w))) >> 5), np.uint32)
+    _presence(first, pv)
+    return LookupTable(int(w), first, positions, pv)
+
+
+def seeding(words: np.ndarray) -> np.ndarray:
+    """uint8, 1 where a word of :func:`word_codes` seeds (``words >= 0``)."""
+    valid = np.empty(words.size, np.uint8)
+    _seeding(words, valid)
+    return valid
 
 
 def build_lookup(codes: np.ndarray, offsets: np.ndarray, w: int, mask: np.ndarray | None = None) -> LookupTable:
@@ -133,13 +230,33 @@ def build_lookup(codes: np.ndarray, offsets: np.ndarray, w: int, mask: np.ndarra
         w: the table's word length (1..:data:`MAX_LOOKUP_WORD`).
         mask: non-zero where a base may not seed (DUST, lowercase); None: no mask.
     """
-    words = word_codes(codes, offsets, w, mask)
-    wide = codes.size >= (1 << 31) - 1
-    index = np.int64 if wide else np.int32  # offsets and positions: int32 whenever they fit
-    first = np.zeros((1 << (2 * int(w))) + 1, index)
-    _count(words, first[1:])
-    np.cumsum(first, out=first)  # in place: the exclusive prefix sum, first[0] = 0
-    positions = np.empty(int(first[-1]), index)
-    pv = np.zeros(max(1, (1 << (2 * int(w))) >> 5), np.uint32)
-    _fill(words, first, positions, pv)
-    return LookupTable(int(w), first, positions, pv)
+    return lookup_of_words(word_codes(codes, offsets, w, mask), w)
+
+
+def query_strands(codes: np.ndarray, offsets: np.ndarray, mask: np.ndarray, strands: tuple[int, ...],
+                  hard: bool = False) -> tuple[np.ndarray, ...]:
+    """The searched strands of every query, concatenated query-major (for each query, its
+    ``strands`` in order: +1 the query, -1 its reverse complement), and their masks.
+
+    Returns ``(seq_codes, seq_mask, seq_off, seq_query, seq_strand)``: codes and mask (uint8) of
+    the sequences laid end to end, their n + 1 offsets, and each sequence's query and strand.
+    ``hard``: a masked base is also N in ``seq_codes`` (BLAST+'s hard masking).
+
+    >>> import numpy as np
+    >>> c, m, off, q, st = query_strands(np.array([0, 0, 1, 4], np.uint8), np.array([0, 4]),
+    ...                                  np.array([0, 1, 0, 0], np.uint8), (1, -1))
+    >>> c.tolist(), m.tolist(), off.tolist()  # AACN, then NGTT
+    ([0, 0, 1, 4, 4, 2, 3, 3], [0, 1, 0, 0, 0, 0, 1, 0], [0, 4, 8])
+    """
+    offsets = np.ascontiguousarray(offsets, np.int64)
+    nq = offsets.size - 1
+    qlen = np.diff(offsets)
+    seq_query = np.repeat(np.arange(nq, dtype=np.int64), len(strands))
+    seq_strand = np.tile(np.array(strands, np.int8), nq)
+    seq_off = np.zeros(seq_query.size + 1, np.int64)
+    np.cumsum(qlen[seq_query], out=seq_off[1:])
+    n = int(seq_off[-1])
+    seq_codes, seq_mask = np.empty(n, np.uint8), np.empty(n, np.uint8)
+    _strands(np.ascontiguousarray(codes, np.uint8), offsets, np.ascontiguousarray(mask, np.uint8), seq_query,
+             seq_strand, seq_off, bool(hard), _BLOCK, seq_codes, seq_mask)
+    return seq_codes, seq_mask, seq_off, seq_query, seq_strand

@@ -42,7 +42,7 @@ from gseek.kernels._jit import njit
 from gseek.seqio.batch import SequenceBatch
 
 from .dust import dust_mask
-from .lookup import build_lookup, word_codes
+from .lookup import lookup_of_words, query_strands, seeding, word_codes
 from .options import BlastOptions
 from .seeds import device_queries, find_seeds, select_seeds, ungapped_extend, unpack_ranges
 from .stats import bit_scores, effective_search_space, evalues
@@ -75,9 +75,21 @@ _AHEAD_DEPTH = 8
 _TRACEBACK_ROUNDS = 2
 #: Bases of subject read beyond an expected extent for gapped extension (``_extend_chunk``): the
 #: score-only pass, from the ungapped HSP (most random seeds end within a few dozen bases), and
-#: the trace-back, from the score-only HSP.
+#: the trace-back, from the score-only HSPs of its chain (its final X-drop is larger: with 512,
+#: 17% of the trace-backs of 60 workload-1 queries on bacteria75 outgrew their window and were
+#: done again, with 2048 under 1%; a window base costs 9 bytes of launch memory, no DP work).
 _PRELIM_MARGIN = 128
-_WINDOW_MARGIN = 512
+_WINDOW_MARGIN = 2048
+#: The trace-back's expected subject extent of a score-only HSP also covers every score-only HSP of
+#: its query sequence and contig within this many diagonals of its own (:func:`_chain_extent`): a
+#: long divergent alignment that the score-only X-drop cut into fragments is traced back whole by
+#: the larger final X-drop, so its first trace-back would outgrow the fragment's window and be done
+#: again with the query's reach. Only windows change: a window never changes a result. 0: the
+#: HSP's own extent.
+_CHAIN_DIAGONALS = 256
+#: A chain whose extent is at least this share of its query's length is traced back in the query's
+#: whole reach at once.
+_CHAIN_WHOLE = 0.1
 #: Seeds extended per launch, and the bytes of subject window and DP rows one launch may hold (a
 #: seed's window is its expected extent plus margins; its two DP rows are 8 bytes per window
 #: base): bounds a launch's memory when long queries give long windows (the at-scale workload's
@@ -89,6 +101,8 @@ _WINDOW_MARGIN = 512
 _EXTEND_CHUNK = 1 << 18
 _EXTEND_BYTES = 2 << 30
 _EXTEND_SHARE = 0.25
+#: The share of a GPU's free memory the launches of all its searchers may hold together.
+_EXTEND_DEVICE_SHARE = 0.5
 #: Diagonals from an HSP's within which a seed counts as on its path.
 _DIAG_NEAR = 50
 #: The longest extensions may go to the host's cores (the Numba twin: the same results), beside the
@@ -198,6 +212,8 @@ class BlastSearcher:
     def __init__(self, index: Any, task: str = "megablast", device: str | Backend = "auto",
                  threads: int | None = None, shard: tuple[int, int] | None = None, **options: Any) -> None:
         self.options = BlastOptions.for_task(task, **options)
+        #: Searchers launching on this one's device at once (its launches' memory budget is its share).
+        self.device_searchers = 1
         if isinstance(index, ReferenceText):
             self.ref = index
         else:
@@ -248,32 +264,16 @@ class BlastSearcher:
         opts = self.options
         codes = np.asarray(batch.codes, np.uint8)
         offsets = np.asarray(batch.offsets, np.int64)
-        n, nq = codes.size, len(offsets) - 1
-        qlen = np.diff(offsets)
-        rid = np.repeat(np.arange(nq), qlen)
-        rev = offsets[rid] + offsets[rid + 1] - 1 - np.arange(n, dtype=np.int64)
-        rc = codes[rev]
-        rc = np.where(rc < 4, 3 - rc, 4).astype(np.uint8)
-        mask = np.zeros(n, np.uint8)
-        if opts.dust is not None and n:
+        mask = np.zeros(codes.size, np.uint8)
+        if opts.dust is not None and codes.size:
             mask |= dust_mask(codes, offsets, *opts.dust)
         if opts.lcase_masking and batch.soft_mask.size:
             for a, b in np.asarray(batch.soft_mask).tolist():
                 mask[a:b] = 1
         strands = {"both": (1, -1), "plus": (1,), "minus": (-1,)}[opts.strand]
-        ns = len(strands)
-        seq_query = np.repeat(np.arange(nq), ns)
-        seq_strand = np.tile(np.array(strands, np.int8), nq)
-        seq_len = qlen[seq_query]
-        seq_off = ragged.offsets(seq_len)
-        src_start = offsets[seq_query] + np.where(seq_strand > 0, 0, n)
-        src = np.repeat(src_start - seq_off[:-1], seq_len) + np.arange(int(seq_off[-1]), dtype=np.int64)
-        both = np.concatenate([codes, rc])
-        both_mask = np.concatenate([mask, mask[rev]])
-        seq_codes, seq_mask = both[src], both_mask[src]
-        if not opts.soft_masking:  # hard masking: masked bases are N for the extensions too
-            seq_codes[seq_mask != 0] = 4
-        return seq_codes, seq_mask, seq_off, seq_query, seq_strand
+        with numba_guard():  # parallel passes, maybe beside another searcher's
+            # hard masking: masked bases are N for the extensions too
+            return query_strands(codes, offsets, mask, strands, hard=not opts.soft_masking)
 
     # ------------------------------------------------------------------ search
 
@@ -284,8 +284,9 @@ class BlastSearcher:
         batch = self._batch(queries)
         seq_codes, seq_mask, seq_off, seq_query, seq_strand = self._sequences(batch)
         lut_w = self.options.lut_word
-        table = build_lookup(seq_codes, seq_off, lut_w, seq_mask)
-        valid = (word_codes(seq_codes, seq_off, lut_w, seq_mask) >= 0).astype(np.uint8)
+        with numba_guard():
+            words = word_codes(seq_codes, seq_off, lut_w, seq_mask)  # once: the table's and the seeding flags
+            table, valid = lookup_of_words(words, lut_w), seeding(words)
         return PreparedQueries(self.options, batch, seq_codes, seq_off, seq_query, seq_strand, table, valid)
 
     def search(self, queries: Any) -> BlastHits:
@@ -473,6 +474,20 @@ class BlastSearcher:
         order = np.lexsort((sel, -raw))
         c, sp = sel[order], span[:, order]
         sc = raw[order]
+        # the subject extent each trace-back is expected to cover: its chain of fragments, within the query's reach
+        lo, hi = sp[2].copy(), sp[3].copy()
+        if _CHAIN_DIAGONALS > 0 and c.size:
+            by = np.lexsort((diag[c], key[c]))
+            _chain_extent(by, key[c], diag[c], sp[2], sp[3], _CHAIN_DIAGONALS, lo, hi)
+            qa, qb = seq_off[seq_of[c]], seq_off[seq_of[c] + 1]
+            slack = np.maximum(64, (qb - qa) // 4)
+            reach_lo = np.minimum(sp[2], mid_s[c] - (mid_q[c] - qa) - slack)
+            reach_hi = np.maximum(sp[3], mid_s[c] + (qb - mid_q[c]) + slack)
+            # a chain over a good part of its query: most likely an alignment of the whole query, whose
+            # trace-back would be done again, at the length of the longest alignments, if its window were cut
+            whole = (hi - lo) >= _CHAIN_WHOLE * (qb - qa)
+            lo = np.where(whole, reach_lo, np.maximum(lo, reach_lo))
+            hi = np.where(whole, reach_hi, np.minimum(hi, reach_hi))
         todo = np.arange(c.size)
         parts: list[dict[str, np.ndarray]] = []
         picks: list[np.ndarray] = []
@@ -484,7 +499,7 @@ class BlastSearcher:
             t = todo[take]
             ct = c[t]
             parts.append(self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq_of[ct], contig_of[ct], mid_q[ct],
-                                      mid_s[ct], traceback=True, span=(sp[2][t], sp[3][t])))
+                                      mid_s[ct], traceback=True, span=(lo[t], hi[t]), margin=_WINDOW_MARGIN))
             picks.append(t)
             self._count("rounds with trace-back", 1)
             self._count("extended with trace-back", t.size)
@@ -575,7 +590,7 @@ class BlastSearcher:
         # a seed's window (:meth:`_extend_chunk`'s) and DP rows, 9 bytes a base
         slack = 2 * margin if span is not None else 2 * np.maximum(64, (seq_off[seq + 1] - seq_off[seq]) // 4)
         need = 9 * (np.asarray(expect, np.int64) + slack)
-        budget = _extend_budget(backend)
+        budget = _extend_budget(backend, self.device_searchers)
         side = "with trace-back" if traceback else "score only"
         if n <= _EXTEND_CHUNK and int(need.sum()) <= budget:
             self._count(f"launches, {side}", 1)
@@ -617,7 +632,7 @@ class BlastSearcher:
         n_q = int(seq_off[-1])
         r = xdrop_gapped(backend, codes, qa, (qb - qa).astype(np.int32), n_q + w_off[:-1],
                          (t_hi - t_lo).astype(np.int32), (mq - qa).astype(np.int32), (ms - t_lo).astype(np.int32),
-                         scoring, xdrop, traceback=traceback, max_bytes=_extend_budget(backend))
+                         scoring, xdrop, traceback=traceback, max_bytes=_extend_budget(backend, self.device_searchers))
         out = {"q_start": qa + r["q_start"], "q_end": qa + r["q_end"], "s_start": t_lo + r["t_start"],
                "s_end": t_lo + r["t_end"], "score": r["score"].astype(np.int64)}
         if traceback:
@@ -630,7 +645,8 @@ class BlastSearcher:
             self._count("cut at the query's reach", np.count_nonzero(cut))
         else:
             redo = np.flatnonzero(cut)
-            self._count("done again with the query's reach", redo.size)
+            self._count(f"done again with the query's reach, {'with trace-back' if traceback else 'score only'}",
+                        redo.size)
             if redo.size:
                 # in launches that keep to the memory budget, as any (the query's reach: 150 kb windows)
                 again = self._extend_on(backend, scoring, xdrop, query_codes, seq_off, seq[redo], contig[redo],
@@ -713,11 +729,13 @@ class _Clock:
         self.last = now
 
 
-def _extend_budget(backend: Backend) -> int:
+def _extend_budget(backend: Backend, searchers: int = 1) -> int:
     """The bytes one gapped-extension launch on ``backend`` may hold: :data:`_EXTEND_BYTES`, or
-    :data:`_EXTEND_SHARE` of a GPU's free memory where that is more."""
+    :data:`_EXTEND_SHARE` of a GPU's free memory where that is more; of :data:`_EXTEND_DEVICE_SHARE`
+    at most, with ``searchers`` launching on that device at once."""
     free = backend.free_memory()
-    return _EXTEND_BYTES if free is None else max(_EXTEND_BYTES, int(_EXTEND_SHARE * free))
+    share = min(_EXTEND_SHARE, _EXTEND_DEVICE_SHARE / max(1, int(searchers)))
+    return _EXTEND_BYTES if free is None else max(_EXTEND_BYTES, int(share * free))
 
 
 def _launches(order: np.ndarray, need: np.ndarray, budget: int) -> Iterator[np.ndarray]:
@@ -851,6 +869,41 @@ def _ahead(pool: np.ndarray, key: np.ndarray, s: np.ndarray, diag: np.ndarray, a
     keep = np.flatnonzero(depth < _AHEAD_DEPTH)
     pick = keep[np.lexsort((keep, depth[keep]))][:most]
     return pool[np.sort(pick)]
+
+
+@njit(cache=True, nogil=True)
+def _chain_extent(by, key, diag, s_lo, s_hi, near, lo, hi):
+    """For every HSP, ``lo``/``hi`` = the least ``s_lo`` and the greatest ``s_hi`` of the HSPs of its
+    key whose diagonal is within ``near`` of its own (itself included). ``by``: the HSPs in
+    (key, diagonal) order. One sweep with the window's two ends and two monotone queues (its
+    least start, its greatest end)."""
+    n = by.size
+    qmin = np.empty(n, np.int64)  # positions in ``by``, lo values rising from head to tail
+    qmax = np.empty(n, np.int64)  # hi values falling
+    h1 = t1 = h2 = t2 = 0
+    a = 0
+    b = 0  # positions a..b-1 of ``by`` are in the window
+    for p in range(n):
+        i = by[p]
+        while b < n and key[by[b]] == key[i] and diag[by[b]] <= diag[i] + near:
+            j = by[b]
+            while t1 > h1 and s_lo[by[qmin[t1 - 1]]] >= s_lo[j]:
+                t1 -= 1
+            qmin[t1] = b
+            t1 += 1
+            while t2 > h2 and s_hi[by[qmax[t2 - 1]]] <= s_hi[j]:
+                t2 -= 1
+            qmax[t2] = b
+            t2 += 1
+            b += 1
+        while key[by[a]] != key[i] or diag[by[a]] < diag[i] - near:
+            a += 1
+        while qmin[h1] < a:
+            h1 += 1
+        while qmax[h2] < a:
+            h2 += 1
+        lo[i] = s_lo[by[qmin[h1]]]
+        hi[i] = s_hi[by[qmax[h2]]]
 
 
 def _found_block(key: np.ndarray, res: dict[str, np.ndarray], score: np.ndarray | None = None) -> tuple[np.ndarray, int]:

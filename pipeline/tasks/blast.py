@@ -53,12 +53,15 @@ __all__ = ["BlastTask", "blast_files"]
 #: Query bases per job: the database is scanned once per job (its queries share one lookup table).
 BLAST_JOB_BYTES = 8 << 20
 #: A query file of less than a job a searcher is cut into one job a searcher, but no smaller than this:
-#: the searchers (two a GPU) then overlap one another's host work (issue 17: one job of E. coli's 156
-#: contigs left the second searcher idle for the whole search).
+#: the searchers (BLAST_STREAMS_PER_GPU a GPU) then overlap one another's host work (issue 17: one
+#: job of E. coli's 156 contigs left the second searcher idle for the whole search).
 BLAST_MIN_JOB_BYTES = 1 << 20
-#: Searchers per GPU, each on its own CUDA stream: one's kernels run while the other does its
-#: host work (the lookup table, the gapped rounds' bookkeeping, the statistics).
-BLAST_STREAMS_PER_GPU = 2
+#: Searchers per GPU, each on its own CUDA stream: one's kernels run while another does its
+#: host work (the lookup table, the gapped rounds' bookkeeping, the statistics), and their
+#: launches' tails (the longest alignment of each) overlap. Workload 1 of issue 17 on an H200
+#: (benchmarks/RESULTS.md, 2026-11-26): 9.4-9.5 s with 2, 8.7-8.8 s with 4; E. coli's contigs
+#: the same.
+BLAST_STREAMS_PER_GPU = 4
 
 
 class _TextIO:
@@ -207,6 +210,9 @@ class BlastTask:
         else:
             self.searchers = [BlastSearcher(ref, task=task, device=_stream(b), **options) for b in backends
                               for _ in range(BLAST_STREAMS_PER_GPU if b.name == "gpu" else 1)]
+        for s in self.searchers:  # their launches share their device's memory
+            for one in getattr(s, "shards", [s]):
+                one.device_searchers = BLAST_STREAMS_PER_GPU if one.backend.name == "gpu" else 1
         self.options = dict(task=task, outfmt=self.outfmt, **{k: v for k, v in sorted(options.items())})
         if self.shard is not None:  # another search (the unsplit one's fingerprint stays as it was)
             self.options["shard"] = list(self.shard)
