@@ -748,6 +748,8 @@ def shard_dispatcher(client: Any, task: Any, spec: Any, *, shards: int | None = 
         except Exception:  # noqa: BLE001 - a timeout (asyncio's or Dask's), or the cluster closing
             raise ClusterError(f"the cluster has no worker (waited {WORKER_WAIT_SECONDS:g} s)") from None
         workers = sorted(client.scheduler_info().get("workers", {}))
+        if not workers:  # lost again meanwhile
+            raise ClusterError("the cluster has no worker")
     n = int(shards) if shards is not None else len(workers)
     if n < 1:
         raise OptionError(f"shards: at least 1, not {shards}")

@@ -210,9 +210,10 @@ class BlastTask:
         else:
             self.searchers = [BlastSearcher(ref, task=task, device=_stream(b), **options) for b in backends
                               for _ in range(BLAST_STREAMS_PER_GPU if b.name == "gpu" else 1)]
+        per_gpu = copies if hasattr(self.searchers[0], "shards") else BLAST_STREAMS_PER_GPU  # as built above
         for s in self.searchers:  # their launches share their device's memory
             for one in getattr(s, "shards", [s]):
-                one.device_searchers = BLAST_STREAMS_PER_GPU if one.backend.name == "gpu" else 1
+                one.device_searchers = per_gpu if one.backend.name == "gpu" else 1
         self.options = dict(task=task, outfmt=self.outfmt, **{k: v for k, v in sorted(options.items())})
         if self.shard is not None:  # another search (the unsplit one's fingerprint stays as it was)
             self.options["shard"] = list(self.shard)
