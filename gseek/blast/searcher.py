@@ -480,9 +480,8 @@ class BlastSearcher:
             by = np.lexsort((diag[c], key[c]))
             _chain_extent(by, key[c], diag[c], sp[2], sp[3], _CHAIN_DIAGONALS, lo, hi)
             qa, qb = seq_off[seq_of[c]], seq_off[seq_of[c] + 1]
-            slack = np.maximum(64, (qb - qa) // 4)
-            reach_lo = np.minimum(sp[2], mid_s[c] - (mid_q[c] - qa) - slack)
-            reach_hi = np.maximum(sp[3], mid_s[c] + (qb - mid_q[c]) + slack)
+            reach_lo, reach_hi = _reach(qa, qb, mid_q[c], mid_s[c])
+            reach_lo, reach_hi = np.minimum(sp[2], reach_lo), np.maximum(sp[3], reach_hi)
             # a chain over a good part of its query: most likely an alignment of the whole query, whose
             # trace-back would be done again, at the length of the longest alignments, if its window were cut
             whole = (hi - lo) >= _CHAIN_WHOLE * (qb - qa)
@@ -526,10 +525,8 @@ class BlastSearcher:
         # (the window around it would only be outgrown and done again)
         long_ = (cand["q_end"][sel] - cand["q_start"][sel]) >= _PRELIM_MARGIN
         if long_.any():
-            qa, qb = seq_off[seq_of[sel]], seq_off[seq_of[sel] + 1]
-            slack = np.maximum(64, (qb - qa) // 4)
-            span = (np.where(long_, mid_s[sel] - (mid_q[sel] - qa) - slack, span[0]),
-                    np.where(long_, mid_s[sel] + (qb - mid_q[sel]) + slack, span[1]))
+            reach_lo, reach_hi = _reach(seq_off[seq_of[sel]], seq_off[seq_of[sel] + 1], mid_q[sel], mid_s[sel])
+            span = (np.where(long_, reach_lo, span[0]), np.where(long_, reach_hi, span[1]))
         return self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq_of[sel], contig_of[sel], mid_q[sel],
                             mid_s[sel], traceback=False, span=span, margin=_PRELIM_MARGIN)
 
@@ -621,9 +618,8 @@ class BlastSearcher:
         qa, qb = seq_off[seq], seq_off[seq + 1]
         ca, cb = ref.contig_offsets[contig], ref.contig_offsets[contig + 1]
         if span is None:
-            slack = np.maximum(64, (qb - qa) // 4)
-            t_lo = np.maximum(ca, ms - (mq - qa) - slack)
-            t_hi = np.minimum(cb, ms + (qb - mq) + slack)
+            t_lo, t_hi = _reach(qa, qb, mq, ms)
+            t_lo, t_hi = np.maximum(ca, t_lo), np.minimum(cb, t_hi)
         else:
             t_lo = np.maximum(ca, np.minimum(span[0], ms) - margin)
             t_hi = np.minimum(cb, np.maximum(span[1], ms + 1) + margin)
@@ -869,6 +865,13 @@ def _ahead(pool: np.ndarray, key: np.ndarray, s: np.ndarray, diag: np.ndarray, a
     keep = np.flatnonzero(depth < _AHEAD_DEPTH)
     pick = keep[np.lexsort((keep, depth[keep]))][:most]
     return pool[np.sort(pick)]
+
+
+def _reach(qa: np.ndarray, qb: np.ndarray, mq: np.ndarray, ms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The query's reach of seeds ``(mq, ms)`` on queries ``[qa, qb)``: the text the query's extent
+    on the seed's diagonal covers, and a quarter of the query's length (at least 64) each side."""
+    slack = np.maximum(64, (qb - qa) // 4)
+    return ms - (mq - qa) - slack, ms + (qb - mq) + slack
 
 
 @njit(cache=True, nogil=True)
