@@ -36,7 +36,7 @@ from gseek.kernels._shipped import read_manifest
 from gseek.errors import KernelCompileError
 
 #: The kernel families with a ``.cu`` file (``gseek.kernels.<name>``, whose ``CUDA_SOURCE`` names it).
-FAMILIES = ("blast", "dp", "fmindex", "kmismatch", "seqpack")
+FAMILIES = ("blast", "dp", "fmindex", "greedy", "kmismatch", "seqpack")
 #: The shipped machine code of the families: ``manifest.json`` and ``<family>.sm_<arch>.cubin`` files.
 CUBINS = Path(__file__).resolve().with_name("cubin")
 #: The options CuPy's ``RawModule`` adds to ours when it compiles for a device of architecture ``arch``

@@ -123,7 +123,10 @@ def test_format_evalue_edges(value, text):
 
 @pytest.mark.parametrize("value, text", [
     (0.0, "0.0"), (21.15, "21.1"), (99.9, "99.9"), (99.94, "99"), (100.99, "100"),
-    (9999.0, "9999"), (10000.0, "1.000e+04"),
+    (9999.0, "9999"), (10000.0, "10000"), (54924.3, "54924"), (99999.0, "99999"), (100000.0, "1.000e+05"),
+    (110803.2, "1.108e+05"),
 ])
 def test_format_bitscore_edges(value, text):
+    """Edges of BLAST+'s bit-score text; 54924 and 1.108e+05 are blastn 2.12's for E. coli's 29.7 kb
+    contig 42 of 156 and 60 kb of it against bacteria75 (megablast, the whole contig / slice)."""
     assert format_bitscore(value) == text

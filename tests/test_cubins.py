@@ -105,7 +105,7 @@ def test_a_damaged_or_stale_cubin_is_not_loaded(fresh, tmp_path):
     _cuda.cubin_manifest.cache_clear()
     assert _load(fresh, "fmindex")[0][0] == "code"
     status = _cuda.cubin_status()  # (the status compares programs, not bytes)
-    assert status.startswith("4 of 5 families current") and status.endswith("changed since built: fmindex "
+    assert status.startswith("5 of 6 families current") and status.endswith("changed since built: fmindex "
                                                                              "(python -m gseek.precompile --cubins)")
 
 
@@ -136,4 +136,4 @@ def test_the_shipped_cubins_match_the_sources():
             assert data[:4] == b"\x7fELF" and hashlib.sha256(data).hexdigest() == entry["sha256"], entry["file"]
     named = {e["file"] for entries in manifest["families"].values() for e in entries} | {"manifest.json"}
     assert {p.name for p in _cuda.CUBINS.iterdir()} == named
-    assert _cuda.cubin_status().startswith("5 of 5 families current (sm_90;")
+    assert _cuda.cubin_status().startswith("6 of 6 families current (sm_90;")

@@ -34,6 +34,7 @@ import numpy as np
 
 from gseek import ragged
 from gseek.backend import Backend, get_backend, numba_guard
+from gseek.dp.greedy import greedy_gapped
 from gseek.dp.scoring import Scoring
 from gseek.dp.xdrop import xdrop_gapped
 from gseek.errors import OptionError
@@ -44,6 +45,7 @@ from gseek.seqio.batch import SequenceBatch
 from .dust import dust_mask
 from .lookup import lookup_of_words, query_strands, seeding, word_codes
 from .options import BlastOptions
+from .reevaluate import match_runs, reevaluate, traceback_starts
 from .seeds import device_queries, find_seeds, select_seeds, ungapped_extend, unpack_ranges
 from .stats import bit_scores, effective_search_space, evalues
 
@@ -105,6 +107,11 @@ _EXTEND_SHARE = 0.25
 _EXTEND_DEVICE_SHARE = 0.5
 #: Diagonals from an HSP's within which a seed counts as on its path.
 _DIAG_NEAR = 50
+#: Bases of subject beside a traced-back megablast HSP that its re-evaluation may read (the exact
+#: matches it grows by, ``gseek.blast.reevaluate``), and beside a score-only HSP for its trace-back's
+#: start (which reads at most a dozen past the HSP).
+_REEVALUATE_MARGIN = 1024
+_START_MARGIN = 16
 #: The longest extensions may go to the host's cores (the Numba twin: the same results), beside the
 #: launch of the others, while the host's share of the work (their summed expected extent over its
 #: cores, at the speed below: a host core's over a GPU's per seed) is less than the launch's (its
@@ -406,11 +413,14 @@ class BlastSearcher:
         # score-only results by candidate of the seeds extended ahead of their round (``done``), and of the
         # rounds that used some of those (kept only where a round's results must be gathered)
         done = np.zeros(q.size, bool)
-        found = {k: np.zeros(q.size, np.int64) for k in ("score", "q_start", "q_end", "s_start", "s_end")}
+        greedy = opts.linear_gaps
+        found = {k: np.zeros(q.size, np.int64) for k in ("score", "q_start", "q_end", "s_start", "s_end")
+                 + (("q_seed", "s_seed") if greedy else ())}
         ahead = _AHEAD.get(self.backend.name, 0)
         chosen: list[np.ndarray] = []
         scores: list[np.ndarray] = []
         spans: list[np.ndarray] = []
+        starts: list[np.ndarray] = []  # megablast: where each HSP's trace-back starts (the greedy pass's estimate)
         # the HSPs found so far, one block per round, each sorted by (key, s_start): key, q_start, q_end,
         # s_start, s_end (global), diagonal range; with the block's longest subject extent
         blocks: list[tuple[np.ndarray, int]] = []
@@ -438,6 +448,8 @@ class BlastSearcher:
             chosen.append(sel)
             scores.append(res["score"])
             spans.append(np.stack([res["q_start"], res["q_end"], res["s_start"], res["s_end"]]))
+            if greedy:
+                starts.append(np.stack([res["q_seed"], res["s_seed"]]))
             blocks.append(_found_block(key[sel], res))
             todo = _outside(rest, key, mid_q, mid_s, blocks)
         if not chosen:
@@ -453,12 +465,89 @@ class BlastSearcher:
         if not sel.size:
             clock.lap("gapped extension with trace-back")
             return _empty_hsps()
+        start_q, start_s = mid_q, mid_s
+        if greedy:  # BLAST+'s start for each trace-back: from the greedy pass's estimate
+            start_q, start_s = mid_q.copy(), mid_s.copy()
+            seeds = np.concatenate(starts, axis=1)[:, ok]
+            start_q[sel], start_s[sel] = self._traceback_starts(seq_codes, seq_off, seq_of[sel], contig_of[sel], span,
+                                                                seeds)
         res, sel = self._traceback(scoring, scale, opts.raw_xdrop(opts.xdrop_gap_final) * scale, qs, seq_codes, seq_off,
-                                   seq_of, contig_of, mid_q, mid_s, diag, key, apart, sel, span, raw)
+                                   seq_of, contig_of, start_q, start_s, diag, key, apart, sel, span, raw)
         res["seq"], res["contig"] = seq_of[sel], contig_of[sel]
-        res["score"] = res["score"].astype(np.int64) // scale
+        if greedy:
+            res = self._reevaluate(res, seq_codes, seq_off, seq_query)
+        else:
+            res["score"] = res["score"].astype(np.int64) // scale
         clock.lap("gapped extension with trace-back")
         return res
+
+    def _host_backend(self) -> Backend:
+        """The host's backend (the searcher's own on a CPU)."""
+        return self.host if self.host is not None else self.backend
+
+    def _windows(self, contig: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The text ``[lo, hi)`` of each HSP's contig, clipped to it, on the host: the bases
+        (concatenated), each window's offset there and its first text position."""
+        ref = self.ref
+        lo = np.maximum(ref.contig_offsets[contig], lo)
+        hi = np.minimum(ref.contig_offsets[contig + 1], hi)
+        host = self._host_backend()
+        with numba_guard():
+            bases, off = unpack_ranges(host, ref, lo, hi - lo)
+        return np.asarray(host.to_host(bases)), off, lo
+
+    def _traceback_starts(self, seq_codes, seq_off, seq, contig, span, seeds) -> tuple[np.ndarray, np.ndarray]:
+        """Where the trace-back of each score-only megablast HSP (``span``: rows q_start, q_end,
+        s_start, s_end; ``seeds``: the greedy pass's estimates) starts, as BLAST+ chooses it
+        (:func:`gseek.blast.reevaluate.traceback_starts`)."""
+        bases, off, lo = self._windows(contig, span[2] - _START_MARGIN, span[3] + _START_MARGIN)
+        shift = off[:-1] - lo  # text position + shift = position in ``bases``
+        codes = np.ascontiguousarray(seq_codes, np.uint8)
+        with numba_guard():
+            tq, ts = traceback_starts(codes, seq_off[seq], seq_off[seq + 1], bases, off[:-1], off[1:], span[0],
+                                      span[1], span[2] + shift, span[3] + shift, seeds[0].astype(np.int64),
+                                      seeds[1].astype(np.int64) + shift)
+        return tq, ts - shift
+
+    def _reevaluate(self, res: dict[str, np.ndarray], seq_codes, seq_off, seq_query) -> dict[str, np.ndarray]:
+        """Megablast's traced-back HSPs scored again as BLAST+ does (:func:`gseek.blast.reevaluate.reevaluate`:
+        N scored, the best-scoring part kept and grown by exact matches, dropped under the cutoff),
+        their substitution runs split into ``=``/``X`` and their columns counted."""
+        opts = self.options
+        seq, contig = res["seq"], res["contig"]
+        n = seq.size
+        k = opts.karlin
+        spaces = self._search_spaces(self._qlen)[seq_query[seq]]
+        cutoff = np.maximum(np.ceil(np.log(k.K * spaces / opts.evalue) / k.lambda_), 1).astype(np.int64)
+        bases, off, lo = self._windows(contig, res["s_start"] - _REEVALUATE_MARGIN, res["s_end"] + _REEVALUATE_MARGIN)
+        shift = off[:-1] - lo
+        codes = np.ascontiguousarray(seq_codes, np.uint8)
+        cig, cig_off = res["cigar"], res["cigar_offsets"]
+        out = np.empty(max(cig.size, 1), np.uint32)
+        ends = [np.zeros(n, np.int64) for _ in range(4)]
+        score = np.zeros(n, np.int64)
+        with numba_guard():
+            runs = reevaluate(codes, seq_off[seq], seq_off[seq + 1], bases, off[:-1], off[1:], res["q_start"],
+                              res["s_start"] + shift, cig, cig_off, opts.reward, opts.penalty, self._n_score, cutoff,
+                              out, cig_off, *ends, score)
+        keep = np.flatnonzero(runs > 0)
+        self._count("dropped when scored again", n - keep.size)
+        data, offs = ragged.gather(out, cig_off, keep) if keep.size else (np.zeros(0, np.uint32), np.zeros(1, np.int64))
+        offs = offs if keep.size else np.zeros(1, np.int64)
+        q0, q1, s0, s1 = (e[keep] for e in ends)
+        s0, s1 = s0 - shift[keep], s1 - shift[keep]
+        stats = np.zeros((5, keep.size), np.int64)
+        with numba_guard():
+            match_runs(codes, bases, q0, s0 + shift[keep], data, offs, offs, data, stats, False)
+            cig_off2 = ragged.offsets(stats[0])
+            cigar = np.empty(max(int(cig_off2[-1]), 1), np.uint32)
+            match_runs(codes, bases, q0, s0 + shift[keep], data, offs, cig_off2, cigar, stats, True)
+        out_res = {"seq": seq[keep], "contig": contig[keep], "q_start": q0, "q_end": q1, "s_start": s0, "s_end": s1,
+                   "score": score[keep], "length": (stats[1] + stats[2] + stats[3]).astype(np.int32),
+                   "nident": stats[1].astype(np.int32), "mismatch": stats[2].astype(np.int32),
+                   "gapopen": stats[4].astype(np.int32), "gaps": stats[3].astype(np.int32),
+                   "cigar": cigar[: int(cig_off2[-1])], "cigar_offsets": cig_off2}
+        return out_res
 
     def _traceback(self, scoring: Scoring, scale: int, xdrop: int, qs, seq_codes, seq_off, seq_of, contig_of, mid_q,
                    mid_s, diag, key, apart, sel: np.ndarray, span: np.ndarray,
@@ -626,12 +715,24 @@ class BlastSearcher:
         windows, w_off = unpack_ranges(backend, ref, t_lo, t_hi - t_lo)
         codes = backend.xp.concatenate([query_codes, windows])
         n_q = int(seq_off[-1])
-        r = xdrop_gapped(backend, codes, qa, (qb - qa).astype(np.int32), n_q + w_off[:-1],
-                         (t_hi - t_lo).astype(np.int32), (mq - qa).astype(np.int32), (ms - t_lo).astype(np.int32),
-                         scoring, xdrop, traceback=traceback, max_bytes=_extend_budget(backend, self.device_searchers))
+        args = (codes, qa, (qb - qa).astype(np.int32), n_q + w_off[:-1], (t_hi - t_lo).astype(np.int32),
+                (mq - qa).astype(np.int32), (ms - t_lo).astype(np.int32))
+        budget = _extend_budget(backend, self.device_searchers)
+        if self.options.linear_gaps:  # megablast: BLAST+'s greedy extension (gseek.dp.greedy), twice the scale
+            o = self.options
+            r = greedy_gapped(backend, *args, 2 * o.reward, -2 * o.penalty, xdrop, traceback=traceback,
+                              max_bytes=budget)
+        else:
+            r = xdrop_gapped(backend, *args, scoring, xdrop, traceback=traceback, max_bytes=budget)
         out = {"q_start": qa + r["q_start"], "q_end": qa + r["q_end"], "s_start": t_lo + r["t_start"],
                "s_end": t_lo + r["t_end"], "score": r["score"].astype(np.int64)}
-        if traceback:
+        if "q_seed" in r:
+            out.update({"q_seed": qa + r["q_seed"], "s_seed": t_lo + r["t_seed"]})
+        if traceback and "ops" in r:  # the edit script as M/I/D runs (counted once scored again: _reevaluate)
+            out.update({k: np.zeros(int(seq.size), np.int32) for k in ("length", "nident", "mismatch", "gapopen", "gaps")})
+            out.update({"cigar": (r["op_len"].astype(np.uint32) << np.uint32(4)) | r["ops"].astype(np.uint32),
+                        "cigar_offsets": r["op_offsets"]})
+        elif traceback:
             length = r["matches"] + r["mismatches"] + r["gap_cols"]
             out.update({"length": length.astype(np.int32), "nident": r["matches"], "mismatch": r["mismatches"],
                         "gapopen": r["gap_opens"], "gaps": r["gap_cols"], "cigar": r["cigar"],

@@ -343,12 +343,14 @@ def format_evalue(evalue: float) -> str:
 
 def format_bitscore(bits: float) -> str:
     """A bit score as ``blastn -outfmt 6`` prints it: one decimal up to 99.9, above it the
-    integer part (truncated, not rounded: 99.94 prints as ``99``), exponent form above 9999.
+    integer part (truncated, not rounded: 99.94 prints as ``99``), exponent form above 99999
+    (blastn 2.12 printed ``54924`` and ``1.108e+05`` for E. coli's 29.7 and 60 kb; until
+    2026-11-27 gseek took the exponent form from 9999 on).
 
-    >>> [format_bitscore(x) for x in (21.12, 99.94, 532.9, 12345.6)]
-    ['21.1', '99', '532', '1.235e+04']
+    >>> [format_bitscore(x) for x in (21.12, 99.94, 532.9, 12345.6, 110803.2)]
+    ['21.1', '99', '532', '12345', '1.108e+05']
     """
-    if bits > 9999:
+    if bits > 99999:
         return f"{bits:.3e}"
     if bits > 99.9:
         return str(int(bits))

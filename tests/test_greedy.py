@@ -1,0 +1,217 @@
+"""Megablast's greedy extension (``gseek.dp.greedy``, ``kernels/greedy.{py,cu}``) and the HSP passes
+around it (``gseek.blast.reevaluate``) against the readable reference ``tests/reference_greedy.py``.
+
+Every case compares everything: score, ends, the trace-back start estimate, the subject-end
+flags and the edit script after BLAST+'s gap reduction, on the Numba twin, on the CUDA source
+compiled for the host, and on a GPU (with a tiny launch geometry too). The cases are mutated
+random sequences (substitutions, indels, an unrelated prefix, N in either sequence) with seeds
+on and off matching pairs, several X-drops, and rings forced small so that the wider-ring redo
+runs. The real-data check against blastn 2.12 is ``tests/test_blast_search.py`` (megablast).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gseek import get_backend
+from gseek.backend import GpuBackend
+from gseek.blast import reevaluate as rv
+from gseek.dp import greedy as stage
+from gseek.kernels import greedy as kgreedy
+from host_cuda import build as host_cuda_build
+from reference_greedy import DEL, INS, SUB, greedy_extend, greedy_side, reevaluate, traceback_start
+
+OPS = {SUB: rv.OP_M, INS: rv.OP_I, DEL: rv.OP_D}
+
+
+def _mutate(rng, seq, sub, indel):
+    out = []
+    for b in seq:
+        r = rng.random()
+        if r < indel / 2:
+            continue
+        if r < indel:
+            out.append(int(rng.integers(4)))
+        out.append(int(rng.integers(4)) if rng.random() < sub else b)
+    return out
+
+
+def _cases(seed: int, n: int, longest: int = 400):
+    """(query, subject, q_pos, s_pos, xdrop) cases, seeded."""
+    rng = np.random.default_rng(seed)
+    cases = []
+    for _ in range(n):
+        a = [int(x) for x in rng.integers(0, 4, int(rng.integers(20, longest)))]
+        b = _mutate(rng, a, float(rng.choice([0.0, 0.02, 0.1, 0.25])), float(rng.choice([0.0, 0.01, 0.05])))
+        if rng.random() < 0.3:
+            b = [int(x) for x in rng.integers(0, 4, int(rng.integers(5, 60)))] + b
+        if rng.random() < 0.2:
+            for p in rng.integers(0, len(a), 3):
+                a[int(p)] = 4
+        if rng.random() < 0.2:
+            b[int(rng.integers(0, len(b)))] = 4
+        qp, sp = int(rng.integers(0, len(a))), int(rng.integers(0, len(b)))
+        if rng.random() < 0.8:  # mostly a seed on a matching pair near the main diagonal
+            for _ in range(50):
+                qp = int(rng.integers(0, len(a)))
+                sp = min(len(b) - 1, max(0, qp + int(rng.integers(-3, 4)) + len(b) - len(a)))
+                if a[qp] == b[sp] and a[qp] < 4:
+                    break
+        cases.append((a, b, qp, sp, int(rng.choice([10, 26, 54, 108, 300]))))
+    return cases
+
+
+def _pack(cases):
+    codes, q_off, q_len, t_off, t_len, q_pos, t_pos = [], [], [], [], [], [], []
+    at = 0
+    for a, b, qp, sp, _ in cases:
+        q_off.append(at)
+        q_len.append(len(a))
+        codes += a
+        at += len(a)
+        t_off.append(at)
+        t_len.append(len(b))
+        codes += b
+        at += len(b)
+        q_pos.append(qp)
+        t_pos.append(sp)
+    return np.array(codes, np.uint8), *(np.array(x) for x in (q_off, q_len, t_off, t_len, q_pos, t_pos))
+
+
+@pytest.fixture(scope="module")
+def host_cuda(tmp_path_factory):
+    return host_cuda_build(tmp_path_factory.mktemp("hostgreedy"), [kgreedy])
+
+
+@pytest.fixture(params=["cpu", "host-cuda", pytest.param("gpu", marks=pytest.mark.gpu),
+                        pytest.param("gpu-tiny", marks=pytest.mark.gpu)])
+def backend(request):
+    return {"cpu": lambda: get_backend("cpu", 2), "host-cuda": lambda: request.getfixturevalue("host_cuda"),
+            "gpu": lambda: GpuBackend(0), "gpu-tiny": lambda: GpuBackend(0, block_size=32, max_blocks=2)}[
+        request.param]()
+
+
+def _check(backend, cases, max_bytes=None):
+    packed = _pack(cases)
+    for xdrop in sorted({c[4] for c in cases}):
+        idx = [i for i, c in enumerate(cases) if c[4] == xdrop]
+        r = stage.greedy_gapped(backend, packed[0], *(a[idx] for a in packed[1:]), 2, 4, xdrop, traceback=True,
+                                max_bytes=max_bytes)
+        score_only = stage.greedy_gapped(backend, packed[0], *(a[idx] for a in packed[1:]), 2, 4, xdrop)
+        for j, i in enumerate(idx):
+            a, b, qp, sp, _ = cases[i]
+            e = greedy_extend(a, b, qp, sp, xdrop, 2, 4, traceback=True)
+            want = (e.score, e.q_start, e.q_end, e.s_start, e.s_end, e.q_seed, e.s_seed, e.edges)
+            for got in (r, score_only):
+                assert tuple(int(got[k][j]) for k in ("score", "q_start", "q_end", "t_start", "t_end", "q_seed",
+                                                      "t_seed", "edges")) == want, (i, xdrop)
+            lo, hi = r["op_offsets"][j], r["op_offsets"][j + 1]
+            assert [[int(t), int(n)] for t, n in zip(r["ops"][lo:hi], r["op_len"][lo:hi])] == e.ops, (i, xdrop)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_greedy_extension_equals_the_reference(backend, seed):
+    _check(backend, _cases(seed, 150))
+
+
+def test_narrow_rings_are_done_again_wider_with_the_same_results(backend, monkeypatch):
+    """A side whose diagonals outgrow its ring (8 here, 64 by default) is extended again in a ring
+    four times wider until it fits; long divergent cases outgrow even 64."""
+    monkeypatch.setattr(stage, "RING", 8)
+    _check(backend, _cases(3, 40, longest=2000))
+
+
+def test_trace_back_in_runs_within_a_memory_bound(backend):
+    """``max_bytes`` splits the fill into runs (one seed each, here): the same edit scripts."""
+    _check(backend, _cases(4, 30), max_bytes=1)
+
+
+def test_sides_and_bookkeeping_of_simple_cases():
+    """Exact copies, a seed at either end, a mismatch at the seed, and a gap: the reference's sides."""
+    side = greedy_side([0, 1, 2, 3], [0, 1, 2, 3], 20, 2, 4, traceback=True)
+    assert (side.dist, side.len1, side.len2, side.edge, side.ops) == (0, 4, 4, True, [[SUB, 4]])
+    side = greedy_side([0, 1, 2, 3, 0, 1, 2, 3, 3, 3], [0, 1, 2, 3, 1, 2, 3, 3, 3, 0, 0], 40, 2, 4, traceback=True)
+    assert side.ops == [[SUB, 4], [INS, 1], [SUB, 5]] and (side.len1, side.len2) == (10, 9)
+    e = greedy_extend([3, 0, 1, 2], [3, 0, 1, 2], 0, 0, 20, 2, 4, traceback=True)
+    assert (e.score, e.q_start, e.q_end, e.ops) == (8, 0, 4, [[SUB, 4]])
+
+
+def _cigar(ops):
+    return np.array([(n << 4) | OPS[t] for t, n in ops], np.uint32)
+
+
+def test_reevaluation_equals_the_reference():
+    """:func:`gseek.blast.reevaluate.reevaluate` (with N, restarts, cutoffs low and high) and the
+    =/X split of the kept part, against ``reference_greedy.reevaluate``."""
+    rng = np.random.default_rng(5)
+    cases = [c for c in _cases(6, 200) if True]
+    for a, b, qp, sp, xdrop in cases:
+        e = greedy_extend(a, b, qp, sp, xdrop, 2, 4, traceback=True)
+        if not e.ops:
+            continue
+        cutoff = int(rng.choice([1, 10, 40, 1000]))
+        want = reevaluate(e.ops, a, b, e.q_start, e.s_start, 1, -2, -1, cutoff)
+        q, s = np.array(a, np.uint8), np.array(b, np.uint8)
+        cig = _cigar(e.ops)
+        off = np.array([0, cig.size], np.int64)
+        out = np.zeros(cig.size, np.uint32)
+        ends = [np.zeros(1, np.int64) for _ in range(4)]
+        score = np.zeros(1, np.int64)
+        z = np.zeros(1, np.int64)
+        runs = rv.reevaluate(q, z, z + q.size, s, z, z + s.size, np.array([e.q_start]), np.array([e.s_start]), cig,
+                             off, 1, -2, -1, np.array([cutoff]), out, off, *ends, score)
+        assert int(runs[0] > 0) == int(want.keep)
+        assert int(score[0]) == want.score
+        if not want.keep:
+            continue
+        assert [int(x[0]) for x in ends] == [want.q_start, want.q_end, want.s_start, want.s_end]
+        assert out[: int(runs[0])].tolist() == _cigar(want.ops).tolist()
+        stats = np.zeros((5, 1), np.int64)
+        kept_off = np.array([0, runs[0]], np.int64)
+        rv.match_runs(q, s, ends[0], ends[2], out, kept_off, kept_off, out, stats, False)
+        cols = []
+        i, j = want.q_start, want.s_start
+        for t, n in want.ops:
+            for _ in range(n if t == SUB else 0):
+                cols.append("=" if q[i] < 4 and q[i] == s[j] else "X")
+                i, j = i + 1, j + 1
+            if t != SUB:
+                cols += ["I" if t == INS else "D"] * n
+                i, j = (i + n, j) if t == INS else (i, j + n)
+        gaps = [t for t, _ in want.ops if t != SUB]
+        assert stats[1:, 0].tolist() == [cols.count("="), cols.count("X"), cols.count("I") + cols.count("D"),
+                                         len(gaps)]
+        written = np.zeros(int(stats[0, 0]), np.uint32)
+        rv.match_runs(q, s, ends[0], ends[2], out, kept_off, np.array([0, written.size]), written, stats, True)
+        text = "".join(f"{int(x) >> 4}{'MIDNSHP=X'[int(x) & 15]}" for x in written)
+        runs_of = []
+        for c in cols:
+            if runs_of and runs_of[-1][0] == c:
+                runs_of[-1][1] += 1
+            else:
+                runs_of.append([c, 1])
+        assert text == "".join(f"{n}{c}" for c, n in runs_of)
+
+
+def test_traceback_starts_equal_the_reference():
+    """``BlastGetStartForGappedAlignmentNucl``: the estimate kept in a long run of matches, else a long
+    or the longest run on its diagonal within the HSP (its middle, or 7 before its end)."""
+    for a, b, qp, sp, xdrop in _cases(7, 200):
+        e = greedy_extend(a, b, qp, sp, xdrop, 2, 4)
+        want = traceback_start(a, b, e.q_seed, e.s_seed, e.q_start, e.q_end, e.s_start, e.s_end)
+        q, s = np.array(a, np.uint8), np.array(b, np.uint8)
+        z = np.zeros(1, np.int64)
+        one = (lambda v: np.array([v], np.int64))
+        got = rv.traceback_starts(q, z, z + q.size, s, z, z + s.size, one(e.q_start), one(e.q_end), one(e.s_start),
+                                  one(e.s_end), one(e.q_seed), one(e.s_seed))
+        assert (int(got[0][0]), int(got[1][0])) == want
+
+
+def test_bad_seeds_and_scores_are_refused():
+    codes = np.zeros(8, np.uint8)
+    cpu = get_backend("cpu")
+    with pytest.raises(ValueError, match="seed 0"):
+        stage.greedy_gapped(cpu, codes, [0], [4], [4], [4], [4], [0], 2, 4, 20)
+    with pytest.raises(ValueError, match="match 3"):
+        stage.greedy_gapped(cpu, codes, [0], [4], [4], [4], [0], [0], 3, 4, 20)
