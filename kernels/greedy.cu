@@ -40,6 +40,23 @@ __device__ __forceinline__ int g_slide(const u8* __restrict__ codes, i64 b1, i64
     return n;
 }
 
+// The four invalid offsets written around the range [lower, upper] of the row about to be read.
+__device__ __forceinline__ void g_sentinels(int* prev, int mask, int lower, int upper) {
+    prev[(lower - 1) & mask] = G_INVALID;
+    prev[lower & mask] = G_INVALID;
+    prev[upper & mask] = G_INVALID;
+    prev[(upper + 1) & mask] = G_INVALID;
+}
+
+// The least extent a live point of distance d may have: the ceiling of (the best score of distance
+// d - offset + cost * d - xdrop) / half (Python's -((-x) // half)).
+__device__ __forceinline__ i64 g_floor(const int* best_at, int rmask, int d, int offset, int cost, int xdrop,
+                                       int half) {
+    const i64 fl = (i64)(d < offset ? 0 : best_at[(d - offset) & rmask]) + (i64)cost * d - xdrop;
+    const i64 q = fl / half, r = fl % half;
+    return (r != 0 && ((r > 0) == (half > 0))) ? q + 1 : q;
+}
+
 // One side (kernels/greedy.py: _side). With WRITE, runs to distance `stop`, copying row d - 1
 // (after its sentinels) into tb and indexing it in row_lo / row_tb.
 template <bool WRITE>
@@ -64,20 +81,14 @@ __device__ GSide g_side(const u8* __restrict__ codes, i64 b1, i64 b2, int step, 
         if (upper - lower + 5 > width)
             return GSide{best_dist, best_len2 + best_diag, best_len2, best_diag, seed_q, seed_s, seed_len, end2,
                          cells_best, true};
-        prev[(lower - 1) & mask] = G_INVALID;
-        prev[lower & mask] = G_INVALID;
-        prev[upper & mask] = G_INVALID;
-        prev[(upper + 1) & mask] = G_INVALID;
+        g_sentinels(prev, mask, lower, upper);
         if (WRITE) {
             row_lo[row_base + d - 1] = lower - 1;
             row_tb[row_base + d - 1] = tb_base + cells;
             for (int k = lower - 1; k <= upper + 1; ++k) tb[tb_base + cells + k - lower + 1] = prev[k & mask];
         }
         cells += upper - lower + 3;
-        i64 fl = (i64)(d < offset ? 0 : best_at[(d - offset) & rmask]) + (i64)cost * d - xdrop;
-        // the ceiling of fl / half (as Python's -((-fl) // half))
-        i64 q = fl / half, r = fl % half;
-        const i64 floor_ext = (r != 0 && ((r > 0) == (half > 0))) ? q + 1 : q;
+        const i64 floor_ext = g_floor(best_at, rmask, d, offset, cost, xdrop, half);
         int ext_best = 0, len2_best = 0, diag_best = 0;
         const int t_lo = lower, t_hi = upper;
         for (int k = t_lo; k <= t_hi; ++k) {
@@ -118,27 +129,184 @@ __device__ GSide g_side(const u8* __restrict__ codes, i64 b1, i64 b2, int step, 
                  false};
 }
 
+
+// The same side by one warp (greedy_gapped_*_warp): each distance's diagonals 32 at a time, lane L on
+// diagonal c + L, each sliding on its own; every lane holds the side's scalars. The order-dependent
+// bookkeeping of the one-thread loop is rebuilt from ballots: the best extent and the longest slide of a
+// distance are the first lane's (lowest diagonal) among the largest; the range's new lower bound is the
+// first live diagonal after the last one that reached the subject's end (or after the range's start);
+// its upper bound the last live diagonal, less one where it reached the query's end. A dropped diagonal
+// always writes the invalid offset (the one-thread loop skips it at the range's start, where no later
+// read looks), so every entry a later distance or the walk reads is the one-thread loop's.
+template <bool WRITE>
+__device__ GSide g_side_warp(const u8* __restrict__ codes, i64 b1, i64 b2, int step, int len1, int len2, int match,
+                             int mismatch, int xdrop, int* prev, int* cur, int width, int* best_at, int memory,
+                             int stop, int* tb, i64 tb_base, int* row_lo, i64* row_tb, i64 row_base, int lane) {
+    const unsigned FULL = 0xffffffffu;
+    const int half = match / 2;
+    const int cost = match + mismatch;
+    const int offset = (xdrop + half) / cost + 1;
+    const int mask = width - 1, rmask = memory - 1;
+    const int first = g_slide(codes, b1, b2, step, 0, 0, len1, len2);
+    int seed_q = 0, seed_s = 0, seed_len = first;
+    if (first == len1 || first == len2 || (WRITE && stop <= 0))
+        return GSide{0, first, first, 0, seed_q, seed_s, seed_len, first == len2, 0, false};
+    if (lane == 0) { prev[0] = first; best_at[0] = first * match; }
+    __syncwarp();
+    int lower = -1, upper = 1;
+    bool end1 = false, end2 = false;
+    int best_dist = 0, best_diag = 0, best_len2 = first;
+    i64 cells = 0, cells_best = 0;
+    for (int d = 1;; ++d) {
+        if (upper - lower + 5 > width)
+            return GSide{best_dist, best_len2 + best_diag, best_len2, best_diag, seed_q, seed_s, seed_len, end2,
+                         cells_best, true};
+        if (lane == 0) {
+            g_sentinels(prev, mask, lower, upper);
+            if (WRITE) {
+                row_lo[row_base + d - 1] = lower - 1;
+                row_tb[row_base + d - 1] = tb_base + cells;
+            }
+        }
+        __syncwarp();
+        if (WRITE) {
+            for (int k = lower - 1 + lane; k <= upper + 1; k += 32) tb[tb_base + cells + k - lower + 1] = prev[k & mask];
+        }
+        cells += upper - lower + 3;
+        const i64 floor_ext = g_floor(best_at, rmask, d, offset, cost, xdrop, half);
+        int ext_best = 0, len2_best = 0, diag_best = 0;
+        const int t_lo = lower, t_hi = upper;
+        int low = lower, up = upper;  // the range's new bounds as the one-thread loop leaves them
+        for (int c = t_lo; c <= t_hi; c += 32) {
+            const int k = c + lane;
+            const bool active = k <= t_hi;
+            int i = 0, j = 0;
+            bool live = false;
+            if (active) {
+                const int a = prev[(k + 1) & mask], b = prev[k & mask];
+                j = (a > b ? a : b) + 1;
+                const int cc = prev[(k - 1) & mask];
+                if (cc > j) j = cc;
+                i = j + k;
+                live = !(j < 0 || (i64)(i + j) < floor_ext);
+            }
+            int n = 0;
+            const int i0 = i, j0 = j;
+            if (live) {
+                n = g_slide(codes, b1, b2, step, i, j, len1, len2);
+                i += n;
+                j += n;
+            }
+            __syncwarp();  // every lane has read the row before any writes it (a ring slot is one diagonal's)
+            if (active) cur[k & mask] = live ? j : G_INVALID;
+            const bool r2 = live && j == len2, r1 = live && i == len1;
+            const unsigned lives = __ballot_sync(FULL, live);
+            const unsigned reach2 = __ballot_sync(FULL, r2);
+            const unsigned reach1 = __ballot_sync(FULL, r1);
+            // the longest slide: the first lane's among the longest
+            int most = live ? n : -1;
+            for (int s = 16; s > 0; s >>= 1) { const int o = __shfl_xor_sync(FULL, most, s); if (o > most) most = o; }
+            if (most > seed_len) {
+                const int at = __ffs(__ballot_sync(FULL, live && n == most)) - 1;
+                seed_q = __shfl_sync(FULL, i0, at);
+                seed_s = __shfl_sync(FULL, j0, at);
+                seed_len = most;
+            }
+            // the best extent: the first lane's among the largest
+            int ext = live ? i + j : -1;
+            for (int s = 16; s > 0; s >>= 1) { const int o = __shfl_xor_sync(FULL, ext, s); if (o > ext) ext = o; }
+            if (ext > ext_best) {
+                const int at = __ffs(__ballot_sync(FULL, live && i + j == ext)) - 1;
+                ext_best = ext;
+                len2_best = __shfl_sync(FULL, j, at);
+                diag_best = c + at;
+            }
+            // the bounds: lower from the last subject end reached (else the range's start, where it still is)
+            int from = -1;  // lane from which lower runs to the next live diagonal
+            if (reach2) from = 32 - __clz(reach2);
+            else if (low == c) from = 0;
+            if (from >= 0) {
+                const unsigned after = from < 32 ? (lives & ~reach2 & (0xffffffffu << from)) : 0u;
+                low = after ? c + __ffs(after) - 1 : (t_hi < c + 31 ? t_hi : c + 31) + 1;
+            }
+            if (lives) {
+                const int last = 31 - __clz(lives);
+                up = c + last - ((reach1 >> last) & 1u);
+            }
+            if (reach1) end1 = true;
+            if (reach2) end2 = true;
+        }
+        lower = low;
+        upper = up;
+        const int score = ext_best * half - d * cost;
+        const int last = best_at[(d - 1) & rmask];
+        __syncwarp();
+        if (score >= last) {
+            if (lane == 0) best_at[d & rmask] = score;
+            best_dist = d; best_diag = diag_best; best_len2 = len2_best; cells_best = cells;
+        } else if (lane == 0) {
+            best_at[d & rmask] = last;
+        }
+        __syncwarp();
+        if ((WRITE && d == stop) || lower > upper) break;
+        if (!end2) --lower;
+        if (!end1) ++upper;
+        int* t = prev; prev = cur; cur = t;
+    }
+    return GSide{best_dist, best_len2 + best_diag, best_len2, best_diag, seed_q, seed_s, seed_len, end2, cells_best,
+                 false};
+}
+
+// A side by one thread or by one warp.
+template <bool WARP, bool WRITE>
+__device__ __forceinline__ GSide g_run(const u8* __restrict__ codes, i64 b1, i64 b2, int step, int len1, int len2,
+                                       int match, int mismatch, int xdrop, int* prev, int* cur, int width,
+                                       int* best_at, int memory, int stop, int* tb, i64 tb_base, int* row_lo,
+                                       i64* row_tb, i64 row_base, int lane) {
+    if constexpr (WARP) {
+        GSide s = g_side_warp<WRITE>(codes, b1, b2, step, len1, len2, match, mismatch, xdrop, prev, cur, width, best_at,
+                                     memory, stop, tb, tb_base, row_lo, row_tb, row_base, lane);
+        __syncwarp();
+        return s;
+    } else {
+        return g_side<WRITE>(codes, b1, b2, step, len1, len2, match, mismatch, xdrop, prev, cur, width, best_at,
+                             memory, stop, tb, tb_base, row_lo, row_tb, row_base);
+    }
+}
+
 #define G_ARGS                                                                                                 \
     const u8 *__restrict__ codes, const i64 *__restrict__ q_off, const int *__restrict__ q_len,               \
         const i64 *__restrict__ t_off, const int *__restrict__ t_len, const int *__restrict__ q_pos,          \
         const int *__restrict__ t_pos, i64 n, int match, int mismatch, int xdrop, i64 width, i64 memory,      \
         const i64 *__restrict__ work_off, int *__restrict__ work
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-greedy_gapped_score(G_ARGS, int* __restrict__ out_score, int* __restrict__ out_q_start, int* __restrict__ out_q_end,
-                    int* __restrict__ out_t_start, int* __restrict__ out_t_end, int* __restrict__ out_q_seed,
-                    int* __restrict__ out_t_seed, int* __restrict__ out_edges, int* __restrict__ out_dist,
-                    i64* __restrict__ out_cells) {
-    GRID_STRIDE(k, n) {
+#define G_SCORE_OUT                                                                                          \
+    int *__restrict__ out_score, int *__restrict__ out_q_start, int *__restrict__ out_q_end,                   \
+        int *__restrict__ out_t_start, int *__restrict__ out_t_end, int *__restrict__ out_q_seed,              \
+        int *__restrict__ out_t_seed, int *__restrict__ out_edges, int *__restrict__ out_dist,                 \
+        i64 *__restrict__ out_cells
+
+// The seeds of this thread (one a thread, grid-stride) or of this warp (WARP: lane 0 writes the results).
+#define G_SEEDS(k)                                                                                            \
+    const int lane = WARP ? (int)(threadIdx.x & 31) : 0;                                                      \
+    const i64 g_first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / (WARP ? 32 : 1);                       \
+    const i64 g_stride = (i64)gridDim.x * blockDim.x / (WARP ? 32 : 1);                                       \
+    for (i64 k = g_first; k < n; k += g_stride)
+
+template <bool WARP>
+__device__ __forceinline__ void g_score_kernel(G_ARGS, G_SCORE_OUT) {
+    G_SEEDS(k) {
         const i64 qo = q_off[k], to = t_off[k];
         const int qp = q_pos[k], tp = t_pos[k], w = (int)width, mem = (int)memory;
         int* prev = work + work_off[k];
         int* cur = prev + w;
         int* best_at = cur + w;
-        const GSide r = g_side<false>(codes, qo + qp, to + tp, 1, q_len[k] - qp, t_len[k] - tp, match, mismatch,
-                                      xdrop, prev, cur, w, best_at, mem, -1, nullptr, 0, nullptr, nullptr, 0);
-        const GSide l = g_side<false>(codes, qo + qp - 1, to + tp - 1, -1, qp, tp, match, mismatch, xdrop, prev, cur,
-                                      w, best_at, mem, -1, nullptr, 0, nullptr, nullptr, 0);
+        const GSide r = g_run<WARP, false>(codes, qo + qp, to + tp, 1, q_len[k] - qp, t_len[k] - tp, match,
+                                           mismatch, xdrop, prev, cur, w, best_at, mem, -1, nullptr, 0, nullptr,
+                                           nullptr, 0, lane);
+        const GSide l = g_run<WARP, false>(codes, qo + qp - 1, to + tp - 1, -1, qp, tp, match, mismatch, xdrop, prev,
+                                           cur, w, best_at, mem, -1, nullptr, 0, nullptr, nullptr, 0, lane);
+        if (lane != 0) continue;
         const int half = match / 2;
         out_score[k] = (r.len1 + r.len2 + l.len1 + l.len2) * half - (r.dist + l.dist) * (match + mismatch);
         const int q_lo = qp - l.len1, t_lo = tp - l.len2, q_hi = qp + r.len1, t_hi = tp + r.len2;
@@ -172,6 +340,18 @@ greedy_gapped_score(G_ARGS, int* __restrict__ out_score, int* __restrict__ out_q
         out_cells[2 * k] = r.cells;
         out_cells[2 * k + 1] = l.cells;
     }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) greedy_gapped_score(G_ARGS, G_SCORE_OUT) {
+    g_score_kernel<false>(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, match, mismatch, xdrop, width, memory,
+                          work_off, work, out_score, out_q_start, out_q_end, out_t_start, out_t_end, out_q_seed,
+                          out_t_seed, out_edges, out_dist, out_cells);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) greedy_gapped_score_warp(G_ARGS, G_SCORE_OUT) {
+    g_score_kernel<true>(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, match, mismatch, xdrop, width, memory,
+                         work_off, work, out_score, out_q_start, out_q_end, out_t_start, out_t_end, out_q_seed,
+                         out_t_seed, out_edges, out_dist, out_cells);
 }
 
 // A walk's operation, merged into the last one of its kind (kernels/greedy.py: _emit).
@@ -211,23 +391,26 @@ __device__ int g_walk(const int* __restrict__ tb, const int* __restrict__ row_lo
     return count;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-greedy_gapped_fill(G_ARGS, const int* __restrict__ dist, const i64* __restrict__ tb_off, int* __restrict__ tb,
-                   const i64* __restrict__ row_off, int* __restrict__ row_lo, i64* __restrict__ row_tb,
-                   const i64* __restrict__ ops_off, u8* __restrict__ ops_t, int* __restrict__ ops_n,
-                   int* __restrict__ out_nops) {
-    GRID_STRIDE(k, n) {
+#define G_FILL_ARGS                                                                                          \
+    const int *__restrict__ dist, const i64 *__restrict__ tb_off, int *__restrict__ tb,                         \
+        const i64 *__restrict__ row_off, int *__restrict__ row_lo, i64 *__restrict__ row_tb,                    \
+        const i64 *__restrict__ ops_off, u8 *__restrict__ ops_t, int *__restrict__ ops_n, int *__restrict__ out_nops
+
+template <bool WARP>
+__device__ __forceinline__ void g_fill_kernel(G_ARGS, G_FILL_ARGS) {
+    G_SEEDS(k) {
         const i64 qo = q_off[k], to = t_off[k];
         const int qp = q_pos[k], tp = t_pos[k], w = (int)width, mem = (int)memory;
         int* prev = work + work_off[k];
         int* cur = prev + w;
         int* best_at = cur + w;
-        const GSide r = g_side<true>(codes, qo + qp, to + tp, 1, q_len[k] - qp, t_len[k] - tp, match, mismatch, xdrop,
-                                     prev, cur, w, best_at, mem, dist[2 * k], tb, tb_off[2 * k], row_lo, row_tb,
-                                     row_off[2 * k]);
-        const GSide l = g_side<true>(codes, qo + qp - 1, to + tp - 1, -1, qp, tp, match, mismatch, xdrop, prev, cur, w,
-                                     best_at, mem, dist[2 * k + 1], tb, tb_off[2 * k + 1], row_lo, row_tb,
-                                     row_off[2 * k + 1]);
+        const GSide r = g_run<WARP, true>(codes, qo + qp, to + tp, 1, q_len[k] - qp, t_len[k] - tp, match, mismatch,
+                                          xdrop, prev, cur, w, best_at, mem, dist[2 * k], tb, tb_off[2 * k], row_lo,
+                                          row_tb, row_off[2 * k], lane);
+        const GSide l = g_run<WARP, true>(codes, qo + qp - 1, to + tp - 1, -1, qp, tp, match, mismatch, xdrop, prev,
+                                          cur, w, best_at, mem, dist[2 * k + 1], tb, tb_off[2 * k + 1], row_lo, row_tb,
+                                          row_off[2 * k + 1], lane);
+        if (lane != 0) continue;
         const i64 base = ops_off[k], room = ops_off[k + 1] - base;
         const int first_r = g_slide(codes, qo + qp, to + tp, 1, 0, 0, q_len[k] - qp, t_len[k] - tp);
         const int first_l = g_slide(codes, qo + qp - 1, to + tp - 1, -1, 0, 0, qp, tp);
@@ -247,5 +430,177 @@ greedy_gapped_fill(G_ARGS, const int* __restrict__ dist, const i64* __restrict__
             ops_n[at + t] = ops_n[src + t];
         }
         out_nops[k] = nl + nr;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) greedy_gapped_fill(G_ARGS, G_FILL_ARGS) {
+    g_fill_kernel<false>(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, match, mismatch, xdrop, width, memory,
+                         work_off, work, dist, tb_off, tb, row_off, row_lo, row_tb, ops_off, ops_t, ops_n, out_nops);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) greedy_gapped_fill_warp(G_ARGS, G_FILL_ARGS) {
+    g_fill_kernel<true>(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, match, mismatch, xdrop, width, memory,
+                        work_off, work, dist, tb_off, tb, row_off, row_lo, row_tb, ops_off, ops_t, ops_n, out_nops);
+}
+
+// ------------------------------------------------------------------ BLAST+'s gap edits (s_ReduceGaps)
+//
+// One thread an alignment (kernels/greedy.py: greedy_reduce and the functions it calls, whose docstrings
+// state the rules). Its edit script is t/c[a .. a + cnt), edited in place; bases compared as codes (an N
+// equals an N), a position outside the seed's sequences equal to nothing.
+
+__device__ __forceinline__ bool g_same(const u8* __restrict__ codes, i64 qo, i64 to, int ql, int tl, int a, int b) {
+    return 0 <= a && a < ql && 0 <= b && b < tl && codes[qo + a] == codes[to + b];
+}
+
+__device__ int g_rebuild(u8* t, int* c, i64 a, int cnt) {
+    int j = -1;
+    for (int i = 0; i < cnt; ++i) {
+        const int op = t[a + i], n = c[a + i];
+        if (n == 0) continue;
+        if (j >= 0 && op == t[a + j]) {
+            c[a + j] += n;
+        } else if (j == -1 || op == G_SUB || t[a + j] == G_SUB) {
+            ++j;
+            t[a + j] = (u8)op;
+            c[a + j] = n;
+        } else {
+            const int diff = c[a + j] - n;
+            if (diff > 0) {
+                c[a + j - 1] += n;
+                c[a + j] = diff;
+            } else if (diff < 0) {
+                c[a + j - 1] += c[a + j];
+                c[a + j] = -diff;
+                t[a + j] = (u8)op;
+            } else {
+                c[a + j - 1] += c[a + j];
+                --j;
+            }
+        }
+    }
+    return j + 1;
+}
+
+// One side of g_move_gap (kernels/greedy.py: _take_side); false when that side runs out of operations.
+__device__ bool g_take_side(u8* t, int* c, i64 a, int cnt, int pos, int cols, int step) {
+    int k = pos, qd = cols, sd = cols;
+    while (qd > 0 || sd > 0) {
+        k += step;
+        if (k < 0 || k >= cnt) return false;
+        const int op = t[a + k], n = c[a + k];
+        if (op == G_SUB) { qd -= n; sd -= n; }
+        else if (op == G_INS) qd -= n;
+        else sd -= n;
+    }
+    c[a + k] = -(qd > sd ? qd : sd);
+    t[a + k] = G_SUB;
+    for (int x = k - step; step < 0 ? x < pos - 1 : x > pos + 1; x -= step) c[a + x] = 0;
+    c[a + pos] += cols;
+    const int net = qd - sd;
+    t[a + pos + step] = net > 0 ? G_DEL : G_INS;
+    c[a + pos + step] = net > 0 ? net : -net;
+    return true;
+}
+
+__device__ void g_move_gap(u8* t, int* c, i64 a, int cnt, int pos, int before, int after) {
+    if (before > 0 && !g_take_side(t, c, a, cnt, pos, before, -1)) return;
+    if (after > 0) g_take_side(t, c, a, cnt, pos, after, 1);
+}
+
+__device__ int g_reduce_one(const u8* __restrict__ codes, i64 qo, i64 to, int ql, int tl, int q_lo, int q_hi,
+                            int t_lo, int t_hi, u8* t, int* c, i64 a, int cnt) {
+    int q1 = q_lo, s1 = t_lo;
+    for (int i = 0; i < cnt; ++i) {
+        const int op = t[a + i], n = c[a + i];
+        if (n == 0) continue;
+        if (op == G_SUB) {
+            if (n >= 12) {
+                int nm1 = 1;
+                if (i > 0)
+                    while (q1 - nm1 >= q_lo && g_same(codes, qo, to, ql, tl, q1 - nm1, s1 - nm1)) ++nm1;
+                q1 += n;
+                s1 += n;
+                int nm2 = 0;
+                if (i < cnt - 1) {
+                    while (q1 + 1 < q_hi && s1 + 1 < t_hi) {
+                        const bool equal = g_same(codes, qo, to, ql, tl, q1, s1);
+                        ++q1;
+                        ++s1;
+                        if (!equal) break;
+                        ++nm2;
+                    }
+                }
+                if (nm1 > 1 || nm2 > 0) g_move_gap(t, c, a, cnt, i, nm1 - 1, nm2);
+                --q1;
+                --s1;
+            } else {
+                q1 += n;
+                s1 += n;
+            }
+        } else if (op == G_INS) {
+            q1 += n;
+        } else {
+            s1 += n;
+        }
+    }
+    cnt = g_rebuild(t, c, a, cnt);
+    int qa = q_lo, sa = t_lo;
+    for (int i = 0; i < cnt; ++i) {
+        const int op = t[a + i];
+        if (op == G_SUB) {
+            qa += c[a + i];
+            sa += c[a + i];
+            continue;
+        }
+        if (i > 1 && op != t[a + i - 2] && c[a + i - 2] > 0) {
+            const int total = c[a + i] + c[a + i - 1] + c[a + i - 2];
+            if (total == 3) {
+                c[a + i - 2] = 0;
+                c[a + i - 1] = 2;
+                c[a + i] = 0;
+                if (op == G_INS) ++qa;
+                else ++sa;
+            } else if (total < 12) {
+                int nm1 = 0, nm2 = 0;
+                const int shift = c[a + i] < c[a + i - 2] ? c[a + i] : c[a + i - 2];
+                qa -= c[a + i - 1];
+                sa -= c[a + i - 1];
+                int qb = qa, sb = sa;
+                if (op == G_INS) sa -= shift;
+                else qa -= shift;
+                for (int x = 0; x < c[a + i - 1]; ++x) {
+                    nm1 += g_same(codes, qo, to, ql, tl, qb, sb);
+                    nm2 += g_same(codes, qo, to, ql, tl, qa, sa);
+                    ++qb; ++sb; ++qa; ++sa;
+                }
+                for (int x = 0; x < shift; ++x) {
+                    nm2 += g_same(codes, qo, to, ql, tl, qa, sa);
+                    ++qa; ++sa;
+                }
+                if (nm2 >= nm1 - shift) {
+                    c[a + i - 2] -= shift;
+                    c[a + i - 1] += shift;
+                    c[a + i] -= shift;
+                } else {
+                    qa = qb;
+                    sa = sb;
+                }
+            }
+        }
+        if (op == G_INS) qa += c[a + i];
+        else sa += c[a + i];
+    }
+    return g_rebuild(t, c, a, cnt);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+greedy_reduce(const u8* __restrict__ codes, const i64* __restrict__ q_off, const int* __restrict__ q_len,
+              const i64* __restrict__ t_off, const int* __restrict__ t_len, i64 n, const int* __restrict__ q_start,
+              const int* __restrict__ q_end, const int* __restrict__ t_start, const int* __restrict__ t_end,
+              const i64* __restrict__ ops_off, u8* __restrict__ t, int* __restrict__ c, int* __restrict__ count) {
+    GRID_STRIDE(k, n) {
+        count[k] = g_reduce_one(codes, q_off[k], t_off[k], q_len[k], t_len[k], q_start[k], q_end[k], t_start[k],
+                                t_end[k], t, c, ops_off[k], count[k]);
     }
 }

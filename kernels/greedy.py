@@ -158,6 +158,12 @@ def _side(codes, b1, b2, step, len1, len2, match, mismatch, xdrop, prev, cur, be
     return best_dist, best_len2 + best_diag, best_len2, best_diag, seed_q, seed_s, seed_len, end2, cells_best, False
 
 
+@njit(cache=True, inline="always")
+def _rings(work, w0, width, memory):
+    """A seed's two rings of diagonals and its ring of best scores, in ``work`` from ``w0``."""
+    return work[w0:w0 + width], work[w0 + width:w0 + 2 * width], work[w0 + 2 * width:w0 + 2 * width + memory]
+
+
 @njit(cache=True)
 def _sides(codes, qo, to, qp, tp, ql, tl, match, mismatch, xdrop, prev, cur, best_at):
     """Both sides of one seed, score only: (right, left) as :func:`_side` returns them."""
@@ -182,10 +188,7 @@ def greedy_gapped_score(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, matc
     ``work[work_off[k]:]`` holds the seed's two rings of ``width`` and one of ``memory``."""
     for k in numba.prange(n):
         qo, to, qp, tp = q_off[k], t_off[k], q_pos[k], t_pos[k]
-        w0 = work_off[k]
-        prev = work[w0:w0 + width]
-        cur = work[w0 + width:w0 + 2 * width]
-        best_at = work[w0 + 2 * width:w0 + 2 * width + memory]
+        prev, cur, best_at = _rings(work, work_off[k], width, memory)
         r, left = _sides(codes, qo, to, qp, tp, q_len[k], t_len[k], match, mismatch, xdrop, prev, cur, best_at)
         half = match // 2
         out_score[k] = (r[1] + r[2] + left[1] + left[2]) * half - (r[0] + left[0]) * (match + mismatch)
@@ -288,10 +291,7 @@ def greedy_gapped_fill(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, match
     ``ops_off[k]`` (room for ``2 * (dist right + dist left) + 4``), ``out_nops[k]`` of them."""
     for k in numba.prange(n):
         qo, to, qp, tp = q_off[k], t_off[k], q_pos[k], t_pos[k]
-        w0 = work_off[k]
-        prev = work[w0:w0 + width]
-        cur = work[w0 + width:w0 + 2 * width]
-        best_at = work[w0 + 2 * width:w0 + 2 * width + memory]
+        prev, cur, best_at = _rings(work, work_off[k], width, memory)
         r = _side(codes, qo + qp, to + tp, 1, q_len[k] - qp, t_len[k] - tp, match, mismatch, xdrop, prev, cur,
                   best_at, dist[2 * k], tb, tb_off[2 * k], row_lo, row_tb, row_off[2 * k], True)
         left = _side(codes, qo + qp - 1, to + tp - 1, -1, qp, tp, match, mismatch, xdrop, prev, cur, best_at,
@@ -312,3 +312,196 @@ def greedy_gapped_fill(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, match
             ops_t[at + t] = ops_t[src + t]
             ops_n[at + t] = ops_n[src + t]
         out_nops[k] = nl + nr
+
+
+@njit(cache=True, inline="always")
+def _same(codes, qo, to, q_lo, q_hi, t_lo, t_hi, a, b):
+    """Query base ``a`` equals target base ``b`` (codes as they are), both inside the seed's sequences."""
+    return q_lo <= a < q_hi and t_lo <= b < t_hi and codes[qo + a] == codes[to + b]
+
+
+@njit(cache=True)
+def _rebuild(t, c, a, cnt):
+    """``s_RebuildEditScript`` on ``t/c[a:a + cnt]`` in place: empty operations dropped, equal
+    neighbours merged, a gap of one kind after one of the other folded into substitutions.
+    Returns the new count."""
+    j = -1
+    for i in range(cnt):
+        op, n = t[a + i], c[a + i]
+        if n == 0:
+            continue
+        if j >= 0 and op == t[a + j]:
+            c[a + j] += n
+        elif j == -1 or op == SUB or t[a + j] == SUB:
+            j += 1
+            t[a + j] = op
+            c[a + j] = n
+        else:
+            diff = c[a + j] - n
+            if diff > 0:
+                c[a + j - 1] += n
+                c[a + j] = diff
+            elif diff < 0:
+                c[a + j - 1] += c[a + j]
+                c[a + j] = -diff
+                t[a + j] = op
+            else:
+                c[a + j - 1] += c[a + j]
+                j -= 1
+    return j + 1
+
+
+@njit(cache=True)
+def _take_side(t, c, a, cnt, pos, cols, step):
+    """One side of :func:`_move_gap`: ``cols`` columns from the operations before (``step`` -1) or after
+    (+1) the substitution run at ``a + pos``, which become one substitution run and one gap of the
+    net length. False (nothing changed) when that side runs out of operations."""
+    k = pos
+    qd = cols
+    sd = cols
+    while qd > 0 or sd > 0:
+        k += step
+        if k < 0 or k >= cnt:
+            return False
+        op, n = t[a + k], c[a + k]
+        if op == SUB:
+            qd -= n
+            sd -= n
+        elif op == INS:
+            qd -= n
+        else:
+            sd -= n
+    c[a + k] = -max(qd, sd)
+    t[a + k] = SUB
+    for x in range(k - step, pos + step, -step):
+        c[a + x] = 0
+    c[a + pos] += cols
+    net = qd - sd
+    t[a + pos + step] = DEL if net > 0 else INS
+    c[a + pos + step] = net if net > 0 else -net
+    return True
+
+
+@njit(cache=True)
+def _move_gap(t, c, a, cnt, pos, before, after):
+    """``s_UpdateEditScript``: the substitution run at ``a + pos`` grows by ``before`` columns on its
+    left and ``after`` on its right (:func:`_take_side`); a side that runs out of operations stops
+    the whole edit there."""
+    if before > 0 and not _take_side(t, c, a, cnt, pos, before, -1):
+        return
+    if after > 0:
+        _take_side(t, c, a, cnt, pos, after, 1)
+
+
+@njit(cache=True)
+def _reduce_one(codes, qo, to, ql, tl, q_lo, q_hi, t_lo, t_hi, t, c, a, cnt):
+    """``s_ReduceGaps`` (BLAST+ 2.12) of one edit script ``t/c[a:a + cnt]`` of the alignment
+    ``[q_lo, q_hi) x [t_lo, t_hi)`` of the seed's sequences ``codes[qo:qo + ql]`` and ``codes[to:to + tl]``
+    (bases compared as codes, an N equal to an N, anything outside them equal to nothing):
+    a run of at least 12 substitutions takes in the matches continuing it past the gaps beside
+    it; a gap, under 12 columns of gap and substitutions, and a gap of the other kind become
+    one gap where that loses no more matches than it saves gap columns. Returns the new count."""
+    q1 = q_lo
+    s1 = t_lo
+    for i in range(cnt):
+        op, n = t[a + i], c[a + i]
+        if n == 0:
+            continue
+        if op == SUB:
+            if n >= 12:
+                nm1 = 1
+                if i > 0:
+                    while q1 - nm1 >= q_lo and _same(codes, qo, to, 0, ql, 0, tl, q1 - nm1, s1 - nm1):
+                        nm1 += 1
+                q1 += n
+                s1 += n
+                nm2 = 0
+                if i < cnt - 1:
+                    while q1 + 1 < q_hi and s1 + 1 < t_hi:
+                        equal = _same(codes, qo, to, 0, ql, 0, tl, q1, s1)
+                        q1 += 1
+                        s1 += 1
+                        if not equal:
+                            break
+                        nm2 += 1
+                if nm1 > 1 or nm2 > 0:
+                    _move_gap(t, c, a, cnt, i, nm1 - 1, nm2)
+                q1 -= 1
+                s1 -= 1
+            else:
+                q1 += n
+                s1 += n
+        elif op == INS:
+            q1 += n
+        else:
+            s1 += n
+    cnt = _rebuild(t, c, a, cnt)
+    qa = q_lo
+    sa = t_lo
+    for i in range(cnt):
+        op = t[a + i]
+        if op == SUB:
+            qa += c[a + i]
+            sa += c[a + i]
+            continue
+        if i > 1 and op != t[a + i - 2] and c[a + i - 2] > 0:
+            total = c[a + i] + c[a + i - 1] + c[a + i - 2]
+            if total == 3:
+                c[a + i - 2] = 0
+                c[a + i - 1] = 2
+                c[a + i] = 0
+                if op == INS:
+                    qa += 1
+                else:
+                    sa += 1
+            elif total < 12:
+                nm1 = 0
+                nm2 = 0
+                shift = min(c[a + i], c[a + i - 2])
+                qa -= c[a + i - 1]
+                sa -= c[a + i - 1]
+                qb = qa
+                sb = sa
+                if op == INS:
+                    sa -= shift
+                else:
+                    qa -= shift
+                for _ in range(c[a + i - 1]):
+                    nm1 += _same(codes, qo, to, 0, ql, 0, tl, qb, sb)
+                    nm2 += _same(codes, qo, to, 0, ql, 0, tl, qa, sa)
+                    qb += 1
+                    sb += 1
+                    qa += 1
+                    sa += 1
+                for _ in range(shift):
+                    nm2 += _same(codes, qo, to, 0, ql, 0, tl, qa, sa)
+                    qa += 1
+                    sa += 1
+                if nm2 >= nm1 - shift:
+                    c[a + i - 2] -= shift
+                    c[a + i - 1] += shift
+                    c[a + i] -= shift
+                else:
+                    qa = qb
+                    sa = sb
+        if op == INS:
+            qa += c[a + i]
+        else:
+            sa += c[a + i]
+    return _rebuild(t, c, a, cnt)
+
+
+@njit(parallel=True, cache=True)
+def greedy_reduce(codes, q_off, q_len, t_off, t_len, n, q_start, q_end, t_start, t_end, ops_off, t, c, count):
+    """:func:`_reduce_one` of every seed's edit script (``t/c[ops_off[k]:]``, ``count[k]`` operations;
+    edited in place, ``count[k]`` its new length); ``q_start``... the alignments' ends in the seeds'
+    sequences (``codes[q_off[k]:]``, ``codes[t_off[k]:]``)."""
+    for k in numba.prange(n):
+        count[k] = _reduce_one(codes, q_off[k], t_off[k], q_len[k], t_len[k], q_start[k], q_end[k], t_start[k],
+                               t_end[k], t, c, ops_off[k], count[k])
+
+
+# One warp a seed on a GPU (greedy.cu's ``greedy_gapped_score_warp`` / ``_fill_warp``): the same results as
+# the one-thread kernels, so the twins are the same functions.
+greedy_gapped_score_warp = greedy_gapped_score
+greedy_gapped_fill_warp = greedy_gapped_fill

@@ -240,49 +240,39 @@ def _rebuild(ops: list[list[int]]) -> list[list[int]]:
     return out
 
 
+def _take_side(ops: list[list[int]], pos: int, cols: int, step: int) -> bool:
+    """One side of :func:`_move_gap`: ``cols`` columns taken from the operations before (``step`` -1) or
+    after (+1) the substitution run at ``pos``; those operations become one substitution run and one
+    gap of the net length. False (nothing changed) when that side runs out of operations."""
+    k, qd, sd = pos, cols, cols
+    while qd > 0 or sd > 0:
+        k += step
+        if not 0 <= k < len(ops):
+            return False
+        op, n = ops[k]
+        if op == SUB:
+            qd, sd = qd - n, sd - n
+        elif op == INS:
+            qd -= n
+        else:
+            sd -= n
+    ops[k] = [SUB, -max(qd, sd)]
+    for t in range(k - step, pos + step, -step):
+        ops[t][1] = 0
+    ops[pos][1] += cols
+    net = qd - sd
+    ops[pos + step] = [DEL, net] if net > 0 else [INS, -net]
+    return True
+
+
 def _move_gap(ops: list[list[int]], pos: int, before: int, after: int) -> None:
-    """``s_UpdateEditScript``: grows the substitution run at ``pos`` by ``before`` columns on
-    its left and ``after`` on its right, taken from the operations beside it (which shrink
-    to one substitution run and one gap of the net length); a side that runs out of
-    operations is left as it is."""
-    if before > 0:
-        k, qd, sd = pos, before, before
-        while qd > 0 or sd > 0:
-            k -= 1
-            if k < 0:
-                return
-            op, n = ops[k]
-            if op == SUB:
-                qd, sd = qd - n, sd - n
-            elif op == INS:
-                qd -= n
-            else:
-                sd -= n
-        ops[k] = [SUB, -max(qd, sd)]
-        for t in range(k + 1, pos - 1):
-            ops[t][1] = 0
-        ops[pos][1] += before
-        net = qd - sd
-        ops[pos - 1] = [DEL, net] if net > 0 else [INS, -net]
+    """``s_UpdateEditScript``: the substitution run at ``pos`` grows by ``before`` columns on its left
+    and ``after`` on its right (:func:`_take_side`); a side that runs out of operations stops the
+    whole edit there."""
+    if before > 0 and not _take_side(ops, pos, before, -1):
+        return
     if after > 0:
-        k, qd, sd = pos, after, after
-        while qd > 0 or sd > 0:
-            k += 1
-            if k >= len(ops):
-                return
-            op, n = ops[k]
-            if op == SUB:
-                qd, sd = qd - n, sd - n
-            elif op == INS:
-                qd -= n
-            else:
-                sd -= n
-        ops[k] = [SUB, -max(qd, sd)]
-        for t in range(k - 1, pos + 1, -1):
-            ops[t][1] = 0
-        ops[pos][1] += after
-        net = qd - sd
-        ops[pos + 1] = [DEL, net] if net > 0 else [INS, -net]
+        _take_side(ops, pos, after, 1)
 
 
 def reduce_gaps(ops: list[list[int]], query: list[int], subject: list[int], q_start: int, s_start: int,

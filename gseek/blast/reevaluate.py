@@ -37,6 +37,22 @@ def _same(q, qa, qb, s, sa, sb, i, j):
     return qa <= i < qb and sa <= j < sb and q[i] == s[j]
 
 
+@njit(cache=True, inline="always")
+def _run_through(q, qa, qb, s, sa, sb, i, j, step, stop, count, limit):
+    """``count`` plus the matches from (i, j) on by ``step`` (the query position stopping before ``stop``),
+    ending at the first mismatch or once the count passes ``limit``."""
+    while (i < stop) if step > 0 else (i > stop):
+        equal = _same(q, qa, qb, s, sa, sb, i, j)
+        i += step
+        j += step
+        if not equal:
+            break
+        count += 1
+        if count > limit:
+            break
+    return count
+
+
 @njit(parallel=True, cache=True)
 def traceback_starts(q, q_lo, q_hi, s, s_lo, s_hi, q_start, q_end, s_start, s_end, q_seed, s_seed):
     """``BlastGetStartForGappedAlignmentNucl`` of every HSP ``h``: the query is ``q[q_lo[h]:q_hi[h]]``,
@@ -53,34 +69,10 @@ def traceback_starts(q, q_lo, q_hi, s, s_lo, s_hi, q_start, q_end, s_start, s_en
         qa, qb, sa, sb = q_lo[h], q_hi[h], s_lo[h], s_hi[h]
         qs, ss = q_seed[h], s_seed[h]
         limit = 10
-        count = -1
-        done = False
-        i = qs
-        j = ss
-        while i < q_end[h]:
-            equal = _same(q, qa, qb, s, sa, sb, i, j)
-            i += 1
-            j += 1
-            if not equal:
-                break
-            count += 1
-            if count > limit:
-                done = True
-                break
-        if not done:
-            i = qs
-            j = ss
-            while i >= qa:
-                equal = _same(q, qa, qb, s, sa, sb, i, j)
-                i -= 1
-                j -= 1
-                if not equal:
-                    break
-                count += 1
-                if count > limit:
-                    done = True
-                    break
-        if done:
+        count = _run_through(q, qa, qb, s, sa, sb, qs, ss, 1, q_end[h], -1, limit)
+        if count <= limit:  # forwards from the estimate, then backwards from it again
+            count = _run_through(q, qa, qb, s, sa, sb, qs, ss, -1, qa - 1, count, limit)
+        if count > limit:
             continue
         limit = 15
         back = min(ss - s_start[h], qs - q_start[h])
@@ -253,18 +245,28 @@ def reevaluate(q, q_lo, q_hi, s, s_lo, s_hi, q_start, s_start, cigar, cigar_off,
     return count
 
 
+@njit(cache=True, inline="always")
+def _put(out, first, pos, op, n):
+    """Appends ``n`` of ``op`` to the runs written at ``out[first:pos]``, merged into the last run when of
+    the same op. Returns the new end."""
+    if pos > first and (out[pos - 1] & 15) == op:
+        out[pos - 1] += np.uint32(n << 4)
+        return pos
+    out[pos] = np.uint32((n << 4) | op)
+    return pos + 1
+
+
 @njit(parallel=True, cache=True)
-def match_runs(q, s, q_start, s_start, cigar, cigar_off, out_off, out, stats, write):
-    """The ``M`` runs of every alignment split into ``=`` (equal bases 0-3) and ``X`` runs; ``I``/``D``
-    as they are. Counts the runs (``stats[0]``), matches, mismatches, gap columns and gap opens
-    (``stats[1:5]``) of each; with ``write``, writes the runs at ``out_off[h]``."""
+def match_runs(q, s, q_start, s_start, cigar, cigar_off, out_off, out, stats):
+    """The ``M`` runs of every alignment split into ``=`` (equal bases 0-3) and ``X`` runs, written with
+    the ``I``/``D`` runs at ``out[out_off[h]:]`` (room: a run a column of the ``M`` runs, and the gap
+    runs). Counts the runs written (``stats[0]``), matches, mismatches, gap columns and gap opens
+    (``stats[1:5]``) of each."""
     for h in numba.prange(q_start.size):
         qp = q_start[h]
         sp = s_start[h]
-        pos = out_off[h] if write else 0
-        runs = 0
-        last = np.int64(-1)
-        run = np.int64(0)
+        first = out_off[h]
+        pos = first
         matches = mismatches = gap_cols = gap_opens = 0
         for r in range(cigar_off[h], cigar_off[h + 1]):
             op = np.int64(cigar[r] & 15)
@@ -272,44 +274,24 @@ def match_runs(q, s, q_start, s_start, cigar, cigar_off, out_off, out, stats, wr
             if op == OP_M:
                 for _ in range(length):
                     x = q[qp]
-                    eq = x < 4 and x == s[sp]
-                    code = np.int64(OP_EQ if eq else OP_X)
-                    if eq:
+                    if x < 4 and x == s[sp]:
                         matches += 1
+                        pos = _put(out, first, pos, OP_EQ, 1)
                     else:
                         mismatches += 1
-                    if code == last:
-                        run += 1
-                    else:
-                        if run > 0:
-                            if write:
-                                out[pos] = np.uint32((run << 4) | last)
-                                pos += 1
-                            runs += 1
-                        last = code
-                        run = 1
+                        pos = _put(out, first, pos, OP_X, 1)
                     qp += 1
                     sp += 1
             else:
-                if run > 0:
-                    if write:
-                        out[pos] = np.uint32((run << 4) | last)
-                        pos += 1
-                    runs += 1
-                if op != last:
+                if not (pos > first and (out[pos - 1] & 15) == op):
                     gap_opens += 1
                 gap_cols += length
-                last = op
-                run = length
+                pos = _put(out, first, pos, op, length)
                 if op == OP_I:
                     qp += length
                 else:
                     sp += length
-        if run > 0:
-            if write:
-                out[pos] = np.uint32((run << 4) | last)
-            runs += 1
-        stats[0, h] = runs
+        stats[0, h] = pos - first
         stats[1, h] = matches
         stats[2, h] = mismatches
         stats[3, h] = gap_cols

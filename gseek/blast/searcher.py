@@ -108,9 +108,10 @@ _EXTEND_DEVICE_SHARE = 0.5
 #: Diagonals from an HSP's within which a seed counts as on its path.
 _DIAG_NEAR = 50
 #: Bases of subject beside a traced-back megablast HSP that its re-evaluation may read (the exact
-#: matches it grows by, ``gseek.blast.reevaluate``), and beside a score-only HSP for its trace-back's
-#: start (which reads at most a dozen past the HSP).
-_REEVALUATE_MARGIN = 1024
+#: matches it grows by, ``gseek.blast.reevaluate``: past the alignment's own ends there are none, the
+#: greedy extension having stopped at a mismatch), and beside a score-only HSP for its trace-back's start
+#: (which reads at most a dozen past the HSP).
+_REEVALUATE_MARGIN = 16
 _START_MARGIN = 16
 #: The longest extensions may go to the host's cores (the Numba twin: the same results), beside the
 #: launch of the others, while the host's share of the work (their summed expected extent over its
@@ -471,13 +472,16 @@ class BlastSearcher:
             seeds = np.concatenate(starts, axis=1)[:, ok]
             start_q[sel], start_s[sel] = self._traceback_starts(seq_codes, seq_off, seq_of[sel], contig_of[sel], span,
                                                                 seeds)
+            clock.lap("trace-back starts")
         res, sel = self._traceback(scoring, scale, opts.raw_xdrop(opts.xdrop_gap_final) * scale, qs, seq_codes, seq_off,
                                    seq_of, contig_of, start_q, start_s, diag, key, apart, sel, span, raw)
         res["seq"], res["contig"] = seq_of[sel], contig_of[sel]
         if greedy:
+            clock.lap("gapped extension with trace-back")
             res = self._reevaluate(res, seq_codes, seq_off, seq_query)
-        else:
-            res["score"] = res["score"].astype(np.int64) // scale
+            clock.lap("scored again")
+            return res
+        res["score"] = res["score"].astype(np.int64) // scale
         clock.lap("gapped extension with trace-back")
         return res
 
@@ -537,11 +541,15 @@ class BlastSearcher:
         q0, q1, s0, s1 = (e[keep] for e in ends)
         s0, s1 = s0 - shift[keep], s1 - shift[keep]
         stats = np.zeros((5, keep.size), np.int64)
+        # room for each alignment's =/X runs: at most one a column of its M runs, and its gap runs
+        ops, lengths = data & np.uint32(15), (data >> np.uint32(4)).astype(np.int64)
+        room = np.add.reduceat(np.where(ops == 0, lengths, 1), offs[:-1]) if data.size else np.zeros(0, np.int64)
+        room_off = ragged.offsets(room)
+        wide = np.empty(max(int(room_off[-1]), 1), np.uint32)
         with numba_guard():
-            match_runs(codes, bases, q0, s0 + shift[keep], data, offs, offs, data, stats, False)
-            cig_off2 = ragged.offsets(stats[0])
-            cigar = np.empty(max(int(cig_off2[-1]), 1), np.uint32)
-            match_runs(codes, bases, q0, s0 + shift[keep], data, offs, cig_off2, cigar, stats, True)
+            match_runs(codes, bases, q0, s0 + shift[keep], data, offs, room_off, wide, stats)
+        cig_off2 = ragged.offsets(stats[0])
+        cigar = wide[np.repeat(room_off[:-1] - cig_off2[:-1], stats[0]) + np.arange(int(cig_off2[-1]))]
         out_res = {"seq": seq[keep], "contig": contig[keep], "q_start": q0, "q_end": q1, "s_start": s0, "s_end": s1,
                    "score": score[keep], "length": (stats[1] + stats[2] + stats[3]).astype(np.int32),
                    "nident": stats[1].astype(np.int32), "mismatch": stats[2].astype(np.int32),
@@ -721,7 +729,7 @@ class BlastSearcher:
         if self.options.linear_gaps:  # megablast: BLAST+'s greedy extension (gseek.dp.greedy), twice the scale
             o = self.options
             r = greedy_gapped(backend, *args, 2 * o.reward, -2 * o.penalty, xdrop, traceback=traceback,
-                              max_bytes=budget)
+                              max_bytes=budget, timings=self.timings if os.environ.get("GSEEK_BLAST_TIMING") else None)
         else:
             r = xdrop_gapped(backend, *args, scoring, xdrop, traceback=traceback, max_bytes=budget)
         out = {"q_start": qa + r["q_start"], "q_end": qa + r["q_end"], "s_start": t_lo + r["t_start"],

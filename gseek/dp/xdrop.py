@@ -62,6 +62,21 @@ def xdrop_ungapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.nd
     return {"score": score, "q_start": q_start, "q_end": q_end}
 
 
+def seed_arrays(q_off, q_len, t_off, t_len, q_pos, t_pos) -> tuple[np.ndarray, ...]:
+    """Seed extensions' offsets (int64), lengths and seed pairs (int32) as arrays, each seed pair
+    checked to be a residue pair of its sequences (an :class:`~gseek.errors.OptionError` names the first
+    that is not)."""
+    q_off, t_off = np.asarray(q_off, np.int64), np.asarray(t_off, np.int64)
+    q_len, t_len = np.asarray(q_len, np.int32), np.asarray(t_len, np.int32)
+    q_pos, t_pos = np.asarray(q_pos, np.int32), np.asarray(t_pos, np.int32)
+    bad = (q_pos < 0) | (q_pos >= q_len) | (t_pos < 0) | (t_pos >= t_len)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise OptionError(f"seed {k}: (q_pos, t_pos) = ({q_pos[k]}, {t_pos[k]}) is not a residue pair of "
+                          f"lengths ({q_len[k]}, {t_len[k]})")
+    return q_off, q_len, t_off, t_len, q_pos, t_pos
+
+
 @on_device
 def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
                  t_len: np.ndarray, q_pos: np.ndarray, t_pos: np.ndarray, scoring: Scoring, xdrop: int,
@@ -96,14 +111,7 @@ def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndar
     7=1D8=
     """
     n = len(q_len)
-    q_off, t_off = np.asarray(q_off, np.int64), np.asarray(t_off, np.int64)
-    q_len, t_len = np.asarray(q_len, np.int32), np.asarray(t_len, np.int32)
-    q_pos, t_pos = np.asarray(q_pos, np.int32), np.asarray(t_pos, np.int32)
-    bad = (q_pos < 0) | (q_pos >= q_len) | (t_pos < 0) | (t_pos >= t_len)
-    if bad.any():
-        k = int(np.argmax(bad))
-        raise OptionError(f"seed {k}: (q_pos, t_pos) = ({q_pos[k]}, {t_pos[k]}) is not a residue pair of "
-                          f"lengths ({q_len[k]}, {t_len[k]})")
+    q_off, q_len, t_off, t_len, q_pos, t_pos = seed_arrays(q_off, q_len, t_off, t_len, q_pos, t_pos)
     if not 0 <= int(xdrop) < (1 << 26):
         raise OptionError(f"xdrop must be in [0, 2^26), not {xdrop}")
     names = ("score", "q_start", "q_end", "t_start", "t_end")
