@@ -197,8 +197,7 @@ __device__ GSide g_side_warp(const u8* __restrict__ codes, i64 b1, i64 b2, int s
                 i += n;
                 j += n;
             }
-            __syncwarp();  // every lane has read the row before any writes it (a ring slot is one diagonal's)
-            if (active) cur[k & mask] = live ? j : G_INVALID;
+            if (active) cur[k & mask] = live ? j : G_INVALID;  // another ring than the one read
             const bool r2 = live && j == len2, r1 = live && i == len1;
             const unsigned lives = __ballot_sync(FULL, live);
             const unsigned reach2 = __ballot_sync(FULL, r2);
@@ -602,5 +601,156 @@ greedy_reduce(const u8* __restrict__ codes, const i64* __restrict__ q_off, const
     GRID_STRIDE(k, n) {
         count[k] = g_reduce_one(codes, q_off[k], t_off[k], q_len[k], t_len[k], q_start[k], q_end[k], t_start[k],
                                 t_end[k], t, c, ops_off[k], count[k]);
+    }
+}
+
+// ------------------------------------------------------------------ BLAST+'s re-scoring of a traced-back HSP
+//
+// One thread an alignment (kernels/greedy.py: greedy_rescore, _rescore_one, greedy_runs state the rules).
+
+#define G_OP_I 1
+#define G_OP_D 2
+#define G_OP_EQ 7
+#define G_OP_X 8
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+greedy_rescore(const u8* __restrict__ codes, const i64* __restrict__ q_off, const int* __restrict__ q_len,
+               const i64* __restrict__ t_off, const int* __restrict__ t_len, i64 n, const int* __restrict__ q_start,
+               const int* __restrict__ t_start, const i64* __restrict__ ops_off, u8* __restrict__ t,
+               int* __restrict__ c, int* __restrict__ count, int reward, int penalty, int n_score,
+               const i64* __restrict__ cutoff, int* __restrict__ out_score, int* __restrict__ out_q_start,
+               int* __restrict__ out_q_end, int* __restrict__ out_t_start, int* __restrict__ out_t_end,
+               int* __restrict__ out_first) {
+    GRID_STRIDE(k, n) {
+        const i64 qo = q_off[k], to = t_off[k], a = ops_off[k];
+        const int ql = q_len[k], tl = t_len[k], cnt = count[k];
+        const i64 cut = cutoff[k], restart_cut = (reward & 1) ? cut : 2 * cut;  // BLAST+'s scale, as the twin's
+        const int gap = reward - 2 * penalty;
+        int q = q_start[k], s = t_start[k];
+        i64 total = 0, score = 0;
+        int best_q0 = q, best_s0 = s, best_q1 = q, best_s1 = s, cur_q = q, cur_s = s;
+        int best_first = 0, best_last = 0, cur_first = 0, best_last_n = -1;
+        for (int index = 0; index < cnt; ++index) {
+            int kk = 0;
+            while (kk < c[a + index]) {
+                const int op = t[a + index], m = c[a + index];
+                if (op == G_SUB) {
+                    const u8 x = codes[qo + q], y = codes[to + s];
+                    total += x > 3 || y > 3 ? 2 * n_score : (x == y ? 2 * reward : 2 * penalty);
+                    ++q; ++s; ++kk;
+                } else if (op == G_DEL) {
+                    total -= (i64)gap * m;
+                    s += m; kk += m;
+                } else {
+                    total -= (i64)gap * m;
+                    q += m; kk += m;
+                }
+                if (total < 0) {
+                    if (kk < m) {
+                        c[a + index] = m - kk;
+                        cur_first = index;
+                        kk = 0;
+                    } else {
+                        cur_first = index + 1;
+                    }
+                    total = 0;
+                    cur_q = q; cur_s = s;
+                    if (score < restart_cut) {
+                        best_q0 = q; best_s0 = s; score = 0;
+                        best_first = cur_first; best_last = cur_first;
+                    }
+                } else if (total > score) {
+                    score = total;
+                    best_q0 = cur_q; best_s0 = cur_s; best_q1 = q; best_s1 = s;
+                    best_first = cur_first; best_last = index; best_last_n = kk;
+                }
+            }
+        }
+        score /= 2;
+        if (best_first < cnt && best_last < cnt) {
+            int ext = 0, i = best_q0, j = best_s0;
+            while (i > 0 && j > 0) {
+                --i; --j;
+                const u8 x = codes[qo + i];
+                if (!(x < 4 && x == codes[to + j])) break;
+                ++ext;
+            }
+            best_q0 -= ext; best_s0 -= ext;
+            c[a + best_first] += ext;
+            if (best_last == best_first) best_last_n += ext;
+            score += (i64)ext * reward;
+            ext = 0; i = best_q1; j = best_s1;
+            while (i < ql && j < tl) {
+                const u8 x = codes[qo + i];
+                if (!(x < 4 && x == codes[to + j])) break;
+                ++i; ++j; ++ext;
+            }
+            best_q1 += ext; best_s1 += ext; best_last_n += ext;
+            score += (i64)ext * reward;
+        }
+        if (score < cut) {
+            count[k] = 0;
+        } else {
+            c[a + best_last] = best_last_n;
+            count[k] = best_last - best_first + 1;
+        }
+        out_first[k] = best_first;
+        out_score[k] = (int)score;
+        out_q_start[k] = best_q0; out_q_end[k] = best_q1; out_t_start[k] = best_s0; out_t_end[k] = best_s1;
+    }
+}
+
+// n columns of code after a run of `length` columns of `last` (kernels/greedy.py: _run).
+__device__ __forceinline__ void g_run_of(u32* runs, i64& pos, i64& nruns, int& last, i64& length, int code, i64 n,
+                                         int write) {
+    if (code == last) { length += n; return; }
+    if (length > 0) {
+        if (write) runs[pos++] = (u32)((length << 4) | last);
+        ++nruns;
+    }
+    last = code;
+    length = n;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+greedy_runs(const u8* __restrict__ codes, const i64* __restrict__ q_off, const i64* __restrict__ t_off, i64 n,
+            const int* __restrict__ q_start, const int* __restrict__ t_start, const i64* __restrict__ ops_off,
+            const u8* __restrict__ t, const int* __restrict__ c, const int* __restrict__ first,
+            const int* __restrict__ count, const i64* __restrict__ run_off, u32* __restrict__ runs,
+            i64* __restrict__ stats, int write) {
+    GRID_STRIDE(k, n) {
+        int qp = q_start[k], sp = t_start[k];
+        const i64 qo = q_off[k], to = t_off[k], a = ops_off[k] + first[k];
+        i64 pos = write ? run_off[k] : 0;
+        i64 nruns = 0, matches = 0, mismatches = 0, gap_cols = 0, gap_opens = 0, length = 0;
+        int last = -1;
+        for (int i = 0; i < count[k]; ++i) {
+            const int op = t[a + i], m = c[a + i];
+            if (op == G_SUB) {
+                for (int x = 0; x < m; ++x) {
+                    const u8 b = codes[qo + qp];
+                    if (b < 4 && b == codes[to + sp]) {
+                        ++matches;
+                        g_run_of(runs, pos, nruns, last, length, G_OP_EQ, 1, write);
+                    } else {
+                        ++mismatches;
+                        g_run_of(runs, pos, nruns, last, length, G_OP_X, 1, write);
+                    }
+                    ++qp; ++sp;
+                }
+            } else {
+                const int code = op == G_INS ? G_OP_I : G_OP_D;
+                if (code != last) ++gap_opens;
+                gap_cols += m;
+                g_run_of(runs, pos, nruns, last, length, code, m, write);
+                if (op == G_INS) qp += m; else sp += m;
+            }
+        }
+        g_run_of(runs, pos, nruns, last, length, -2, 0, write);  // the last run
+        stats[k] = nruns;
+        stats[n + k] = matches;
+        stats[2 * n + k] = mismatches;
+        stats[3 * n + k] = gap_cols;
+        stats[4 * n + k] = gap_opens;
     }
 }

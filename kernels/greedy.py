@@ -22,6 +22,7 @@ import numba
 import numpy as np
 
 from gseek.kernels._jit import njit
+from gseek.kernels.dp import OP_D, OP_EQ, OP_I, OP_X  # BAM CIGAR codes of the final runs
 
 CUDA_SOURCE = "greedy.cu"
 CONSTANTS: dict[str, int] = {}
@@ -500,6 +501,205 @@ def greedy_reduce(codes, q_off, q_len, t_off, t_len, n, q_start, q_end, t_start,
         count[k] = _reduce_one(codes, q_off[k], t_off[k], q_len[k], t_len[k], q_start[k], q_end[k], t_start[k],
                                t_end[k], t, c, ops_off[k], count[k])
 
+
+# ------------------------------------------------------------------ BLAST+'s re-scoring of a traced-back HSP
+
+
+
+@njit(cache=True)
+def _rescore_one(codes, qo, to, ql, tl, q0, s0, t, c, a, cnt, reward, penalty, n_score, cutoff):
+    """``Blast_HSPReevaluateWithAmbiguitiesGapped`` of one edit script ``t/c[a:a + cnt]`` from ``(q0, s0)``
+    (linear gaps; the rules in :func:`greedy_rescore`), edited in place. Returns (kept operations, the
+    first's index, score, q_start, q_end, s_start, s_end); 0 operations kept: dropped."""
+    gap = reward - 2 * penalty
+    restart_cut = cutoff if reward % 2 else 2 * cutoff  # BLAST+ sums at twice the scale only for an odd reward
+    q = q0
+    s = s0
+    total = 0
+    score = 0
+    best_q0 = q
+    best_s0 = s
+    best_q1 = q
+    best_s1 = s
+    cur_q = q
+    cur_s = s
+    best_first = 0
+    best_last = 0
+    cur_first = 0
+    best_last_n = -1
+    for index in range(cnt):
+        k = 0
+        while k < c[a + index]:
+            op = t[a + index]
+            n = c[a + index]
+            if op == SUB:
+                x = codes[qo + q]
+                y = codes[to + s]
+                if x > 3 or y > 3:
+                    total += 2 * n_score
+                elif x == y:
+                    total += 2 * reward
+                else:
+                    total += 2 * penalty
+                q += 1
+                s += 1
+                k += 1
+            elif op == DEL:
+                total -= gap * n
+                s += n
+                k += n
+            else:
+                total -= gap * n
+                q += n
+                k += n
+            if total < 0:
+                if k < n:
+                    c[a + index] = n - k
+                    cur_first = index
+                    k = 0
+                else:
+                    cur_first = index + 1
+                total = 0
+                cur_q = q
+                cur_s = s
+                if score < restart_cut:
+                    best_q0 = q
+                    best_s0 = s
+                    score = 0
+                    best_first = cur_first
+                    best_last = cur_first
+            elif total > score:
+                score = total
+                best_q0 = cur_q
+                best_s0 = cur_s
+                best_q1 = q
+                best_s1 = s
+                best_first = cur_first
+                best_last = index
+                best_last_n = k
+    score //= 2
+    if best_first < cnt and best_last < cnt:
+        ext = 0
+        i = best_q0
+        j = best_s0
+        while i > 0 and j > 0:
+            i -= 1
+            j -= 1
+            x = codes[qo + i]
+            if not (x < 4 and x == codes[to + j]):
+                break
+            ext += 1
+        best_q0 -= ext
+        best_s0 -= ext
+        c[a + best_first] += ext
+        if best_last == best_first:
+            best_last_n += ext
+        score += ext * reward
+        ext = 0
+        i = best_q1
+        j = best_s1
+        while i < ql and j < tl:
+            x = codes[qo + i]
+            if not (x < 4 and x == codes[to + j]):
+                break
+            i += 1
+            j += 1
+            ext += 1
+        best_q1 += ext
+        best_s1 += ext
+        best_last_n += ext
+        score += ext * reward
+    if score < cutoff:
+        return 0, best_first, score, best_q0, best_q1, best_s0, best_s1
+    c[a + best_last] = best_last_n
+    return best_last - best_first + 1, best_first, score, best_q0, best_q1, best_s0, best_s1
+
+
+@njit(parallel=True, cache=True)
+def greedy_rescore(codes, q_off, q_len, t_off, t_len, n, q_start, t_start, ops_off, t, c, count, reward, penalty,
+                   n_score, cutoff, out_score, out_q_start, out_q_end, out_t_start, out_t_end, out_first):
+    """Each seed's traced-back alignment (its edit script ``t/c[ops_off[k]:]``, ``count[k]`` operations,
+    from ``(q_start, t_start)`` in its sequences) scored again as BLAST+ does for linear gaps
+    (``Blast_HSPReevaluateWithAmbiguitiesGapped``): columns at twice the scale (a pair ``2 * reward`` or
+    ``2 * penalty``, with an N ``2 * n_score``, a gap column ``reward - 2 * penalty``); where the sum falls
+    below 0 the alignment starts again after that column, dropping the best part so far only while its
+    score is under ``cutoff[k]`` (compared, as BLAST+ compares it, at twice the scale for an odd reward:
+    ``2 * cutoff[k]`` with an even one); the best part (its first best
+    end) grows by the exact matches beside it, ``reward`` each. Its score (halved, rounded down, plus those
+    matches) and ends go to ``out_*``; its operations are ``t/c[ops_off[k] + out_first[k]:]``, ``count[k]``
+    of them (0: the score is under the cutoff, the HSP dropped)."""
+    for k in numba.prange(n):
+        r = _rescore_one(codes, q_off[k], t_off[k], q_len[k], t_len[k], q_start[k], t_start[k], t, c, ops_off[k],
+                         count[k], reward, penalty, n_score, cutoff[k])
+        count[k] = r[0]
+        out_first[k] = r[1]
+        out_score[k] = r[2]
+        out_q_start[k] = r[3]
+        out_q_end[k] = r[4]
+        out_t_start[k] = r[5]
+        out_t_end[k] = r[6]
+
+
+@njit(cache=True, inline="always")
+def _run(runs, pos, nruns, last, length, code, n, write):
+    """``n`` columns of ``code`` after a run of ``length`` columns of ``last``: the run grows, or is written
+    (with ``write``) and a new one starts. Returns (pos, nruns, last, length)."""
+    if code == last:
+        return pos, nruns, last, length + n
+    if length > 0:
+        if write:
+            runs[pos] = np.uint32((length << 4) | last)
+            pos += 1
+        nruns += 1
+    return pos, nruns, code, n
+
+
+@njit(parallel=True, cache=True)
+def greedy_runs(codes, q_off, t_off, n, q_start, t_start, ops_off, t, c, first, count, run_off, runs, stats, write):
+    """Each seed's kept edit script (``t/c[ops_off[k] + first[k]:]``, ``count[k]`` operations, from
+    ``(q_start, t_start)``) as BAM CIGAR runs: substitutions split into ``=`` (equal bases 0-3) and ``X``.
+    Counts the runs, matches, mismatches, gap columns and gap opens (``stats[0:5, k]``); with ``write``
+    (the counts' prefix sums in ``run_off``), writes the runs at ``runs[run_off[k]:]``."""
+    for k in numba.prange(n):
+        qp = q_start[k]
+        sp = t_start[k]
+        qo = q_off[k]
+        to = t_off[k]
+        a = ops_off[k] + first[k]
+        pos = run_off[k] if write else 0
+        nruns = 0
+        last = -1
+        length = 0
+        matches = mismatches = gap_cols = gap_opens = 0
+        for i in range(count[k]):
+            op = t[a + i]
+            m = c[a + i]
+            if op == SUB:
+                for _ in range(m):
+                    x = codes[qo + qp]
+                    if x < 4 and x == codes[to + sp]:
+                        matches += 1
+                        pos, nruns, last, length = _run(runs, pos, nruns, last, length, OP_EQ, 1, write)
+                    else:
+                        mismatches += 1
+                        pos, nruns, last, length = _run(runs, pos, nruns, last, length, OP_X, 1, write)
+                    qp += 1
+                    sp += 1
+            else:
+                code = OP_I if op == INS else OP_D
+                gap_opens += code != last
+                gap_cols += m
+                pos, nruns, last, length = _run(runs, pos, nruns, last, length, code, m, write)
+                if op == INS:
+                    qp += m
+                else:
+                    sp += m
+        pos, nruns, last, length = _run(runs, pos, nruns, last, length, -2, 0, write)  # the last run
+        stats[0, k] = nruns
+        stats[1, k] = matches
+        stats[2, k] = mismatches
+        stats[3, k] = gap_cols
+        stats[4, k] = gap_opens
 
 # One warp a seed on a GPU (greedy.cu's ``greedy_gapped_score_warp`` / ``_fill_warp``): the same results as
 # the one-thread kernels, so the twins are the same functions.

@@ -390,11 +390,13 @@ def reevaluate(ops: list[list[int]], query: list[int], subject: list[int], q_sta
     a pair with an N ``2 * n_score``, a gap column ``reward - 2 * penalty``); where the running
     sum falls below 0 the alignment starts again after that column, and the part kept is the
     best-scoring one (its first best end). A restart drops the best part so far only while its
-    score (at twice the scale, as BLAST+ compares it) is under ``cutoff``. Then the part grows
+    score is under ``cutoff`` (BLAST+ compares its sum with the cutoff as it is: at twice the scale
+    for an odd reward, which it doubles, in reported units for an even one). Then the part grows
     by the exact matches beside it, ``reward`` each; it is kept when its score (halved, rounded
     down, plus those) reaches ``cutoff``."""
     ops = [list(op) for op in ops]
     gap = reward - 2 * penalty
+    restart_cut = cutoff if reward % 2 else 2 * cutoff  # BLAST+ sums at twice the scale for an odd reward only
     q, s = q_start, s_start
     total = score = 0
     best_q0 = best_q1 = cur_q = q
@@ -424,7 +426,7 @@ def reevaluate(ops: list[list[int]], query: list[int], subject: list[int], q_sta
                     cur_first = index + 1
                 total = 0
                 cur_q, cur_s = q, s
-                if score < cutoff:
+                if score < restart_cut:
                     best_q0, best_s0 = q, s
                     score = 0
                     best_first = best_last = cur_first

@@ -1,9 +1,10 @@
 """Megablast's greedy extension (``gseek.dp.greedy``, ``kernels/greedy.{py,cu}``) and the HSP passes
-around it (``gseek.blast.reevaluate``) against the readable reference ``tests/reference_greedy.py``.
+around it (``gseek.blast.gapped_start``, the re-scoring kernels) against the readable reference ``tests/reference_greedy.py``.
 
 Every case compares everything: score, ends, the trace-back start estimate, the subject-end
 flags and the edit script after BLAST+'s gap reduction, on the Numba twin, on the CUDA source
-compiled for the host, and on a GPU (with a tiny launch geometry too). The cases are mutated
+compiled for the host, and on a GPU (with a tiny launch geometry too); then BLAST+'s re-scoring of the
+traced-back alignments (``greedy_gapped(rescore=)``) the same way. The cases are mutated
 random sequences (substitutions, indels, an unrelated prefix, N in either sequence) with seeds
 on and off matching pairs, several X-drops, and rings forced small so that the wider-ring redo
 runs. The real-data check against blastn 2.12 is ``tests/test_blast_search.py`` (megablast).
@@ -16,14 +17,13 @@ import pytest
 
 from gseek import get_backend
 from gseek.backend import GpuBackend
-from gseek.blast import reevaluate as rv
+from gseek.blast import gapped_start
 from gseek.dp import greedy as stage
 from gseek.kernels import greedy as kgreedy
 from host_cuda import build as host_cuda_build
 from host_cuda import build_warp as host_cuda_warp_build
 from reference_greedy import DEL, INS, SUB, greedy_extend, greedy_side, reevaluate, traceback_start
 
-OPS = {SUB: rv.OP_M, INS: rv.OP_I, DEL: rv.OP_D}
 
 
 def _mutate(rng, seq, sub, indel):
@@ -103,16 +103,22 @@ def backend(request, monkeypatch):
             "gpu-thread": lambda: GpuBackend(0)}[request.param]()
 
 
-def _check(backend, cases, max_bytes=None):
+#: Linear megablast scores at twice the scale (reward, penalty): 1/-2 (match 2, mismatch cost 4), 1/-3, 2/-3
+#: (an even reward: BLAST+ does not double it; the doubled arithmetic decides alike).
+SCORES = [(1, -2), (1, -3), (2, -3)]
+
+
+def _check(backend, cases, max_bytes=None, reward=1, penalty=-2):
     packed = _pack(cases)
+    match, mismatch = 2 * reward, -2 * penalty
     for xdrop in sorted({c[4] for c in cases}):
         idx = [i for i, c in enumerate(cases) if c[4] == xdrop]
-        r = stage.greedy_gapped(backend, packed[0], *(a[idx] for a in packed[1:]), 2, 4, xdrop, traceback=True,
-                                max_bytes=max_bytes)
-        score_only = stage.greedy_gapped(backend, packed[0], *(a[idx] for a in packed[1:]), 2, 4, xdrop)
+        r = stage.greedy_gapped(backend, packed[0], *(a[idx] for a in packed[1:]), match, mismatch, xdrop,
+                                traceback=True, max_bytes=max_bytes)
+        score_only = stage.greedy_gapped(backend, packed[0], *(a[idx] for a in packed[1:]), match, mismatch, xdrop)
         for j, i in enumerate(idx):
             a, b, qp, sp, _ = cases[i]
-            e = greedy_extend(a, b, qp, sp, xdrop, 2, 4, traceback=True)
+            e = greedy_extend(a, b, qp, sp, xdrop, match, mismatch, traceback=True)
             want = (e.score, e.q_start, e.q_end, e.s_start, e.s_end, e.q_seed, e.s_seed, e.edges)
             for got in (r, score_only):
                 assert tuple(int(got[k][j]) for k in ("score", "q_start", "q_end", "t_start", "t_end", "q_seed",
@@ -121,9 +127,9 @@ def _check(backend, cases, max_bytes=None):
             assert [[int(t), int(n)] for t, n in zip(r["ops"][lo:hi], r["op_len"][lo:hi])] == e.ops, (i, xdrop)
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_greedy_extension_equals_the_reference(backend, seed):
-    _check(backend, _cases(seed, 150))
+@pytest.mark.parametrize("seed, scores", [(1, SCORES[0]), (2, SCORES[0]), (3, SCORES[1]), (4, SCORES[2])])
+def test_greedy_extension_equals_the_reference(backend, seed, scores):
+    _check(backend, _cases(seed, 150), reward=scores[0], penalty=scores[1])
 
 
 def test_narrow_rings_are_done_again_wider_with_the_same_results(backend, monkeypatch):
@@ -148,61 +154,72 @@ def test_sides_and_bookkeeping_of_simple_cases():
     assert (e.score, e.q_start, e.q_end, e.ops) == (8, 0, 4, [[SUB, 4]])
 
 
-def _cigar(ops):
-    return np.array([(n << 4) | OPS[t] for t, n in ops], np.uint32)
-
-
-def test_reevaluation_equals_the_reference():
-    """:func:`gseek.blast.reevaluate.reevaluate` (with N, restarts, cutoffs low and high) and the
-    =/X split of the kept part, against ``reference_greedy.reevaluate``."""
-    rng = np.random.default_rng(5)
-    cases = [c for c in _cases(6, 200) if True]
-    for a, b, qp, sp, xdrop in cases:
-        e = greedy_extend(a, b, qp, sp, xdrop, 2, 4, traceback=True)
-        if not e.ops:
-            continue
-        cutoff = int(rng.choice([1, 10, 40, 1000]))
-        want = reevaluate(e.ops, a, b, e.q_start, e.s_start, 1, -2, -1, cutoff)
-        q, s = np.array(a, np.uint8), np.array(b, np.uint8)
-        cig = _cigar(e.ops)
-        off = np.array([0, cig.size], np.int64)
-        out = np.zeros(cig.size, np.uint32)
-        ends = [np.zeros(1, np.int64) for _ in range(4)]
-        score = np.zeros(1, np.int64)
-        z = np.zeros(1, np.int64)
-        runs = rv.reevaluate(q, z, z + q.size, s, z, z + s.size, np.array([e.q_start]), np.array([e.s_start]), cig,
-                             off, 1, -2, -1, np.array([cutoff]), out, off, *ends, score)
-        assert int(runs[0] > 0) == int(want.keep)
-        assert int(score[0]) == want.score
-        if not want.keep:
-            continue
-        assert [int(x[0]) for x in ends] == [want.q_start, want.q_end, want.s_start, want.s_end]
-        assert out[: int(runs[0])].tolist() == _cigar(want.ops).tolist()
-        stats = np.zeros((5, 1), np.int64)
-        kept_off = np.array([0, runs[0]], np.int64)
-        room = sum(int(x) >> 4 if int(x) & 15 == rv.OP_M else 1 for x in out[: int(runs[0])])
-        written = np.zeros(room, np.uint32)
-        rv.match_runs(q, s, ends[0], ends[2], out, kept_off, np.array([0, room], np.int64), written, stats)
-        cols = []
-        i, j = want.q_start, want.s_start
-        for t, n in want.ops:
-            for _ in range(n if t == SUB else 0):
+def _text(ops, q, s, q_start, s_start) -> str:
+    """The =/X/I/D CIGAR text of an edit script on ``q`` and ``s``."""
+    cols = []
+    i, j = q_start, s_start
+    for t, n in ops:
+        if t == SUB:
+            for _ in range(n):
                 cols.append("=" if q[i] < 4 and q[i] == s[j] else "X")
                 i, j = i + 1, j + 1
-            if t != SUB:
-                cols += ["I" if t == INS else "D"] * n
-                i, j = (i + n, j) if t == INS else (i, j + n)
-        gaps = [t for t, _ in want.ops if t != SUB]
-        assert stats[1:, 0].tolist() == [cols.count("="), cols.count("X"), cols.count("I") + cols.count("D"),
-                                         len(gaps)]
-        text = "".join(f"{int(x) >> 4}{'MIDNSHP=X'[int(x) & 15]}" for x in written[: int(stats[0, 0])])
-        runs_of = []
-        for c in cols:
-            if runs_of and runs_of[-1][0] == c:
-                runs_of[-1][1] += 1
-            else:
-                runs_of.append([c, 1])
-        assert text == "".join(f"{n}{c}" for c, n in runs_of)
+        else:
+            cols += ["I" if t == INS else "D"] * n
+            i, j = (i + n, j) if t == INS else (i, j + n)
+    runs = []
+    for c in cols:
+        if runs and runs[-1][0] == c:
+            runs[-1][1] += 1
+        else:
+            runs.append([c, 1])
+    return "".join(f"{n}{c}" for c, n in runs), cols
+
+
+@pytest.mark.parametrize("scores", SCORES)
+def test_the_re_scoring_equals_the_reference(backend, scores):
+    """``greedy_gapped(rescore=)``: each traced-back alignment scored again on the device
+    (``greedy_rescore``: N, restarts, cutoffs low and high, an even reward's cutoff scale; the
+    exact-match growth) and split into =/X runs (``greedy_runs``), against ``reference_greedy.reevaluate``
+    after ``greedy_extend``."""
+    reward, penalty = scores
+    n_score = {(1, -2): -1, (1, -3): -2, (2, -3): -2}[scores]
+    rng = np.random.default_rng(5)
+    cases = _cases(6, 150)
+    packed = _pack(cases)
+    for xdrop in sorted({c[4] for c in cases}):
+        idx = [i for i, c in enumerate(cases) if c[4] == xdrop]
+        cutoff = rng.choice([1, 5, 10, 40, 1000], len(idx)).astype(np.int64)
+        r = stage.greedy_gapped(backend, packed[0], *(a[idx] for a in packed[1:]), 2 * reward, -2 * penalty, xdrop,
+                                traceback=True, rescore=(reward, penalty, n_score, cutoff))
+        from gseek.output.cigar import cigar_strings
+        texts = cigar_strings(r["cigar"], r["cigar_offsets"])
+        for j, i in enumerate(idx):
+            a, b, qp, sp, _ = cases[i]
+            e = greedy_extend(a, b, qp, sp, xdrop, 2 * reward, -2 * penalty, traceback=True)
+            want = reevaluate(e.ops, a, b, e.q_start, e.s_start, reward, penalty, n_score, int(cutoff[j])) \
+                if e.ops else None
+            keep = bool(want and want.keep)
+            assert bool(r["kept"][j]) == keep, (i, xdrop)
+            if want is not None:
+                assert int(r["final_score"][j]) == want.score
+            if not keep:
+                continue
+            assert [int(r[k][j]) for k in ("final_q_start", "final_q_end", "final_t_start", "final_t_end")] == \
+                [want.q_start, want.q_end, want.s_start, want.s_end]
+            text, cols = _text(want.ops, a, b, want.q_start, want.s_start)
+            assert texts[j] == text, (i, xdrop)
+            gaps = [t for t, _ in want.ops if t != SUB]
+            assert [int(r[k][j]) for k in ("matches", "mismatches", "gap_cols", "gap_opens")] == \
+                [cols.count("="), cols.count("X"), cols.count("I") + cols.count("D"), len(gaps)]
+
+
+def test_an_even_reward_compares_its_cutoff_in_reported_units():
+    """BLAST+ doubles the re-scoring's sum for an odd reward only, and compares it with the cutoff as it
+    is: with 2/-3 (N -2) the first part of [SUB 3, DEL 1, SUB 2] scores 4, under the cutoff 5, so the
+    restart drops it and the HSP is the last 3 columns, score 6 (found by a second reader against a
+    transliteration of BLAST+ 2.12's C; comparing at twice the scale kept the first part, score 4)."""
+    r = reevaluate([[SUB, 3], [DEL, 1], [SUB, 2]], [0, 1, 2, 3, 0, 1], [0, 1, 3, 0, 3, 0, 1], 0, 0, 2, -3, -2, 5)
+    assert (r.keep, r.score, r.q_start, r.q_end, r.s_start, r.s_end, r.ops) == (True, 6, 3, 6, 4, 7, [[SUB, 3]])
 
 
 def test_traceback_starts_equal_the_reference():
@@ -214,8 +231,8 @@ def test_traceback_starts_equal_the_reference():
         q, s = np.array(a, np.uint8), np.array(b, np.uint8)
         z = np.zeros(1, np.int64)
         one = (lambda v: np.array([v], np.int64))
-        got = rv.traceback_starts(q, z, z + q.size, s, z, z + s.size, one(e.q_start), one(e.q_end), one(e.s_start),
-                                  one(e.s_end), one(e.q_seed), one(e.s_seed))
+        got = gapped_start.traceback_starts(q, z, z + q.size, s, z, z + s.size, one(e.q_start), one(e.q_end),
+                                            one(e.s_start), one(e.s_end), one(e.q_seed), one(e.s_seed))
         assert (int(got[0][0]), int(got[1][0])) == want
 
 

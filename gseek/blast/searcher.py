@@ -23,6 +23,7 @@ BlastSearcher(BlastOptions(task='megablast'), device='cpu')
 from __future__ import annotations
 
 import concurrent.futures
+import math
 import os
 import threading
 import time
@@ -45,7 +46,7 @@ from gseek.seqio.batch import SequenceBatch
 from .dust import dust_mask
 from .lookup import lookup_of_words, query_strands, seeding, word_codes
 from .options import BlastOptions
-from .reevaluate import match_runs, reevaluate, traceback_starts
+from .gapped_start import traceback_starts
 from .seeds import device_queries, find_seeds, select_seeds, ungapped_extend, unpack_ranges
 from .stats import bit_scores, effective_search_space, evalues
 
@@ -107,11 +108,8 @@ _EXTEND_SHARE = 0.25
 _EXTEND_DEVICE_SHARE = 0.5
 #: Diagonals from an HSP's within which a seed counts as on its path.
 _DIAG_NEAR = 50
-#: Bases of subject beside a traced-back megablast HSP that its re-evaluation may read (the exact
-#: matches it grows by, ``gseek.blast.reevaluate``: past the alignment's own ends there are none, the
-#: greedy extension having stopped at a mismatch), and beside a score-only HSP for its trace-back's start
-#: (which reads at most a dozen past the HSP).
-_REEVALUATE_MARGIN = 16
+#: Bases of subject beside a score-only megablast HSP that its trace-back's start may read (at most a dozen
+#: past the HSP: ``gseek.blast.gapped_start``).
 _START_MARGIN = 16
 #: The longest extensions may go to the host's cores (the Numba twin: the same results), beside the
 #: launch of the others, while the host's share of the work (their summed expected extent over its
@@ -381,7 +379,8 @@ class BlastSearcher:
         the mean of the base scores, rounded (2/-3: -2, 1/-2: -1); linear (greedy) gapped extension
         counts it as a mismatch, as BLAST+'s greedy alignment does."""
         o = self.options
-        return int(round((o.reward + 3 * o.penalty) / 4.0))
+        mean = (o.reward + 3 * o.penalty) / 4.0  # rounded half away from zero, as BLAST_Nint (2/-4: -3)
+        return int(math.floor(mean + 0.5)) if mean >= 0 else int(math.ceil(mean - 0.5))
 
     def _scoring(self) -> tuple[Scoring, int]:
         """The DP scoring of gapped extension and its scale (2 for linear gaps: reward/2 - penalty
@@ -402,9 +401,12 @@ class BlastSearcher:
         ref, opts = self.ref, self.options
         scoring, scale = self._scoring()
         q, s, seq_of, contig_of = cand["q"], cand["s"], cand["seq"], cand["contig"]
-        mid_q = q + cand["length"] // 2
-        mid_s = s + cand["length"] // 2
         diag = s - q
+        if opts.linear_gaps:  # BLAST+'s greedy pass starts at the ungapped HSP's middle (BLAST_GetGappedScore)
+            mid_q = cand["q_start"] + (cand["q_end"] - cand["q_start"]) // 2
+        else:  # the middle of the seed's run of matches
+            mid_q = q + cand["length"] // 2
+        mid_s = mid_q + diag
         n_contigs = len(ref.contig_names)
         key = seq_of * n_contigs + contig_of
         seq_len = np.diff(seq_off)
@@ -473,13 +475,21 @@ class BlastSearcher:
             start_q[sel], start_s[sel] = self._traceback_starts(seq_codes, seq_off, seq_of[sel], contig_of[sel], span,
                                                                 seeds)
             clock.lap("trace-back starts")
+        if greedy:  # each query's e-value score: the cutoff of BLAST+'s re-scoring of the traced-back HSPs
+            k = opts.karlin
+            spaces = self._search_spaces(self._qlen)[seq_query]
+            self._cutoffs = np.maximum(np.ceil(np.log(k.K * spaces / opts.evalue) / k.lambda_), 1).astype(np.int64)
         res, sel = self._traceback(scoring, scale, opts.raw_xdrop(opts.xdrop_gap_final) * scale, qs, seq_codes, seq_off,
                                    seq_of, contig_of, start_q, start_s, diag, key, apart, sel, span, raw)
         res["seq"], res["contig"] = seq_of[sel], contig_of[sel]
-        if greedy:
+        if greedy:  # the HSPs as scored again, the dropped ones left out
+            kept = np.flatnonzero(res["kept"])
+            self._count("dropped when scored again", res["kept"].size - kept.size)
+            res = {"seq": res["seq"][kept], "contig": res["contig"][kept],
+                   **{k: res["final_" + k][kept] for k in ("q_start", "q_end", "s_start", "s_end", "score")},
+                   **{k: res[k][kept] for k in ("length", "nident", "mismatch", "gapopen", "gaps")},
+                   **dict(zip(("cigar", "cigar_offsets"), ragged.gather(res["cigar"], res["cigar_offsets"], kept)))}
             clock.lap("gapped extension with trace-back")
-            res = self._reevaluate(res, seq_codes, seq_off, seq_query)
-            clock.lap("scored again")
             return res
         res["score"] = res["score"].astype(np.int64) // scale
         clock.lap("gapped extension with trace-back")
@@ -503,7 +513,7 @@ class BlastSearcher:
     def _traceback_starts(self, seq_codes, seq_off, seq, contig, span, seeds) -> tuple[np.ndarray, np.ndarray]:
         """Where the trace-back of each score-only megablast HSP (``span``: rows q_start, q_end,
         s_start, s_end; ``seeds``: the greedy pass's estimates) starts, as BLAST+ chooses it
-        (:func:`gseek.blast.reevaluate.traceback_starts`)."""
+        (:func:`gseek.blast.gapped_start.traceback_starts`)."""
         bases, off, lo = self._windows(contig, span[2] - _START_MARGIN, span[3] + _START_MARGIN)
         shift = off[:-1] - lo  # text position + shift = position in ``bases``
         codes = np.ascontiguousarray(seq_codes, np.uint8)
@@ -512,50 +522,6 @@ class BlastSearcher:
                                       span[1], span[2] + shift, span[3] + shift, seeds[0].astype(np.int64),
                                       seeds[1].astype(np.int64) + shift)
         return tq, ts - shift
-
-    def _reevaluate(self, res: dict[str, np.ndarray], seq_codes, seq_off, seq_query) -> dict[str, np.ndarray]:
-        """Megablast's traced-back HSPs scored again as BLAST+ does (:func:`gseek.blast.reevaluate.reevaluate`:
-        N scored, the best-scoring part kept and grown by exact matches, dropped under the cutoff),
-        their substitution runs split into ``=``/``X`` and their columns counted."""
-        opts = self.options
-        seq, contig = res["seq"], res["contig"]
-        n = seq.size
-        k = opts.karlin
-        spaces = self._search_spaces(self._qlen)[seq_query[seq]]
-        cutoff = np.maximum(np.ceil(np.log(k.K * spaces / opts.evalue) / k.lambda_), 1).astype(np.int64)
-        bases, off, lo = self._windows(contig, res["s_start"] - _REEVALUATE_MARGIN, res["s_end"] + _REEVALUATE_MARGIN)
-        shift = off[:-1] - lo
-        codes = np.ascontiguousarray(seq_codes, np.uint8)
-        cig, cig_off = res["cigar"], res["cigar_offsets"]
-        out = np.empty(max(cig.size, 1), np.uint32)
-        ends = [np.zeros(n, np.int64) for _ in range(4)]
-        score = np.zeros(n, np.int64)
-        with numba_guard():
-            runs = reevaluate(codes, seq_off[seq], seq_off[seq + 1], bases, off[:-1], off[1:], res["q_start"],
-                              res["s_start"] + shift, cig, cig_off, opts.reward, opts.penalty, self._n_score, cutoff,
-                              out, cig_off, *ends, score)
-        keep = np.flatnonzero(runs > 0)
-        self._count("dropped when scored again", n - keep.size)
-        data, offs = ragged.gather(out, cig_off, keep) if keep.size else (np.zeros(0, np.uint32), np.zeros(1, np.int64))
-        offs = offs if keep.size else np.zeros(1, np.int64)
-        q0, q1, s0, s1 = (e[keep] for e in ends)
-        s0, s1 = s0 - shift[keep], s1 - shift[keep]
-        stats = np.zeros((5, keep.size), np.int64)
-        # room for each alignment's =/X runs: at most one a column of its M runs, and its gap runs
-        ops, lengths = data & np.uint32(15), (data >> np.uint32(4)).astype(np.int64)
-        room = np.add.reduceat(np.where(ops == 0, lengths, 1), offs[:-1]) if data.size else np.zeros(0, np.int64)
-        room_off = ragged.offsets(room)
-        wide = np.empty(max(int(room_off[-1]), 1), np.uint32)
-        with numba_guard():
-            match_runs(codes, bases, q0, s0 + shift[keep], data, offs, room_off, wide, stats)
-        cig_off2 = ragged.offsets(stats[0])
-        cigar = wide[np.repeat(room_off[:-1] - cig_off2[:-1], stats[0]) + np.arange(int(cig_off2[-1]))]
-        out_res = {"seq": seq[keep], "contig": contig[keep], "q_start": q0, "q_end": q1, "s_start": s0, "s_end": s1,
-                   "score": score[keep], "length": (stats[1] + stats[2] + stats[3]).astype(np.int32),
-                   "nident": stats[1].astype(np.int32), "mismatch": stats[2].astype(np.int32),
-                   "gapopen": stats[4].astype(np.int32), "gaps": stats[3].astype(np.int32),
-                   "cigar": cigar[: int(cig_off2[-1])], "cigar_offsets": cig_off2}
-        return out_res
 
     def _traceback(self, scoring: Scoring, scale: int, xdrop: int, qs, seq_codes, seq_off, seq_of, contig_of, mid_q,
                    mid_s, diag, key, apart, sel: np.ndarray, span: np.ndarray,
@@ -728,18 +694,23 @@ class BlastSearcher:
         budget = _extend_budget(backend, self.device_searchers)
         if self.options.linear_gaps:  # megablast: BLAST+'s greedy extension (gseek.dp.greedy), twice the scale
             o = self.options
+            rescore = (o.reward, o.penalty, self._n_score, self._cutoffs[seq]) if traceback else None
             r = greedy_gapped(backend, *args, 2 * o.reward, -2 * o.penalty, xdrop, traceback=traceback,
-                              max_bytes=budget, timings=self.timings if os.environ.get("GSEEK_BLAST_TIMING") else None)
+                              max_bytes=budget, rescore=rescore,
+                              timings=self.timings if os.environ.get("GSEEK_BLAST_TIMING") else None)
         else:
             r = xdrop_gapped(backend, *args, scoring, xdrop, traceback=traceback, max_bytes=budget)
         out = {"q_start": qa + r["q_start"], "q_end": qa + r["q_end"], "s_start": t_lo + r["t_start"],
                "s_end": t_lo + r["t_end"], "score": r["score"].astype(np.int64)}
         if "q_seed" in r:
             out.update({"q_seed": qa + r["q_seed"], "s_seed": t_lo + r["t_seed"]})
-        if traceback and "ops" in r:  # the edit script as M/I/D runs (counted once scored again: _reevaluate)
-            out.update({k: np.zeros(int(seq.size), np.int32) for k in ("length", "nident", "mismatch", "gapopen", "gaps")})
-            out.update({"cigar": (r["op_len"].astype(np.uint32) << np.uint32(4)) | r["ops"].astype(np.uint32),
-                        "cigar_offsets": r["op_offsets"]})
+        if traceback and "kept" in r:  # megablast: the HSP as scored again (its ends above are the greedy's)
+            out.update({"kept": r["kept"], "final_score": r["final_score"].astype(np.int64),
+                        "final_q_start": qa + r["final_q_start"], "final_q_end": qa + r["final_q_end"],
+                        "final_s_start": t_lo + r["final_t_start"], "final_s_end": t_lo + r["final_t_end"],
+                        "length": (r["matches"] + r["mismatches"] + r["gap_cols"]).astype(np.int32),
+                        "nident": r["matches"], "mismatch": r["mismatches"], "gapopen": r["gap_opens"],
+                        "gaps": r["gap_cols"], "cigar": r["cigar"], "cigar_offsets": r["cigar_offsets"]})
         elif traceback:
             length = r["matches"] + r["mismatches"] + r["gap_cols"]
             out.update({"length": length.astype(np.int32), "nident": r["matches"], "mismatch": r["mismatches"],

@@ -54,6 +54,7 @@ def _memory(match: int, mismatch: int, xdrop: int) -> int:
 def greedy_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
                   t_len: np.ndarray, q_pos: np.ndarray, t_pos: np.ndarray, match: int, mismatch: int, xdrop: int,
                   traceback: bool = False, max_bytes: int | None = None,
+                  rescore: tuple[int, int, int, np.ndarray] | None = None,
                   timings: dict[str, float] | None = None) -> dict[str, np.ndarray]:
     """Greedy gapped extension of seed pairs ``(q_pos, t_pos)`` (the right side from the pair,
     the left side from the pair before it), at twice the scale (``match`` = 2 x reward,
@@ -69,6 +70,14 @@ def greedy_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.nda
     ``ops[op_offsets[p]:op_offsets[p + 1]]``. ``max_bytes`` bounds one fill's trace-back
     memory (seeds in runs; a seed that needs more, alone). ``timings``: seconds added to its
     ``greedy: ...`` entries (the device synchronised at their bounds).
+
+    With ``traceback`` and ``rescore = (reward, penalty, n_score, cutoff)`` (``cutoff`` per seed) each
+    alignment is then scored again on the device as BLAST+ scores a megablast HSP after its trace-back
+    (the kernel ``greedy_rescore``: N scored ``n_score``, the best-scoring part kept and grown by exact
+    matches; ``docs/blast.md``), and instead of the edit scripts the result holds ``kept`` (the part's
+    score reaches the seed's cutoff), its ``final_score`` (reported units) and ends ``final_q_start``,
+    ``final_q_end``, ``final_t_start``, ``final_t_end``, ``matches``, ``mismatches``, ``gap_cols``,
+    ``gap_opens`` and its BAM CIGAR runs (``=``/``X``/``I``/``D``) ``cigar``, ``cigar_offsets``.
 
     >>> from gseek import get_backend
     >>> from gseek.dp.scoring import Scoring
@@ -88,7 +97,11 @@ def greedy_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.nda
                           f"xdrop {xdrop} (in [0, 2^26)) do not fit")
     names = ("score", "q_start", "q_end", "t_start", "t_end", "q_seed", "t_seed")
     out: dict[str, np.ndarray] = {k: np.zeros(n, np.int32) for k in (*names, "edges")}
-    if traceback:
+    if traceback and rescore is not None:
+        out.update({k: np.zeros(n, np.int32) for k in _FINAL})
+        out["kept"] = np.zeros(n, bool)
+        out["cigar"], out["cigar_offsets"] = np.zeros(0, np.uint32), np.zeros(n + 1, np.int64)
+    elif traceback:
         out["ops"], out["op_len"], out["op_offsets"] = np.zeros(0, np.uint8), np.zeros(0, np.int32), \
             np.zeros(n + 1, np.int64)
     if n == 0:
@@ -159,17 +172,55 @@ def greedy_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.nda
         ends = [backend.asarray(out[k][lo:hi]) for k in ("q_start", "q_end", "t_start", "t_end")]
         backend.launch(greedy, "greedy_reduce", m, dev_codes, *sub[:4], np.int64(m), *ends, d_ops_off, ops_t, ops_n,
                        nops)
-        t_h, n_h = backend.to_host(ops_t), backend.to_host(ops_n)
-        counts = backend.to_host(nops).astype(np.int64)
-        keep = ragged.offsets(counts)
-        index = np.repeat(ops_off[:-1], counts) + (np.arange(int(keep[-1])) - np.repeat(keep[:-1], counts))
-        parts.append((t_h[index], n_h[index], keep))
+        if rescore is None:
+            t_h, n_h = backend.to_host(ops_t), backend.to_host(ops_n)
+            counts = backend.to_host(nops).astype(np.int64)
+            keep = ragged.offsets(counts)
+            index = np.repeat(ops_off[:-1], counts) + (np.arange(int(keep[-1])) - np.repeat(keep[:-1], counts))
+            parts.append((t_h[index], n_h[index], keep))
+        else:
+            parts.append(_rescored(backend, out, lo, hi, dev_codes, sub, ends, d_ops_off, ops_t, ops_n, nops, rescore))
         lo = hi
-        clock.lap("greedy: gap edits")
+        clock.lap("greedy: gap edits" if rescore is None else "greedy: gap edits and scored again")
+    if rescore is not None:
+        out["cigar"], out["cigar_offsets"] = ragged.concat(parts)
+        return out
     out["ops"] = np.concatenate([p[0] for p in parts]).astype(np.uint8)
     out["op_len"] = np.concatenate([p[1] for p in parts]).astype(np.int32)
     out["op_offsets"] = ragged.offsets(np.concatenate([np.diff(p[2]) for p in parts]))
     return out
+
+
+#: The re-scored results, per seed.
+_FINAL = ("final_score", "final_q_start", "final_q_end", "final_t_start", "final_t_end", "matches", "mismatches",
+          "gap_cols", "gap_opens")
+
+
+def _rescored(backend, out, lo, hi, dev_codes, sub, ends, d_ops_off, ops_t, ops_n, nops, rescore):
+    """Seeds ``lo:hi``'s edit scripts (on the device) scored again and split into BAM runs: their
+    ``_FINAL`` values and ``kept`` into ``out``; returns their runs and offsets (``ragged`` pair)."""
+    xp = backend.xp
+    m = hi - lo
+    reward, penalty, n_score, cutoff = rescore
+    final = [xp.empty(m, dtype=np.int32) for _ in range(6)]  # score, ends, the first operation kept
+    backend.launch(greedy, "greedy_rescore", m, dev_codes, *sub[:4], np.int64(m), ends[0], ends[2], d_ops_off, ops_t,
+                   ops_n, nops, np.int32(reward), np.int32(penalty), np.int32(n_score),
+                   backend.asarray(np.asarray(cutoff[lo:hi], np.int64)), *final)
+    stats = xp.zeros((5, m), dtype=np.int64)
+    empty = xp.zeros(1, dtype=np.uint32)
+    args = (dev_codes, sub[0], sub[2], np.int64(m), final[1], final[3], d_ops_off, ops_t, ops_n, final[5], nops)
+    backend.launch(greedy, "greedy_runs", m, *args, backend.asarray(np.zeros(m + 1, np.int64)), empty, stats,
+                   np.int32(0))
+    counted = backend.to_host(stats)
+    run_off = ragged.offsets(counted[0])
+    runs = xp.empty(max(int(run_off[-1]), 1), dtype=np.uint32)
+    backend.launch(greedy, "greedy_runs", m, *args, backend.asarray(run_off), runs, stats, np.int32(1))
+    host = [backend.to_host(f) for f in final[:5]]
+    kept = backend.to_host(nops) > 0
+    for name, values in zip(_FINAL, (*host, *counted[1:])):
+        out[name][lo:hi] = values
+    out["kept"][lo:hi] = kept
+    return backend.to_host(runs)[: int(run_off[-1])], run_off
 
 
 class _Laps:
