@@ -376,8 +376,8 @@ class BlastSearcher:
     @property
     def _n_score(self) -> int:
         """Score of an N against anything in ungapped and affine-gap extension: BLAST+'s matrix value,
-        the mean of the base scores, rounded (2/-3: -2, 1/-2: -1); linear (greedy) gapped extension
-        counts it as a mismatch, as BLAST+'s greedy alignment does."""
+        the mean of the base scores, rounded (2/-3: -2, 1/-2: -1). Megablast's greedy extension never
+        matches an N, as BLAST+'s greedy alignment does not; its re-scoring then scores it this."""
         o = self.options
         mean = (o.reward + 3 * o.penalty) / 4.0  # rounded half away from zero, as BLAST_Nint (2/-4: -3)
         return int(math.floor(mean + 0.5)) if mean >= 0 else int(math.ceil(mean - 0.5))
@@ -475,7 +475,7 @@ class BlastSearcher:
             start_q[sel], start_s[sel] = self._traceback_starts(seq_codes, seq_off, seq_of[sel], contig_of[sel], span,
                                                                 seeds)
             clock.lap("trace-back starts")
-        if greedy:  # each query's e-value score: the cutoff of BLAST+'s re-scoring of the traced-back HSPs
+            # each query's e-value score: the cutoff of BLAST+'s re-scoring of the traced-back HSPs
             k = opts.karlin
             spaces = self._search_spaces(self._qlen)[seq_query]
             self._cutoffs = np.maximum(np.ceil(np.log(k.K * spaces / opts.evalue) / k.lambda_), 1).astype(np.int64)
