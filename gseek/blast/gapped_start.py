@@ -12,7 +12,6 @@ traced-back alignment are the ``greedy`` kernel family (``gseek.dp.greedy``).
 from __future__ import annotations
 
 import numba
-import numpy as np
 
 from gseek.kernels._jit import njit
 
