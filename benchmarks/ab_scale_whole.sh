@@ -1,8 +1,12 @@
 # A/B of whole `gseek search --task megablast` commands on the pan-genome (issue 17): the tree before a change
 # (.carry/old.tar) and this one, alternately, outputs compared byte for byte; each timed run's stage timings
 # (GSEEK_BLAST_TIMING) in $OUT/timing.txt and its pipeline trace (GSEEK_TRACE) summarised in $OUT/trace.txt.
-# usage: [ROUNDS=2] [SETS="ecoli156 w1-100"] [SCALE_SETS="w1@100 w1"] bash benchmarks/ab_scale_whole.sh
-#   carry [".whl", ".carry/bacteria75.fa.gz", ".carry/ecoli.fa.gz", ".carry/old.tar"]; results in $OUT/times.txt
+# STAGES=0: plain commands (no stage timings or trace: GSEEK_BLAST_TIMING synchronises the device at each stage).
+# usage: [ROUNDS=2] [STAGES=1] [SETS="ecoli156 w1-100"] [SCALE_SETS="w1@100 w1"] bash benchmarks/ab_scale_whole.sh
+#   carry [".whl", ".carry/bacteria75.fa.gz", ".carry/ecoli.fa.gz", ".carry/old.tar"] (or ".whl-blast" for ".whl":
+#   the pysam and isal wheels); results in $OUT/times.txt. `git archive REV -o .carry/old.tar -- . ':!kernels/prebuilt'`
+#   keeps the carry under 64 MiB (the old tree then compiles in its first run).
+[ -d .whl ] || { mkdir -p .whl && cp .whl-blast/*.whl .whl/; }
 source benchmarks/gpu_common.sh
 gpu_install old || exit 1
 unset PYTHONDONTWRITEBYTECODE
@@ -14,6 +18,11 @@ for tree in old new; do for q in $sets; do  # first runs (compile)
   PYTHONPATH=/tmp/$tree:/tmp/site t $G --device gpu search --task megablast -x $W/work/db.gseek -q $W/work/$q.fa -o $W/$tree-$q.tsv
 done; done
 for rep in $(seq ${ROUNDS:-2}); do for q in $sets; do for tree in old new; do
+  if [ "${STAGES:-1}" = 0 ]; then
+    PYTHONPATH=/tmp/$tree:/tmp/site t $G --device gpu search --task megablast -x $W/work/db.gseek -q $W/work/$q.fa \
+      -o $W/$tree-$q.tsv
+    continue
+  fi
   s=$(date +%s.%N)
   PYTHONPATH=/tmp/$tree:/tmp/site GSEEK_BLAST_TIMING=1 GSEEK_TRACE=$W/trace.json t $G --device gpu search \
     --task megablast -x $W/work/db.gseek -q $W/work/$q.fa -o $W/$tree-$q.tsv 2> $W/err.txt

@@ -170,7 +170,6 @@ class GpuBackend(Backend):
             raise BackendError(f"CUDA device {device_id} not found ({count} device(s))")
         if block_size < 32 or block_size > 1024 or block_size % 32:
             raise BackendError(f"block_size must be a multiple of 32 in 32..1024, not {block_size}")
-        _start_late_imports()
         self.cupy = cupy
         self.xp = cupy
         self.device_id = int(device_id)
@@ -180,6 +179,7 @@ class GpuBackend(Backend):
         from gseek.kernels import _cupy_cache
 
         _cupy_cache.seed_for(cupy, self.device)  # CuPy's kernels gseek uses, where the package has them for this CuPy
+        _start_late_imports(self.device_id)  # after the seeding: its kernels come from the seeded cache
         props = cupy.cuda.runtime.getDeviceProperties(self.device_id)
         self.device_name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         self.compute_capability = self.device.compute_capability
@@ -324,7 +324,19 @@ _LATE_IMPORTS = ("cupyx.scipy.sparse",)
 _late_imports: threading.Thread | None = None
 
 
-def _start_late_imports() -> None:
+def _warm_kernels(cupy: Any) -> None:
+    """CuPy's first kernel of a process runs NVRTC once on an empty program (the compiler's version,
+    part of every kernel's cache key: ``_compile_with_cache_cuda``), 0.2-0.7 s that a BLAST-style
+    search's four searchers paid inside their first scan (issue 17's profile). Done here instead, on
+    the thread, with the kernels of that scan (sort, prefix sum, nonzero of int64: all in the shipped
+    CuPy cache)."""
+    x = cupy.arange(8, dtype=cupy.int64)[::-1]
+    cupy.cumsum(cupy.sort(x))
+    cupy.nonzero(x)
+    cupy.cuda.get_current_stream().synchronize()
+
+
+def _start_late_imports(device_id: int = 0) -> None:
     global _late_imports
     if _late_imports is not None:
         return
@@ -337,6 +349,13 @@ def _start_late_imports() -> None:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001, S110 - only a head start: the first kernel imports it (or fails) itself
                 pass
+        try:
+            import cupy
+
+            with cupy.cuda.Device(device_id):
+                _warm_kernels(cupy)
+        except Exception:  # noqa: BLE001, S110 - only a head start, as above
+            pass
 
     _late_imports = threading.Thread(target=run, name="gseek-cupy-imports", daemon=True)
     _late_imports.start()

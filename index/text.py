@@ -24,12 +24,16 @@ ReferenceText(contigs=2, bases=14, n_runs=1)
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gseek.backend import Backend
+
+#: Held while a text is uploaded to a device (:meth:`ReferenceText.on`).
+_UPLOAD_LOCK = threading.Lock()
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import Index
@@ -116,7 +120,7 @@ class ReferenceText:
 
     ``text``: packed words; ``amb_runs``: ``(k, 2)`` N runs; ``contig_names``
     and ``contig_offsets`` (n + 1 text offsets). ``nmask`` (the packed N mask,
-    built on first use) and :meth:`on` (device copies, made once per backend)
+    built on first use) and :meth:`on` (device copies, made once per device)
     serve the kernels.
 
     A *shard* (:meth:`shard`) is the text of a contiguous range of contigs, with
@@ -242,12 +246,16 @@ class ReferenceText:
         return self._cache[key]
 
     def on(self, backend: Backend) -> DeviceText:
-        """The text, N mask and contig offsets on ``backend``'s device (uploaded once per backend)."""
-        key = ("device", id(backend))
-        if key not in self._cache:
-            with backend.active():
-                self._cache[key] = DeviceText(backend, backend.asarray(self.text), backend.asarray(self.nmask),
-                                              backend.asarray(self.contig_offsets))
+        """The text, N mask and contig offsets on ``backend``'s device: uploaded once per device, and
+        shared by every backend of it (a GPU's searchers, each on its own stream, read one copy)."""
+        key = ("device", backend.name, getattr(backend, "device_id", 0))
+        with _UPLOAD_LOCK:  # one upload; the others wait for it (they could do nothing before it)
+            if key not in self._cache:
+                with backend.active():
+                    dev = DeviceText(backend, backend.asarray(self.text), backend.asarray(self.nmask),
+                                     backend.asarray(self.contig_offsets))
+                    backend.synchronize()  # complete before another stream's kernels read it
+                self._cache[key] = dev
         return self._cache[key]
 
     def release(self) -> None:

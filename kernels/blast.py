@@ -85,7 +85,7 @@ def _hit(text, nmask, has_n, n_words, pv, p, w):
 
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def scan_pv(text, nmask, has_n, n_words, n_bases, lut_w, stride, phase, pv, hits, n_hits, capacity):
     n_pos = (n_bases - phase - lut_w) // stride + 1 if n_bases >= phase + lut_w else 0
     n_chunks = (n_pos + _CHUNK - 1) // _CHUNK
@@ -108,14 +108,14 @@ def scan_pv(text, nmask, has_n, n_words, n_bases, lut_w, stride, phase, pv, hits
     n_hits[0] = counts[n_chunks]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def lookup_count(hits, n, text, n_words, lut_w, first, counts):
     for h in numba.prange(n):
         c = _bits(text, n_words, hits[h], lut_w)
         counts[h] = first[c + 1] - first[c]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def lookup_fill(hits, n, text, n_words, lut_w, first, positions, out_off, q_pos, s_pos):
     for h in numba.prange(n):
         c = _bits(text, n_words, hits[h], lut_w)
@@ -134,7 +134,7 @@ def _bounds(qoff, n_seq, contig_off, n_contigs, q, s):
     return qoff[r], qoff[r + 1], contig_off[c], contig_off[c + 1]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def mini_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, qvalid, q_pos, s_pos, n,
                 lut_w, stride, word, keep, run_q, run_s, run_len):
     for i in numba.prange(n):
@@ -204,7 +204,7 @@ def _xdrop_walk(text, nmask, has_n, qcodes, q, g, qlim, glim, step, reward, pena
     return best, reach
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def ungapped_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, run_q, run_s, run_len, n,
                     reward, penalty, n_score, xdrop, score, q_start, q_end):
     for i in numba.prange(n):
@@ -221,7 +221,7 @@ def ungapped_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_s
         q_end[i] = q0 + length + end
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def unpack_ranges(text, nmask, has_n, start, out_off, n_ranges, codes):
     for r in numba.prange(n_ranges):
         for i in range(out_off[r], out_off[r + 1]):

@@ -214,7 +214,7 @@ def _slot_base(warp, tb_off, k):
     return tb_off[k // LANES] + (k % LANES)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _score(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, check16,
            out_score, out_q_end, out_t_end, out_overflow):
     for k in numba.prange(n):
@@ -248,7 +248,7 @@ dp_score16 = _score_kernel("dp_score16", True, """Score and end cell of every sl
 dp_score32 = _score_kernel("dp_score32", False, "Score and end cell of every slot with 32-bit strip-boundary scores.")
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _fill(codes, q_off, q_len, t_off, t_len, n, table, alpha, gap_open, gap_extend, flags, check16,
           tb_off, tb, warp, out_score, out_q_end, out_t_end, out_overflow):
     for k in numba.prange(n):
@@ -382,7 +382,7 @@ def _walk_one(codes, qo, to, nn, i, j, qs, ts, no_match_code, warp, tb, base, ci
     return runs, i, j, matches, mismatches, gap_cols, gap_opens
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def dp_walk_count(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, warp, tb_off, tb, q_end, t_end,
                   out_n_cigar, out_q_start, out_t_start, out_matches, out_mismatches, out_gap_cols, out_gap_opens):
     """First pass of the walk: every slot's number of CIGAR runs, start cell
@@ -406,7 +406,7 @@ def dp_walk_count(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, wa
         out_gap_opens[k] = r[6]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def dp_walk(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, warp, tb_off, tb, q_end, t_end, n_cigar,
             cig_off, cigar):
     """Second pass of the walk: write slot k's ``n_cigar[k]`` runs (BAM
@@ -422,7 +422,7 @@ def dp_walk(codes, q_off, q_len, t_off, t_len, n, flags, no_match_code, warp, tb
                   cigar, cig_off[k] + n_cigar[k] - 1, True)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def xdrop_ungapped(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table, alpha, xdrop,
                    out_score, out_q_start, out_q_end):
     """BLAST ungapped X-drop extension of each seed (q_pos, t_pos) both ways."""
@@ -592,7 +592,7 @@ def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xd
     return best, bi, bj, cells_best, edge
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def xdrop_gapped_score(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table, alpha, gap_open, gap_extend,
                        xdrop, work_off, work, out_score, out_q_start, out_q_end, out_t_start, out_t_end, out_edges,
                        out_cells, out_rows):
@@ -712,7 +712,7 @@ def _xdrop_walk(codes, qo, to, qp, tp, no_match_code, bi_l, bj_l, bi_r, bj_r, tb
     return runs_fwd + runs_bwd - (1 if merged else 0), matches, mismatches, gap_cols, gap_opens
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def xdrop_gapped_fill(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table, alpha, gap_open, gap_extend,
                       xdrop, no_match_code, work_off, work, q_start, q_end, t_start, t_end, tb_off, tb, row_off,
                       row_start, row_tb, out_n_cigar, out_matches, out_mismatches, out_gap_cols, out_gap_opens):
@@ -741,7 +741,7 @@ def xdrop_gapped_fill(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, n, table,
         out_gap_opens[k] = r[4]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def xdrop_gapped_walk(codes, q_off, t_off, q_pos, t_pos, n, no_match_code, q_start, q_end, t_start, t_end, tb,
                       row_off, row_start, row_tb, n_cigar, cig_off, cigar):
     """Write every extension's ``n_cigar[k]`` CIGAR runs at ``cigar[cig_off[k]:]``."""

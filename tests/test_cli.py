@@ -867,6 +867,32 @@ def test_search_with_a_corrupted_index_part_fails_and_keeps_nothing(mapped, caps
     assert stdout == ""
 
 
+@pytest.mark.parametrize("to_stdout", [False, True])
+def test_blast_with_a_corrupted_index_part_fails_and_keeps_nothing(tmp_path, capsys, to_stdout):
+    """As the map search: the BLAST-style search checks the text part's SHA-256 beside its work, and a
+    corrupted part stops it before the output is renamed into place (or, for stdout, before any byte)."""
+    from gseek.datasets import lambda_genome
+    from gseek.seqio import read_fastx
+
+    assert main(["--quiet", "--device", "cpu", "index", "--parts", "text", str(lambda_genome()), "-o",
+                 str(tmp_path / "db.gseek")]) == 0
+    queries = tmp_path / "q.fa"
+    queries.write_text(">q1\n" + read_fastx(lambda_genome()).sequence(0)[1000:1600] + "\n")
+    command = ["--quiet", "--device", "cpu", "search", "--task", "megablast", "-x", str(tmp_path / "db.gseek"),
+               "-q", str(queries), "-o"]
+    code, _, err = run(command + [str(tmp_path / "good.tsv")], capsys)
+    assert code == 0 and (tmp_path / "good.tsv").read_text().startswith("q1\t"), err
+    part = next((tmp_path / "db.gseek").glob("text.npy"))
+    data = bytearray(part.read_bytes())
+    data[-3] ^= 0xFF
+    part.write_bytes(bytes(data))
+    out = tmp_path / "out.tsv"
+    code, stdout, err = run(command + ["-" if to_stdout else str(out)], capsys)
+    assert code == 1 and err.count("\n") == 1 and "text.npy: corrupted part" in err, err
+    assert not out.exists() and not list(tmp_path.glob("out.tsv*"))
+    assert stdout == ""
+
+
 def test_command_line_process_flushes_everything_before_it_exits(tmp_path):
     """``python -m gseek`` ends through ``exit_now`` (no interpreter teardown):
     a whole SAM on stdout (larger than a pipe's buffer), the summary on stderr,

@@ -48,34 +48,51 @@ DUST_LINKER = 1
 
 @njit(cache=True, nogil=True)
 def _perfect_reach(seq, level, window, reach):
-    """reach[s] = the largest end e of a perfect interval [s, e) of ``seq`` (codes 0-3), or -1."""
+    """reach[s] = the largest end e of a perfect interval [s, e) of ``seq`` (codes 0-3), or -1.
+
+    For each end e, the stretches [s, e) are scored from s = e - 3 down, one triplet at a time; but
+    a stretch can score above the level only if it is short enough: its repeats ``r`` are at most
+    those of the whole window [e - window, e) (``whole``, kept as the window slides), and
+    ``r * 10 > level * l`` needs ``l < 10 * whole / level``. So only those starts are scored (about
+    15 of 62 in random DNA). ``best[s]`` is then kept only where s is scored: a stretch [x, y) above
+    the level was scored at its end y, so ``best[x]`` holds it, and every later walk over a start
+    s <= x passes x first (whatever it left stale below its last start, it never reads)."""
     n = seq.size
-    counts = np.zeros(64, np.int64)
+    counts = np.zeros(64, np.int64)  # triplets of the stretch being scored (emptied after each end)
+    slide = np.zeros(64, np.int64)  # triplets of the whole window
+    whole = 0  # the whole window's repeats: sum of c (c - 1) / 2 over slide
     tri = np.zeros(max(n - 2, 0), np.int64)  # the triplet starting at each position
     for s in range(n - 2):
         tri[s] = seq[s] * 16 + seq[s + 1] * 4 + seq[s + 2]
-    # best_r/best_l[s]: the best score (r / l) of a high-scoring stretch inside [s, e) for the
-    # current end e (cur) and for e - 1 (prev); best_r = 0 means none scores above the level.
-    # The two rows swap at each end: a pass writes cur[s] for every s it reads prev[s] of.
-    cur_r = np.zeros(n + 1, np.int64)
-    cur_l = np.ones(n + 1, np.int64)
-    prev_r = np.zeros(n + 1, np.int64)
-    prev_l = np.ones(n + 1, np.int64)
+    # best_r/best_l[s]: the best score (r / l) of a stretch above the level inside [s, e - 1) before
+    # end e is done, inside [s, e) after, where s is scored; best_r = 0 means none. Only ratios are
+    # ever compared. One row, rewritten in place: a walk reads best[s] before it writes it.
+    best_r = np.zeros(n + 1, np.int64)
+    best_l = np.ones(n + 1, np.int64)
     for s in range(n):
         reach[s] = -1
     for e in range(3, n + 1):
-        counts[:] = 0
-        r = 0
         lowest = max(0, e - window)
+        t = tri[e - 3]  # the window gains the triplet at e - 3 and loses the one before ``lowest``
+        whole += slide[t]
+        slide[t] += 1
+        if lowest > 0:
+            t = tri[lowest - 1]
+            slide[t] -= 1
+            whole -= slide[t]
+        # only a stretch of l <= longest can score above the level, whatever its triplets
+        longest = (10 * whole - 1) // level  # the largest l with level * l < 10 * whole
+        last = max(lowest, e - 3 - longest)  # starts below ``last`` have l > longest
+        r = 0
         m_r, m_l = 0, 1  # best inside [s + 1, e): none yet for s = e - 3
-        for s in range(e - 3, lowest - 1, -1):
+        for s in range(e - 3, last - 1, -1):
             t = tri[s]
             r += counts[t]  # sum of c (c - 1) / 2 grows by the count before this triplet
             counts[t] += 1
             l = e - s - 3  # triplets - 1
             # best inside [s + 1, e) (m_r / m_l, the previous s's) and inside [s, e - 1)
             if s + 4 <= e:
-                p_r, p_l = prev_r[s], prev_l[s]
+                p_r, p_l = best_r[s], best_l[s]
                 if p_r * m_l > m_r * p_l:
                     m_r, m_l = p_r, p_l
             if l >= 1 and r * 10 > level * l:
@@ -83,9 +100,9 @@ def _perfect_reach(seq, level, window, reach):
                     if e > reach[s]:
                         reach[s] = e
                     m_r, m_l = r, l
-            cur_r[s], cur_l[s] = m_r, m_l
-        cur_r, prev_r = prev_r, cur_r
-        cur_l, prev_l = prev_l, cur_l
+            best_r[s], best_l[s] = m_r, m_l
+        for s in range(e - 3, last - 1, -1):
+            counts[tri[s]] -= 1
 
 
 @njit(cache=True, nogil=True)

@@ -40,7 +40,7 @@ def _run_through(q, qa, qb, s, sa, sb, i, j, step, stop, count, limit):
     return count
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def traceback_starts(q, q_lo, q_hi, s, s_lo, s_hi, q_start, q_end, s_start, s_end, q_seed, s_seed):
     """``BlastGetStartForGappedAlignmentNucl`` of every HSP ``h``: the query is ``q[q_lo[h]:q_hi[h]]``,
     the subject ``s[s_lo[h]:s_hi[h]]``, the HSP ``[q_start, q_end) x [s_start, s_end)`` and its

@@ -11,10 +11,10 @@ Many queries share one table: the database is scanned once per batch.
 
 The query side is built on the host in parallel Numba passes: the searched
 strands laid end to end (:func:`query_strands`), every position's word
-(:func:`word_codes`, in pieces of positions), then the table in two passes,
-count then fill (a prefix sum places each word's list), each thread taking the
-words of its own range of codes in position order; so it is the same for any
-thread count.
+(:func:`word_codes`, in pieces of positions), then the table: the seeding
+positions sorted by range of codes (a stable counting sort), then each range
+counted, its offsets placed and its lists filled on its own thread, in position
+order; so it is the same for any thread count.
 
 >>> import numpy as np
 >>> codes = np.array([0, 1, 2, 3, 0, 1, 2, 4, 0, 1, 2], np.uint8)  # ACGTACGNACG
@@ -106,31 +106,54 @@ def _words(codes, offsets, mask, w, block, out):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _count(words, parts, counts):
-    """counts[c] = occurrences of word c; part r counts the words of its own code range."""
-    span = (counts.size + parts - 1) // parts
-    for r in numba.prange(parts):
-        lo, hi = r * span, min(counts.size, (r + 1) * span)
-        for i in range(words.size):
+def _bucket_counts(words, span, block, counts):
+    """counts[b, r] = the seeding words of position block b whose code lies in range r (codes
+    ``r * span .. (r + 1) * span - 1``)."""
+    n = words.size
+    for b in numba.prange(counts.shape[0]):
+        for i in range(b * block, min(n, (b + 1) * block)):
             c = words[i]
-            if lo <= c < hi:
-                counts[c] += 1
+            if c >= 0:
+                counts[b, c // span] += 1
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _fill(words, first, parts, positions):
-    """Each word's positions in increasing order at ``positions[first[c]:first[c + 1]]``; part r
-    fills the words of its own code range."""
-    n_codes = first.size - 1
-    span = (n_codes + parts - 1) // parts
-    for r in numba.prange(parts):
-        lo, hi = r * span, min(n_codes, (r + 1) * span)
-        cursor = first[lo:hi].copy()
-        for i in range(words.size):
+def _bucket_fill(words, span, block, starts, bucket, bucket_code):
+    """The seeding positions grouped by code range, each range's in increasing position order, and
+    their words beside them (a stable counting sort: block b writes its positions of range r from
+    ``starts[b, r]`` on)."""
+    n = words.size
+    for b in numba.prange(starts.shape[0]):
+        cursor = starts[b].copy()
+        for i in range(b * block, min(n, (b + 1) * block)):
             c = words[i]
-            if lo <= c < hi:
-                positions[cursor[c - lo]] = i
-                cursor[c - lo] += 1
+            if c >= 0:
+                r = c // span
+                bucket[cursor[r]] = i
+                bucket_code[cursor[r]] = c
+                cursor[r] += 1
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _table(span, bounds, bucket, bucket_code, first, positions):
+    """Each code range r on its own: its words counted into ``first``, turned into offsets from the
+    range's place in ``bucket`` (``bounds[r]``: the same place in ``positions``), then its positions
+    listed, each word's in increasing order. A range writes only its own entries of ``first``."""
+    n_codes = first.size - 1
+    for r in numba.prange(bounds.size - 1):
+        lo, hi = r * span, min(n_codes, (r + 1) * span)
+        for k in range(bounds[r], bounds[r + 1]):
+            first[bucket_code[k]] += 1
+        at = bounds[r]
+        for c in range(lo, hi):  # counts -> offsets, in place (only this range's entries)
+            size = first[c]
+            first[c] = at
+            at += size
+        cursor = first[lo:hi].copy()
+        for k in range(bounds[r], bounds[r + 1]):
+            c = bucket_code[k] - lo
+            positions[cursor[c]] = bucket[k]
+            cursor[c] += 1
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -182,7 +205,7 @@ class LookupTable:
 
 
 def _parts() -> int:
-    """Code ranges of the count and fill passes: one a Numba thread (each reads every word)."""
+    """Code ranges of the table's passes: one a Numba thread."""
     return max(1, numba.get_num_threads())
 
 
@@ -200,15 +223,31 @@ def word_codes(codes: np.ndarray, offsets: np.ndarray, w: int, mask: np.ndarray 
 
 
 def lookup_of_words(words: np.ndarray, w: int) -> LookupTable:
-    """The lookup table and PV of :func:`word_codes`' ``words`` (of length ``w``)."""
+    """The lookup table and PV of :func:`word_codes`' ``words`` (of length ``w``).
+
+    A stable counting sort of the seeding positions by code range (one range a thread), then each
+    range's counts, offsets and lists on its own thread: every pass reads each word once or twice,
+    whatever the thread count, and the result is the same for any thread count."""
     wide = words.size >= (1 << 31) - 1
     index = np.int64 if wide else np.int32  # offsets and positions: int32 whenever they fit
-    first = np.zeros((1 << (2 * int(w))) + 1, index)
-    _count(words, _parts(), first[1:])
-    np.cumsum(first, out=first)  # in place: the exclusive prefix sum, first[0] = 0
-    positions = np.empty(int(first[-1]), index)
-    _fill(words, first, _parts(), positions)
-    pv = np.zeros(max(1, (1 << (2 * int(w))) >> 5), np.uint32)
+    n_codes = 1 << (2 * int(w))
+    parts = max(_parts(), n_codes >> 16)  # a range's counts and cursors (256 KiB) stay in a core's cache
+    span = -(-n_codes // parts)
+    parts = -(-n_codes // span)
+    blocks = max(1, -(-words.size // _BLOCK))
+    counts = np.zeros((blocks, parts), np.int64)
+    _bucket_counts(words, span, _BLOCK, counts)
+    # block b's place for range r: after every range before r, and range r's words of blocks before b
+    starts = np.cumsum(counts.T.ravel()).reshape(parts, blocks).T - counts
+    bounds = np.zeros(parts + 1, np.int64)
+    np.cumsum(counts.sum(axis=0), out=bounds[1:])
+    bucket, bucket_code = np.empty(int(bounds[-1]), index), np.empty(int(bounds[-1]), np.int32)
+    _bucket_fill(words, span, _BLOCK, np.ascontiguousarray(starts), bucket, bucket_code)
+    first = np.zeros(n_codes + 1, index)
+    positions = np.empty(int(bounds[-1]), index)
+    _table(span, bounds.astype(index), bucket, bucket_code, first, positions)
+    first[n_codes] = bounds[-1]
+    pv = np.zeros(max(1, n_codes >> 5), np.uint32)
     _presence(first, pv)
     return LookupTable(int(w), first, positions, pv)
 

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numba
 import numpy as np
 
 from gseek import ragged
@@ -41,6 +42,7 @@ from gseek.dp.xdrop import xdrop_gapped
 from gseek.errors import OptionError
 from gseek.index.text import ReferenceText
 from gseek.kernels._jit import njit
+from gseek.kernels.ragged import gather as gather_on_host
 from gseek.seqio.batch import SequenceBatch
 
 from .dust import dust_mask
@@ -123,6 +125,14 @@ _HOST_SPEEDUP = {True: 0.0, False: 0.0}
 _HOST_MIN_EXTENT = 1000
 #: Guards the searchers' ``counts`` (a search's two sides of split extensions run on two threads).
 _COUNTS_LOCK = threading.Lock()
+
+
+def _gather(data: Any, offs: Any, idx: Any) -> tuple[Any, Any]:
+    """Items ``idx`` of a ragged array (the HSPs' CIGAR runs): on the host in one parallel pass that
+    holds no GIL (the searchers of a GPU run side by side on threads), else :func:`gseek.ragged.gather`."""
+    if isinstance(data, np.ndarray):
+        return gather_on_host(data, offs, idx)
+    return ragged.gather(data, offs, idx)
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,6 +228,7 @@ class BlastSearcher:
     def __init__(self, index: Any, task: str = "megablast", device: str | Backend = "auto",
                  threads: int | None = None, shard: tuple[int, int] | None = None, **options: Any) -> None:
         self.options = BlastOptions.for_task(task, **options)
+        _ = self.options.karlin_ungapped  # computed (and cached) here, not by each searcher's first search at once
         #: Searchers launching on this one's device at once (its launches' memory budget is its share).
         self.device_searchers = 1
         if isinstance(index, ReferenceText):
@@ -454,7 +465,8 @@ class BlastSearcher:
             if greedy:
                 starts.append(np.stack([res["q_seed"], res["s_seed"]]))
             blocks.append(_found_block(key[sel], res))
-            todo = _outside(rest, key, mid_q, mid_s, blocks)
+            # ``rest`` lies outside every earlier round's HSPs already (it was this round's ``todo``)
+            todo = _outside(rest, key, mid_q, mid_s, blocks[-1:])
         if not chosen:
             return _empty_hsps()
         clock.lap("gapped extension, score only")
@@ -488,7 +500,7 @@ class BlastSearcher:
             res = {"seq": res["seq"][kept], "contig": res["contig"][kept],
                    **{k: res["final_" + k][kept] for k in ("q_start", "q_end", "s_start", "s_end", "score")},
                    **{k: res[k][kept] for k in ("length", "nident", "mismatch", "gapopen", "gaps")},
-                   **dict(zip(("cigar", "cigar_offsets"), ragged.gather(res["cigar"], res["cigar_offsets"], kept)))}
+                   **dict(zip(("cigar", "cigar_offsets"), _gather(res["cigar"], res["cigar_offsets"], kept)))}
             clock.lap("gapped extension with trace-back")
             return res
         res["score"] = res["score"].astype(np.int64) // scale
@@ -737,7 +749,7 @@ class BlastSearcher:
                                                 (again["cigar"], again["cigar_offsets"])])
                     pick = np.arange(n, dtype=np.int64)
                     pick[redo] = n + np.arange(redo.size)
-                    out["cigar"], out["cigar_offsets"] = ragged.gather(data, offs, pick)
+                    out["cigar"], out["cigar_offsets"] = _gather(data, offs, pick)
         return out
 
     # ------------------------------------------------------------------ report
@@ -777,7 +789,7 @@ class BlastSearcher:
             "nident": h["nident"][sel], "mismatch": h["mismatch"][sel], "gapopen": h["gapopen"][sel],
             "gaps": h["gaps"][sel],
         }
-        arrays["cigar"], arrays["cigar_offsets"] = ragged.gather(hsps["cigar"], hsps["cigar_offsets"], kept[sel])
+        arrays["cigar"], arrays["cigar_offsets"] = _gather(hsps["cigar"], hsps["cigar_offsets"], kept[sel])
         for v in arrays.values():
             v.setflags(write=False)
         names = [batch.name(i) for i in range(len(batch))]
@@ -858,7 +870,7 @@ def _merge_extensions(parts: list[dict], picks: list[np.ndarray], n: int, traceb
     out = {k: np.concatenate([p[k] for p in parts])[back] for k in parts[0] if k not in ("cigar", "cigar_offsets")}
     if traceback:
         data, offs = ragged.concat([(p["cigar"], p["cigar_offsets"]) for p in parts])
-        out["cigar"], out["cigar_offsets"] = ragged.gather(data, offs, back)
+        out["cigar"], out["cigar_offsets"] = _gather(data, offs, back)
     return out
 
 
@@ -880,7 +892,7 @@ def _slot(tk, ts, td, key, cs, cd, mask):
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _select_round(key, s, diag, apart):
     """Greedy, in rank order: a candidate is taken unless a taken one of the same key lies within
     ``apart`` of it on the subject and within :data:`_DIAG_BAND` diagonals (``apart`` is the same
@@ -1043,13 +1055,14 @@ def _contained(key: np.ndarray, qa: np.ndarray, qb: np.ndarray, sa: np.ndarray, 
     return out
 
 
-@njit(cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _inside_one(key, qa, qb, sa, sb, score, rect, span):
     """:func:`_contained` against one block: for each HSP, whether a rect of its key with a score of
-    at least its own holds both its first cell (qa, sa) and its last (qb - 1, sb - 1)."""
+    at least its own holds both its first cell (qa, sa) and its last (qb - 1, sb - 1). Each HSP on
+    its own: a parallel pass that holds no GIL (the searchers of a GPU run side by side on threads)."""
     out = np.zeros(key.size, np.bool_)
     keys = rect[0]
-    for i in range(key.size):
+    for i in numba.prange(key.size):
         a = np.searchsorted(keys, key[i], side="left")
         b = np.searchsorted(keys, key[i], side="right")
         # rects a..b-1 are sorted by subject start: those starting in [sa - span, sa] can hold (qa, sa)
@@ -1066,7 +1079,7 @@ def _inside_one(key, qa, qb, sa, sb, score, rect, span):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _inside(key, q, s, rect, span):
     """Whether seed point (q, s) lies in a found HSP of its key (``rect``: :func:`_found_block`'s
     rows, sorted by key, then subject start; ``span`` its longest subject extent): inside its query and subject ranges and
@@ -1075,7 +1088,7 @@ def _inside(key, q, s, rect, span):
     return _inside_one(key, q, q + 1, s, s + 1, np.full(key.size, np.iinfo(np.int64).min), rect, span)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _purge_pass(key, qa, qb, sa, sb, order, near):
     """BLAST+'s purge, in ``order`` (best first): drop an HSP that shares its start or its end
     with a better one, or lies inside a better one on both sequences and near its diagonals."""

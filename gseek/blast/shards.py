@@ -34,7 +34,7 @@ from gseek import ragged
 from gseek.backend import Backend, get_backend, numba_guard
 from gseek.errors import OptionError
 
-from .searcher import BlastHits, BlastSearcher, _report_order
+from .searcher import BlastHits, BlastSearcher, _gather, _report_order
 
 __all__ = ["ShardedSearcher", "merge_hits"]
 
@@ -61,7 +61,7 @@ def merge_hits(parts: Sequence[BlastHits], max_target_seqs: int, max_hsps: int |
     order = _report_order(joined["query"], joined["subject"], joined["evalue"], joined["score"], joined["q_start"],
                           joined["s_start"], max_target_seqs, max_hsps or 0)
     arrays = {k: v[order] for k, v in joined.items()}
-    arrays["cigar"], arrays["cigar_offsets"] = ragged.gather(cigar, cigar_off, order)
+    arrays["cigar"], arrays["cigar_offsets"] = _gather(cigar, cigar_off, order)
     for v in arrays.values():
         v.setflags(write=False)
     return BlastHits(arrays, head.query_names, head.query_lengths, head.subject_names, head.subject_lengths,

@@ -18,6 +18,7 @@ import numpy as np
 from gseek import ragged
 from gseek.index.text import ReferenceText
 from gseek.kernels._jit import njit
+from gseek.kernels.ragged import gather as _gather
 from gseek.mapper.pairs import PAIR_TYPES, PairedResult
 from gseek.seqio.pairs import PairedBatch
 
@@ -89,24 +90,6 @@ def mate_patch(text, line_off, flag, rname, rpos, rnext, pnext, tlen, tag, tag_o
                         tag, tag_off[k], tag_off[k + 1], cnames, cname_off, out, out_off[i] if write else 0, write)
         if not write:
             out_off[i + 1] = p
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def gather_rows(src, src_off, rows, out_off, out):
-    """``src[src_off[r]:src_off[r+1]]`` of every ``r`` in ``rows``, side by side at ``out_off``."""
-    for i in numba.prange(rows.size):
-        a = src_off[rows[i]]
-        o = out_off[i]
-        for t in range(out_off[i + 1] - o):
-            out[o + t] = src[a + t]
-
-
-def _gather(src: np.ndarray, src_off: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Items ``rows`` of ``(src, src_off)`` (:func:`gseek.ragged.gather`, one parallel pass)."""
-    off = ragged.offsets(src_off[rows + 1] - src_off[rows])
-    out = np.empty(int(off[-1]), dtype=src.dtype)
-    gather_rows(src, np.ascontiguousarray(src_off, dtype=np.int64), rows, off, out)
-    return out, off
 
 
 def format_pairs(result: PairedResult, pairs: PairedBatch, reference: ReferenceText, *, cigar_eq: bool = False,

@@ -77,13 +77,18 @@ class _TextIO:
 class _BlastSink(LazySink):
     """One output: the formatted text of each batch, then (``-outfmt 7``) BLAST+'s closing line."""
 
-    def __init__(self, query: QueryFile, outfmt: str, sam_header: str = "") -> None:
+    def __init__(self, query: QueryFile, outfmt: str, sam_header: str = "", check: Any = None) -> None:
         super().__init__(query)
         self.kind = parse_outfmt(outfmt)[0]
         self.queries = 0
         self.sam_header = sam_header
+        #: The index's SHA-256 check running beside the search (None: none), waited for before the output
+        #: is renamed into place, or before its first byte on standard output.
+        self.check = check
 
     def open(self) -> Any:
+        if self.check is not None and os.fspath(self.query.output) == "-":
+            self.check.result()
         self._ctx = open_output(self.query.output, "wb")
         closing = _Closing(self._ctx, self._ctx.__enter__())
         if self.kind == "sam":
@@ -98,6 +103,8 @@ class _BlastSink(LazySink):
         return queries
 
     def before_commit(self) -> None:
+        if self.check is not None:
+            self.check.result()  # a corrupted index part: fatal, nothing is renamed into place
         if self.kind == "7" and self.records:
             if self.writer is None:
                 self.writer = self.open()
@@ -176,10 +183,13 @@ class BlastTask:
                                                                             {"shard": tuple(shard)}),
                                   **({} if volume_size is None else {"volume_size": int(volume_size)})),
             devices, threads)
+        #: The SHA-256 check of a loaded index's parts, on a thread beside the search (as the map task's).
+        self.index_check = None
         if isinstance(index, Index):
             ref, header = ReferenceText.from_index(index), index.header
         else:
-            loaded = Index.load(index, device="cpu", parts=["text"], threads=threads)
+            loaded = Index.load(index, device="cpu", parts=["text"], threads=threads, verify=False)
+            self.index_check = loaded.check_in_background()
             ref, header = ReferenceText.from_index(loaded), loaded.header
         self.header = header
         self.shard = None if shard is None else (int(shard[0]), int(shard[1]))
@@ -276,7 +286,7 @@ class BlastTask:
         ref = self.searchers[0].ref
         header = sam_header(ref.contig_names, np.diff(ref.contig_offsets), self.command) \
             if parse_outfmt(self.outfmt)[0] == "sam" else ""
-        return _BlastSink(query, self.outfmt, header)
+        return _BlastSink(query, self.outfmt, header, self.index_check)
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         if options.get("job_bytes") is None:
