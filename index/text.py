@@ -32,8 +32,10 @@ import numpy as np
 
 from gseek.backend import Backend
 
-#: Held while a text is uploaded to a device (:meth:`ReferenceText.on`).
-_UPLOAD_LOCK = threading.Lock()
+#: One lock a device, held while a text is uploaded to it (:meth:`ReferenceText.on`): the backends of a
+#: device wait for one upload; other devices' uploads go on beside it.
+_UPLOAD_LOCKS: dict = {}
+_UPLOAD_LOCKS_LOCK = threading.Lock()
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import Index
@@ -249,7 +251,9 @@ class ReferenceText:
         """The text, N mask and contig offsets on ``backend``'s device: uploaded once per device, and
         shared by every backend of it (a GPU's searchers, each on its own stream, read one copy)."""
         key = ("device", backend.name, getattr(backend, "device_id", 0))
-        with _UPLOAD_LOCK:  # one upload; the others wait for it (they could do nothing before it)
+        with _UPLOAD_LOCKS_LOCK:
+            lock = _UPLOAD_LOCKS.setdefault(key, threading.Lock())
+        with lock:  # one upload a device; its other backends wait for it (they could do nothing before it)
             if key not in self._cache:
                 with backend.active():
                     dev = DeviceText(backend, backend.asarray(self.text), backend.asarray(self.nmask),

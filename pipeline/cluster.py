@@ -264,6 +264,15 @@ def _free_stage(task: Any) -> tuple[Any, threading.Lock]:
                 return prelim, slot
 
 
+def _index_checked(task: Any) -> None:
+    """Wait for the SHA-256 check of the index this worker loaded (its task's, beside the work): a
+    corrupted copy on a worker fails the job (``IndexFormatError``, not a file's error) instead of
+    sending back results computed from it."""
+    check = getattr(task, "index_check", None)
+    if check is not None:
+        check.result()
+
+
 def _run_stages(spec: Any, payloads: list[Any]) -> Any:
     """Prelim and finalize of one job's payloads on this worker: its chunks (one per payload)."""
     task, _ = runtime(spec)
@@ -273,6 +282,7 @@ def _run_stages(spec: Any, payloads: list[Any]) -> Any:
             partial = prelim(_Payloads(payloads))
         finally:
             slot.release()
+        _index_checked(task)
         return task.finalize(partial)
     except task.file_errors as exc:
         return _FileFailure(exc)
@@ -290,6 +300,7 @@ def _run_shard(spec: Any, payloads: list[Any], keep_queries: bool) -> list[Any]:
         partial = prelim(_Payloads(payloads))
     finally:
         slot.release()
+    _index_checked(task)
     empty = np.zeros(0, np.uint8)
     return [dataclasses.replace(hits, _ref=(), **({} if keep_queries else {"_query_codes": empty,
                                                                             "_query_offsets": empty}))

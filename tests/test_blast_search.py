@@ -871,3 +871,39 @@ def test_chain_extents_match_a_brute_force_check():
         for i in range(n):
             mine = (key == key[i]) & (np.abs(diag - diag[i]) <= near)
             assert (lo[i], hi[i]) == (s_lo[mine].min(), s_hi[mine].max())
+
+
+def test_host_passes_beside_other_searchers_under_the_workqueue_layer(tmp_path):
+    """The searchers of a GPU run their host passes on threads side by side; Numba's ``workqueue``
+    layer aborts the process when two threads enter it at once, so every parallel pass of the
+    search (the round test, the containment test, the CIGAR gathers) holds ``numba_guard``. Four
+    threads at once, in a process whose layer is ``workqueue``."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "wq.py"
+    script.write_text('''
+import threading
+import numpy as np
+from gseek.blast.searcher import _contained, _found_block, _gather, _outside
+rng = np.random.default_rng(0)
+n = 100_000
+key, q, s = rng.integers(0, 50, n), rng.integers(0, 10_000, n), rng.integers(0, 10**6, n)
+res = {"q_start": q[:5000], "q_end": q[:5000] + 100, "s_start": s[:5000], "s_end": s[:5000] + 100,
+       "score": rng.integers(20, 90, 5000)}
+block = _found_block(key[:5000], res, res["score"])
+runs, offs = rng.integers(0, 1 << 20, 400_000).astype(np.uint32), np.arange(0, 400_001, 4)
+def work():
+    for _ in range(30):
+        _outside(np.arange(n), key, q, s, [block])
+        _contained(key[:2000], q[:2000], q[:2000] + 50, s[:2000], s[:2000] + 50, np.full(2000, 40), [block])
+        _gather(runs, offs, np.arange(100_000)[::-1].copy())
+threads = [threading.Thread(target=work) for _ in range(4)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+import numba
+print("layer", numba.threading_layer())
+''')
+    env = dict(__import__("os").environ, NUMBA_THREADING_LAYER="workqueue", NUMBA_NUM_THREADS="2")
+    proc = subprocess.run([sys.executable, "-P", str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0 and "layer workqueue" in proc.stdout, proc.stderr[-2000:]

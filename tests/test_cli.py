@@ -852,25 +852,41 @@ def test_align_cigar_m_needs_traceback(fasta, capsys):
     assert code == 2 and "trace-back" in err
 
 
-@pytest.mark.parametrize("to_stdout", [False, True])
+@pytest.mark.parametrize("to_stdout", [False, True, "pipe"])
 def test_search_with_a_corrupted_index_part_fails_and_keeps_nothing(mapped, capsys, to_stdout):
     """The SHA-256 check runs beside the search; a corrupted part stops the run
-    before the output is renamed into place (or, for stdout, before any byte)."""
+    before the output is renamed into place (or, for stdout or a pipe's ``/dev/fd/N``,
+    written in place, before any byte)."""
     part = next((mapped / "ref.gseek").glob("sa_samples.npy"))
     data = bytearray(part.read_bytes())
     data[-3] ^= 0xFF
     part.write_bytes(bytes(data))
     out = mapped / "out.sam"
-    code, stdout, err = run(_three_reads(mapped) + ["-o", "-" if to_stdout else str(out)], capsys)
+    if to_stdout == "pipe":
+        read_end, write_end = os.pipe()
+        os.set_blocking(read_end, False)
+        try:
+            code, stdout, err = run(_three_reads(mapped) + ["-o", f"/dev/fd/{write_end}"], capsys)
+            os.close(write_end)
+            try:
+                piped = os.read(read_end, 1 << 16)
+            except BlockingIOError:
+                piped = b""
+        finally:
+            os.close(read_end)
+        assert piped == b""
+    else:
+        code, stdout, err = run(_three_reads(mapped) + ["-o", "-" if to_stdout else str(out)], capsys)
     assert code == 1 and err.count("\n") == 1 and "sa_samples.npy: corrupted part" in err, err
     assert not out.exists() and not list(mapped.glob("out.sam*"))
     assert stdout == ""
 
 
-@pytest.mark.parametrize("to_stdout", [False, True])
+@pytest.mark.parametrize("to_stdout", [False, True, "pipe"])
 def test_blast_with_a_corrupted_index_part_fails_and_keeps_nothing(tmp_path, capsys, to_stdout):
     """As the map search: the BLAST-style search checks the text part's SHA-256 beside its work, and a
-    corrupted part stops it before the output is renamed into place (or, for stdout, before any byte)."""
+    corrupted part stops it before the output is renamed into place (or, for stdout or any output
+    written in place, here a pipe's ``/dev/fd/N``, before any byte)."""
     from gseek.datasets import lambda_genome
     from gseek.seqio import read_fastx
 
@@ -887,7 +903,21 @@ def test_blast_with_a_corrupted_index_part_fails_and_keeps_nothing(tmp_path, cap
     data[-3] ^= 0xFF
     part.write_bytes(bytes(data))
     out = tmp_path / "out.tsv"
-    code, stdout, err = run(command + ["-" if to_stdout else str(out)], capsys)
+    if to_stdout == "pipe":
+        read_end, write_end = os.pipe()
+        os.set_blocking(read_end, False)
+        try:
+            code, stdout, err = run(command + [f"/dev/fd/{write_end}"], capsys)
+            os.close(write_end)
+            try:
+                piped = os.read(read_end, 1 << 16)
+            except BlockingIOError:
+                piped = b""
+        finally:
+            os.close(read_end)
+        assert piped == b""
+    else:
+        code, stdout, err = run(command + ["-" if to_stdout else str(out)], capsys)
     assert code == 1 and err.count("\n") == 1 and "text.npy: corrupted part" in err, err
     assert not out.exists() and not list(tmp_path.glob("out.tsv*"))
     assert stdout == ""

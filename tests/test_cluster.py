@@ -773,3 +773,28 @@ def test_a_database_split_on_a_cluster_without_workers_waits_then_fails_clearly(
                                   silence_logs=logging.CRITICAL) as empty, distributed.Client(empty) as c:
         with pytest.raises(ClusterError, match=r"no worker \(waited 0.5 s\)"):
             cluster_module.shard_dispatcher(c, None, None)
+
+
+@pytest.mark.parametrize("shard", [False, True])
+def test_a_worker_with_a_corrupted_index_sends_back_no_results(tmp_path, shard):
+    """A BLAST task a worker builds from its spec checks its own copy of the index beside the work
+    (``verify=False`` at load, as the client's); a job (or a database shard's job) on a corrupted copy
+    fails with the index's error instead of returning HSPs computed from it."""
+    from gseek.pipeline import cluster
+    from gseek.pipeline.tasks._base import TaskSpec
+    from gseek.seqio import read_fastx
+
+    assert main(["--quiet", "--device", "cpu", "index", "--parts", "text", str(lambda_genome()), "-o",
+                 str(tmp_path / "db.gseek")]) == 0
+    (tmp_path / "q.fa").write_text(">q1\n" + read_fastx(lambda_genome()).sequence(0)[2000:2600] + "\n")
+    batch = read_fastx(tmp_path / "q.fa")
+    options = {"task": "megablast", "outfmt": "6", **({"shard": (0, 1)} if shard else {})}
+    spec = TaskSpec.of("blast", tmp_path / "db.gseek", options, ["cpu"], 1)
+    run = (lambda: cluster._run_shard(spec, [batch], True)) if shard else (lambda: cluster._run_stages(spec, [batch]))
+    assert run()  # the good index: HSPs
+    part = tmp_path / "db.gseek" / "text.npy"
+    data = bytearray(part.read_bytes())
+    data[-3] ^= 0xFF
+    part.write_bytes(bytes(data))  # a new file state: the worker builds the task again
+    with pytest.raises(IndexFormatError, match="text.npy: corrupted part"):
+        run()

@@ -131,7 +131,8 @@ def _gather(data: Any, offs: Any, idx: Any) -> tuple[Any, Any]:
     """Items ``idx`` of a ragged array (the HSPs' CIGAR runs): on the host in one parallel pass that
     holds no GIL (the searchers of a GPU run side by side on threads), else :func:`gseek.ragged.gather`."""
     if isinstance(data, np.ndarray):
-        return gather_on_host(data, offs, idx)
+        with numba_guard():  # a parallel pass: under Numba's workqueue layer, one thread at a time
+            return gather_on_host(data, offs, idx)
     return ragged.gather(data, offs, idx)
 
 
@@ -1038,7 +1039,9 @@ def _outside(idx: np.ndarray, key: np.ndarray, q: np.ndarray, s: np.ndarray,
     HSPs given as one sorted block per round with its longest subject extent (sorting each round's
     new HSPs only: all of them, re-sorted every round, cost seconds with a GPU's 1.5M HSPs)."""
     for block, reach in blocks:
-        idx = idx[~_inside(key[idx], q[idx], s[idx], block, reach)]
+        with numba_guard():  # a parallel pass (as every host pass beside another searcher's)
+            inside = _inside(key[idx], q[idx], s[idx], block, reach)
+        idx = idx[~inside]
     return idx
 
 
@@ -1051,7 +1054,8 @@ def _contained(key: np.ndarray, qa: np.ndarray, qb: np.ndarray, sa: np.ndarray, 
     hsps = [np.asarray(a, np.int64) for a in (key, qa, qb, sa, sb, score)]
     out = np.zeros(key.size, bool)
     for block, reach in blocks:
-        out |= _inside_one(*hsps, block, reach)
+        with numba_guard():  # a parallel pass, as in _outside
+            out |= _inside_one(*hsps, block, reach)
     return out
 
 

@@ -43,7 +43,7 @@ from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
 from gseek.index.text import ReferenceText
 from gseek.seqio import FastxReader, SequenceBatch
-from gseek.seqio.atomic import check_output, open_output
+from gseek.seqio.atomic import check_output, is_special, open_output
 
 from ..engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueBounds
 from ._base import LazySink, TaskSpec, batch_nbytes, parse_threads
@@ -83,11 +83,11 @@ class _BlastSink(LazySink):
         self.queries = 0
         self.sam_header = sam_header
         #: The index's SHA-256 check running beside the search (None: none), waited for before the output
-        #: is renamed into place, or before its first byte on standard output.
+        #: is renamed into place, or before its first byte where it is written in place (stdout, a pipe).
         self.check = check
 
     def open(self) -> Any:
-        if self.check is not None and os.fspath(self.query.output) == "-":
+        if self.check is not None and is_special(self.query.output):  # written in place: nothing to take back
             self.check.result()
         self._ctx = open_output(self.query.output, "wb")
         closing = _Closing(self._ctx, self._ctx.__enter__())

@@ -135,7 +135,7 @@ class _SamSink(LazySink):
         return self.seen is None or not self.seen(self.query)
 
     def open(self) -> SamWriter:
-        if self.check is not None and os.fspath(self.query.output) == "-":
+        if self.check is not None and is_special(self.query.output):  # written in place: nothing to take back
             self.check.result()
         writer = SamWriter(self.query.output, self.header, **self.writer_options)
         try:
