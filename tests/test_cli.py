@@ -852,31 +852,37 @@ def test_align_cigar_m_needs_traceback(fasta, capsys):
     assert code == 2 and "trace-back" in err
 
 
+def _run_on_a_corrupted_part(part, args, out, to_stdout, capsys):
+    """Flip a byte of index ``part``, then ``main(args + [output])``, the output ``out``, ``-`` (stdout) or
+    a pipe's ``/dev/fd/N`` (written in place; nothing may reach it); the exit code, stdout and stderr."""
+    data = bytearray(part.read_bytes())
+    data[-3] ^= 0xFF
+    part.write_bytes(bytes(data))
+    if to_stdout != "pipe":
+        return run(args + ["-" if to_stdout else str(out)], capsys)
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    try:
+        code, stdout, err = run(args + [f"/dev/fd/{write_end}"], capsys)
+        os.close(write_end)
+        try:
+            piped = os.read(read_end, 1 << 16)
+        except BlockingIOError:
+            piped = b""
+    finally:
+        os.close(read_end)
+    assert piped == b""
+    return code, stdout, err
+
+
 @pytest.mark.parametrize("to_stdout", [False, True, "pipe"])
 def test_search_with_a_corrupted_index_part_fails_and_keeps_nothing(mapped, capsys, to_stdout):
     """The SHA-256 check runs beside the search; a corrupted part stops the run
     before the output is renamed into place (or, for stdout or a pipe's ``/dev/fd/N``,
     written in place, before any byte)."""
     part = next((mapped / "ref.gseek").glob("sa_samples.npy"))
-    data = bytearray(part.read_bytes())
-    data[-3] ^= 0xFF
-    part.write_bytes(bytes(data))
     out = mapped / "out.sam"
-    if to_stdout == "pipe":
-        read_end, write_end = os.pipe()
-        os.set_blocking(read_end, False)
-        try:
-            code, stdout, err = run(_three_reads(mapped) + ["-o", f"/dev/fd/{write_end}"], capsys)
-            os.close(write_end)
-            try:
-                piped = os.read(read_end, 1 << 16)
-            except BlockingIOError:
-                piped = b""
-        finally:
-            os.close(read_end)
-        assert piped == b""
-    else:
-        code, stdout, err = run(_three_reads(mapped) + ["-o", "-" if to_stdout else str(out)], capsys)
+    code, stdout, err = _run_on_a_corrupted_part(part, _three_reads(mapped) + ["-o"], out, to_stdout, capsys)
     assert code == 1 and err.count("\n") == 1 and "sa_samples.npy: corrupted part" in err, err
     assert not out.exists() and not list(mapped.glob("out.sam*"))
     assert stdout == ""
@@ -898,26 +904,8 @@ def test_blast_with_a_corrupted_index_part_fails_and_keeps_nothing(tmp_path, cap
                "-q", str(queries), "-o"]
     code, _, err = run(command + [str(tmp_path / "good.tsv")], capsys)
     assert code == 0 and (tmp_path / "good.tsv").read_text().startswith("q1\t"), err
-    part = next((tmp_path / "db.gseek").glob("text.npy"))
-    data = bytearray(part.read_bytes())
-    data[-3] ^= 0xFF
-    part.write_bytes(bytes(data))
     out = tmp_path / "out.tsv"
-    if to_stdout == "pipe":
-        read_end, write_end = os.pipe()
-        os.set_blocking(read_end, False)
-        try:
-            code, stdout, err = run(command + [f"/dev/fd/{write_end}"], capsys)
-            os.close(write_end)
-            try:
-                piped = os.read(read_end, 1 << 16)
-            except BlockingIOError:
-                piped = b""
-        finally:
-            os.close(read_end)
-        assert piped == b""
-    else:
-        code, stdout, err = run(command + ["-" if to_stdout else str(out)], capsys)
+    code, stdout, err = _run_on_a_corrupted_part(tmp_path / "db.gseek" / "text.npy", command, out, to_stdout, capsys)
     assert code == 1 and err.count("\n") == 1 and "text.npy: corrupted part" in err, err
     assert not out.exists() and not list(tmp_path.glob("out.tsv*"))
     assert stdout == ""
