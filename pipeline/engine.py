@@ -323,6 +323,9 @@ class Dispatcher:
         progress: a :class:`Progress`.
         setup: one callable per prelim stage, run by its worker thread before
             its first job (device warm-up while the first batch is read).
+        plan: ``plan(queries) -> job_bytes or None``, called by :meth:`run` with
+            the query files before any is read: a job size chosen from all of
+            them (the BLAST-style search: the input shared out among its searchers).
 
     After :meth:`run`, :attr:`stats` holds the peak jobs and bytes in flight
     and how often each queue was found full (back-pressure).
@@ -344,6 +347,7 @@ class Dispatcher:
         file_errors: tuple[type[BaseException], ...] = (FastxError, OSError),
         progress: Progress | None = None,
         setup: Sequence[Callable[[], None]] | None = None,
+        plan: Callable[[list[QueryFile]], int | None] | None = None,
     ) -> None:
         prelims = [prelim] if callable(prelim) else list(prelim)
         if not prelims:
@@ -369,6 +373,7 @@ class Dispatcher:
         self.progress = progress or Progress()
         self.results: list[FileResult] = []
         self.stats: dict[str, int] = {}
+        self.plan = plan
 
     @property
     def stopping(self) -> bool:
@@ -392,6 +397,11 @@ class Dispatcher:
         before it.
         """
         self.results = []
+        if self.plan is not None:
+            queries = list(queries)
+            planned = self.plan(queries)
+            if planned:
+                self.job_bytes = max(1, int(planned))
         self._trace_path = os.environ.get(TRACE_ENV) or None
         self._trace: list[tuple[str, str, float, float, int]] = []
         self._t0 = time.perf_counter()

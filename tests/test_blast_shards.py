@@ -368,3 +368,44 @@ def test_pipeline_gpu_streams_write_the_cpu_bytes(split_index, tmp_path):
         got[name] = (tmp_path / name / "q.tsv").read_bytes()
     assert got["cpu"].count(b"\n") > 30
     assert got["gpu"] == got["cpu"] and got["gpus"] == got["cpu"] and got["database"] == got["cpu"]
+
+
+@pytest.mark.parametrize("devices", [["cpu"], ["cpu", "cpu", "cpu"]])
+def test_small_files_searched_together_write_each_files_own_bytes(split_index, tmp_path, monkeypatch, devices):
+    """``gseek pipeline --task`` over many small query files: the files are gathered into about a job
+    a searcher (``BlastTask.plan``) and each job's files searched as one batch (one lookup table, one
+    scan), its HSPs then shared out (``split_hits``): each output is that file's own search's bytes
+    (tabular with CIGAR-derived fields, ``-outfmt 7``, SAM), a file without HSPs and an empty file
+    among them (the empty one fails alone, as ever)."""
+    from gseek.pipeline import run_pipeline
+    from gseek.pipeline.tasks import blast as blast_task
+
+    monkeypatch.setattr(blast_task, "BLAST_MIN_JOB_BYTES", 1000)  # jobs of a few files at this size
+    calls = []
+    search = BlastSearcher.search
+    monkeypatch.setattr(BlastSearcher, "search", lambda self, q: calls.append(len(q)) or search(self, q))
+    index = split_index.save(tmp_path / "split.gseek")
+    records = (DATA / "search_queries.fa").read_text().split(">")[1:]
+    files = []
+    for i in range(0, len(records), 2):  # files of two queries
+        files.append(tmp_path / f"q{i:02d}.fa")
+        files[-1].write_text("".join(">" + r for r in records[i:i + 2]))
+    files.insert(3, tmp_path / "none.fa")
+    files[3].write_text(">random\n" + "ACGT" * 5 + "TTAGGC" * 7 + "\n")  # no HSP
+    files.insert(5, tmp_path / "empty.fa")
+    files[5].write_text("")
+    for fmt, suffix in (("6 std btop", "tsv"), ("7", "tsv"), ("sam", "sam")):
+        (tmp_path / "list.txt").write_text("".join(f"{f}\t{f.stem}.{suffix}\n" for f in files))
+        calls.clear()
+        out = tmp_path / f"out-{fmt[0]}-{len(devices)}"
+        summary = run_pipeline(tmp_path / "list.txt", index, out, "megablast", devices=devices, threads=1,
+                               progress=False, quiet=True, command="t", outfmt=fmt)
+        assert [r.status for r in summary.files] == ["failed" if f.stem == "empty" else "ok" for f in files]
+        assert max(calls) > 2  # some job searched several files at once
+        for f in files:
+            if f.stem == "empty":
+                continue
+            want = io.StringIO()
+            hits = BlastSearcher(split_index, task="megablast", device="cpu").search(read_fastx(f))
+            write_tabular(hits, want, fmt, database=str(tmp_path / "split.gseek"), command="t")
+            assert (out / f"{f.stem}.{suffix}").read_text() == want.getvalue(), (fmt, f.name)

@@ -25,6 +25,7 @@ q1	gi|9626243|ref|NC_001416.1|	100.000	600	0	0	1	600	5001	5600	0.0	1109
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -37,7 +38,7 @@ import numpy as np
 
 from gseek.backend import Backend, get_backend, numba_guard
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
-from gseek.blast.searcher import BlastSearcher
+from gseek.blast.searcher import BlastHits, BlastSearcher
 from gseek.errors import FastxError, OptionError
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
@@ -45,7 +46,7 @@ from gseek.index.text import ReferenceText
 from gseek.seqio import FastxReader, SequenceBatch
 from gseek.seqio.atomic import check_output, is_special, open_output
 
-from ..engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile, QueueBounds
+from ..engine import Chunk, Dispatcher, Job, QueryFile, QueueBounds
 from ._base import LazySink, TaskSpec, batch_nbytes, parse_threads
 
 __all__ = ["BlastTask", "blast_files"]
@@ -119,6 +120,36 @@ class _Closing:
 
     def __exit__(self, *exc: Any) -> None:
         self.ctx.__exit__(*exc)
+
+
+def _joinable(batches: list[SequenceBatch]) -> bool:
+    """Whether query batches can be searched as one (:meth:`SequenceBatch.concat` keeps what a search reads)."""
+    first = batches[0]
+    return all(b.alphabet == first.alphabet and (b.quals is None) == (first.quals is None)
+               and (b.raw is None) == (first.raw is None) for b in batches)
+
+
+def split_hits(hits: BlastHits, sizes: list[int]) -> list[BlastHits]:
+    """The HSPs of one search of batches laid end to end (``sizes``: their queries), as each batch's own
+    search gives them: the HSPs come query by query in input order, so each batch's are one run of them."""
+    query, offsets = hits.arrays["query"], hits.arrays["cigar_offsets"]
+    codes_off = np.asarray(hits._query_offsets, np.int64)
+    out, a = [], 0
+    for size in sizes:
+        b = a + int(size)
+        lo, hi = (int(x) for x in np.searchsorted(query, [a, b], side="left"))
+        arrays = {k: v[lo:hi] for k, v in hits.arrays.items() if k not in ("query", "cigar", "cigar_offsets")}
+        arrays["query"] = (query[lo:hi] - a).astype(query.dtype)
+        arrays["cigar"] = hits.arrays["cigar"][offsets[lo]:offsets[hi]]
+        arrays["cigar_offsets"] = offsets[lo:hi + 1] - offsets[lo]
+        for v in arrays.values():
+            v.setflags(write=False)
+        out.append(dataclasses.replace(
+            hits, arrays=arrays, query_names=hits.query_names[a:b], query_lengths=hits.query_lengths[a:b],
+            _query_codes=hits._query_codes[codes_off[a]:codes_off[b]],
+            _query_offsets=codes_off[a:b + 1] - codes_off[a]))
+        a = b
+    return out
 
 
 def _stream(backend: Backend) -> Backend:
@@ -269,8 +300,32 @@ class BlastTask:
         return [functools.partial(self._prelim, s) for s in self.searchers]
 
     def _prelim(self, searcher: BlastSearcher, job: Job) -> list[tuple[SequenceBatch, Any]]:
+        batches = list(job.payloads)
         with numba_guard(searcher.backend.name == "cpu"):
-            return [(b, searcher.search(b)) for b in job.payloads]
+            if len(batches) == 1 or not _joinable(batches):
+                return [(b, searcher.search(b)) for b in batches]
+            # several small files in one job: one search of them all (one lookup table, one scan of the
+            # database), its HSPs then shared out (a query's HSPs are its own, whatever it is searched with)
+            return list(zip(batches, split_hits(searcher.search(SequenceBatch.concat(batches)),
+                                                [len(b) for b in batches])))
+
+    def plan(self, queries: list[QueryFile]) -> int | None:
+        """The job size for ``queries`` (the engine's ``plan``): their regular, uncompressed files'
+        bytes shared out among the searchers, within :data:`BLAST_MIN_JOB_BYTES` and
+        :attr:`job_bytes`, so that many small files make about a job a searcher, as one file does
+        (:meth:`job_size`); None (the default size) when a file's size says nothing of its text."""
+        total = 0
+        for query in queries:
+            for path in query.paths:
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    return None
+                if not stat.S_ISREG(st.st_mode) or str(path).endswith((".gz", ".bgz", ".bz2", ".xz")):
+                    return None
+                total += st.st_size
+        share = -(-total // max(1, len(self.searchers)))
+        return max(BLAST_MIN_JOB_BYTES, min(self.job_bytes, share))
 
     def finalize(self, partial: list[tuple[SequenceBatch, Any]]) -> list[Chunk]:
         chunks = []
@@ -289,10 +344,11 @@ class BlastTask:
         return _BlastSink(query, self.outfmt, header, self.index_check)
 
     def dispatcher(self, **options: Any) -> Dispatcher:
-        if options.get("job_bytes") is None:
-            options["job_bytes"] = self.job_bytes
+        combine = self.combine
+        if options.get("job_bytes") is None:  # sized from the query files: small files gathered into jobs
+            options["job_bytes"], options["plan"], combine = self.job_bytes, self.plan, True
         return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=self.payload_bytes,
-                          combine=self.combine, file_errors=self.file_errors, **options)
+                          combine=combine, file_errors=self.file_errors, **options)
 
 
 def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | list[str | os.PathLike],
@@ -312,8 +368,7 @@ def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | l
     blast = BlastTask(index, task, outfmt=outfmt, device=device, devices=devices, threads=threads, database=database,
                       command=command, **options)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
-    dispatcher = blast.dispatcher(workers=workers, job_bytes=chunk_bytes or blast.job_bytes or DEFAULT_JOB_BYTES,
-                                  bounds=bounds)
+    dispatcher = blast.dispatcher(workers=workers, job_bytes=chunk_bytes, bounds=bounds)
     result, = dispatcher.run([query])
     if result.error is not None:
         raise result.error
