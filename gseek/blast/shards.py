@@ -24,6 +24,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -36,7 +37,7 @@ from gseek.errors import OptionError
 
 from .searcher import BlastHits, BlastSearcher, _gather, _report_order
 
-__all__ = ["ShardedSearcher", "merge_hits"]
+__all__ = ["ShardedSearcher", "merge_hits", "split_hits"]
 
 
 def merge_hits(parts: Sequence[BlastHits], max_target_seqs: int, max_hsps: int | None = None) -> BlastHits:
@@ -104,6 +105,30 @@ def auto_volume_bases(n_bases: int, stride: int, backends: Sequence[Backend], se
     if n_bases * per_base <= budget:
         return None
     return max(1, int(budget / per_base))
+
+
+def split_hits(hits: BlastHits, sizes: list[int]) -> list[BlastHits]:
+    """The HSPs of one search of batches laid end to end (``sizes``: their queries), as each batch's own
+    search gives them (what :func:`merge_hits` is along the database, this is along the queries): the
+    HSPs come query by query in input order, so each batch's are one run of them."""
+    query, offsets = hits.arrays["query"], hits.arrays["cigar_offsets"]
+    codes_off = np.asarray(hits._query_offsets, np.int64)
+    out, a = [], 0
+    for size in sizes:
+        b = a + int(size)
+        lo, hi = (int(x) for x in np.searchsorted(query, [a, b], side="left"))
+        arrays = {k: v[lo:hi] for k, v in hits.arrays.items() if k not in ("query", "cigar", "cigar_offsets")}
+        arrays["query"] = (query[lo:hi] - a).astype(query.dtype)
+        arrays["cigar"] = hits.arrays["cigar"][offsets[lo]:offsets[hi]]
+        arrays["cigar_offsets"] = offsets[lo:hi + 1] - offsets[lo]
+        for v in arrays.values():
+            v.setflags(write=False)
+        out.append(dataclasses.replace(
+            hits, arrays=arrays, query_names=hits.query_names[a:b], query_lengths=hits.query_lengths[a:b],
+            _query_codes=hits._query_codes[codes_off[a]:codes_off[b]],
+            _query_offsets=codes_off[a:b + 1] - codes_off[a]))
+        a = b
+    return out
 
 
 class ShardedSearcher:

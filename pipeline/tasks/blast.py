@@ -25,7 +25,6 @@ q1	gi|9626243|ref|NC_001416.1|	100.000	600	0	0	1	600	5001	5600	0.0	1109
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
@@ -38,7 +37,8 @@ import numpy as np
 
 from gseek.backend import Backend, get_backend, numba_guard
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
-from gseek.blast.searcher import BlastHits, BlastSearcher
+from gseek.blast.searcher import BlastSearcher
+from gseek.blast.shards import split_hits
 from gseek.errors import FastxError, OptionError
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
@@ -129,27 +129,16 @@ def _joinable(batches: list[SequenceBatch]) -> bool:
                and (b.raw is None) == (first.raw is None) for b in batches)
 
 
-def split_hits(hits: BlastHits, sizes: list[int]) -> list[BlastHits]:
-    """The HSPs of one search of batches laid end to end (``sizes``: their queries), as each batch's own
-    search gives them: the HSPs come query by query in input order, so each batch's are one run of them."""
-    query, offsets = hits.arrays["query"], hits.arrays["cigar_offsets"]
-    codes_off = np.asarray(hits._query_offsets, np.int64)
-    out, a = [], 0
-    for size in sizes:
-        b = a + int(size)
-        lo, hi = (int(x) for x in np.searchsorted(query, [a, b], side="left"))
-        arrays = {k: v[lo:hi] for k, v in hits.arrays.items() if k not in ("query", "cigar", "cigar_offsets")}
-        arrays["query"] = (query[lo:hi] - a).astype(query.dtype)
-        arrays["cigar"] = hits.arrays["cigar"][offsets[lo]:offsets[hi]]
-        arrays["cigar_offsets"] = offsets[lo:hi + 1] - offsets[lo]
-        for v in arrays.values():
-            v.setflags(write=False)
-        out.append(dataclasses.replace(
-            hits, arrays=arrays, query_names=hits.query_names[a:b], query_lengths=hits.query_lengths[a:b],
-            _query_codes=hits._query_codes[codes_off[a]:codes_off[b]],
-            _query_offsets=codes_off[a:b + 1] - codes_off[a]))
-        a = b
-    return out
+def _text_bytes(path: str | os.PathLike) -> int | None:
+    """The size of a regular, uncompressed query file (what jobs are sized from), else None (a pipe, a
+    missing file, a compressed file: its size says little of its text's)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or str(path).endswith((".gz", ".bgz", ".bz2")):
+        return None
+    return st.st_size
 
 
 def _stream(backend: Backend) -> Backend:
@@ -288,13 +277,10 @@ class BlastTask:
         >>> t.job_size("/dev/null", 8 << 20) == 8 << 20  # not a regular file
         True
         """
-        try:
-            st = os.stat(path)
-        except OSError:
+        size = _text_bytes(path)
+        if size is None or len(self.searchers) < 2:
             return chunk_bytes
-        if not stat.S_ISREG(st.st_mode) or len(self.searchers) < 2 or str(path).endswith((".gz", ".bgz", ".bz2")):
-            return chunk_bytes  # (a compressed file's size says little of its text's)
-        return max(min(BLAST_MIN_JOB_BYTES, chunk_bytes), min(chunk_bytes, -(-st.st_size // len(self.searchers))))
+        return max(min(BLAST_MIN_JOB_BYTES, chunk_bytes), min(chunk_bytes, -(-size // len(self.searchers))))
 
     def prelims(self) -> list[Any]:
         return [functools.partial(self._prelim, s) for s in self.searchers]
@@ -317,13 +303,10 @@ class BlastTask:
         total = 0
         for query in queries:
             for path in query.paths:
-                try:
-                    st = os.stat(path)
-                except OSError:
+                size = _text_bytes(path)
+                if size is None:
                     return None
-                if not stat.S_ISREG(st.st_mode) or str(path).endswith((".gz", ".bgz", ".bz2", ".xz")):
-                    return None
-                total += st.st_size
+                total += size
         share = -(-total // max(1, len(self.searchers)))
         return max(BLAST_MIN_JOB_BYTES, min(self.job_bytes, share))
 
