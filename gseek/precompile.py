@@ -124,6 +124,12 @@ def _map(backend: Backend, tmp: Path) -> None:
                            (lambda_reads(), {"max_alignments": 2, "cigar_eq": True})):
         for out in ("o.sam", "o.bam"):
             map_files(index_path, reads, tmp / out, device=backend, **{"mismatches": 2, **options})
+    import numpy as np
+
+    from gseek.output.sam_route import Parts, route_lines
+
+    # the lines of a sorted BAM against a reference of 1 Mbp or more, shared out among its sorts
+    route_lines(np.frombuffer(b"r\t0\tc\t7\t60\n", np.uint8), Parts(["c"], [10], 2))
     from gseek.datasets.simulate import kmismatch_pairs
 
     # paired-end reads: the pairing and mate-field passes (FASTQ and FASTA mates)

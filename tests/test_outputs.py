@@ -507,7 +507,7 @@ def test_a_signal_while_the_sort_ends_kills_the_child(monkeypatch, tmp_path):
 
     writer = bam.HtslibWriter(tmp_path / "x.bam", _bam_header(), "bam", sort=True)
     writer.write(b"r\t0\tc\t3\t60\t4M\t*\t0\t0\tACGT\tIIII\n")
-    child = writer._child
+    child = writer._children[0]
     real = subprocess.Popen.wait
     signals = [KeyboardInterrupt]
 
@@ -530,7 +530,7 @@ def test_abort_open_writers_undoes_a_writer_never_closed(tmp_path):
     from gseek.output import bam
 
     writer = bam.HtslibWriter(tmp_path / "x.bam", _bam_header(), "bam", sort=True)
-    child = writer._child
+    child = writer._children[0]
     assert len(os.listdir(tmp_path)) == 1  # the sort's scratch folder
     bam.abort_open_writers()
     assert not _running(child.pid) and os.listdir(tmp_path) == [] and not bam._OPEN
@@ -544,7 +544,7 @@ def test_a_signal_as_the_close_begins_kills_the_child(monkeypatch, tmp_path):
     from gseek.output import bam
 
     writer = bam.HtslibWriter(tmp_path / "x.bam", _bam_header(), "bam", sort=False)
-    child = writer._child
+    child = writer._children[0]
     signals = [KeyboardInterrupt]
 
     def trace(what, size=0):
@@ -563,7 +563,7 @@ def test_a_close_cut_short_by_a_second_signal_is_finished_by_the_abort(monkeypat
     from gseek.output import bam
 
     writer = bam.HtslibWriter(tmp_path / "x.bam", _bam_header(), "bam", sort=True)
-    child, real_wait, real_rmtree = writer._child, subprocess.Popen.wait, bam.shutil.rmtree
+    child, real_wait, real_rmtree = writer._children[0], subprocess.Popen.wait, bam.shutil.rmtree
     signals = {"wait": [KeyboardInterrupt], "rmtree": [KeyboardInterrupt]}
 
     def wait(self, timeout=None):

@@ -541,6 +541,43 @@ def test_bam_threads_give_the_same_records(genome, mapped_sam, tmp_path):
     assert _records(tmp_path / "t1.bam") == _records(tmp_path / "t2.bam")
 
 
+def test_a_bam_sorted_in_parts_is_the_one_sort_decompressed(genome, mapped_sam, tmp_path, monkeypatch):
+    """Against a reference of ``SORT_PARTS_MIN_LENGTH`` or more the sorted BAM is written by a
+    ``samtools sort`` per range of the reference (and one for the unplaced reads), laid end to end:
+    the one sort's BAM once decompressed (header, records, their order), with its own index; the
+    same bytes for any thread count; nothing left beside it."""
+    import gzip
+
+    import pysam
+
+    from gseek.output import bam
+
+    _, index, _ = genome
+    reads, sam = mapped_sam
+    map_reads(index, reads, tmp_path / "one.bam", mismatches=2, max_alignments=3, command="gseek t")
+    monkeypatch.setattr(bam, "SORT_PARTS_MIN_LENGTH", 0)
+    for parts, threads in ((4, 1), (4, 3), (2, 2)):
+        monkeypatch.setattr(bam, "SORT_PARTS", parts)
+        map_reads(index, reads, tmp_path / f"p{parts}t{threads}.bam", mismatches=2, max_alignments=3,
+                  command="gseek t", threads=threads)
+    one = gzip.decompress((tmp_path / "one.bam").read_bytes())
+    for name in ("p4t1", "p4t3", "p2t2"):
+        assert gzip.decompress((tmp_path / f"{name}.bam").read_bytes()) == one, name
+    assert (tmp_path / "p4t1.bam").read_bytes() == (tmp_path / "p4t3.bam").read_bytes()
+    assert (tmp_path / "p4t1.bam").read_bytes() != (tmp_path / "one.bam").read_bytes()  # other BGZF blocks
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"{n}.bam{s}" for n in ("one", "p4t1", "p4t3", "p2t2") for s in ("", ".bai"))
+    records = _records(tmp_path / "one.bam")
+    assert any(r.split("\t")[2] == "*" for r in records) and len({r.split("\t")[2] for r in records}) == 5
+    with pysam.AlignmentFile(str(tmp_path / "p4t1.bam")) as got, pysam.AlignmentFile(str(tmp_path / "one.bam")) as want:
+        for contig in ("chr0", "chr1", "chr2", "chr3"):
+            length = got.get_reference_length(contig)
+            for start in range(0, length, max(1, length // 7)):
+                assert [r.to_string() for r in got.fetch(contig, start, start + 50)] == \
+                    [r.to_string() for r in want.fetch(contig, start, start + 50)]
+        assert got.mapped == want.mapped and got.unmapped == want.unmapped > 0
+
+
 def test_cram_round_trip_with_the_reference(genome, mapped_sam, tmp_path):
     """``x.cram`` with the reference: sorted, ``.crai`` beside it, and decoded
     against the reference it gives the sorted BAM's records (tags as a set: CRAM
@@ -682,14 +719,17 @@ def test_bowtie_read_group_options(rg_id, fields, want):
         read_group(rg_id, fields)
 
 
-@pytest.mark.parametrize("name", ["x.bam", "x.cram", "u.bam"])
+@pytest.mark.parametrize("name", ["x.bam", "x.cram", "u.bam", "p.bam"])
 def test_an_error_while_writing_or_sorting_leaves_nothing(genome, tmp_path, monkeypatch, name):
     """A failure (an exception in the writer's block, a failed sort) removes the
     temporary output, the sort's scratch folder and any index; the error names
-    the output, never a temporary name."""
+    the output, never a temporary name (``p.bam``: a BAM sorted in parts, a part's sort failing)."""
     from gseek.errors import GseekError
     from gseek.output import bam as bam_module
     from gseek.output.sam import SamWriter, sam_header
+
+    if name == "p.bam":
+        monkeypatch.setattr(bam_module, "SORT_PARTS_MIN_LENGTH", 0)
 
     contigs, _, where = genome
     header = sam_header([f"chr{i}" for i in range(len(contigs))], [len(c) for c in contigs], command="t",
@@ -704,9 +744,10 @@ def test_an_error_while_writing_or_sorting_leaves_nothing(genome, tmp_path, monk
         return
 
     # the samtools child fails as a full disk would make it, naming its temporary output
-    failing_sort = ("import sys\n"
+    failing_sort = ("import json, sys\n"
                     "sys.stdin.buffer.read()\n"
-                    "out = sys.argv[sys.argv.index('-o') + 1]\n"
+                    "args = json.loads(sys.argv[1])[0]\n"
+                    "out = args[args.index('-o') + 1]\n"
                     "sys.stderr.write(f'[bam_sort] cannot write {out}\\n')\n"
                     "sys.exit(1)\n")
     monkeypatch.setattr(bam_module, "_CHILD", failing_sort)

@@ -9,7 +9,14 @@ compresses on ``threads`` threads, and this process goes on formatting the
 next batch meanwhile. The sort's scratch files go to a folder beside the
 output, ``.NAME.sort.tmp-PID``, and the sort writes the ``.bai`` / ``.crai``
 as it writes the output (``--write-index``); the folder is removed whatever
-happens. The output itself is written through
+happens. A sorted BAM against a reference of :data:`SORT_PARTS_MIN_LENGTH` or
+more is sorted in :data:`SORT_PARTS` ranges of the reference at once (and one
+part for the records without a reference): each line goes to the
+``samtools sort`` of its range (:mod:`gseek.output.sam_route`), so the text is
+parsed and sorted by several children side by side, then ``samtools cat``
+lays the parts end to end (the one sort's records in its order: the same
+BAM once decompressed, other BGZF block bounds) and ``samtools index`` writes
+the index. The output itself is written through
 :class:`~gseek.seqio.atomic.open_output`: a temporary name renamed when
 complete, a special file (a FIFO) in place. Errors name the output, never a
 temporary name.
@@ -29,7 +36,9 @@ from __future__ import annotations
 
 import atexit
 import fcntl
+import json
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -38,12 +47,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pysam
 
+from gseek.backend import numba_guard
 from gseek.errors import GseekError, signals_held
 from gseek.seqio.atomic import descriptor_of, is_special, named_error, open_output, temporary_name
 
-__all__ = ["BAM_LEVEL", "INDEX_SUFFIX", "SCRATCH_SUFFIX", "HtslibWriter", "abort_open_writers"]
+from .sam_route import Parts, route_lines
+
+__all__ = ["BAM_LEVEL", "INDEX_SUFFIX", "SCRATCH_SUFFIX", "SORT_PARTS", "SORT_PARTS_MIN_LENGTH", "HtslibWriter",
+           "abort_open_writers"]
 
 #: The index samtools writes beside a sorted output, by format.
 INDEX_SUFFIX = {"bam": ".bai", "cram": ".crai"}
@@ -57,11 +71,18 @@ BAM_LEVEL: int | None = None
 PIPE_BYTES = 1 << 20
 #: ``samtools view``'s output option by format (unsorted outputs).
 _MODE = {"bam": "-b", "cram": "-C"}
-#: The child process: ``pysam.<command>(*args)`` (stdin: the SAM text), its error on one line: the
-#: last line samtools wrote (pysam's error holds it after ``stderr=``, inside its own repr).
-_CHILD = ("import sys, pysam\n"
+#: Ranges of the reference a sorted BAM is sorted in at once (each by its own ``samtools sort``), and the
+#: reference length from which it is (a smaller one: one sort; its children's start would cost more than
+#: they save). Fixed, not from the thread count: the output's bytes are the same for any ``threads``.
+SORT_PARTS = 4
+SORT_PARTS_MIN_LENGTH = 1_000_000
+#: The child process: ``pysam.<command>(*args)`` for each ``[command, *args]`` of the JSON list
+#: ``sys.argv[1]`` in turn (stdin: the SAM text), its error on one line: the last line samtools wrote
+#: (pysam's error holds it after ``stderr=``, inside its own repr).
+_CHILD = ("import json, sys, pysam\n"
           "try:\n"
-          "    getattr(pysam, sys.argv[1])(*sys.argv[2:], catch_stdout=False)\n"
+          "    for command, *args in json.loads(sys.argv[1]):\n"
+          "        getattr(pysam, command)(*args, catch_stdout=False)\n"
           "except pysam.utils.SamtoolsError as exc:\n"
           "    text = str(getattr(exc, 'value', exc)).split('stderr=', 1)[-1]\n"
           "    lines = [x for x in text.splitlines() if x.strip()]\n"
@@ -84,6 +105,8 @@ class HtslibWriter:
         reference: the FASTA a CRAM is encoded against (required for CRAM).
         threads: htslib threads compressing, sorting and indexing (None: all cores).
         level: zlib's compression level, 0-9 (None: :data:`BAM_LEVEL`, samtools' default).
+        parts: ranges of the reference a sorted BAM is sorted in at once (None:
+            :data:`SORT_PARTS` against a reference of :data:`SORT_PARTS_MIN_LENGTH` or more, else 1).
 
     Records come through :meth:`write` (whole lines, each ending in a newline).
     Use as a context manager: an exception removes every temporary and
@@ -94,7 +117,7 @@ class HtslibWriter:
 
     def __init__(self, path: str | os.PathLike, header: pysam.AlignmentHeader, fmt: str, *, sort: bool = False,
                  reference: str | os.PathLike | None = None, threads: int | None = None,
-                 level: int | None = None) -> None:
+                 level: int | None = None, parts: int | None = None) -> None:
         if fmt not in _MODE:
             raise ValueError(f"fmt must be 'bam' or 'cram', not {fmt!r}")
         if fmt == "cram" and reference is None:
@@ -107,14 +130,20 @@ class HtslibWriter:
         self.level = BAM_LEVEL if level is None else int(level)
         if self.level is not None and not 0 <= self.level <= 9:
             raise ValueError(f"level must be 0 to 9, not {level}")
+        if parts is None:
+            parts = SORT_PARTS if self.sort and fmt == "bam" and sum(header.lengths) >= SORT_PARTS_MIN_LENGTH else 1
+        if int(parts) > 1 and not (self.sort and fmt == "bam"):
+            raise ValueError("parts: a sorted BAM's only")
+        #: How the lines are shared out among the sorts (None: one sort, or none).
+        self.parts = Parts(header.references, header.lengths, int(parts)) if int(parts) > 1 else None
         self.header = header
         self._scratch: Path | None = None
-        self._child: subprocess.Popen | None = None
+        self._children: list[subprocess.Popen] = []
+        self._errors: list[Any] = []
         self._closed = False
-        self._errors = tempfile.TemporaryFile()
         self._target = open_output(self.path, "path")  # (a name: nothing is made yet)
         self._dest = Path(self._target.__enter__())
-        _OPEN.add(self)  # before the files and the child: abort_open_writers() undoes what a signal cut short
+        _OPEN.add(self)  # before the files and the children: abort_open_writers() undoes what a signal cut short
         try:
             if self.sort:
                 if is_special(self.path):
@@ -126,37 +155,57 @@ class HtslibWriter:
                 except OSError as exc:
                     raise named_error(exc, self.path) from exc
             fd = descriptor_of(self._dest)
-            _trace("bam child start")
-            with signals_held():  # a signal meanwhile is raised once the child is known (then killed)
-                self._child = _start([sys.executable, "-P", "-c", _CHILD, *self._command()], stdin=subprocess.PIPE,
-                                     stderr=self._errors, pass_fds=() if fd is None else (fd,))
-            try:  # fewer, larger hand-overs than the default 64 KiB pipe (Linux; elsewhere the default)
-                fcntl.fcntl(self._child.stdin.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
-            except OSError:
-                pass
-            text = str(header)
-            self._put(b"".join(line.encode("utf-8") if line.startswith("@PG") else line.encode("latin-1")
-                               for line in text.splitlines(keepends=True)))
+            for command in self._commands():
+                _trace("bam child start")
+                self._errors.append(tempfile.TemporaryFile())
+                with signals_held():  # a signal meanwhile is raised once the child is known (then killed)
+                    self._children.append(_start([sys.executable, "-P", "-c", _CHILD, json.dumps([command])],
+                                                 stdin=subprocess.PIPE, stderr=self._errors[-1],
+                                                 pass_fds=() if fd is None else (fd,)))
+                stdin = self._children[-1].stdin
+                try:  # fewer, larger hand-overs than the default 64 KiB pipe (Linux; elsewhere the default)
+                    fcntl.fcntl(stdin.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+                except OSError:
+                    pass
+                if self.parts is not None:  # written as each child takes it (_put_parts)
+                    os.set_blocking(stdin.fileno(), False)
+            text = _header_text(header)
+            if self.parts is None:
+                self._put(text)
+            else:
+                self._put_parts([text] * len(self._children))
         except BaseException:
             self._close(*sys.exc_info())
             raise
 
-    def _command(self) -> list[str]:
-        """The samtools command the child runs: sort (into the output, scratch in the folder) or view."""
-        more = str(self.threads - 1)  # samtools' -@: threads besides the calling one
+    def _commands(self) -> list[list[str]]:
+        """The samtools command of each child: sort (into the output, scratch in the folder), or view; or one
+        sort into the scratch folder per part."""
         out = os.fspath(self._dest)
+        if self.parts is not None:
+            more = str(max(1, self.threads // self.parts.n) - 1)
+            level = [] if self.level is None else ["-l", str(self.level)]
+            return [["sort", "-@", more, *level, "-T", os.fspath(self._scratch / f"sort{k}"), "--no-PG", "-O", "bam",
+                     "-o", os.fspath(self._part(k)), "-"] for k in range(self.parts.count)]
+        more = str(self.threads - 1)  # samtools' -@: threads besides the calling one
         # (view's -l is a library filter: its level goes as an output format option)
         level = [] if self.level is None else ["-l", str(self.level)] if self.sort else \
             ["--output-fmt-option", f"level={self.level}"]
         if self.sort:  # the index written as the output is (no second pass over it)
-            index = os.fspath(self._scratch / ("index" + INDEX_SUFFIX[self.format]))
             args = ["sort", "-@", more, *level, "-T", os.fspath(self._scratch / "sort"), "--no-PG", "-O", self.format,
-                    "--write-index", "-o", f"{out}##idx##{index}"]
+                    "--write-index", "-o", f"{out}##idx##{self._index()}"]
         else:
             args = ["view", _MODE[self.format], "-@", more, *level, "--no-PG", "-o", out]
         if self.format == "cram":
             args += ["--reference", self.reference]
-        return args + ["-"]
+        return [args + ["-"]]
+
+    def _part(self, k: int) -> Path:
+        return self._scratch / f"part{k}.bam"
+
+    def _index(self) -> str:
+        """Where the index is written (in the scratch folder; renamed beside the output at the end)."""
+        return os.fspath(self._scratch / ("index" + INDEX_SUFFIX[self.format]))
 
     def __enter__(self) -> HtslibWriter:
         return self
@@ -169,22 +218,57 @@ class HtslibWriter:
         data = text.encode("latin-1") if isinstance(text, str) else memoryview(text).cast("B")
         if len(data) and data[-1] != 10:
             raise ValueError("SAM text must end in a newline")
-        self._put(data)
+        if self.parts is None:
+            self._put(data)
+            return
+        with numba_guard(True):  # a parallel pass, beside the formatter's on other threads
+            routed, starts = route_lines(np.frombuffer(data, dtype=np.uint8), self.parts, self.threads)
+        view = memoryview(routed)
+        self._put_parts([view[starts[k]:starts[k + 1]] for k in range(self.parts.count)])
 
     def _put(self, data) -> None:
+        child = self._children[0]
         try:
-            self._child.stdin.write(data)
+            child.stdin.write(data)
         except BrokenPipeError:  # the child stopped: its own error says why
-            self._child.wait()
-            raise self._failed(self._child_error(self._child)) from None
+            child.wait()
+            raise self._failed(self._child_error(0)) from None
         except OSError as exc:
             raise named_error(exc, self.path) from exc
 
-    def _child_error(self, child: subprocess.Popen) -> str:
-        """The last line the child wrote on stderr (its error), or its exit status."""
-        self._errors.seek(0)
-        lines = [x for x in self._errors.read().decode("utf-8", "replace").splitlines() if x.strip()]
-        return lines[-1] if lines else f"samtools exited with status {child.returncode}"
+    def _put_parts(self, pieces: list[Any]) -> None:
+        """Each child's piece into its pipe, whichever can take some first (the children parse side by side)."""
+        pending = {}
+        poller = select.poll()
+        for k, piece in enumerate(pieces):
+            if len(piece):
+                fd = self._children[k].stdin.fileno()
+                pending[fd] = (k, memoryview(piece).cast("B"))
+                poller.register(fd, select.POLLOUT)
+        while pending:
+            for fd, _ in poller.poll():
+                k, piece = pending[fd]
+                try:
+                    done = os.write(fd, piece[:PIPE_BYTES])
+                except BlockingIOError:
+                    continue
+                except BrokenPipeError:  # the child stopped: its own error says why
+                    self._children[k].wait()
+                    raise self._failed(self._child_error(k)) from None
+                except OSError as exc:
+                    raise named_error(exc, self.path) from exc
+                if done == len(piece):
+                    poller.unregister(fd)
+                    del pending[fd]
+                else:
+                    pending[fd] = (k, piece[done:])
+
+    def _child_error(self, k: int) -> str:
+        """The last line child ``k`` wrote on stderr (its error), or its exit status."""
+        errors = self._errors[k]
+        errors.seek(0)
+        lines = [x for x in errors.read().decode("utf-8", "replace").splitlines() if x.strip()]
+        return lines[-1] if lines else f"samtools exited with status {self._children[k].returncode}"
 
     # ------------------------------------------------------------------ closing
 
@@ -196,14 +280,14 @@ class HtslibWriter:
             return
         self._closed = True
         try:
-            if self._child is not None:  # kept until reaped: abort_open_writers() kills one a signal left
-                self._finish(self._child)
-                self._child = None
+            if self._children:  # kept until reaped: abort_open_writers() kills those a signal left
+                self._finish()
+                self._children = []
             self._target.__exit__(None, None, None)  # renamed into place
             if self._scratch is not None:
                 final = self.path.with_name(self.path.name + INDEX_SUFFIX[self.format])
                 try:
-                    os.replace(self._scratch / ("index" + INDEX_SUFFIX[self.format]), final)
+                    os.replace(self._index(), final)
                 except OSError as err:
                     raise named_error(err, final) from err
             elif not is_special(self.path):
@@ -214,33 +298,55 @@ class HtslibWriter:
             raise
         self._release()
 
-    def _finish(self, child: subprocess.Popen) -> None:
-        """End of the text: the child writes the last blocks and the end-of-file block; its error,
-        if any, as one naming the output."""
+    def _finish(self) -> None:
+        """End of the text: each child writes its last blocks and the end-of-file block (the parts: then
+        ``samtools cat`` lays them end to end into the output and ``samtools index`` indexes it); an
+        error, if any, as one naming the output."""
         try:
             _trace("bam text end")
-            try:
-                child.stdin.close()
-            except OSError:  # BrokenPipeError: the child stopped, its status says why
-                pass
-            status = child.wait()
-        except BaseException:  # a signal while the child writes the end: it stops (else it would
-            _kill(child)        # write the output's temporary name after this process cleaned up)
+            for child in self._children:
+                try:
+                    child.stdin.close()
+                except OSError:  # BrokenPipeError: the child stopped, its status says why
+                    pass
+            statuses = [child.wait() for child in self._children]
+        except BaseException:  # a signal while the children write the end: they stop (else they would
+            for child in self._children:  # write the output's temporary name after this process cleaned up)
+                _kill(child)
+            raise
+        for k, status in enumerate(statuses):
+            if status != 0:
+                raise self._failed(self._child_error(k))
+        _trace("bam child done")
+        if self.parts is None:
+            return
+        out = os.fspath(self._dest)
+        steps = [["cat", "--no-PG", "-o", out, *(os.fspath(self._part(k)) for k in range(self.parts.count))],
+                 ["index", "-@", str(self.threads - 1), "-o", self._index(), out]]
+        self._errors.append(tempfile.TemporaryFile())
+        with signals_held():
+            self._children.append(_start([sys.executable, "-P", "-c", _CHILD, json.dumps(steps)],
+                                         stdin=subprocess.DEVNULL, stderr=self._errors[-1]))
+        try:
+            status = self._children[-1].wait()
+        except BaseException:
+            _kill(self._children[-1])
             raise
         if status != 0:
-            raise self._failed(self._child_error(child))
-        _trace("bam child done")
+            raise self._failed(self._child_error(len(self._children) - 1))
+        _trace("bam parts joined")
 
     # ------------------------------------------------------------------ errors naming the output
 
     def _abort(self) -> None:
         """Undo what is left, whatever happened before (a failed output, a close cut short by a second
-        signal, or none at all): the child killed, the temporary output removed, then
+        signal, or none at all): the children killed, the temporary output removed, then
         :meth:`_release`. Safe to repeat."""
-        child, self._closed = self._child, True
-        if child is not None and child.returncode is None:
-            _kill(child)
-        self._child = None
+        children, self._closed = self._children, True
+        for child in children:
+            if child.returncode is None:
+                _kill(child)
+        self._children = []
         try:
             self._target.__exit__(GseekError, GseekError(f"{self.path}: aborted"), None)  # the temporary removed
         except OSError:
@@ -248,8 +354,9 @@ class HtslibWriter:
         self._release()
 
     def _release(self) -> None:
-        """What every end removes: the error file, the scratch folder, the entry in the open writers."""
-        self._errors.close()
+        """What every end removes: the error files, the scratch folder, the entry in the open writers."""
+        for errors in self._errors:
+            errors.close()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
         _OPEN.discard(self)
@@ -261,12 +368,20 @@ class HtslibWriter:
         """``text`` on one line, the output's name in place of any temporary one."""
         text = " ".join(str(text).split())
         names = [self._dest] + ([] if self._scratch is None else [self._scratch])
-        if self.sort:  # the sort's output argument: the output and its index's scratch name
-            command = self._command()
+        if self.parts is not None:  # a part's sort names its part
+            names[:0] = [self._part(k) for k in range(self.parts.count)]
+        elif self.sort:  # the sort's output argument: the output and its index's scratch name
+            command = self._commands()[0]
             names.insert(0, command[command.index("-o") + 1])
         for scratch in names:
             text = text.replace(os.fspath(scratch), os.fspath(self.path))
         return text
+
+
+def _header_text(header: pysam.AlignmentHeader) -> bytes:
+    """The header's lines as bytes: names latin-1 (as read), ``@PG`` lines UTF-8 (any character)."""
+    return b"".join(line.encode("utf-8") if line.startswith("@PG") else line.encode("latin-1")
+                    for line in str(header).splitlines(keepends=True))
 
 
 #: The writers open (made, not yet closed) in this process.
