@@ -14,6 +14,7 @@ DEVICE=${DEVICE:-gpu}
 READS=${READS:-5000000}  # pairs: both mates mapped as single reads
 ROUNDS=${ROUNDS:-2}
 SETS=${SETS:-"1 4 8"}
+LEVELS=${LEVELS:-default}  # zlib levels of the BAMs (default: samtools' own; e.g. "default 1")
 W=/tmp/bm; rm -rf $W; mkdir -p $W; cd $W
 python3 -c "
 import sys; sys.path.insert(0, '$OLDPWD/benchmarks')
@@ -53,20 +54,34 @@ timed "sam cold" $(G 1) -o cold.sam; rm -f cold.sam
 for r in $(seq 1 $ROUNDS); do
   timed "round $r sam" $(G 1) -o r$r.sam
   for p in $SETS; do
-    mkdir -p p$p  # one name in every folder: the @PG lines alike
-    GSEEK_TRACE_BAM=1 timed "round $r bam parts=$p" $(G $p) -o p$p/r$r.bam 2> trace-r$r-p$p.txt
-    python3 - trace-r$r-p$p.txt <<'PY' | tee -a times.txt
+    for l in $LEVELS; do
+      mkdir -p p$p$l  # one name in every folder: the @PG lines alike
+      [[ $l == default ]] && level=() || level=(--compression-level $l)
+      GSEEK_TRACE_BAM=1 timed "round $r bam parts=$p level=$l" $(G $p) "${level[@]}" -o p$p$l/r$r.bam 2> trace-r$r-p$p$l.txt
+      python3 - trace-r$r-p$p$l.txt <<'PY' | tee -a times.txt
 import re, sys
 s = {m.group(2): float(m.group(1)) for m in re.finditer(r"\[gseek trace\] ([0-9.]+) (bam [a-z ]+?) \d*$", open(sys.argv[1]).read(), re.M)}
 end = s.get("bam text end")
 print("   after the last record: " + ", ".join(f"{k} +{v - end:.2f} s" for k, v in s.items() if end and v >= end))
 PY
+    done
   done
 done
+if [[ -n $FLOOR ]]; then  # what compressing a sorted BAM takes on every core: an uncompressed copy compressed again
+  python3 -P -c "import pysam; pysam.view('-@', '$((T-1))', '-u', '-o', 'u.bam', 'p4default/r1.bam', catch_stdout=False)"
+  for l in 6 1; do
+    timed "floor: samtools view -@ $((T-1)) of the uncompressed sorted BAM at level $l" python3 -P -c \
+      "import pysam; pysam.view('-@', '$((T-1))', '-b', '--output-fmt-option', 'level=$l', '-o', 'f$l.bam', 'u.bam', catch_stdout=False)"
+    timed "floor: the same with --write-index, level $l" python3 -P -c \
+      "import pysam; pysam.view('-@', '$((T-1))', '-b', '--write-index', '--output-fmt-option', 'level=$l', '-o', 'g$l.bam##idx##g$l.bam.bai', 'u.bam', catch_stdout=False)"
+  done
+  timed "samtools index -@ $((T-1)) of the sorted BAM" python3 -P -c "import pysam; pysam.index('-@', '$((T-1))', 'f6.bam', catch_stdout=False)"
+  ls -l u.bam f6.bam f1.bam | tee -a times.txt
+fi
 cat times.txt
-python3 - $ROUNDS $SETS <<'PY' | tee -a times.txt
+python3 - $(for p in $SETS; do for l in $LEVELS; do echo $p$l; done; done) <<'PY' | tee -a times.txt
 import gzip, hashlib, sys, pysam
-rounds, sets = int(sys.argv[1]), sys.argv[2:]
+sets = sys.argv[1:]
 n_sam = int(pysam.view("-c", "r1.sam").strip())
 digests = {}
 for p in sets:
@@ -84,6 +99,6 @@ for p in sets:
         while chunk := fh.read(1 << 24):
             h.update(chunk)
     digests[p] = h.hexdigest()
-    print(f"parts={p}: records {n} (SAM {n_sam}), idxstats {idx}, region {region}, records sha256 {digests[p][:16]}")
+    print(f"p{p}: records {n} (SAM {n_sam}), idxstats {idx}, region {region}, records sha256 {digests[p][:16]}")
 print("records of the decompressed BAMs identical:", len(set(digests.values())) == 1)
 PY
