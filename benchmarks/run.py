@@ -2309,10 +2309,105 @@ def _hetero_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu-workers", type=int, default=3, help="CPU-only workers beside the GPU worker (default 3)")
     p.add_argument("--cpu-threads", type=int, default=4, help="-p of each CPU worker's engine (default 4)")
     p.add_argument("--seed", type=int, default=42, help="data seed (default 42)")
+    p.add_argument("--task", choices=("align", "map"), default="align",
+                   help="align: all-vs-all DP, jobs as Dask tasks (default); map: gseek pipeline of read files, a "
+                        "file a task")
+    p.add_argument("--ref", default=None, help="map: the reference FASTA (.gz ok)")
+    p.add_argument("--files", type=int, default=24, help="map: read files (default 24)")
+    p.add_argument("--reads-per-file", type=int, default=250_000, help="map: reads of 100 bp per file (default 250k)")
+    p.add_argument("--alone-threads", default=None,
+                   help="map: the -p of each run on the GPU worker alone, comma-separated (default --cpu-threads; "
+                        "e.g. 4,16: also the GPU worker with every core)")
+
+
+def _hetero_map(args: argparse.Namespace, work: Path, env: dict[str, str], dask: _DaskProcesses) -> Report:
+    """``cluster-hetero --task map``: ``gseek pipeline`` of ``--files`` read files (both mates of simulated pairs
+    as single reads, 0-3 substitutions, file i from seed ``seed + i``) against ``--ref``, ``-v 3``, a file a Dask
+    task, on the GPU worker alone, then with the CPU workers; outputs compared without their @PG lines (whose
+    DS names the backend that wrote them)."""
+    import re as _re
+    import shutil
+
+    import datagen
+
+    t0 = time.perf_counter()
+    lists = {}
+    for kind, count, per_file in (("warm", 8, 20_000), ("run", args.files, args.reads_per_file)):
+        lines = []
+        for i in range(count):
+            r1, r2 = work / f"{kind}{i:03d}.fq", work / "mate2.fq"
+            datagen.kmismatch_pairs_fastq(args.ref, per_file // 2, 100, 3, r1, r2, seed=args.seed + i)
+            with open(r1, "ab") as dst, open(r2, "rb") as src:
+                shutil.copyfileobj(src, dst, 1 << 24)
+            lines.append(f"{r1}\n")
+        lists[kind] = work / f"{kind}.txt"
+        lists[kind].write_text("".join(lines))
+    print(f"  cluster-hetero: reads written in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    harness.run_process([sys.executable, "-P", "-m", "gseek", "--quiet", "index", args.ref, "-o", str(work / "idx")],
+                        env=env)
+    dask.worker("gpu")
+    address = dask.wait(1)
+    reads = args.files * (args.reads_per_file // 2 * 2)
+
+    def pipeline(kind: str, run: str, threads: int) -> harness.ProcResult:
+        folder = work / run
+        folder.mkdir()
+        return harness.run_process([sys.executable, "-P", "-m", "gseek", "--quiet", "-p", str(threads),
+                                    "pipeline", "--queries", str(lists[kind]), "-x", str(work / "idx"), "-v", "3",
+                                    "--outdir", "out", "--scheduler", address], env=env, cwd=folder)
+
+    def same(a: Path, b: Path) -> bool:
+        names = sorted(p.name for p in a.glob("*.sam"))
+        if names != sorted(p.name for p in b.glob("*.sam")) or not names:
+            return False
+        for name in names:
+            with open(a / name, "rb") as x, open(b / name, "rb") as y:
+                if [line for line in x if not line.startswith(b"@PG")] != [line for line in y
+                                                                           if not line.startswith(b"@PG")]:
+                    return False
+        return True
+
+    rows, results = [], []
+    alone = [int(t) for t in (args.alone_threads or str(args.cpu_threads)).split(",")]
+    runs = [(f"GPU worker alone, -p {t}", 0, t) for t in alone]
+    runs.append((f"GPU worker + {args.cpu_workers} CPU workers, -p {args.cpu_threads} each", args.cpu_workers,
+                 args.cpu_threads))
+    for label, extra_workers, threads in runs:
+        for k in range(extra_workers):
+            dask.worker(f"cpu{k}", CUDA_VISIBLE_DEVICES="")
+        if extra_workers:
+            dask.wait(1 + extra_workers)
+        print(f"  cluster-hetero: {label}: warm-up ...", file=sys.stderr, flush=True)
+        pipeline("warm", f"warm{len(results)}", threads)
+        print(f"  cluster-hetero: {label} ...", file=sys.stderr, flush=True)
+        run = f"run{len(results)}"
+        proc = pipeline("run", run, threads)
+        m = _re.search(r"files per worker: (.*)", proc.stderr)
+        shares = dict((w.rsplit(" ", 1)[0], int(w.rsplit(" ", 1)[1])) for w in m.group(1).split(", ")) if m else {}
+        shares = {**{f"cpu{k}": 0 for k in range(extra_workers)}, **shares}
+        identical = same(work / run / "out", work / "run0" / "out")
+        results.append({"run": label, "seconds": proc.seconds, "files_by_worker": shares, "identical": identical,
+                        "command": shlex.join(proc.cmd)})
+        total = sum(shares.values()) or 1
+        rows.append([label, f"{proc.seconds:.2f}", f"{reads / proc.seconds / 1e6:.2f}",
+                     ", ".join(f"{w} {c} ({100 * c / total:.0f} %)" for w, c in sorted(shares.items())),
+                     ratio(results[0]["seconds"], proc.seconds), "yes" if identical else "**no**"])
+    table = markdown_table(["cluster", "wall s", "M reads/s", "files per worker", "vs the first run",
+                            "output = first (records)"], rows, align="lrrlrl")
+    notes = [f"gseek -p P pipeline -v 3 of {args.files} files x {args.reads_per_file:,} reads of "
+             f"100 bp (both mates of benchmarks/datagen.py kmismatch_pairs_fastq pairs, seed {args.seed} + file) "
+             f"against {Path(args.ref).name}; a file a Dask task (worker-saturation 1.0); one dask scheduler and "
+             f"workers on this host (one thread each); the GPU worker sees the GPU, each CPU worker runs with "
+             f"CUDA_VISIBLE_DEVICES=; each cluster warmed by an untimed pipeline of 8 files of 20,000 reads"]
+    return Report(title="Heterogeneous Dask cluster, read mapping: one GPU worker and CPU workers", data={
+                  "summary": f"{args.files} read files, 1 GPU + {args.cpu_workers} CPU workers"},
+                  table=table, notes=notes, results=results,
+                  extra={"all_identical": all(r["identical"] for r in results)})
 
 
 @benchmark("cluster-hetero", "a Dask cluster of one GPU worker and CPU-only workers on this host: gseek align "
-           "--all-vs-all against the GPU worker alone, jobs per worker", _hetero_options)
+           "--all-vs-all (or a pipeline of read files, --task map) against the GPU worker alone, jobs per worker",
+           _hetero_options)
 def bench_cluster_hetero(args: argparse.Namespace) -> Report:
     """``python benchmarks/run.py cluster-hetero --seqs 6000 --cpu-workers 3 --cpu-threads 4`` (issue 19).
 
@@ -2327,6 +2422,14 @@ def bench_cluster_hetero(args: argparse.Namespace) -> Report:
     work = Path(tempfile.mkdtemp(prefix="gseek-hetero-bench-"))
     dask = None
     try:
+        if args.task == "map":
+            if not args.ref:
+                raise SystemExit("cluster-hetero --task map: give --ref FASTA")
+            env = _numba_cache_env()
+            env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
+            env["GSEEK_CLUSTER_STATS"] = "1"
+            dask = _DaskProcesses(work, env)
+            return _hetero_map(args, work, env, dask)
         data = _pipeline_align_data(work, 1, 1, args.seqs, args.length, args.seed)
         seqs = data["db"]
         n = args.seqs

@@ -86,8 +86,8 @@ BACKUP_AFTER: float | None = 2.0
 #: worker beside a GPU one, 50-100 times slower at DP). A copy it lost counts as a job of at
 #: least the seconds it had run.
 SLOW_WORKER = 10.0
-#: Set (to anything), a cluster ``align`` run ends with a line of the jobs each worker ran and the
-#: backup copies (``benchmarks/run.py cluster-hetero`` reads it).
+#: Set (to anything), a cluster run ends with a line of the jobs (``align``: and the backup copies) or
+#: query files each worker ran (``benchmarks/run.py cluster-hetero`` reads it).
 STATS_ENV = "GSEEK_CLUSTER_STATS"
 #: ``log`` default: ``sys.stderr`` as it is when the report is written.
 STDERR = "stderr"
@@ -385,6 +385,7 @@ class ClusterFiles:
         futures = {self.client.submit(_run_file, self.spec, q, self.options, key=f"gseek-file-{token}-{i}",
                                       retries=self.retries, pure=False): i for i, q in enumerate(queries)}
         done: dict[int, FileResult] = {}
+        by_worker: dict[str, int] = {}
         self.results = []
         try:
             for future in distributed.as_completed(futures):
@@ -396,6 +397,9 @@ class ClusterFiles:
                 except distributed.KilledWorker as exc:
                     result = FileResult(query, "failed", error=ClusterError(
                         f"its worker died each time it ran ({one_line(exc)})"))
+                else:
+                    where = _name_of(self.client, _holder(self.client, future))
+                    by_worker[where] = by_worker.get(where, 0) + 1
                 future.release()  # done with: the scheduler forgets it (a lost worker must not recompute it)
                 done[i] = result
                 self.results = [done[k] for k in sorted(done)]
@@ -408,9 +412,12 @@ class ClusterFiles:
         finally:
             futures.clear()
             self.results = [done[k] for k in sorted(done)]
-            self.stats = {"tasks": len(futures)}
+            self.stats = {"tasks": len(queries), "files_by_worker": by_worker}
             self.lost = _report_lost(self.client, token, self.log)
             self.stats["lost_workers"] = len(self.lost)
+            if os.environ.get(STATS_ENV):
+                shares = ", ".join(f"{w} {n}" for w, n in sorted(by_worker.items()))
+                print(f"gseek: files per worker: {shares}", file=sys.stderr)
         return list(self.results)
 
 
@@ -438,20 +445,6 @@ class _RemoteStage:
         self.lower: dict[str, list[float]] = {}
         #: Jobs sent with a worker restriction (some workers were slow).
         self.restricted = 0
-
-    def _worker_of(self, future: Any) -> str | None:
-        """The address of the worker holding a finished future's result."""
-        try:
-            return next(iter(self.client.who_has(future).get(future.key, ())), None)
-        except Exception:  # noqa: BLE001 - only a statistic: never fail a run for it
-            return None
-
-    def _worker_name(self, where: str | None) -> str:
-        try:
-            info = self.client.scheduler_info().get("workers", {}).get(where, {}) if where else {}
-            return str(info.get("name", where or "?"))
-        except Exception:  # noqa: BLE001 - only a statistic: never fail a run for it
-            return "?"
 
     def _typical(self) -> float:
         """The run's median job seconds (0 while none has finished)."""
@@ -583,10 +576,10 @@ class _RemoteStage:
         except import_distributed().KilledWorker as exc:  # the rows cannot be complete: the run stops
             raise ClusterError(f"job {job_name(job)}: its worker died each time it ran ({one_line(exc)})") from None
         finally:
-            where = self._worker_of(used) if used.status == "finished" else None
+            where = _holder(self.client, used) if used.status == "finished" else None
             for f in (future,) if used is future else (future, used):
                 f.release()  # done with: the scheduler forgets it (a lost worker must not recompute it)
-        name = self._worker_name(where) if where is not None else None
+        name = _name_of(self.client, where) if where is not None else None
         with self._lock:
             self.seconds.append(seconds)
             if where is not None:
@@ -633,7 +626,7 @@ class _RemoteDispatcher(Dispatcher):
                 shares = ", ".join(f"{w} {n}" for w, n in sorted(stage.by_worker.items()))
                 print(f"gseek: jobs per worker: {shares}; backup copies sent {stage.backups[0]}, "
                       f"used {stage.backups[1]}", file=sys.stderr)
-                timed = "; ".join(f"{stage._worker_name(w)}: {len(stage.timings.get(w, ()))} jobs, estimate "
+                timed = "; ".join(f"{_name_of(stage.client, w)}: {len(stage.timings.get(w, ()))} jobs, estimate "
                                   f"{stage._estimate(w) or 0:.2f} s, copies lost {len(stage.lower.get(w, ()))}"
                                   for w in sorted(set(stage.timings) | set(stage.lower)))
                 print(f"gseek: worker timings: {timed}; slow: {len(stage._slow())}; jobs sent restricted "
@@ -724,6 +717,14 @@ class _ShardStage:
                                               _query_offsets=first._query_offsets) for p in parts]
             out.append((batch, merge_hits(shard_hits, self.max_target_seqs, self.max_hsps)))
         return out
+
+
+def _holder(client: Any, future: Any) -> str | None:
+    """The address of the worker holding a finished future's result (None when unknown)."""
+    try:
+        return next(iter(client.who_has(future).get(future.key, ())), None)
+    except Exception:  # noqa: BLE001 - only a statistic: never fail a run for it
+        return None
 
 
 def _name_of(client: Any, address: str | None) -> str:

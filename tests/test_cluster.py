@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import re
 import sys
 import time
 from pathlib import Path
@@ -669,11 +670,14 @@ def gseek(args, capsys):
     return code, out, err
 
 
-def test_cli_pipeline_and_align_with_scheduler(client, data, tmp_path, capsys):
+def test_cli_pipeline_and_align_with_scheduler(client, data, tmp_path, capsys, monkeypatch):
     address = client.scheduler.address
+    monkeypatch.setenv("GSEEK_CLUSTER_STATS", "1")  # the files each worker ran (benchmarks/run.py cluster-hetero)
     code, _, err = gseek(["--device", "cpu", "-p", "1", "pipeline", "--queries", data["root"] / "list.txt", "-x",
                           data["index"], "--outdir", tmp_path / "out", "--scheduler", address], capsys)
     assert code == 1 and "5 ok, 2 failed, 0 skipped" in err, err
+    shares = re.search(r"files per worker: (.*)", err).group(1).split(", ")
+    assert sum(int(w.rsplit(" ", 1)[1]) for w in shares) == 7, err
     assert outputs(tmp_path / "out").keys() == outputs(local_pipeline(data)).keys()
     align = ["--device", "cpu", "-p", "1", "align", "--all-vs-all", "-i", data["seqs"], "--mode", "local",
              "--traceback"]
