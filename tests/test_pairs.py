@@ -86,6 +86,30 @@ def test_same_records_on_every_backend(index, tmp_path, backend):
     assert body[0] == body[1] and len(body[0]) >= 1200
 
 
+def test_pairs_in_a_bam_sorted_in_parts_are_the_one_sort_s(index, tmp_path, monkeypatch):
+    """Paired-end records with a read group (mates placed at their mate: RNAME and POS without a
+    placement of their own) in a BAM sorted in parts: the one sort's BAM once decompressed."""
+    import gzip
+
+    import pysam
+
+    from gseek.output import bam
+    from gseek.output.sam import read_group
+
+    options = dict(mate2=FIXTURE / "r2.fq.gz", mismatches=2, max_alignments=3, maxins=400, workers=0,
+                   read_group=read_group("g1", ["SM:s"]), command="gseek t")
+    map_files(index, FIXTURE / "r1.fq.gz", tmp_path / "one.bam", **options)
+    monkeypatch.setattr(bam, "SORT_PARTS_MIN_LENGTH", 0)
+    map_files(index, FIXTURE / "r1.fq.gz", tmp_path / "parts.bam", **options)
+    one = gzip.decompress((tmp_path / "one.bam").read_bytes())
+    assert gzip.decompress((tmp_path / "parts.bam").read_bytes()) == one
+    assert (tmp_path / "parts.bam").read_bytes() != (tmp_path / "one.bam").read_bytes()
+    with pysam.AlignmentFile(str(tmp_path / "parts.bam")) as fh:
+        records = list(fh)
+    placed = [r for r in records if r.is_unmapped and r.reference_id >= 0]
+    assert len(records) > 1000 and placed and all(r.get_tag("RG") == "g1" for r in records)
+
+
 def test_every_truth_pair_is_found(index, tmp_path):
     """Every simulated pair within k and the fragment limits is reported, with --all and as the best pair."""
     k, lo, hi = 2, 60, 350

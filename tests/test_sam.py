@@ -550,23 +550,29 @@ def test_a_bam_sorted_in_parts_is_the_one_sort_decompressed(genome, mapped_sam, 
 
     import pysam
 
-    from gseek.output import bam
+    from gseek.output import bam, sam_route
 
     _, index, _ = genome
     reads, sam = mapped_sam
     map_reads(index, reads, tmp_path / "one.bam", mismatches=2, max_alignments=3, command="gseek t")
     monkeypatch.setattr(bam, "SORT_PARTS_MIN_LENGTH", 0)
-    for parts, threads in ((4, 1), (4, 3), (2, 2)):
+    monkeypatch.setattr(sam_route, "CHUNK_BYTES", 256)  # the routing pass in many chunks (as by a batch of MiBs)
+    for parts, threads in ((4, 1), (4, 9), (2, 2)):  # sorts of 1 and 2 threads; 4 and 36 chunks
         monkeypatch.setattr(bam, "SORT_PARTS", parts)
         map_reads(index, reads, tmp_path / f"p{parts}t{threads}.bam", mismatches=2, max_alignments=3,
                   command="gseek t", threads=threads)
     one = gzip.decompress((tmp_path / "one.bam").read_bytes())
-    for name in ("p4t1", "p4t3", "p2t2"):
+    for name in ("p4t1", "p4t9", "p2t2"):
         assert gzip.decompress((tmp_path / f"{name}.bam").read_bytes()) == one, name
-    assert (tmp_path / "p4t1.bam").read_bytes() == (tmp_path / "p4t3.bam").read_bytes()
+    assert (tmp_path / "p4t1.bam").read_bytes() == (tmp_path / "p4t9.bam").read_bytes()
     assert (tmp_path / "p4t1.bam").read_bytes() != (tmp_path / "one.bam").read_bytes()  # other BGZF blocks
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        f"{n}.bam{s}" for n in ("one", "p4t1", "p4t3", "p2t2") for s in ("", ".bai"))
+        f"{n}.bam{s}" for n in ("one", "p4t1", "p4t9", "p2t2") for s in ("", ".bai"))
+    with pysam.AlignmentFile(str(sam)) as fh:  # every part of the four held records: the cuts were crossed
+        names, lengths = list(fh.references), list(fh.lengths)
+    text = b"".join(line for line in sam.read_bytes().splitlines(keepends=True) if not line.startswith(b"@"))
+    _, starts = sam_route.route_lines(np.frombuffer(text, np.uint8), sam_route.Parts(names, lengths, 4))
+    assert all(np.diff(starts) > 0), starts
     records = _records(tmp_path / "one.bam")
     assert any(r.split("\t")[2] == "*" for r in records) and len({r.split("\t")[2] for r in records}) == 5
     with pysam.AlignmentFile(str(tmp_path / "p4t1.bam")) as got, pysam.AlignmentFile(str(tmp_path / "one.bam")) as want:
@@ -719,6 +725,40 @@ def test_bowtie_read_group_options(rg_id, fields, want):
         read_group(rg_id, fields)
 
 
+@pytest.mark.parametrize("fails", ["part2.bam", "cat"])
+def test_a_failing_part_or_join_leaves_nothing_and_names_the_output(genome, mapped_sam, tmp_path, monkeypatch, fails):
+    """A BAM sorted in parts: one part's sort stopping at once (the writer meets its closed pipe
+    while the others run), or the ``samtools cat`` of the parts failing: one error naming the
+    output, every child gone, nothing left beside the output."""
+    from gseek.errors import GseekError
+    from gseek.output import bam as bam_module
+    from gseek.output.sam import SamWriter, sam_header
+
+    contigs, _, _ = genome
+    _, sam = mapped_sam
+    header = sam_header([f"chr{i}" for i in range(len(contigs))], [len(c) for c in contigs], command="t",
+                        backend="cpu")
+    monkeypatch.setattr(bam_module, "SORT_PARTS_MIN_LENGTH", 0)
+    failing = ("import json, sys\n"
+               "steps = json.loads(sys.argv[1])\n"
+               f"if {fails!r} in (steps[0][0], steps[0][-2].rsplit('/', 1)[-1]):\n"
+               "    out = steps[0][steps[0].index('-o') + 1]\n"
+               "    sys.stderr.write(f'[samtools] cannot write {out}\\n')\n"
+               "    sys.exit(1)\n") + bam_module._CHILD
+    monkeypatch.setattr(bam_module, "_CHILD", failing)
+    text = b"".join(line for line in sam.read_bytes().splitlines(keepends=True) if not line.startswith(b"@"))
+    started = []
+    real = bam_module._start
+    monkeypatch.setattr(bam_module, "_start", lambda *a, **k: started.append(real(*a, **k)) or started[-1])
+    with pytest.raises(GseekError, match=rf"^{tmp_path / 'p.bam'}: BAM conversion failed") as info, \
+            SamWriter(tmp_path / "p.bam", header) as out:
+        for _ in range(200 if fails != "cat" else 1):  # more than the pipes hold: the dead part is met
+            out.write_text(text, 1)
+    assert str(info.value).endswith(f"cannot write {tmp_path / 'p.bam'}"), info.value
+    assert len(started) == (5 if fails != "cat" else 6) and all(c.returncode is not None for c in started)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("name", ["x.bam", "x.cram", "u.bam", "p.bam"])
 def test_an_error_while_writing_or_sorting_leaves_nothing(genome, tmp_path, monkeypatch, name):
     """A failure (an exception in the writer's block, a failed sort) removes the
@@ -738,8 +778,10 @@ def test_an_error_while_writing_or_sorting_leaves_nothing(genome, tmp_path, monk
     options = {"reference": where / "g.fa", "sort": name != "u.bam"}
     with pytest.raises(KeyboardInterrupt), SamWriter(tmp_path / name, header, **options) as sam:
         sam.write_text(record, 1)
+        children = list(sam._htslib._children)
         raise KeyboardInterrupt
     assert list(tmp_path.iterdir()) == []
+    assert len(children) == (5 if name == "p.bam" else 1) and all(c.returncode is not None for c in children)
     if name == "u.bam":
         return
 

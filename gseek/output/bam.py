@@ -47,6 +47,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numba
 import numpy as np
 import pysam
 
@@ -67,6 +68,9 @@ _OLD_INDEXES = {"bam": (".bai", ".csi"), "cram": (".crai",)}
 #: (zlib's 6). Level 1 made 10M reads' sorted BAM 7% faster and 33% larger on the 2-GPU host: not
 #: worth a surprise to samtools users (``docs/sam.md``, "Compression").
 BAM_LEVEL: int | None = None
+#: samtools sort's memory per thread before it spills to scratch files (its ``-m`` default, 768 MiB): the
+#: sorts of a BAM sorted in parts share what one sort on every thread would have.
+SORT_MEMORY = 768 << 20
 #: The pipe's buffer (``F_SETPIPE_SZ``; Linux lets a user have 1 MiB without privileges).
 PIPE_BYTES = 1 << 20
 #: ``samtools view``'s output option by format (unsorted outputs).
@@ -183,10 +187,11 @@ class HtslibWriter:
         sort into the scratch folder per part."""
         out = os.fspath(self._dest)
         if self.parts is not None:
-            more = str(max(1, self.threads // self.parts.n) - 1)
+            each = max(1, self.threads // self.parts.n)
+            memory = max(1, self.threads * SORT_MEMORY // (self.parts.count * each) >> 20)  # MiB a thread
             level = [] if self.level is None else ["-l", str(self.level)]
-            return [["sort", "-@", more, *level, "-T", os.fspath(self._scratch / f"sort{k}"), "--no-PG", "-O", "bam",
-                     "-o", os.fspath(self._part(k)), "-"] for k in range(self.parts.count)]
+            return [["sort", "-@", str(each - 1), "-m", f"{memory}M", *level, "-T", os.fspath(self._scratch / f"sort{k}"),
+                     "--no-PG", "-O", "bam", "-o", os.fspath(self._part(k)), "-"] for k in range(self.parts.count)]
         more = str(self.threads - 1)  # samtools' -@: threads besides the calling one
         # (view's -l is a library filter: its level goes as an output format option)
         level = [] if self.level is None else ["-l", str(self.level)] if self.sort else \
@@ -222,6 +227,7 @@ class HtslibWriter:
             self._put(data)
             return
         with numba_guard(True):  # a parallel pass, beside the formatter's on other threads
+            numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))  # per calling thread
             routed, starts = route_lines(np.frombuffer(data, dtype=np.uint8), self.parts, self.threads)
         view = memoryview(routed)
         self._put_parts([view[starts[k]:starts[k + 1]] for k in range(self.parts.count)])
@@ -238,11 +244,11 @@ class HtslibWriter:
 
     def _put_parts(self, pieces: list[Any]) -> None:
         """Each child's piece into its pipe, whichever can take some first (the children parse side by side)."""
-        pending = {}
+        children, pending = list(self._children), {}
         poller = select.poll()
         for k, piece in enumerate(pieces):
             if len(piece):
-                fd = self._children[k].stdin.fileno()
+                fd = children[k].stdin.fileno()
                 pending[fd] = (k, memoryview(piece).cast("B"))
                 poller.register(fd, select.POLLOUT)
         while pending:
@@ -253,7 +259,7 @@ class HtslibWriter:
                 except BlockingIOError:
                     continue
                 except BrokenPipeError:  # the child stopped: its own error says why
-                    self._children[k].wait()
+                    children[k].wait()
                     raise self._failed(self._child_error(k)) from None
                 except OSError as exc:
                     raise named_error(exc, self.path) from exc
@@ -367,14 +373,17 @@ class HtslibWriter:
     def _shown(self, text: str) -> str:
         """``text`` on one line, the output's name in place of any temporary one."""
         text = " ".join(str(text).split())
-        names = [self._dest] + ([] if self._scratch is None else [self._scratch])
+        path = os.fspath(self.path)
+        names = [(self._dest, path)]
+        if self._scratch is not None:  # the index's scratch name, then anything else in the folder
+            names += [(self._index(), path + INDEX_SUFFIX[self.format]), (self._scratch, path)]
         if self.parts is not None:  # a part's sort names its part
-            names[:0] = [self._part(k) for k in range(self.parts.count)]
+            names[:0] = [(self._part(k), path) for k in range(self.parts.count)]
         elif self.sort:  # the sort's output argument: the output and its index's scratch name
             command = self._commands()[0]
-            names.insert(0, command[command.index("-o") + 1])
-        for scratch in names:
-            text = text.replace(os.fspath(scratch), os.fspath(self.path))
+            names.insert(0, (command[command.index("-o") + 1], path))
+        for scratch, shown in names:
+            text = text.replace(os.fspath(scratch), shown)
         return text
 
 

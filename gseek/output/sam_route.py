@@ -40,7 +40,8 @@ CHUNK_BYTES = 1 << 20
 class Parts:
     """How records are shared out: ``n`` ranges of the reference's coordinates (contigs laid end to
     end in header order, cut into ``n`` equal stretches), then one part for the records without a
-    reference (RNAME ``*``, or a name the header lacks: samtools reports those).
+    reference (RNAME ``*``; also a name the header lacks and a line without RNAME and POS: samtools
+    reports those).
 
     Arguments:
         names, lengths: the header's reference sequences (``@SQ`` SN and LN), in order.
@@ -71,19 +72,23 @@ class Parts:
 
 
 @njit(cache=True, nogil=True)
-def _part_of(text, a, names, name_off, name_tid, start, cuts, n):
-    """The part of the line starting at ``text[a]``: its RNAME (field 3) looked up among the
-    sorted names, its POS (field 4) laid end to end and placed among the cuts."""
+def _part_of(text, a, e, names, name_off, name_tid, start, cuts, n):
+    """The part of the line ``text[a:e]`` (``text[e]`` its newline): its RNAME (field 3) looked up
+    among the sorted names, its POS (field 4, at most the reference's length) laid end to end and
+    placed among the cuts. A line without those fields, or with a POS that is not a number, goes
+    to the last part (samtools names what is wrong with it)."""
     q = a
     tabs = 0
-    while tabs < 2:  # to the start of RNAME
+    while tabs < 2 and q < e:  # to the start of RNAME
         if text[q] == _TAB:
             tabs += 1
         q += 1
     r0 = q
-    while text[q] != _TAB:
+    while q < e and text[q] != _TAB:
         q += 1
     r1 = q
+    if tabs < 2 or q == e:
+        return n
     lo, hi = 0, name_tid.size  # binary search: the first name not below RNAME
     while lo < hi:
         mid = (lo + hi) // 2
@@ -109,12 +114,18 @@ def _part_of(text, a, names, name_off, name_tid, start, cuts, n):
     for k in range(r1 - r0):
         if text[r0 + k] != names[name_off[lo] + k]:
             return n
+    tid = name_tid[lo]
     pos = 0
     q = r1 + 1
-    while text[q] != _TAB:
-        pos = pos * 10 + (text[q] - _ZERO)
+    while q < e and text[q] != _TAB:
+        digit = text[q] - _ZERO
+        if digit < 0 or digit > 9 or q - r1 > 18:
+            return n
+        pos = pos * 10 + digit
         q += 1
-    g = start[name_tid[lo]] + pos
+    if q == r1 + 1:
+        return n
+    g = start[tid] + min(pos, start[tid + 1] - start[tid])  # past its reference's end: at the end (as it sorts)
     part = 0
     while part < cuts.size and cuts[part] <= g:
         part += 1
@@ -142,8 +153,8 @@ def _route(text, bounds, names, name_off, name_tid, start, cuts, n, sizes, out, 
             b = a
             while text[b] != _NL:
                 b += 1
+            p = _part_of(text, a, b, names, name_off, name_tid, start, cuts, n)
             b += 1
-            p = _part_of(text, a, names, name_off, name_tid, start, cuts, n)
             if fill:
                 o = at[p]
                 for k in range(b - a):
@@ -154,13 +165,17 @@ def _route(text, bounds, names, name_off, name_tid, start, cuts, n, sizes, out, 
             a = b
 
 
-def route_lines(text: np.ndarray, parts: Parts, threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def route_lines(text: np.ndarray, parts: Parts, threads: int | None = None,
+                chunk_bytes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The record lines of ``text`` (``uint8``, whole lines) grouped by part: the text of part 0,
     then part 1, ..., each in input order, and where each part's text starts (``parts.count + 1``
-    offsets). The same for any thread count (``threads``: chunks to share out, default Numba's)."""
+    offsets). The same for any thread count (``threads``: chunks to share out, default Numba's;
+    a chunk ``chunk_bytes`` at least, default :data:`CHUNK_BYTES`)."""
     text = np.ascontiguousarray(text, dtype=np.uint8)
+    if text.size and text[-1] != _NL:
+        raise ValueError("SAM text must end in a newline")
     threads = int(threads or numba.get_num_threads())
-    chunks = max(1, min(threads * 4, text.size // CHUNK_BYTES))
+    chunks = max(1, min(threads * 4, text.size // max(1, int(chunk_bytes or CHUNK_BYTES))))
     bounds = np.array([0] + [_line_start(text, text.size * c // chunks) for c in range(1, chunks)] + [text.size],
                       dtype=np.int64)
     bounds = np.maximum.accumulate(bounds)
