@@ -128,8 +128,10 @@ def _map(backend: Backend, tmp: Path) -> None:
 
     from gseek.output.sam_route import Parts, route_lines
 
-    # the lines of a sorted BAM against a reference of 1 Mbp or more, shared out among its sorts
-    route_lines(np.frombuffer(b"r\t0\tc\t7\t60\n" * 4, np.uint8), Parts(["c"], [10], 2), chunk_bytes=8)
+    # the lines of a sorted BAM against a reference of 1 Mbp or more, shared out among its sorts: from the
+    # formatter's buffers (writable) and from bytes (read-only), each its own machine code
+    for text in (bytearray(b"r\t0\tc\t7\t60\n" * 4), b"r\t0\tc\t7\t60\n" * 4):
+        route_lines(np.frombuffer(text, np.uint8), Parts(["c"], [10], 2), chunk_bytes=8)
     from gseek.datasets.simulate import kmismatch_pairs
 
     # paired-end reads: the pairing and mate-field passes (FASTQ and FASTA mates)

@@ -86,6 +86,8 @@ BACKUP_AFTER: float | None = 2.0
 #: worker beside a GPU one, 50-100 times slower at DP). A copy it lost counts as a job of at
 #: least the seconds it had run.
 SLOW_WORKER = 10.0
+#: Seconds a job run waits, at its start, for each worker to say whether its stages run on a GPU.
+KIND_WAIT_SECONDS = 120.0
 #: Set (to anything), a cluster run ends with a line of the jobs (``align``: and the backup copies) or
 #: query files each worker ran (``benchmarks/run.py cluster-hetero`` reads it).
 STATS_ENV = "GSEEK_CLUSTER_STATS"
@@ -307,6 +309,13 @@ def _run_shard(spec: Any, payloads: list[Any], keep_queries: bool) -> list[Any]:
             for _, hits in partial]
 
 
+def _device_kind(spec: Any) -> str:
+    """``gpu`` when the task ``spec`` builds on this worker runs a stage on a GPU, else ``cpu`` (the
+    runtime is built, as the worker's first job would build it)."""
+    task, _ = runtime(spec)
+    return "gpu" if any(b.name == "gpu" for b in task.backends) else "cpu"
+
+
 def _run_job(spec: Any, payloads: list[Any]) -> tuple[float, Any]:
     """:func:`_run_stages` on this worker and the seconds it took (the client's measure of the worker's speed)."""
     started = time.perf_counter()
@@ -443,8 +452,11 @@ class _RemoteStage:
         #: was sent says little; an original lost after many seconds, that it is at least that slow).
         self.timings: dict[str, list[float]] = {}
         self.lower: dict[str, list[float]] = {}
-        #: Jobs sent with a worker restriction (some workers were slow).
+        #: Jobs sent with a worker restriction (some workers were slow, or CPU workers beside GPU ones).
         self.restricted = 0
+        #: Each worker's (address) kind, ``gpu`` or ``cpu`` (:func:`_device_kind`; ``?`` when it did not say).
+        self.kinds: dict[str, str] = {}
+        self._kinds_lock = threading.Lock()
 
     def _typical(self) -> float:
         """The run's median job seconds (0 while none has finished)."""
@@ -471,21 +483,49 @@ class _RemoteStage:
         least = max(BACKUP_AFTER, SLOW_WORKER * typical)
         return {w for w in workers if (self._estimate(w) or 0.0) >= least}
 
+    def _learn_kinds(self, workers: set[str]) -> None:
+        """Ask each worker not asked yet whether its stages run on a GPU (a task pinned to it, which
+        builds its runtime as its first job would), waiting :data:`KIND_WAIT_SECONDS` at most."""
+        with self._kinds_lock:
+            new = sorted(workers - set(self.kinds))
+            if not new:
+                return
+            distributed = import_distributed()
+            futures = {w: self.client.submit(_device_kind, self.spec, key=f"gseek-kind-{self.token}-{w}", pure=False,
+                                             workers=[w], allow_other_workers=False) for w in new}
+            try:
+                distributed.wait(list(futures.values()), timeout=KIND_WAIT_SECONDS)
+            except Exception:  # noqa: BLE001 - a timeout: those that did not say are of no known kind
+                pass
+            for w, f in futures.items():
+                self.kinds[w] = f.result() if f.status == "finished" else "?"
+                f.cancel() if f.status == "pending" else f.release()
+
+    def _left_out(self, workers: set[str]) -> set[str]:
+        """The CPU workers while a GPU worker is up: a job of the GPU-bound tasks that run as jobs
+        (DP, BLAST) takes a CPU worker tens to thousands of times longer (DP: ~0.4 GCUPS a core
+        against ~1,400 a GPU), so it would only hold the in-order writer until its copy ran on the
+        GPU (three CPU workers beside the H100 took the run from 31.0 to 37.0 s)."""
+        if not any(self.kinds.get(w) == "gpu" for w in workers):
+            return set()
+        return {w for w in workers if self.kinds.get(w) == "cpu"}
+
     def _placement(self) -> dict[str, Any]:
-        """``submit``'s worker restriction for a new job: the workers that are not slow, when some
-        are. Strict: Dask's work stealing moves a loosely restricted task (``allow_other_workers``)
-        to an idle worker, so the slow workers, idle once their copies are cancelled, took queued
-        jobs of the fast ones (30 copies of 191 jobs on the H100 host). Should every fast worker
-        leave, a job waiting for one gets a backup copy on an idle slow worker once it has waited
-        twice that worker's time (:meth:`_backup_worker`)."""
-        slow = self._slow()
-        if not slow:
-            return {}
+        """``submit``'s worker restriction for a new job: the workers that are not slow, nor CPU
+        workers beside GPU ones (:meth:`_left_out`), when some are. Strict: Dask's work stealing
+        moves a loosely restricted task (``allow_other_workers``) to an idle worker, so the slow
+        workers, idle once their copies are cancelled, took queued jobs of the fast ones (30 copies
+        of 191 jobs on the H100 host). Should every fast worker leave, a job waiting for one gets a
+        backup copy on an idle slow worker once it has waited twice that worker's time
+        (:meth:`_backup_worker`)."""
         try:
-            fast = sorted(set(self.client.nthreads()) - slow)
+            workers = set(self.client.nthreads())
+            self._learn_kinds(workers)
         except Exception:  # noqa: BLE001 - a placement hint, never the run's failure
             return {}
-        return {"workers": fast, "allow_other_workers": False} if fast else {}
+        slow = self._slow() | self._left_out(workers)
+        fast = sorted(workers - slow)
+        return {"workers": fast, "allow_other_workers": False} if slow and fast else {}
 
     def _straggler(self, started: float) -> bool:
         """Whether a job running since ``started`` gets a backup copy now (:data:`BACKUP_AFTER`): it
@@ -508,7 +548,14 @@ class _RemoteStage:
         finish it in less than half that (its median job), else one not timed yet (the fastest
         first); None if no idle worker fits."""
         fit = []
-        for worker in self._idle_workers():
+        idle = self._idle_workers()
+        try:
+            left_out = self._left_out(set(self.client.nthreads()))
+        except Exception:  # noqa: BLE001 - no worker known: none left out
+            left_out = set()
+        for worker in idle:
+            if worker in left_out:
+                continue
             estimate = self._estimate(worker)
             if estimate is None or estimate < running / 2:
                 fit.append((estimate is None, estimate or 0.0, worker))
@@ -629,8 +676,9 @@ class _RemoteDispatcher(Dispatcher):
                 timed = "; ".join(f"{_name_of(stage.client, w)}: {len(stage.timings.get(w, ()))} jobs, estimate "
                                   f"{stage._estimate(w) or 0:.2f} s, copies lost {len(stage.lower.get(w, ()))}"
                                   for w in sorted(set(stage.timings) | set(stage.lower)))
-                print(f"gseek: worker timings: {timed}; slow: {len(stage._slow())}; jobs sent restricted "
-                      f"{stage.restricted} of {stage.sent}", file=sys.stderr)
+                kinds = ", ".join(f"{_name_of(stage.client, w)} {k}" for w, k in sorted(stage.kinds.items()))
+                print(f"gseek: worker timings: {timed}; slow: {len(stage._slow())}; kinds: {kinds}; jobs sent "
+                      f"restricted {stage.restricted} of {stage.sent}", file=sys.stderr)
 
 
 def remote_dispatcher(client: Any, task: Any, spec: Any, *, slots: int | None = None, retries: int = RETRIES,

@@ -593,6 +593,40 @@ def test_a_slow_worker_holds_neither_the_writer_nor_the_end(client, data, tmp_pa
     assert seen["backups_sent"] <= 4 and took < 4.0, (took, seen)
 
 
+class GpuWorker(WorkerPlugin):
+    """Makes one worker (of address ``gpu``) say its stages run on a GPU (``_device_kind``)."""
+
+    def __init__(self, gpu: str) -> None:
+        self.gpu = gpu
+
+    def setup(self, worker):
+        import gseek.pipeline.cluster as module
+
+        self.module, self.original = module, module._device_kind
+        if worker.address == self.gpu:
+            module._device_kind = lambda spec: "gpu"
+
+    def teardown(self, worker):
+        self.module._device_kind = self.original
+
+
+def test_a_cpu_worker_beside_a_gpu_worker_runs_no_job(client, data, tmp_path, monkeypatch):
+    """One worker says it has a GPU: every job of the run goes to it (the other is asked its kind
+    once, and runs nothing), the rows are the single-process ones."""
+    align_pairs_files(data["seqs"], tmp_path / "local.tsv", **ALIGN)
+    seen = remote_stats(monkeypatch)
+    gpu = sorted(client.scheduler_info()["workers"])[1]
+    client.register_plugin(GpuWorker(gpu), name="gpu-worker")
+    try:
+        align_pairs_files(data["seqs"], tmp_path / "cluster.tsv", client=client, **ALIGN)
+    finally:
+        client.unregister_worker_plugin("gpu-worker")
+    assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()
+    gpu_name = str(client.scheduler_info()["workers"][gpu]["name"])
+    assert seen["jobs_by_worker"] == {gpu_name: seen["jobs_sent"]} and seen["jobs_sent"] > 3, seen
+    no_tasks_left(client)
+
+
 class StandInClient:
     """What :class:`~gseek.pipeline.cluster._RemoteStage` asks a client when it places a job."""
 
@@ -615,6 +649,7 @@ def test_a_slow_worker_gets_no_new_job_and_copies_go_to_the_fastest_idle_worker(
     assert cluster_module.BACKUP_AFTER == 2.0 and cluster_module.SLOW_WORKER == 10.0
     stage = cluster_module._RemoteStage(StandInClient({"gpu": [], "cpu0": [], "cpu1": ["job-3"], "new": []}),
                                         None, "token", 0)
+    stage.kinds = dict.fromkeys(stage.client.jobs, "?")  # workers that did not say their kind: timings alone
     assert stage._slow() == set() and stage._placement() == {}  # nothing timed yet
     stage.seconds = [0.1] * 20
     stage.timings = {"gpu": [0.1] * 20, "cpu0": [3.0], "cpu1": [5.0, 2.5, 6.0]}
@@ -642,6 +677,25 @@ def test_a_slow_worker_gets_no_new_job_and_copies_go_to_the_fastest_idle_worker(
     stage.timings = {"gpu": [3.0], "cpu0": [4.0]}  # every worker slow: no restriction
     stage.seconds = [0.1]
     assert stage._slow() == {"gpu", "cpu0"} and stage._placement() == {}
+
+
+def test_cpu_workers_beside_a_gpu_worker_get_no_job_nor_copy():
+    """The kinds the workers said (``_device_kind``): while a GPU worker is up, the CPU workers are
+    left out of new jobs and backup copies before any job is timed (a worker of no known kind is
+    not); once no GPU worker is up, they take jobs again."""
+    import gseek.pipeline.cluster as cluster_module
+
+    stage = cluster_module._RemoteStage(StandInClient({"gpu": ["job-1"], "cpu0": [], "cpu1": [], "new": []}),
+                                        None, "token", 0)
+    stage.kinds = {"gpu": "gpu", "cpu0": "cpu", "cpu1": "cpu", "new": "?"}
+    assert stage._placement() == {"workers": ["gpu", "new"], "allow_other_workers": False}
+    assert stage._backup_worker(30.0) == "new"  # the idle CPU workers are not asked
+    stage.client.jobs["new"] = ["job-2"]
+    assert stage._backup_worker(30.0) is None
+    stage.kinds["new"] = "cpu"
+    assert stage._placement() == {"workers": ["gpu"], "allow_other_workers": False}
+    del stage.client.jobs["gpu"]  # the GPU worker left
+    assert stage._placement() == {} and stage._backup_worker(30.0) == "cpu0"
 
 
 def test_align_worker_lost_mid_run_still_writes_every_row_once(client, data, tmp_path, capsys):

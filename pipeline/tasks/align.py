@@ -103,6 +103,11 @@ class _DPStages:
         """One prelim callable per aligner (per CPU device; two per GPU)."""
         return [functools.partial(self._prelim, a) for a in self.aligners]
 
+    @property
+    def backends(self) -> list[Backend]:
+        """The backend of each prelim stage."""
+        return [a.backend for a in self.aligners]
+
     def _prelim(self, aligner: PairAligner, job: Job) -> list[Any]:  # pragma: no cover - abstract
         raise NotImplementedError
 

@@ -254,6 +254,11 @@ class BlastTask:
     def __repr__(self) -> str:
         return f"BlastTask({self.searchers[0]!r}, searchers={len(self.searchers)})"
 
+    @property
+    def backends(self) -> list[Backend]:
+        """The backend of each searcher (of each shard of a sharded one)."""
+        return [one.backend for s in self.searchers for one in getattr(s, "shards", [s])]
+
     def fingerprint(self) -> str:
         """Hash of everything that changes the output: task, options, the index."""
         text = json.dumps(dict(task=self.name, options=self.options, database=self.database,

@@ -410,6 +410,11 @@ class MapTask:
         """One prelim callable per device."""
         return [functools.partial(self._prelim, m) for m in self.mappers]
 
+    @property
+    def backends(self) -> list[Backend]:
+        """The backend of each prelim stage."""
+        return [m.backend for m in self.mappers]
+
     def _prelim(self, mapper: Mapper, job: Job) -> _Partial:
         batches = job.payloads
         with numba_guard(mapper.backend.name == "cpu"):
