@@ -456,6 +456,8 @@ class _RemoteStage:
         self.restricted = 0
         #: Each worker's (address) kind, ``gpu`` or ``cpu`` (:func:`_device_kind`; ``?`` when it did not say).
         self.kinds: dict[str, str] = {}
+        self._asking: dict[str, Any] = {}
+        self._waited = False
         self._kinds_lock = threading.Lock()
 
     def _typical(self) -> float:
@@ -485,30 +487,36 @@ class _RemoteStage:
 
     def _learn_kinds(self, workers: set[str]) -> None:
         """Ask each worker not asked yet whether its stages run on a GPU (a task pinned to it, which
-        builds its runtime as its first job would), waiting :data:`KIND_WAIT_SECONDS` at most."""
+        builds its runtime as its first job would). The run's first job waits for the answers
+        (:data:`KIND_WAIT_SECONDS` at most); a worker that comes later, or did not answer in time,
+        is asked without waiting, and gets jobs only once it has answered (:meth:`_left_out`)."""
         with self._kinds_lock:
-            new = sorted(workers - set(self.kinds))
-            if not new:
-                return
-            distributed = import_distributed()
-            futures = {w: self.client.submit(_device_kind, self.spec, key=f"gseek-kind-{self.token}-{w}", pure=False,
-                                             workers=[w], allow_other_workers=False) for w in new}
-            try:
-                distributed.wait(list(futures.values()), timeout=KIND_WAIT_SECONDS)
-            except Exception:  # noqa: BLE001 - a timeout: those that did not say are of no known kind
-                pass
-            for w, f in futures.items():
-                self.kinds[w] = f.result() if f.status == "finished" else "?"
-                f.cancel() if f.status == "pending" else f.release()
+            for w in sorted(workers - set(self.kinds) - set(self._asking)):
+                self._asking[w] = self.client.submit(_device_kind, self.spec, key=f"gseek-kind-{self.token}-{w}",
+                                                     pure=False, workers=[w], allow_other_workers=False)
+            if not self._waited and self._asking:
+                self._waited = True
+                try:
+                    import_distributed().wait(list(self._asking.values()), timeout=KIND_WAIT_SECONDS)
+                except Exception:  # noqa: BLE001 - a timeout: those that did not answer are asked on
+                    pass
+            for w, f in list(self._asking.items()):
+                if f.status in ("finished", "error", "cancelled", "lost"):
+                    self.kinds[w] = f.result() if f.status == "finished" else "?"  # "?": timed as any
+                    f.release()
+                    del self._asking[w]
 
     def _left_out(self, workers: set[str]) -> set[str]:
-        """The CPU workers while a GPU worker is up: a job of the GPU-bound tasks that run as jobs
-        (DP, BLAST) takes a CPU worker tens to thousands of times longer (DP: ~0.4 GCUPS a core
-        against ~1,400 a GPU), so it would only hold the in-order writer until its copy ran on the
-        GPU (three CPU workers beside the H100 took the run from 31.0 to 37.0 s)."""
-        if not any(self.kinds.get(w) == "gpu" for w in workers):
-            return set()
-        return {w for w in workers if self.kinds.get(w) == "cpu"}
+        """The workers that get no job now: those still to say their kind, and the CPU workers while a
+        GPU worker is up. A job of the GPU-bound tasks that run as jobs (DP, BLAST) takes a CPU worker
+        tens to thousands of times longer (DP: ~0.4 GCUPS a core against ~1,400 a GPU), so it would
+        only hold the in-order writer until its copy ran on the GPU (three CPU workers beside the
+        H100 took the run from 31.0 to 37.0 s). (Never all of them: :meth:`_placement`.)"""
+        with self._kinds_lock:
+            out = {w for w in workers if w in self._asking}
+            if any(self.kinds.get(w) == "gpu" for w in workers):
+                out |= {w for w in workers if self.kinds.get(w) == "cpu"}
+        return out
 
     def _placement(self) -> dict[str, Any]:
         """``submit``'s worker restriction for a new job: the workers that are not slow, nor CPU
@@ -665,8 +673,10 @@ class _RemoteDispatcher(Dispatcher):
         try:
             return super().run(queries)
         finally:
-            self.lost = _report_lost(self.client, self.token, self.log)
             stage = self.stage
+            for f in getattr(stage, "_asking", {}).values():  # kinds never answered: nothing left running
+                f.cancel()
+            self.lost = _report_lost(self.client, self.token, self.log)
             self.stats.update(jobs_sent=stage.sent, jobs_by_worker=dict(stage.by_worker), backups_sent=stage.backups[0],
                               backups_used=stage.backups[1])
             if os.environ.get(STATS_ENV):

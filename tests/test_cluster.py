@@ -14,6 +14,7 @@ import pickle
 import re
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -696,6 +697,11 @@ def test_cpu_workers_beside_a_gpu_worker_get_no_job_nor_copy():
     assert stage._placement() == {"workers": ["gpu"], "allow_other_workers": False}
     del stage.client.jobs["gpu"]  # the GPU worker left
     assert stage._placement() == {} and stage._backup_worker(30.0) == "cpu0"
+    # a worker that came later and has not said its kind yet (asked without waiting): no job meanwhile
+    stage.client.jobs["late"] = []
+    stage._asking["late"] = types.SimpleNamespace(status="pending")
+    assert stage._placement() == {"workers": ["cpu0", "cpu1", "new"], "allow_other_workers": False}
+    assert stage._backup_worker(30.0) == "cpu0"
 
 
 def test_align_worker_lost_mid_run_still_writes_every_row_once(client, data, tmp_path, capsys):
