@@ -487,24 +487,32 @@ class _RemoteStage:
 
     def _learn_kinds(self, workers: set[str]) -> None:
         """Ask each worker not asked yet whether its stages run on a GPU (a task pinned to it, which
-        builds its runtime as its first job would). The run's first job waits for the answers
-        (:data:`KIND_WAIT_SECONDS` at most); a worker that comes later, or did not answer in time,
-        is asked without waiting, and gets jobs only once it has answered (:meth:`_left_out`)."""
+        builds its runtime as its first job would). The run's first job waits for the answers until a
+        GPU worker has answered, or every worker (:data:`KIND_WAIT_SECONDS` at most); a worker that
+        answers later, or comes later, gets jobs only once it has answered (:meth:`_left_out`)."""
         with self._kinds_lock:
             for w in sorted(workers - set(self.kinds) - set(self._asking)):
                 self._asking[w] = self.client.submit(_device_kind, self.spec, key=f"gseek-kind-{self.token}-{w}",
                                                      pure=False, workers=[w], allow_other_workers=False)
-            if not self._waited and self._asking:
+            self._collect_kinds()
+            if not self._waited and self._asking:  # the first job: until a GPU worker answers, or all have
                 self._waited = True
-                try:
-                    import_distributed().wait(list(self._asking.values()), timeout=KIND_WAIT_SECONDS)
-                except Exception:  # noqa: BLE001 - a timeout: those that did not answer are asked on
-                    pass
-            for w, f in list(self._asking.items()):
-                if f.status in ("finished", "error", "cancelled", "lost"):
-                    self.kinds[w] = f.result() if f.status == "finished" else "?"  # "?": timed as any
-                    f.release()
-                    del self._asking[w]
+                end = time.monotonic() + KIND_WAIT_SECONDS
+                while self._asking and "gpu" not in self.kinds.values() and time.monotonic() < end:
+                    try:
+                        import_distributed().wait(list(self._asking.values()), timeout=end - time.monotonic(),
+                                                  return_when="FIRST_COMPLETED")
+                    except Exception:  # noqa: BLE001 - a timeout: those that did not answer are asked on
+                        pass
+                    self._collect_kinds()
+
+    def _collect_kinds(self) -> None:
+        """The answers that came (a failed one: ``?``, a worker of no known kind, timed as any)."""
+        for w, f in list(self._asking.items()):
+            if f.status in ("finished", "error", "cancelled", "lost"):
+                self.kinds[w] = f.result() if f.status == "finished" else "?"
+                f.release()
+                del self._asking[w]
 
     def _left_out(self, workers: set[str]) -> set[str]:
         """The workers that get no job now: those still to say their kind, and the CPU workers while a
