@@ -2422,20 +2422,17 @@ def bench_cluster_hetero(args: argparse.Namespace) -> Report:
     work = Path(tempfile.mkdtemp(prefix="gseek-hetero-bench-"))
     dask = None
     try:
+        env = _numba_cache_env()
+        env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
+        env["GSEEK_CLUSTER_STATS"] = "1"
         if args.task == "map":
             if not args.ref:
                 raise SystemExit("cluster-hetero --task map: give --ref FASTA")
-            env = _numba_cache_env()
-            env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
-            env["GSEEK_CLUSTER_STATS"] = "1"
             dask = _DaskProcesses(work, env)
             return _hetero_map(args, work, env, dask)
         data = _pipeline_align_data(work, 1, 1, args.seqs, args.length, args.seed)
         seqs = data["db"]
         n = args.seqs
-        env = _numba_cache_env()
-        env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
-        env["GSEEK_CLUSTER_STATS"] = "1"
         cells = data["db_bases"] ** 2 // 2  # about: sum over i < j of len_i * len_j
         dask = _DaskProcesses(work, env)
         dask.worker("gpu")

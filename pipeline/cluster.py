@@ -562,7 +562,8 @@ class _RemoteStage:
     def _backup_worker(self, running: float) -> str | None:
         """The idle worker for a backup copy of a job that has run ``running`` seconds: one expected to
         finish it in less than half that (its median job), else one not timed yet (the fastest
-        first); None if no idle worker fits."""
+        first), never one left out (:meth:`_left_out`, among the workers up now); None if no idle
+        worker fits."""
         fit = []
         idle = self._idle_workers()
         try:

@@ -58,7 +58,7 @@ from gseek.seqio.atomic import descriptor_of, is_special, named_error, open_outp
 from .sam_route import Parts, route_lines
 
 __all__ = ["BAM_LEVEL", "INDEX_SUFFIX", "SCRATCH_SUFFIX", "SORT_PARTS", "SORT_PARTS_MIN_LENGTH", "HtslibWriter",
-           "abort_open_writers"]
+           "abort_open_writers", "header_bytes"]
 
 #: The index samtools writes beside a sorted output, by format.
 INDEX_SUFFIX = {"bam": ".bai", "cram": ".crai"}
@@ -171,13 +171,8 @@ class HtslibWriter:
                     fcntl.fcntl(stdin.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
                 except OSError:
                     pass
-                if self.parts is not None:  # written as each child takes it (_put_parts)
-                    os.set_blocking(stdin.fileno(), False)
-            text = _header_text(header)
-            if self.parts is None:
-                self._put(text)
-            else:
-                self._put_parts([text] * len(self._children))
+                os.set_blocking(stdin.fileno(), False)  # written as each child takes it (_put)
+            self._put([header_bytes(str(header))] * len(self._children))
         except BaseException:
             self._close(*sys.exc_info())
             raise
@@ -224,25 +219,15 @@ class HtslibWriter:
         if len(data) and data[-1] != 10:
             raise ValueError("SAM text must end in a newline")
         if self.parts is None:
-            self._put(data)
+            self._put([data])
             return
         with numba_guard(True):  # a parallel pass, beside the formatter's on other threads
             numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))  # per calling thread
             routed, starts = route_lines(np.frombuffer(data, dtype=np.uint8), self.parts, self.threads)
         view = memoryview(routed)
-        self._put_parts([view[starts[k]:starts[k + 1]] for k in range(self.parts.count)])
+        self._put([view[starts[k]:starts[k + 1]] for k in range(self.parts.count)])
 
-    def _put(self, data) -> None:
-        child = self._children[0]
-        try:
-            child.stdin.write(data)
-        except BrokenPipeError:  # the child stopped: its own error says why
-            child.wait()
-            raise self._failed(self._child_error(0)) from None
-        except OSError as exc:
-            raise named_error(exc, self.path) from exc
-
-    def _put_parts(self, pieces: list[Any]) -> None:
+    def _put(self, pieces: list[Any]) -> None:
         """Each child's piece into its pipe, whichever can take some first (the children parse side by side)."""
         children, pending = list(self._children), {}
         poller = select.poll()
@@ -387,10 +372,11 @@ class HtslibWriter:
         return text
 
 
-def _header_text(header: pysam.AlignmentHeader) -> bytes:
-    """The header's lines as bytes: names latin-1 (as read), ``@PG`` lines UTF-8 (any character)."""
+def header_bytes(text: str) -> bytes:
+    """A SAM header's text as bytes: names latin-1 (byte for byte as read, as in the records), the
+    ``@PG`` lines UTF-8 (the command line may hold any character)."""
     return b"".join(line.encode("utf-8") if line.startswith("@PG") else line.encode("latin-1")
-                    for line in str(header).splitlines(keepends=True))
+                    for line in text.splitlines(keepends=True))
 
 
 #: The writers open (made, not yet closed) in this process.

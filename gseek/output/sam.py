@@ -43,7 +43,7 @@ from gseek.seqio import SequenceBatch, open_output
 from gseek.seqio.atomic import STDOUT, is_special
 
 from . import sam_records
-from .bam import INDEX_SUFFIX, HtslibWriter
+from .bam import INDEX_SUFFIX, HtslibWriter, header_bytes
 from .bgzf import BgzfWriter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -328,7 +328,7 @@ class SamWriter:
             self._bgzf = self._out = BgzfWriter(self._out) if compression_level is None else \
                 BgzfWriter(self._out, int(compression_level))
         try:
-            self._write(_header_bytes(str(self.header)))
+            self._write(header_bytes(str(self.header)))
         except BaseException:
             self._close(*sys.exc_info())
             raise
@@ -389,13 +389,6 @@ def _append_to_lines(text: str | bytes | np.ndarray, suffix: np.ndarray) -> np.n
 
 
 # --------------------------------------------------------------------------- records
-
-def _header_bytes(text: str) -> bytes:
-    """The header as bytes: names latin-1 (byte for byte as read, as in the records),
-    the ``@PG`` lines UTF-8 (the command line may hold any character)."""
-    return b"".join(line.encode("utf-8") if line.startswith("@PG") else line.encode("latin-1")
-                    for line in text.splitlines(keepends=True))
-
 
 def _joined(texts) -> tuple[np.ndarray, np.ndarray]:
     """Strings as latin-1 bytes + offsets (the ``SequenceBatch.names`` layout)."""
