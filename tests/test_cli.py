@@ -464,10 +464,10 @@ def test_demo_maps_the_lambda_reads(tmp_path, capsys):
     placed = sum(1 for t in read_truth(lambda_truth()) if t.contig is not None)
     assert f"truth             {placed:,} of {placed:,} simulated reads reported at their true origin" in out
     # the demo maps with -v 3, gseek search defaults to -v 2: the summary says both
-    from gseek.cli import search
+    from gseek.cli import cli
     from gseek.mapper import DEFAULT_MISMATCHES
 
-    (v,) = [p for p in search.params if p.name == "mismatches"]
+    (v,) = [p for p in cli.commands["search"].params if p.name == "mismatches"]
     assert v.default == DEFAULT_MISMATCHES == 2
     (line,) = [line for line in out.splitlines() if line.startswith("mapped")]
     assert line.startswith("mapped (-v 3)     ") and line.endswith("(gseek search -v 3; its default is -v 2)")
@@ -977,7 +977,7 @@ def test_search_summary_names_the_device_and_why(mapped, capsys, monkeypatch, de
     reads from regular files of less than AUTO_CPU_BELOW bytes are mapped on the CPU without
     looking for a GPU (GSEEK_DISABLE_GPU would hide none then)."""
     import gseek.backend
-    from gseek import cli
+    from gseek.cli import search as cli
 
     if small:  # a GPU would be a failure: auto must not look for one
         monkeypatch.setattr(gseek.backend.GpuBackend, "__init__", lambda *a, **k: pytest.fail("GPU backend built"))
@@ -995,7 +995,7 @@ def test_auto_device_counts_the_reads_text_of_regular_files_only(tmp_path, monke
     FIFOs and missing files give None (a FIFO is not opened: its reader would lose the data)."""
     import gzip
 
-    from gseek import cli
+    from gseek.cli import search as cli
 
     plain, packed, fifo = tmp_path / "r.fq", tmp_path / "r.fq.gz", tmp_path / "fifo"
     plain.write_bytes(b"@r\nACGT\n+\nIIII\n" * 10)
@@ -1176,9 +1176,8 @@ def test_first_compile_says_so_once(mapped, capsys, monkeypatch):
     line, once per process; none with --quiet, none once the command is over."""
     from numba.core import event
 
-    from gseek import cli
-
     import gseek.pipeline
+    from gseek.cli import report as cli
 
     def compiling(*args, **kwargs):
         for _ in range(2):

@@ -660,11 +660,11 @@ def test_an_output_through_a_descriptor_is_written_through_it(world, tmp_path):
 def test_a_signal_before_the_commands_own_handler_still_says_one_line():
     """A SIGTERM handled between the handler's installation and the command's own ``try`` (the
     suite caught one: 143 with nothing on stderr): the same one line as anywhere else."""
-    code = ("import gseek.cli as cli\n"
+    code = ("import gseek.cli as cli, gseek.cli.process as process\n"
             "from gseek.errors import Terminated\n"
             "def early(args):\n"
             "    raise Terminated(15)\n"
-            "cli._main = early\n"
+            "process._main = early\n"
             "cli.run()\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert proc.returncode == 143 and proc.stderr == b"gseek: terminated by SIGTERM\n", proc.stderr

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gseek.cli import bowtie_summary, main
+from gseek.cli import main
+from gseek.cli.report import bowtie_summary
 from gseek.datasets.simulate import kmismatch_pairs
 from gseek.errors import FastxError
 from gseek.index import Index
