@@ -78,6 +78,7 @@ from gseek.seqio import open_output
 from .cluster import ClusterFiles, cluster_spec, remote_dispatcher, shard_dispatcher
 from .engine import FileResult, Progress, QueryFile, QueueBounds
 from .tasks import AlignTask, BlastTask, MapTask, TaskSpec
+from .tasks.map import VALUE_KEYWORDS, map_values
 
 __all__ = ["QueryListError", "PipelineSummary", "read_query_list", "run_pipeline", "TASKS",
            "SUMMARY_NAME", "MANIFEST_NAME", "LOCK_NAME"]
@@ -436,6 +437,8 @@ def run_pipeline(
     task_cls = TASKS[task]
     if task_cls is BlastTask:
         task_options["task"] = task
+    if task_cls is MapTask:  # the options as values, made once here (loose keywords or values)
+        task_options = _map_task_options(task_options)
     entries = read_query_list(list_file, suffix=task_cls.output_suffix)
     for query, _ in entries:
         if query.paired and task != "map":
@@ -445,7 +448,8 @@ def run_pipeline(
     if task != "align":  # the index folder: nothing may be written inside it
         index_dir = index.path if isinstance(index, Index) else resolve_index(index)
         # the FASTA a CRAM is encoded against: an input like the queries
-        within, reference = ([] if index_dir is None else [index_dir]), [task_options.get("reference")]
+        sam = task_options.get("sam_options")
+        within, reference = ([] if index_dir is None else [index_dir]), [None if sam is None else sam.reference]
     else:  # the targets file: an input like the queries
         within, reference = [], [index]
     inputs = [list_file, *reference, *(p for query, _ in entries for p in query.paths)]
@@ -587,7 +591,20 @@ def _run_locked(entries: list[tuple[QueryFile, str]], task_cls: Any, index: Any,
 
 
 #: Task options that name a file a worker reads (made absolute: a worker's folder is not the client's).
-_PATH_OPTIONS = ("reference",)
+def _map_task_options(options: dict[str, Any]) -> dict[str, Any]:
+    """A map run's options: the four values (:func:`~gseek.pipeline.tasks.map.map_values`) and the rest."""
+    names = ("options", "read_options", "sam_options", "pair_options")
+    values = map_values(**{k: v for k, v in options.items() if k in names or k in VALUE_KEYWORDS})
+    rest = {k: v for k, v in options.items() if k not in names and k not in VALUE_KEYWORDS}
+    return {**dict(zip(names, values)), **rest}
+
+
+def _absolute_paths(options: dict[str, Any]) -> dict[str, Any]:
+    """The task's options with the files they name as absolute paths (the same on every node)."""
+    sam = options.get("sam_options")
+    if sam is not None and sam.reference is not None:
+        return {**options, "sam_options": sam.replace(reference=os.path.abspath(sam.reference))}
+    return options
 
 
 def _cluster_task_spec(task_cls: Any, index: Any, devices: Sequence[str | Backend] | None, device: str | Backend,
@@ -598,8 +615,7 @@ def _cluster_task_spec(task_cls: Any, index: Any, devices: Sequence[str | Backen
             raise OptionError("a cluster run needs a saved index: give its path (Index.save)")
         index = index.path
     source = os.path.abspath(index if task_cls is AlignTask else resolve_index(index))  # targets or index
-    files = {k: os.path.abspath(v) for k, v in task_options.items() if k in _PATH_OPTIONS and v is not None}
-    spec = TaskSpec.of(task_cls.name, source, dict(command=command, **{**task_options, **files}))
+    spec = TaskSpec.of(task_cls.name, source, dict(command=command, **_absolute_paths(task_options)))
     return cluster_spec(spec, device=device, devices=devices, threads=threads)
 
 

@@ -5,12 +5,15 @@ into one argument of the command (``map_options``, ``pair_options``, ``blast_opt
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import types
 
 import click
 
+from ..errors import OptionError
+from ..options import DEFAULT_MAXINS, DEFAULT_MININS, MapOptions, PairOptions, ReadOptions, SamOptions
 from .app import STATE
 
 MAP_OPTIONS = ("mismatches", "max_alignments", "report_all", "max_hits", "norc", "nofw", "no_unal", "xa_limit",
@@ -18,8 +21,10 @@ MAP_OPTIONS = ("mismatches", "max_alignments", "report_all", "max_hits", "norc",
 
 
 def with_map_options(func):
-    """The read-mapping options shared by ``search`` and ``pipeline``, collected
-    into one ``map_options`` dict argument and checked together."""
+    """The read-mapping options shared by ``search`` and ``pipeline``, made into a
+    :class:`~gseek.options.MapOptions` (``map_options``) and a :class:`~gseek.options.ReadOptions`
+    (``read_options``), checked together; ``--no-unal`` and ``--cigar-eq`` go to
+    :func:`with_sam_options`' value (which an inner decorator of the command makes)."""
     options = [
         click.option("-v", "--mismatches", type=click.IntRange(0, 8), default=2, show_default=True,
                      help="map: report placements with at most this many mismatches (N counts as one)."),
@@ -48,32 +53,34 @@ def with_map_options(func):
 
     @functools.wraps(func)
     def wrapper(**kwargs):
-        map_options = {name: kwargs.pop(name) for name in MAP_OPTIONS}
-        if map_options["max_hits"] is not None and not map_options["report_all"]:
+        if kwargs["max_hits"] is not None and not kwargs["report_all"]:
             raise click.UsageError("--max-hits caps --all; give --all too")
-        from ..errors import OptionError
-        from ..mapper import check_map_options
-
-        checked = {k: map_options[k] for k in ("max_alignments", "report_all", "max_hits", "norc", "nofw", "xa_limit")}
-        try:  # every mistake in the options alone or together is a usage error (exit 2)
-            check_map_options(map_options["mismatches"], **checked)
-        except OptionError as exc:
-            raise click.UsageError(str(exc)) from None
-        return func(map_options=map_options, **kwargs)
+        with usage_errors():  # every mistake in the options alone or together is a usage error (exit 2)
+            map_options = MapOptions(**{name: kwargs.pop(name) for name in MapOptions.field_names() if name in kwargs})
+            read_options = ReadOptions(**{name: kwargs.pop(name) for name in ReadOptions.field_names()})
+        # --no-unal and --cigar-eq stay in kwargs: SAM options (with_sam_options, inside this one)
+        return func(map_options=map_options, read_options=read_options, **kwargs)
 
     for option in reversed(options):
         wrapper = option(wrapper)
     return wrapper
 
 
+@contextlib.contextmanager
+def usage_errors():
+    """An :class:`~gseek.errors.OptionError` raised inside as a usage error (exit 2)."""
+    try:
+        yield
+    except OptionError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 PAIR_OPTIONS = ("minins", "maxins", "orientation")
 
 
 def with_pair_options(func):
-    """bowtie's paired-end options (``-I``, ``-X``, ``--fr``/``--rf``/``--ff``), collected
-    into one ``pair_options`` dict of :func:`~gseek.pipeline.map_files` arguments."""
-    from ..mapper.pairs import DEFAULT_MAXINS, DEFAULT_MININS
-
+    """bowtie's paired-end options (``-I``, ``-X``, ``--fr``/``--rf``/``--ff``), made into one
+    :class:`~gseek.options.PairOptions` (``pair_options``)."""
     options = [
         click.option("-I", "--minins", type=click.IntRange(min=0), default=DEFAULT_MININS, show_default=True,
                      help="map, pairs: shortest fragment (leftmost to rightmost base of both mates) of a concordant "
@@ -88,10 +95,12 @@ def with_pair_options(func):
 
     @functools.wraps(func)
     def wrapper(**kwargs):
-        pair_options = {name: kwargs.pop(name) for name in PAIR_OPTIONS}
-        if pair_options["minins"] > pair_options["maxins"]:
-            raise click.UsageError(f"-I/--minins {pair_options['minins']} is larger than -X/--maxins "
-                                   f"{pair_options['maxins']}")
+        given_values = {name: kwargs.pop(name) for name in PAIR_OPTIONS}
+        if given_values["minins"] > given_values["maxins"]:
+            raise click.UsageError(f"-I/--minins {given_values['minins']} is larger than -X/--maxins "
+                                   f"{given_values['maxins']}")
+        with usage_errors():
+            pair_options = PairOptions(**given_values)
         return func(pair_options=pair_options, **kwargs)
 
     for option in reversed(options):
@@ -206,9 +215,8 @@ SAM_OPTIONS = ("sort", "compression_level", "reference", "rg_id", "rg_fields", "
 
 def with_sam_options(func):
     """The SAM/BAM/CRAM output options shared by ``search`` and ``pipeline --task
-    map``, collected into one ``sam_options`` dict (``sort``, ``compression_level``,
-    ``reference``, ``read_group``) of :func:`~gseek.pipeline.map_files` arguments; a
-    mistake in them is a usage error (exit 2)."""
+    map``, made into one :class:`~gseek.options.SamOptions` (``sam_options``; with the
+    map group's ``--no-unal`` and ``--cigar-eq``); a mistake in them is a usage error (exit 2)."""
     options = [
         click.option("--sort/--no-sort", default=None,
                      help="map: coordinate-sort a .bam/.cram output and index it (.bai/.crai) "
@@ -229,20 +237,18 @@ def with_sam_options(func):
     @functools.wraps(func)
     def wrapper(**kwargs):
         v = {name: kwargs.pop(name) for name in SAM_OPTIONS}
-        from ..errors import OptionError
         from ..output.sam import read_group, read_group_line
 
-        try:
+        with usage_errors():
             if v["rg_line"] is not None:
                 if v["rg_id"] is not None or v["rg_fields"]:
                     raise OptionError("-R and --rg-id/--rg both give the read group; give one of them")
                 group = read_group_line(v["rg_line"])
             else:
                 group = read_group(v["rg_id"], v["rg_fields"])
-        except OptionError as exc:
-            raise click.UsageError(str(exc)) from None
-        sam_options = {"sort": v["sort"], "compression_level": v["compression_level"], "reference": v["reference"],
-                       "read_group": group}
+            sam_options = SamOptions(no_unal=kwargs.pop("no_unal", False), cigar_eq=kwargs.pop("cigar_eq", False),
+                                     read_group=None if group is None else tuple(group.items()), sort=v["sort"],
+                                     compression_level=v["compression_level"], reference=v["reference"])
         return func(sam_options=sam_options, **kwargs)
 
     for option in reversed(options):

@@ -43,8 +43,8 @@ from .report import compile_notice
                    "[map: 64 on a GPU, 16 on the CPU; align: about 2^40 DP cells on a GPU, 2^32 on the CPU].")
 @with_cluster_options
 @common
-def pipeline(query_list, task, index_prefix, target, outdir, gpus, split, resume, map_options, pair_options,
-             interleaved, sam_options, align_options, blast_options, workers, job_mb, cluster) -> None:
+def pipeline(query_list, task, index_prefix, target, outdir, gpus, split, resume, map_options, read_options,
+             pair_options, interleaved, sam_options, align_options, blast_options, workers, job_mb, cluster) -> None:
     """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
     if split == "database" and task not in ("megablast", "blastn"):
         raise click.UsageError("--split database: for --task megablast|blastn (with --gpus, or on a cluster)")
@@ -57,7 +57,8 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, split, resume
         if index_prefix is None or target is not None:
             raise click.UsageError("--task map takes -x/--index INDEX (and no -t)")
         foreign = given(ALIGN_OPTIONS) + given(BLAST_OPTIONS[:-1])
-        reference, options = index_prefix, {**map_options, **sam_options, **pair_options}
+        reference, options = index_prefix, dict(options=map_options, read_options=read_options,
+                                                sam_options=sam_options, pair_options=pair_options)
         if interleaved:
             options["interleaved"] = True
     elif task in ("megablast", "blastn"):

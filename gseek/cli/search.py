@@ -63,8 +63,8 @@ def _small_input(paths) -> int | None:
 @click.option("--al", metavar="FILE", help="map: write the reads that aligned to FILE, as given (gzip: .gz; pairs: "
                                             "aligned concordantly, FILE_1, FILE_2).")
 @common
-def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, pair_options, blast_options,
-           sam_options, output, gpus, un, al) -> None:
+def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, read_options, pair_options,
+           blast_options, sam_options, output, gpus, un, al) -> None:
     """Map reads (--task map, SOAP3-style complete k-mismatch; paired-end with
     -1/-2 or --interleaved) or search queries (--task megablast|blastn,
     G-BLASTN-style) against an index."""
@@ -80,12 +80,12 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
                                    f"not --task {task}")
         blast_search(index_prefix, queries, task, blast_options, output, devices)
     else:
-        map_search(index_prefix, queries, mate1, mate2, interleaved, map_options, pair_options, sam_options, output,
-                   devices, un, al)
+        map_search(index_prefix, queries, mate1, mate2, interleaved, map_options, read_options, pair_options,
+                   sam_options, output, devices, un, al)
 
 
-def map_search(index_prefix, queries, mate1, mate2, interleaved, map_options, pair_options, sam_options, output,
-               devices, un, al) -> None:
+def map_search(index_prefix, queries, mate1, mate2, interleaved, map_options, read_options, pair_options,
+               sam_options, output, devices, un, al) -> None:
     """``gseek search --task map``: reads (or pairs) to SAM/BAM/CRAM, bowtie's summary on stderr."""
     paired = mate1 is not None or mate2 is not None or interleaved is not None
     foreign = given(BLAST_OPTIONS)
@@ -101,12 +101,12 @@ def map_search(index_prefix, queries, mate1, mate2, interleaved, map_options, pa
         if interleaved is None and (mate1 is None or mate2 is None):
             raise click.UsageError("paired-end reads need both -1 FILE and -2 FILE")
         queries = (interleaved,) if interleaved is not None else (mate1,)
-        pair_options = dict(pair_options, mate2=mate2, interleaved=interleaved is not None)
+        pairs = dict(pair_options=pair_options, mate2=mate2, interleaved=interleaved is not None)
     else:
         foreign = given(PAIR_OPTIONS)
         if foreign:
             raise click.UsageError(f"{', '.join(foreign)}: options of paired-end reads (-1/-2 or --interleaved)")
-        pair_options = {}
+        pairs = {}
     if not queries:
         raise click.UsageError("--task map needs -q FILE (or -1 FILE -2 FILE, or --interleaved FILE)")
     from ..pipeline import map_files
@@ -123,8 +123,8 @@ def map_search(index_prefix, queries, mate1, mate2, interleaved, map_options, pa
         try:
             counts = map_files(index_prefix, list(queries), output or "-", device=device, devices=devices,
                                threads=STATE.threads, command=command_line(), un=un, al=al,
-                               progress=bar.update if bar.shown else None, **map_options, **sam_options,
-                               **pair_options)
+                               progress=bar.update if bar.shown else None, options=map_options,
+                               read_options=read_options, sam_options=sam_options, **pairs)
         finally:
             warm.join()
     for line in bowtie_summary(counts["reads"], counts["mapped"], counts["alignments"],

@@ -58,6 +58,7 @@ from gseek import ragged
 from gseek.backend import Backend, get_backend
 from gseek.encode import reverse_complement
 from gseek.errors import OptionError
+from gseek.options import DEFAULT_MISMATCHES, MAX_MIN_PIECE, MAX_MISMATCHES, MapOptions, check_map_options
 from gseek.index import Index
 from gseek.index.search import FmArrays, backward_search, locate_rows, pattern_arrays, text_to_contig
 from gseek.index.text import ReferenceText
@@ -75,41 +76,7 @@ __all__ = ["Mapper", "DEFAULT_MISMATCHES", "MAX_MISMATCHES", "MIN_READ_LENGTH", 
            "check_map_options"]
 
 
-#: ``k`` when none is given (``gseek search -v``'s default; the demo maps with 3).
-DEFAULT_MISMATCHES = 2
-
-
-def check_map_options(mismatches: int = DEFAULT_MISMATCHES, *, max_alignments: int | None = None,
-                      report_all: bool = False, max_hits: int | None = None, norc: bool = False,
-                      nofw: bool = False, xa_limit: int = 3) -> None:
-    """Check :class:`Mapper`'s options alone and together (no index needed):
-    :class:`~gseek.errors.OptionError` naming the rule broken. The CLI calls
-    it as it parses options, so that every such mistake is a usage error.
-
-    >>> check_map_options(2, max_alignments=2, report_all=True)
-    Traceback (most recent call last):
-    ...
-    gseek.errors.OptionError: choose one of -k N and --all
-    """
-    if isinstance(mismatches, bool) or not isinstance(mismatches, (int, np.integer)):
-        raise OptionError(f"mismatches must be an integer 0..{MAX_MISMATCHES}, not {mismatches!r}")
-    if not 0 <= mismatches <= MAX_MISMATCHES:
-        raise OptionError(f"mismatches must be 0..{MAX_MISMATCHES}, not {mismatches}")
-    if max_alignments is not None and int(max_alignments) < 1:
-        raise OptionError(f"max_alignments (-k) must be >= 1, not {max_alignments}")
-    if max_alignments is not None and report_all:
-        raise OptionError("choose one of -k N and --all")
-    if max_hits is not None and int(max_hits) < 1:
-        raise OptionError(f"max_hits must be >= 1, not {max_hits}")
-    if max_hits is not None and not report_all:
-        raise OptionError("max_hits caps --all; give report_all=True")
-    if norc and nofw:
-        raise OptionError("norc and nofw together leave no strand to map")
-    if int(xa_limit) < 0:
-        raise OptionError(f"xa_limit must be >= 0, not {xa_limit}")
-
-#: Largest ``k`` (``--mismatches``).
-MAX_MISMATCHES = kmismatch.MAX_MISMATCHES
+assert MAX_MISMATCHES == kmismatch.MAX_MISMATCHES and MAX_MIN_PIECE == kmismatch.MAX_DFS_DEPTH // 2
 #: Shorter reads (an empty record too) are reported unmapped with ``YF:Z:TOO_SHORT``.
 MIN_READ_LENGTH = 16
 #: Longer reads are reported unmapped with ``YF:Z:TOO_LONG`` (not dropped).
@@ -121,8 +88,11 @@ class Mapper:
 
     Arguments:
         index: an index holding the ``fm``, ``sa`` and ``text`` parts
-            (``wgram`` speeds up exact pieces).
+            (``wgram`` speeds up exact pieces), or the path of a saved one
+            (loaded on ``device``, as mappy's ``Aligner`` takes a path).
         mismatches: ``k``, 0..8; an N in the read or the reference counts as one.
+        options: the options below as one :class:`~gseek.options.MapOptions`
+            (or given as the second argument), instead of keywords.
         max_alignments: report up to this many placements per read, best
             strata first (``-k N``).
         report_all: report every placement (``--all``), up to ``max_hits``.
@@ -175,20 +145,30 @@ class Mapper:
 
     def __init__(
         self,
-        index: Index,
-        mismatches: int = DEFAULT_MISMATCHES,
+        index: Index | str | os.PathLike,
+        mismatches: int | MapOptions = DEFAULT_MISMATCHES,
         *,
-        max_alignments: int | None = None,
-        report_all: bool = False,
-        max_hits: int | None = None,
-        norc: bool = False,
-        nofw: bool = False,
-        xa_limit: int = 3,
-        min_piece: int | None = None,
+        options: MapOptions | None = None,
         device: str | Backend | None = None,
+        **keywords: Any,
     ) -> None:
-        check_map_options(mismatches, max_alignments=max_alignments, report_all=report_all, max_hits=max_hits,
-                          norc=norc, nofw=nofw, xa_limit=xa_limit)
+        if isinstance(mismatches, MapOptions):
+            options, mismatches = mismatches, DEFAULT_MISMATCHES
+        if options is None:  # the keywords made into the value, checked once here
+            unknown = sorted(set(keywords) - set(MapOptions.field_names()))
+            if unknown:
+                raise OptionError(f"unknown Mapper option(s): {', '.join(unknown)} "
+                                  f"(known: {', '.join(MapOptions.field_names())}, options, device)")
+            options = MapOptions(mismatches, **keywords)
+        elif keywords or mismatches != DEFAULT_MISMATCHES:
+            raise OptionError("give the mapping options as options=MapOptions(...) or as keywords, not both")
+        if not isinstance(index, Index):  # a path, as mappy's Aligner takes one
+            index = Index.load(index, device=device or "auto")
+        #: The options, whole (:class:`~gseek.options.MapOptions`).
+        self.options = options
+        max_alignments, report_all, max_hits = options.max_alignments, options.report_all, options.max_hits
+        norc, nofw, xa_limit, min_piece = options.norc, options.nofw, options.xa_limit, options.min_piece
+        mismatches = options.mismatches
         missing = [p for p in ("occ", "dollar_rows", "sa_mark", "sa_samples", "text", "amb_runs")
                    if p not in index.arrays]
         if missing:
@@ -198,8 +178,6 @@ class Mapper:
                                   "only); read mapping needs the whole index (`gseek index REF`)")
             raise OptionError(f"{where}: mapping needs index parts fm, sa and text; missing {', '.join(missing)}")
         auto_piece = default_min_piece(int(index.stats["bases"]))
-        if min_piece is not None and not 1 <= int(min_piece) <= kmismatch.MAX_DFS_DEPTH // 2:
-            raise OptionError(f"min_piece must be 1..{kmismatch.MAX_DFS_DEPTH // 2}, not {min_piece}")
         self.index = index
         self.k = int(mismatches)
         self.max_alignments = None if max_alignments is None else int(max_alignments)

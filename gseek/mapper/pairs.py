@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from gseek.errors import OptionError
+from gseek.options import DEFAULT_MAXINS, DEFAULT_MININS, ORIENTATIONS, PairOptions
 from gseek.kernels._jit import njit
 from gseek.seqio.pairs import PairedBatch
 
@@ -44,45 +44,12 @@ from .select import _name_hash, group, mapq_scale, select_placements, strata
 __all__ = ["PairOptions", "PairedResult", "select_pairs", "ORIENTATIONS", "DEFAULT_MININS", "DEFAULT_MAXINS",
            "PAIR_CP", "PAIR_DP", "PAIR_UP", "PAIR_TYPES"]
 
-#: Mate orientations: bowtie's ``--fr`` (default), ``--rf``, ``--ff``.
-ORIENTATIONS = ("fr", "rf", "ff")
-#: bowtie 1.3.1's ``-I/--minins`` and ``-X/--maxins`` defaults.
-DEFAULT_MININS, DEFAULT_MAXINS = 0, 250
 #: Record pair types (``YT:Z``): concordant pair, discordant pair, mates aligned (or not) unpaired.
 PAIR_CP, PAIR_DP, PAIR_UP = 1, 2, 3
 PAIR_TYPES = {PAIR_CP: "CP", PAIR_DP: "DP", PAIR_UP: "UP"}
 #: SAM FLAG bits of pairs.
 F_PAIRED, F_PROPER, F_UNMAPPED, F_MATE_UNMAPPED, F_REVERSE, F_MATE_REVERSE, F_FIRST, F_SECOND, F_SECONDARY = (
     1, 2, 4, 8, 16, 32, 64, 128, 256)
-
-
-@dataclass(frozen=True)
-class PairOptions:
-    """How mates pair: fragment length ``minins..maxins`` (leftmost to rightmost
-    base of both mates, bowtie's ``-I``/``-X``) and ``orientation`` (``fr``,
-    ``rf``, ``ff``). Invalid values raise :class:`~gseek.errors.OptionError`.
-
-    >>> PairOptions()
-    PairOptions(minins=0, maxins=250, orientation='fr')
-    >>> PairOptions(minins=300, maxins=200)
-    Traceback (most recent call last):
-    ...
-    gseek.errors.OptionError: minins (-I) 300 is larger than maxins (-X) 200
-    """
-
-    minins: int = DEFAULT_MININS
-    maxins: int = DEFAULT_MAXINS
-    orientation: str = "fr"
-
-    def __post_init__(self) -> None:
-        for name in ("minins", "maxins"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-                raise OptionError(f"{name} must be a whole number >= 0, not {v!r}")
-        if self.minins > self.maxins:
-            raise OptionError(f"minins (-I) {self.minins} is larger than maxins (-X) {self.maxins}")
-        if self.orientation not in ORIENTATIONS:
-            raise OptionError(f"orientation must be one of {', '.join(ORIENTATIONS)}, not {self.orientation!r}")
 
 
 @dataclass(frozen=True, eq=False)

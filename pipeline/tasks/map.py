@@ -44,8 +44,9 @@ from gseek.backend import Backend, get_backend, numba_guard
 from gseek.errors import FastxError, GseekWarning, OptionError
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
-from gseek.mapper import DEFAULT_MISMATCHES, STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
-from gseek.mapper.pairs import DEFAULT_MAXINS, DEFAULT_MININS, PairOptions, select_pairs
+from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
+from gseek.mapper.pairs import select_pairs
+from gseek.options import MapOptions, PairOptions, ReadOptions, SamOptions
 from gseek.output.sam import (SamWriter, check_read_names, check_reference, check_sam_output, format_mapping,
                               sam_header)
 from gseek.output.sam_pairs import format_pairs
@@ -57,37 +58,47 @@ from gseek.seqio.atomic import check_output, descriptor_of, is_special, write_al
 from ..engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, Progress, QueryFile, QueueBounds
 from ._base import GPU_JOB_BYTES, LazySink, TaskSpec, batch_nbytes, parse_threads
 
-__all__ = ["MapTask", "map_files", "map_reads", "check_read_options", "READ_DEFAULTS"]
+__all__ = ["MapTask", "map_files", "map_reads", "map_values", "VALUE_KEYWORDS"]
 
-#: The read options of :class:`MapTask` / :func:`map_files` and their defaults
-#: (bowtie's ``--phred64``, ``--trim5``, ``--trim3``, ``--skip``, ``--upto``).
-READ_DEFAULTS: dict[str, Any] = dict(phred64=False, trim5=0, trim3=0, skip=0, upto=None)
+#: Each options value of a mapping run and the loose keywords that make it (:func:`map_values`).
+VALUE_KEYWORDS: dict[str, type] = {
+    **{name: MapOptions for name in MapOptions.field_names()},
+    **{name: ReadOptions for name in ReadOptions.field_names()},
+    **{name: SamOptions for name in SamOptions.field_names()},
+    **{name: PairOptions for name in PairOptions.field_names()},
+}
 
 
-def check_read_options(**options: Any) -> dict[str, Any]:
-    """The read options that differ from :data:`READ_DEFAULTS`, checked.
+def map_values(options: MapOptions | None = None, read_options: ReadOptions | None = None,
+               sam_options: SamOptions | None = None, pair_options: PairOptions | None = None,
+               **keywords: Any) -> tuple[MapOptions, ReadOptions, SamOptions, PairOptions]:
+    """A mapping run's options as values: each value given whole, or made (and checked) once here
+    from the loose keywords of its fields; a name of no value, or a value given both ways, raises.
 
-    >>> check_read_options(phred64=False, trim5=3, skip=0, upto=10)
-    {'trim5': 3, 'upto': 10}
-    >>> check_read_options(upto=0)
+    >>> opts, reads, sam, pairs = map_values(mismatches=3, trim5=2, no_unal=True)
+    >>> opts, reads, sam, pairs
+    (MapOptions(mismatches=3), ReadOptions(trim5=2), SamOptions(no_unal=True), PairOptions())
+    >>> map_values(options=opts, mismatches=1)
     Traceback (most recent call last):
     ...
-    gseek.errors.OptionError: upto must be a whole number >= 1 (or None), not 0
+    gseek.errors.OptionError: mismatches: give the MapOptions value or its fields as keywords, not both
     """
-    unknown = sorted(set(options) - set(READ_DEFAULTS))
+    unknown = sorted(set(keywords) - set(VALUE_KEYWORDS))
     if unknown:
-        raise OptionError(f"unknown read option(s): {', '.join(unknown)}")
-    for name in ("trim5", "trim3", "skip"):
-        value = options.get(name, 0)
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise OptionError(f"{name} must be a whole number >= 0, not {value!r}")
-    upto = options.get("upto")
-    if upto is not None and (isinstance(upto, bool) or not isinstance(upto, (int, np.integer)) or upto < 1):
-        raise OptionError(f"upto must be a whole number >= 1 (or None), not {upto!r}")
-    if not isinstance(options.get("phred64", False), (bool, np.bool_)):
-        raise OptionError(f"phred64 must be True or False, not {options['phred64']!r}")
-    return {k: (bool(v) if k == "phred64" else None if v is None else int(v)) for k, v in options.items()
-            if v != READ_DEFAULTS[k]}
+        raise OptionError(f"unknown mapping option(s): {', '.join(unknown)}")
+    given = {MapOptions: options, ReadOptions: read_options, SamOptions: sam_options, PairOptions: pair_options}
+    loose: dict[type, dict[str, Any]] = {cls: {} for cls in given}
+    for name, value in keywords.items():
+        loose[VALUE_KEYWORDS[name]][name] = value
+    out = []
+    for cls, value in given.items():
+        if value is not None and loose[cls]:
+            raise OptionError(f"{', '.join(loose[cls])}: give the {cls.__name__} value or its fields as keywords, "
+                              f"not both")
+        if value is not None and not isinstance(value, cls):
+            raise OptionError(f"expected a {cls.__name__}, not {type(value).__name__}")
+        out.append(value if value is not None else cls(**loose[cls]))
+    return tuple(out)  # type: ignore[return-value]
 
 
 class _Partial:
@@ -190,23 +201,20 @@ class MapTask:
     Arguments:
         index: an :class:`~gseek.index.Index` or the path of a saved one
             (a path makes the task's :attr:`spec` picklable).
-        mismatches: ``k`` (as :class:`~gseek.mapper.Mapper`).
+        options: what to report, a :class:`~gseek.options.MapOptions` (or
+            ``k``, an int); ``read_options``, ``sam_options``, ``pair_options``:
+            the other values (:mod:`gseek.options`); their fields may come as
+            keywords instead (:func:`map_values`).
         devices: one backend (or device name: ``"gpu:1"``, ``"cpu"``) per
             prelim worker; each gets its own :class:`~gseek.mapper.Mapper`
             and its own copy of the index arrays on that device. Default:
             ``device``, as :func:`map_reads` chooses it.
         device, threads: as :func:`map_reads`.
         command: SAM ``@PG CL``.
-        no_unal, cigar_eq, phred64, trim5, trim3, skip, upto, un, al: as
-            :func:`map_files`.
-        read_group, sort, compression_level, reference: as :func:`map_files` (the format of
-            each output is its name's, :func:`~gseek.output.sam.check_sam_output`).
+        un, al: as :func:`map_files`.
         interleaved: every one-file query holds mate 1 and mate 2 of each pair
-            one after the other (paired-end reads).
-        minins, maxins, orientation: how mates pair
-            (:class:`~gseek.mapper.pairs.PairOptions`), for a query of two
-            mate files (``QueryFile(paired=True)``) or an interleaved one.
-        **mapper_options: the other :class:`~gseek.mapper.Mapper` options.
+            one after the other (paired-end reads); a query of two mate files
+            (``QueryFile(paired=True)``) is paired too.
 
     The SAM header names the first device's backend (``@PG DS``). The read
     options (``phred64``, ``trim5``, ``trim3``, ``skip``, ``upto``) apply
@@ -220,70 +228,53 @@ class MapTask:
     def __init__(
         self,
         index: Index | str | os.PathLike,
-        mismatches: int = DEFAULT_MISMATCHES,
+        options: MapOptions | int | None = None,
         *,
+        read_options: ReadOptions | None = None,
+        sam_options: SamOptions | None = None,
+        pair_options: PairOptions | None = None,
+        interleaved: bool = False,
+        un: str | os.PathLike | None = None,
+        al: str | os.PathLike | None = None,
         devices: Sequence[str | Backend] | None = None,
         device: str | Backend | None = None,
         threads: int | None = None,
         command: str = "gseek",
-        no_unal: bool = False,
-        cigar_eq: bool = False,
-        phred64: bool = False,
-        trim5: int = 0,
-        trim3: int = 0,
-        skip: int = 0,
-        upto: int | None = None,
-        un: str | os.PathLike | None = None,
-        al: str | os.PathLike | None = None,
-        read_group: dict[str, str] | Sequence[tuple[str, str]] | None = None,
-        sort: bool | None = None,
-        compression_level: int | None = None,
-        reference: str | os.PathLike | None = None,
-        interleaved: bool = False,
-        minins: int = DEFAULT_MININS,
-        maxins: int = DEFAULT_MAXINS,
-        orientation: str = "fr",
-        **mapper_options: Any,
+        **keywords: Any,
     ) -> None:
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
-        reads = check_read_options(phred64=phred64, trim5=trim5, trim3=trim3, skip=skip, upto=upto)
-        if compression_level is not None and not 0 <= int(compression_level) <= 9:
-            raise OptionError(f"compression level must be 0 to 9, not {compression_level}")
+        if isinstance(options, int) and not isinstance(options, bool):  # MapTask(index, k)
+            options, keywords = None, {"mismatches": options, **keywords}
+        opts, reads, sam, pairs = map_values(options, read_options, sam_options, pair_options, **keywords)
         outs = {k: os.fspath(v) for k, v in dict(un=un, al=al).items() if v is not None}
-        pairs = PairOptions(minins, maxins, orientation)
-        paired: dict[str, Any] = {}
-        if interleaved:
-            paired["interleaved"] = True
-        paired.update({k: v for k, v in vars(pairs).items() if v != getattr(PairOptions(), k)})
-        if reference is not None and not os.path.isfile(reference):  # before the index is loaded
-            raise OSError(errno.ENOENT, "the CRAM reference FASTA is missing", os.fspath(reference))
+        paired: dict[str, Any] = {"interleaved": True} if interleaved else {}
+        paired.update(pairs.changed())
+        if sam.reference is not None and not os.path.isfile(sam.reference):  # before the index is loaded
+            raise OSError(errno.ENOENT, "the CRAM reference FASTA is missing", sam.reference)
         backends = None if devices is None else [get_backend(d, threads) for d in devices]
         #: The SHA-256 check of an index loaded here runs beside the work and
         #: is waited for before an output is renamed into place.
         self.index_check = None
         source = index.path if isinstance(index, Index) else index
-        #: The @RG line's fields in order (``ID`` first), as name, value pairs: picklable, hashable.
-        self.read_group = None if not read_group else tuple(dict(read_group).items())
-        self.sort = sort
-        self.reference = None if reference is None else os.fspath(reference)
-        sam = {k: v for k, v in {"read_group": self.read_group, "sort": sort, "reference": self.reference}.items()
-               if v is not None}
         #: What rebuilds this task on another process (None for an index that was never saved).
         self.spec = None if source is None else TaskSpec.of(
-            "map", source, dict(mismatches=int(mismatches), command=command, no_unal=no_unal, cigar_eq=cigar_eq,
-                                **reads, **outs, **sam, **paired, **mapper_options), devices, threads)
+            "map", source, dict(options=opts, read_options=reads, sam_options=sam, pair_options=pairs,
+                                command=command, **outs, **({"interleaved": True} if interleaved else {})),
+            devices, threads)
         if not isinstance(index, Index):
             first = backends[0] if backends else (device or "auto")
             index = Index.load(index, device=first, threads=threads, verify=False)  # every part present
             self.index_check = index.check_in_background()
             device = None
         self.index = index
-        if self.reference is not None:  # the CRAM reference holds the index's contigs
-            check_reference(self.reference, index.contigs.names, index.contigs.lengths)
+        #: The options, whole (:mod:`gseek.options`).
+        self.map_options, self.read_options, self.sam_options = opts, reads, sam
+        if sam.reference is not None:  # the CRAM reference holds the index's contigs
+            check_reference(sam.reference, index.contigs.names, index.contigs.lengths)
         if backends is None:
             backends = [index.backend if device is None else get_backend(device, threads)]
-        self.mappers = [Mapper(index, mismatches, device=b, **mapper_options) for b in backends]
+        self.mappers = [Mapper(index, opts, device=b) for b in backends]
         gpu = any(m.backend.name == "gpu" for m in self.mappers)
         #: Input per job when the caller sets none: a GPU launch pays off on bigger batches.
         self.job_bytes = GPU_JOB_BYTES if gpu else DEFAULT_JOB_BYTES
@@ -291,30 +282,28 @@ class MapTask:
         self.parse_threads = parse_threads(threads)
         #: SAM text buffers, back from the writer once written (no fresh pages a batch).
         self.pool = BufferPool(keep=16)
-        self.no_unal = bool(no_unal)
-        self.cigar_eq = bool(cigar_eq)
         self.command = command
-        #: The read options given (those left at their defaults are left out: same fingerprint as before them).
-        self.read_options = dict(READ_DEFAULTS, **reads)
         self.un, self.al = outs.get("un"), outs.get("al")
         #: Queries read so far -> whether they held a record (skipped or not), for the empty-file rule.
         self._had_records: dict[QueryFile, bool] = {}
-        self.options = dict(mismatches=int(mismatches), no_unal=self.no_unal, cigar_eq=self.cigar_eq,
-                            **{k: v for k, v in sorted(mapper_options.items())}, **reads)
-        if self.read_group is not None:  # records and header change; absent, fingerprints stay as before
-            self.options["read_group"] = [list(f) for f in self.read_group]
-        if sort is not None:
-            self.options["sort"] = bool(sort)
-        if compression_level is not None:  # the output's bytes change (not its records)
-            self.options["compression_level"] = int(compression_level)
-        self.options.update(paired)  # absent for defaults: fingerprints stay as before
+        #: What changes the records, for the fingerprint: options left at their defaults are left out
+        #: (the fingerprint of a run stays as it was before those options existed).
+        self.options = dict(mismatches=opts.mismatches, no_unal=sam.no_unal, cigar_eq=sam.cigar_eq,
+                            **dict(sorted(opts.mapper_kwargs().items())), **reads.changed())
+        if sam.read_group is not None:
+            self.options["read_group"] = [list(f) for f in sam.read_group]
+        if sam.sort is not None:
+            self.options["sort"] = sam.sort
+        if sam.compression_level is not None:  # the output's bytes change (not its records)
+            self.options["compression_level"] = sam.compression_level
+        self.options.update(paired)
         #: Paired-end reads: how mates pair; one-file queries are interleaved pairs.
         self.pairs, self.interleaved = pairs, bool(interleaved)
         #: How each output is written (:class:`~gseek.output.sam.SamWriter` options).
-        self.writer_options = {"sort": sort, "compression_level": compression_level, "reference": self.reference,
-                               "threads": threads}
+        self.writer_options = {"sort": sam.sort, "compression_level": sam.compression_level,
+                               "reference": sam.reference, "threads": threads}
         self.header = sam_header(index.contigs.names, index.contigs.lengths, command=command,
-                                 backend=self.mappers[0].backend.describe(), read_group=self.read_group)
+                                 backend=self.mappers[0].backend.describe(), read_group=sam.read_group)
 
     def __repr__(self) -> str:
         return f"MapTask({self.mappers[0]!r}, devices={len(self.mappers)})"
@@ -334,12 +323,13 @@ class MapTask:
     # ------------------------------------------------------------------ stages
 
     @staticmethod
-    def check_output_name(path: str | os.PathLike, *, sort: bool | None = None,
-                          reference: str | os.PathLike | None = None, **options: Any) -> None:
+    def check_output_name(path: str | os.PathLike, *, sam_options: SamOptions | None = None,
+                          **options: Any) -> None:
         """Refuse an output name whose suffix is no SAM format gseek writes, CRAM
-        without ``reference``, ``sort`` for a text output
+        without a reference, ``sort`` for a text output
         (:func:`~gseek.output.sam.check_sam_output`); other task options are ignored."""
-        check_sam_output(path, sort=sort, reference=reference)
+        sam = sam_options or SamOptions(**{k: v for k, v in options.items() if k in ("sort", "reference")})
+        check_sam_output(path, sort=sam.sort, reference=sam.reference)
 
     def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
         """Batches of the query's files, in order, with the read options
@@ -360,8 +350,8 @@ class MapTask:
         for path in query.paths:
             # with upto, one thread parses, each batch stopping at the last read wanted (no error past it is seen)
             source = FastxReader(path, chunk_bytes=chunk_bytes,
-                                 threads=self.parse_threads if o["upto"] is None else None,
-                                 phred=64 if o["phred64"] else 33, keep_raw=keep_raw)
+                                 threads=self.parse_threads if o.upto is None else None,
+                                 phred=64 if o.phred64 else 33, keep_raw=keep_raw)
             reader = iter(source)
             try:
                 for i, batch in enumerate(_batches(source, reader, window.wanted)):
@@ -384,9 +374,9 @@ class MapTask:
         o = self.read_options
         window = _ReadWindow(o)
         self._had_records[query] = False
-        options = dict(chunk_bytes=max(1, chunk_bytes // 2), phred=64 if o["phred64"] else 33,
+        options = dict(chunk_bytes=max(1, chunk_bytes // 2), phred=64 if o.phred64 else 33,
                        keep_raw=self.un is not None or self.al is not None,
-                       threads=self.parse_threads if o["upto"] is None else None)  # upto: as single reads
+                       threads=self.parse_threads if o.upto is None else None)  # upto: as single reads
         sources = ([iter_pairs(query.paths[0], query.paths[1], **options)] if query.paired
                    else [iter_interleaved(path, **options) for path in query.paths])
         for source in sources:
@@ -442,8 +432,9 @@ class MapTask:
                 chunks.append(self._finalize_pairs(partial.mapper, batch, placements, threads))
                 continue
             with numba_guard(True):
-                text, records = format_mapping(result, batch, partial.mapper.reference, no_unal=self.no_unal,
-                                               cigar_eq=self.cigar_eq, raw=True, pool=self.pool, threads=threads)
+                sam = self.sam_options
+                text, records = format_mapping(result, batch, partial.mapper.reference, no_unal=sam.no_unal,
+                                               cigar_eq=sam.cigar_eq, raw=True, pool=self.pool, threads=threads)
             aligned = result.best >= 0
             mapped = int(aligned.sum())
             counts = dict(records=len(batch), hits=len(result), mapped=mapped,
@@ -466,8 +457,8 @@ class MapTask:
             result = select_pairs(pairs, placements, mapper.reference.contig_offsets, mapper.reference.contig_names,
                                   self.pairs, k=mapper.k, report_all=mapper.report_all, max_hits=mapper.max_hits,
                                   max_alignments=mapper.max_alignments, xa_limit=mapper.xa_limit,
-                                  no_unal=self.no_unal)
-            text, records = format_pairs(result, pairs, mapper.reference, cigar_eq=self.cigar_eq, raw=True,
+                                  no_unal=self.sam_options.no_unal)
+            text, records = format_pairs(result, pairs, mapper.reference, cigar_eq=self.sam_options.cigar_eq, raw=True,
                                          threads=threads)
         status = result.single.status
         counts = dict(records=len(pairs), hits=int(result.reported.sum()), mapped=int((result.reported > 0).sum()),
@@ -530,9 +521,9 @@ class _ReadWindow:
     """bowtie's ``--skip``/``--upto`` over one query's reads (or pairs) as one stream, then
     ``--trim5``/``--trim3``: :meth:`take` gives what is left of a batch (None: nothing)."""
 
-    def __init__(self, options: dict[str, Any]) -> None:
-        self.skip, self.left = options["skip"], options["upto"]
-        self.trim5, self.trim3 = options["trim5"], options["trim3"]
+    def __init__(self, options: ReadOptions) -> None:
+        self.skip, self.left = options.skip, options.upto
+        self.trim5, self.trim3 = options.trim5, options.trim3
 
     def wanted(self) -> int | None:
         """Reads still wanted, skipped ones included (None: all)."""
@@ -555,9 +546,9 @@ class _ReadWindow:
         return batch.trimmed(self.trim5, self.trim3)
 
 
-def _warn_phred64(options: dict[str, Any], batch: SequenceBatch, path: Any) -> None:
+def _warn_phred64(options: ReadOptions, batch: SequenceBatch, path: Any) -> None:
     """The warning for a FASTQ read as Phred+33 whose first batch looks Phred+64."""
-    if not options["phred64"] and looks_phred64(batch):
+    if not options.phred64 and looks_phred64(batch):
         warnings.warn(GseekWarning(
             f"{path}: qualities look Phred+64 (none below '@', some above 'J' in the first "
             f"{len(batch):,} reads); give --phred64 (phred64=True) if they are"), stacklevel=3)
@@ -583,34 +574,23 @@ def map_files(
     reads: str | os.PathLike | list[str | os.PathLike],
     output: str | os.PathLike,
     *,
-    mismatches: int = DEFAULT_MISMATCHES,
-    command: str = "gseek",
-    threads: int | None = None,
-    no_unal: bool = False,
-    cigar_eq: bool = False,
-    phred64: bool = False,
-    trim5: int = 0,
-    trim3: int = 0,
-    skip: int = 0,
-    upto: int | None = None,
-    un: str | os.PathLike | None = None,
-    al: str | os.PathLike | None = None,
-    read_group: dict[str, str] | Sequence[tuple[str, str]] | None = None,
-    sort: bool | None = None,
-    compression_level: int | None = None,
-    reference: str | os.PathLike | None = None,
+    options: MapOptions | None = None,
+    read_options: ReadOptions | None = None,
+    sam_options: SamOptions | None = None,
+    pair_options: PairOptions | None = None,
     mate2: str | os.PathLike | None = None,
     interleaved: bool = False,
-    minins: int = DEFAULT_MININS,
-    maxins: int = DEFAULT_MAXINS,
-    orientation: str = "fr",
+    un: str | os.PathLike | None = None,
+    al: str | os.PathLike | None = None,
+    command: str = "gseek",
     device: str | Backend | None = None,
     devices: Sequence[str | Backend] | None = None,
+    threads: int | None = None,
     chunk_bytes: int | None = None,
     workers: int = 2,
     bounds: QueueBounds | None = None,
     progress: Any = None,
-    **mapper_options: Any,
+    **keywords: Any,
 ) -> dict[str, int]:
     """Map FASTA/FASTQ file(s) to SAM/BAM through the pipeline engine, with ``workers`` finalize threads.
 
@@ -621,6 +601,13 @@ def map_files(
     The output is checked before anything is loaded
     (:func:`~gseek.seqio.atomic.check_output`: not a read file, not inside
     the index, a folder that takes it; :func:`~gseek.output.sam.sam_format`).
+
+    The options come as values (:mod:`gseek.options`): ``options`` (a
+    :class:`~gseek.options.MapOptions`: what to report), ``read_options``
+    (:class:`~gseek.options.ReadOptions`), ``sam_options``
+    (:class:`~gseek.options.SamOptions`) and ``pair_options``
+    (:class:`~gseek.options.PairOptions`), or as the loose keywords of their
+    fields (below), made into the values once here (:func:`map_values`).
 
     Arguments:
         index: an :class:`~gseek.index.Index`, or the path of a saved one
@@ -675,7 +662,7 @@ def map_files(
         progress: ``progress(reads)``, called (in the caller's thread) as each
             chunk's records are written with the number of reads (pairs, for
             paired-end reads) in it: what ``gseek search``'s progress bar shows.
-        **mapper_options: the other :class:`~gseek.mapper.Mapper` options
+        **keywords: the other :class:`~gseek.options.MapOptions` fields
             (``max_alignments``, ``report_all``, ``max_hits``, ``norc``,
             ``nofw``, ``xa_limit``, ``min_piece``).
 
@@ -701,15 +688,15 @@ def map_files(
     files = [reads] if isinstance(reads, (str, os.PathLike)) else list(reads)
     if not files:
         raise OptionError("no read file given")
-    PairOptions(minins, maxins, orientation)  # checked before anything is loaded
+    opts, read, sam, pairs = map_values(options, read_options, sam_options, pair_options, **keywords)  # checked
     if mate2 is not None:
         if len(files) != 1 or interleaved:
             raise OptionError("paired-end reads: give one mate 1 file with mate2, and not interleaved")
         files.append(mate2)
     index_dir = index.path if isinstance(index, Index) else resolve_index(index)
     within = [] if index_dir is None else [index_dir]
-    check_output(output, [*files, reference], within=within)
-    check_sam_output(output, sort=sort, reference=reference)
+    check_output(output, [*files, sam.reference], within=within)
+    check_sam_output(output, sort=sam.sort, reference=sam.reference)
     named: dict[str, Any] = {"output": output, "un": un, "al": al}
     if mate2 is not None or interleaved:  # paired-end reads: one file of each mate (bowtie's names)
         named = {"output": output, **{f"{k}_{m}": None if v is None else mate_file_name(v, m)
@@ -718,11 +705,8 @@ def map_files(
         if path is not None and name != "output":
             check_output(path, files, within=within)
     _distinct_outputs({k: v for k, v in named.items() if v is not None})
-    task = MapTask(index, mismatches, devices=devices, device=device, threads=threads, command=command,
-                   no_unal=no_unal, cigar_eq=cigar_eq, phred64=phred64, trim5=trim5, trim3=trim3, skip=skip,
-                   upto=upto, un=un, al=al, read_group=read_group, sort=sort, compression_level=compression_level,
-                   reference=reference, interleaved=interleaved, minins=minins, maxins=maxins, orientation=orientation,
-                   **mapper_options)
+    task = MapTask(index, opts, read_options=read, sam_options=sam, pair_options=pairs, interleaved=interleaved,
+                   un=un, al=al, devices=devices, device=device, threads=threads, command=command)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output), paired=mate2 is not None)
     dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or task.job_bytes, bounds=bounds,
                                  **({} if progress is None else {"progress": _ReadCount(progress)}))
@@ -781,12 +765,11 @@ def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[
         index: an :class:`~gseek.index.Index` or the path of a saved one.
         reads: a FASTA/FASTQ file or a list of them.
         output: the SAM file (or ``*.sam.gz``, ``*.bam``, ``*.cram``), ``-`` for stdout.
-        **options: those of :func:`map_files` but ``workers`` (``mismatches``,
-            ``command`` for SAM ``@PG CL``, ``no_unal``, ``cigar_eq``,
-            ``phred64``, ``trim5``, ``trim3``, ``skip``, ``upto``, ``un``,
-            ``al``, ``read_group``, ``sort``, ``reference``, ``chunk_bytes``,
-            ``threads``, ``device``, ``devices``, ``bounds``)
-            and the :class:`~gseek.mapper.Mapper` options.
+        **options: those of :func:`map_files` but ``workers`` (the options
+            values ``options``, ``read_options``, ``sam_options``,
+            ``pair_options`` or their fields as keywords; ``command`` for SAM
+            ``@PG CL``, ``un``, ``al``, ``mate2``, ``interleaved``,
+            ``chunk_bytes``, ``threads``, ``device``, ``devices``, ``bounds``).
 
     >>> import os, tempfile
     >>> from gseek import read_fastx, write_fastq
