@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from gseek.errors import OptionError
+from gseek.values import OptionsValue
 
 from .dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW
 from .lookup import MAX_LOOKUP_WORD
@@ -42,12 +43,19 @@ STRANDS = ("both", "plus", "minus")
 MAX_XDROP_BITS = 1_000_000
 
 
-@dataclass(frozen=True)
-class BlastOptions:
+@dataclass(frozen=True, repr=False)
+class BlastOptions(OptionsValue):
     """One search's settings; build with :meth:`for_task` (a preset, then checked overrides).
 
     Names follow ``blastn``'s options with ``_`` for ``-``; ``dust`` is None (``-dust no``)
-    or (level, window, linker). ``max_hsps`` None: no limit.
+    or (level, window, linker). ``max_hsps`` None: no limit. Checked where made (any way:
+    :meth:`for_task`, the constructor, :meth:`replace`, :meth:`from_json`).
+
+    >>> o = BlastOptions.for_task("blastn", evalue=1e-5, dust=None)
+    >>> o.overrides()
+    {'evalue': 1e-05, 'dust': None}
+    >>> BlastOptions.from_json(o.to_json()) == o
+    True
     """
 
     task: str = "megablast"
@@ -85,10 +93,27 @@ class BlastOptions:
         opts.check()
         return opts
 
+    def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise OptionError(f"unknown task {self.task!r}; gseek has: {', '.join(TASKS)}")
+        if self.dust is not None:
+            object.__setattr__(self, "dust", tuple(self.dust))
+        self.check()
+
+    @classmethod
+    def _make(cls, fields: dict) -> BlastOptions:
+        """A value from JSON: the task's preset, then the fields given (:meth:`for_task`)."""
+        fields = dict(fields)
+        return cls.for_task(fields.pop("task", "megablast"), **fields)
+
+    def overrides(self) -> dict:
+        """The fields that differ from the task's preset (what ``blastn`` would be given besides ``-task``)."""
+        base = {**{f.name: f.default for f in dataclasses.fields(self)}, **TASKS[self.task]}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name != "task" and getattr(self, f.name) != base[f.name]}
+
     def __repr__(self) -> str:
-        base = BlastOptions(task=self.task, **TASKS[self.task])
-        diff = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
-                if f.name != "task" and getattr(self, f.name) != getattr(base, f.name)]
+        diff = [f"{k}={v!r}" for k, v in self.overrides().items()]
         return f"BlastOptions({', '.join([f'task={self.task!r}'] + diff)})"
 
     def check(self) -> None:

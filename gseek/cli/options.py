@@ -256,18 +256,21 @@ def with_sam_options(func):
     return wrapper
 
 
-def blast_overrides(given: dict) -> dict:
-    """The given BLAST options as :class:`~gseek.blast.options.BlastOptions` overrides (``outfmt`` apart)."""
+def blast_value(task: str, given_values: dict):
+    """The given BLAST options as one :class:`~gseek.blast.options.BlastOptions` of ``task`` (its preset,
+    then what was given, checked: a usage error), and the database volume size apart (None: not given)."""
     from ..blast.dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW
+    from ..blast.options import BlastOptions
 
-    out = {k: v for k, v in given.items() if v is not None and k != "outfmt"}
-    for cli_name, name in (("gapopen", "gap_open"), ("gapextend", "gap_extend"), ("db_volume_size", "volume_size")):
+    out = {k: v for k, v in given_values.items() if v is not None and k not in ("outfmt", "db_volume_size")}
+    for cli_name, name in (("gapopen", "gap_open"), ("gapextend", "gap_extend")):
         if cli_name in out:
             out[name] = out.pop(cli_name)
     if "dust" in out:
         out["dust"] = None if out["dust"] == "no" else (DUST_LEVEL, DUST_WINDOW, DUST_LINKER) \
             if out["dust"] == "yes" else out["dust"]
-    return out
+    with usage_errors():
+        return BlastOptions.for_task(task, **out), given_values.get("db_volume_size")
 
 
 ALIGN_OPTIONS = ("mode", "free_ends", "match", "mismatch", "gap_open", "gap_extend", "matrix", "min_score",

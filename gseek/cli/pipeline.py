@@ -7,7 +7,7 @@ import os
 import click
 
 from .app import STATE, backend, cli, command_line, common, given, gpu_list, say
-from .options import (ALIGN_OPTIONS, BLAST_OPTIONS, MAP_OPTIONS, PAIR_OPTIONS, SAM_OPTIONS, blast_overrides,
+from .options import (ALIGN_OPTIONS, BLAST_OPTIONS, MAP_OPTIONS, PAIR_OPTIONS, SAM_OPTIONS, blast_value,
                       check_align_options, cluster_client_for, cluster_threads, with_align_options, with_blast_options,
                       with_cluster_options, with_map_options, with_pair_options, with_sam_options)
 from .report import compile_notice
@@ -66,19 +66,13 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, split, resume
             raise click.UsageError(f"--task {task} takes -x/--index INDEX (and no -t)")
         foreign = [o for o in given(ALIGN_OPTIONS) if o != "--outfmt"] + given(
             MAP_OPTIONS + SAM_OPTIONS + PAIR_OPTIONS + ("interleaved",))
-        reference, options = index_prefix, blast_overrides(blast_options)
-        options["outfmt"] = align_options["outfmt"] or "6"
-        options["database"] = os.fspath(index_prefix)
+        blast, volume_size = blast_value(task, blast_options)
+        reference = index_prefix
+        options = dict(options=blast, outfmt=align_options["outfmt"] or "6", database=os.fspath(index_prefix))
+        if volume_size is not None:
+            options["volume_size"] = volume_size
         if split == "database":
             options["split"] = split
-        from ..blast.options import BlastOptions
-        from ..errors import OptionError
-
-        try:
-            BlastOptions.for_task(task, **{k: v for k, v in options.items() if k not in ("outfmt", "database",
-                                                                                        "split", "volume_size")})
-        except OptionError as exc:
-            raise click.UsageError(str(exc)) from None
     else:
         if target is None or index_prefix is not None:
             raise click.UsageError("--task align takes -t/--target FASTA, the targets (and no -x)")

@@ -9,7 +9,7 @@ import time
 import click
 
 from .app import STATE, backend, cli, command_line, common, given, gpu_list, remove_stale_temporaries, say
-from .options import (BLAST_OPTIONS, MAP_OPTIONS, PAIR_OPTIONS, SAM_OPTIONS, blast_overrides, with_blast_options,
+from .options import (BLAST_OPTIONS, MAP_OPTIONS, PAIR_OPTIONS, SAM_OPTIONS, blast_value, usage_errors, with_blast_options,
                       with_map_options, with_pair_options, with_sam_options)
 from .report import CountBar, bowtie_summary, compile_notice
 
@@ -152,24 +152,20 @@ def blast_search(index_prefix, queries, task, blast_options, output, devices=Non
         raise click.UsageError(f"--task {task} needs -x INDEX (a `gseek index` directory)")
     if not queries:
         raise click.UsageError(f"--task {task} needs -q FILE (FASTA queries)")
-    from ..errors import OptionError
     from ..pipeline.tasks import blast_files
 
-    options = blast_overrides(blast_options)
+    options, volume_size = blast_value(task, blast_options)
     outfmt = blast_options["outfmt"] or "6"
-    try:
-        from ..blast.options import BlastOptions
+    with usage_errors():
         from ..blast.report import parse_outfmt
 
-        BlastOptions.for_task(task, **{k: v for k, v in options.items() if k != "volume_size"})
         parse_outfmt(outfmt)
-    except OptionError as exc:
-        raise click.UsageError(str(exc)) from None
     remove_stale_temporaries(output)
     started = time.perf_counter()
-    counts = blast_files(index_prefix, list(queries), output or "-", task=task, outfmt=outfmt,
+    counts = blast_files(index_prefix, list(queries), output or "-", options=options, outfmt=outfmt,
                          device=backend() if devices is None else None, devices=devices, threads=STATE.threads,
-                         database=os.fspath(index_prefix), command=command_line(), **options)
+                         database=os.fspath(index_prefix), command=command_line(),
+                         **({} if volume_size is None else {"volume_size": volume_size}))
     why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
         else " (auto: no GPU found)"
     say(f"[gseek] {task}: {counts['queries']:,} queries, {counts['with_hits']:,} with hits, {counts['hsps']:,} HSPs "

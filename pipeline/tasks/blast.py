@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from gseek.backend import Backend, get_backend, numba_guard
+from gseek.blast.options import BlastOptions
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
 from gseek.blast.searcher import BlastSearcher
 from gseek.blast.shards import split_hits
@@ -49,7 +50,7 @@ from gseek.seqio.atomic import check_output, is_special, open_output
 from ..engine import Chunk, Dispatcher, Job, QueryFile, QueueBounds
 from ._base import LazySink, TaskSpec, batch_nbytes, parse_threads
 
-__all__ = ["BlastTask", "blast_files"]
+__all__ = ["BlastTask", "blast_files", "blast_value"]
 
 #: Query bases per job: the database is scanned once per job (its queries share one lookup table).
 BLAST_JOB_BYTES = 8 << 20
@@ -168,7 +169,9 @@ class BlastTask:
             output is the same bytes. None: the database resident where it fits in a share of each
             GPU's free memory, else in the volumes that fit
             (:func:`~gseek.blast.shards.auto_volume_bases`; :attr:`volume_size` says which).
-        **options: :class:`~gseek.blast.options.BlastOptions` overrides.
+        options: the search's :class:`~gseek.blast.options.BlastOptions` (its task is the search's);
+            or ``task`` and ``**overrides``, the fields that differ from the task's preset, made into
+            the value here (:func:`blast_value`).
     """
 
     name = "blast"
@@ -181,11 +184,14 @@ class BlastTask:
     #: several jobs keep several searchers busy).
     combine = False
 
-    def __init__(self, index: Index | str | os.PathLike, task: str = "megablast", *, outfmt: str = "6",
-                 devices: Sequence[str | Backend] | None = None, device: str | Backend | None = None,
-                 threads: int | None = None, command: str = "gseek", database: str | None = None,
-                 split: str = "queries", shard: tuple[int, int] | None = None, volume_size: int | None = None,
-                 **options: Any) -> None:
+    def __init__(self, index: Index | str | os.PathLike, task: str = "megablast", *, options: BlastOptions | None = None,
+                 outfmt: str = "6", devices: Sequence[str | Backend] | None = None,
+                 device: str | Backend | None = None, threads: int | None = None, command: str = "gseek",
+                 database: str | None = None, split: str = "queries", shard: tuple[int, int] | None = None,
+                 volume_size: int | None = None, **overrides: Any) -> None:
+        #: The search's options, whole (made here, once, from ``task`` and ``overrides`` when not given).
+        self.blast_options = blast_value(task, options, overrides)
+        task, options = self.blast_options.task, self.blast_options.overrides()  # what the searchers take
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
         if split not in ("queries", "database"):
@@ -199,8 +205,8 @@ class BlastTask:
         if volume_size is not None and int(volume_size) < 1:
             raise OptionError(f"database volume size must be at least 1 base, not {volume_size}")
         self.spec = None if source is None else TaskSpec.of(
-            "blast", source, dict(task=task, outfmt=self.outfmt, **options, **({} if shard is None else
-                                                                            {"shard": tuple(shard)}),
+            "blast", source, dict(options=self.blast_options, outfmt=self.outfmt,
+                                  **({} if shard is None else {"shard": tuple(shard)}),
                                   **({} if volume_size is None else {"volume_size": int(volume_size)})),
             devices, threads)
         #: The SHA-256 check of a loaded index's parts, on a thread beside the search (as the map task's).
@@ -220,10 +226,9 @@ class BlastTask:
         # GPU work on BLAST_STREAMS_PER_GPU streams of each device (a CPU searcher uses every core)
         copies = BLAST_STREAMS_PER_GPU if all(b.name == "gpu" for b in backends) else 1
         if volume_size is None:  # a database too large for the GPUs' free memory: volumes that fit
-            from gseek.blast.options import BlastOptions
             from gseek.blast.shards import auto_volume_bases
 
-            stride = BlastOptions.for_task(task, **options).stride
+            stride = self.blast_options.stride
             volume_size = auto_volume_bases(ref.n_bases, stride, backends, copies)  # copies: searchers a device
         #: Bases per database volume (None: resident), given or chosen from free GPU memory.
         self.volume_size = volume_size
@@ -339,22 +344,45 @@ class BlastTask:
                           combine=combine, file_errors=self.file_errors, **options)
 
 
+def blast_value(task: str = "megablast", options: BlastOptions | None = None,
+                overrides: dict[str, Any] | None = None) -> BlastOptions:
+    """The search's :class:`~gseek.blast.options.BlastOptions`: ``options`` whole, or made (and checked)
+    once from ``task`` and the loose ``overrides``; both at once raises.
+
+    >>> blast_value("blastn", overrides={"evalue": 1e-5})
+    BlastOptions(task='blastn', evalue=1e-05)
+    """
+    if options is None:
+        return BlastOptions.for_task(task, **(overrides or {}))
+    if not isinstance(options, BlastOptions):
+        raise OptionError(f"expected a BlastOptions, not {type(options).__name__}")
+    if overrides:
+        raise OptionError(f"{', '.join(overrides)}: give the BlastOptions value or its fields as keywords, not both")
+    if task not in ("megablast", options.task):
+        raise OptionError(f"task {task!r} and the options' task {options.task!r} disagree")
+    return options
+
+
 def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | list[str | os.PathLike],
-                output: str | os.PathLike, *, task: str = "megablast", outfmt: str = "6",
+                output: str | os.PathLike, *, task: str = "megablast", options: BlastOptions | None = None,
+                outfmt: str = "6",
                 device: str | Backend | None = None, devices: Sequence[str | Backend] | None = None,
                 threads: int | None = None, workers: int = 2,
                 chunk_bytes: int | None = None, bounds: QueueBounds | None = None, database: str | None = None,
-                command: str = "gseek", **options: Any) -> dict[str, Any]:
+                command: str = "gseek", **overrides: Any) -> dict[str, Any]:
     """Search FASTA query file(s) against an index and write BLAST tabular output (``gseek search
     --task megablast|blastn``; ``devices``: several at once, each taking whole jobs, as
-    :class:`BlastTask`). Returns counts ``queries``, ``hsps``, ``with_hits`` and ``device``."""
+    :class:`BlastTask`). The options come whole as ``options`` (a
+    :class:`~gseek.blast.options.BlastOptions`) or as ``task`` and the loose ``overrides`` of its
+    fields (and ``volume_size``, ``split``, as :class:`BlastTask`). Returns counts ``queries``,
+    ``hsps``, ``with_hits`` and ``device``."""
     files = [queries] if isinstance(queries, (str, os.PathLike)) else list(queries)
     if not files:
         raise OptionError("no query file given")
     index_dir = index.path if isinstance(index, Index) else resolve_index(index)
     check_output(output, files, within=[] if index_dir is None else [index_dir])
-    blast = BlastTask(index, task, outfmt=outfmt, device=device, devices=devices, threads=threads, database=database,
-                      command=command, **options)
+    blast = BlastTask(index, task, options=options, outfmt=outfmt, device=device, devices=devices, threads=threads,
+                      database=database, command=command, **overrides)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
     dispatcher = blast.dispatcher(workers=workers, job_bytes=chunk_bytes, bounds=bounds)
     result, = dispatcher.run([query])
