@@ -41,8 +41,9 @@ def data_line(data: dict) -> str:
 
 
 def peers_of(results: list[dict]) -> list[str]:
-    """The peer tools a run timed beside gseek (each result's ``tool`` that is not gseek's)."""
-    tools = {str(r["tool"]) for r in results if isinstance(r, dict) and r.get("tool")}
+    """The peer tools a run timed beside gseek (each result's ``tool`` or ``parser`` that is not gseek's)."""
+    tools = {str(r.get("tool") or r.get("parser")) for r in results
+             if isinstance(r, dict) and (r.get("tool") or r.get("parser"))}
     return sorted(t for t in tools if not t.startswith("gseek"))
 
 

@@ -361,20 +361,20 @@ def parse_tables(text: str) -> list[dict]:
     record keeps them in this form (``figures``) beside the Markdown.
     """
     tables: list[dict] = []
-    current: list[list[str]] | None = None
-    for line in text.splitlines():
+    current: dict | None = None
+    for line in text.splitlines() + [""]:
         line = line.strip()
         if line.startswith("|") and line.endswith("|"):
             cells = [c.strip() for c in line[1:-1].split("|")]
             if current is None:
-                current = [cells]
-            elif not all(set(c) <= set("-:") and c for c in cells):  # skip the rule line
-                current.append(cells)
+                current = {"header": cells, "align": "l" * len(cells), "rows": []}
+            elif not current["rows"] and all(c and set(c) <= set("-:") for c in cells):  # the rule line
+                current["align"] = "".join("r" if c.endswith(":") else "l" for c in cells)
+            else:
+                current["rows"].append(cells)
         elif current is not None:
-            tables.append({"header": current[0], "rows": current[1:]})
+            tables.append(current)
             current = None
-    if current is not None:
-        tables.append({"header": current[0], "rows": current[1:]})
     return tables
 
 

@@ -55,7 +55,7 @@ def _figures(record: dict) -> str:
     if not tables:
         return record.get("table", "").strip() or "(no figures)"
     return "\n\n".join(
-        markdown_table([_cell(c) for c in t["header"]], [[_cell(c) for c in row] for row in t["rows"]])
+        markdown_table([_cell(c) for c in t["header"]], [[_cell(c) for c in row] for row in t["rows"]], t.get("align"))
         for t in tables
     )
 
