@@ -60,6 +60,17 @@ def _figures(record: dict) -> str:
     )
 
 
+def _where(r: dict) -> str:
+    """Device, CPU, commit and versions of a run, leaving out what the record does not say."""
+    parts = [f"GPU: {r.get('device', '?')}"]
+    if r.get("cpu"):
+        parts.append(r["cpu"] + (f", {r['cores']} cores" if r.get("cores") else ""))
+    parts.append(f"commit `{r.get('commit', '?')}`")
+    if r.get("python"):
+        parts.append(f"Python {r['python']}" + "".join(f", {k} {v}" for k, v in r.get("versions", {}).items()))
+    return " · ".join(parts)
+
+
 def _link(path: Path, base: Path) -> str:
     rel = os.path.relpath(path, base)
     return f"[`{path.name}`]({rel})"
@@ -85,23 +96,21 @@ def render(records: list[tuple[Path, dict]], base: Path = BENCH_DIR) -> str:
         lines.append(f"## `{bench}`")
         lines.append("")
         for path, r in by_bench[bench]:
-            title = r.get("title", bench)
-            lines.append(f"### {title}: {r['date'][:10]}, {r.get('device', '?')}, commit `{r.get('commit', '?')}`")
+            lines.append(f"### {r['date'][:10]}: {r.get('title', bench)}")
             lines.append("")
-            lines.append(f"{r.get('cpu', '?')}, {r.get('cores', '?')} cores · host `{r.get('host', '?')}` · "
-                         f"Python {r.get('python', '?')}"
-                         + "".join(f", {k} {v}" for k, v in r.get("versions", {}).items()))
+            lines.append(_where(r))
             lines.append("")
-            data = r.get("data_line") or f"Data: {r.get('data', {}).get('summary', '')}"
-            lines.append(data)
-            lines.append("")
+            if r.get("data_line"):
+                lines.append(r["data_line"])
+                lines.append("")
             lines.append(f"Command: `{r.get('command', '?')}`")
             lines.append("")
             lines.append(_figures(r))
             lines.append("")
             for note in r.get("notes", []):
                 lines.append(f"- {note}")
-            lines.append(f"- record: {_link(path, base)}")
+            lines.append(f"- record: {_link(path, base)}" + (f"; {r['source']}" if r.get("source") else "")
+                         + (f" (its run's own record: `{r['original_record']}`)" if r.get("original_record") else ""))
             lines.append("")
     return "\n".join(lines)
 
