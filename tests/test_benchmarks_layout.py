@@ -165,3 +165,14 @@ def test_keep_refuses_what_is_not_a_record(suite, tmp_path):
     good = tmp_path / "io-1.json"
     good.write_text(json.dumps(SAMPLE))
     assert [p.name for p in cli.keep([good], tmp_path / "results")] == ["io-1.json"]
+
+
+def test_results_table_is_generated_from_the_kept_records(suite):
+    from benchmarks.suite import harness, report
+
+    records = report.load_records(harness.RESULTS_DIR)
+    assert records, "benchmarks/results/ holds no record"
+    for path, record in records:
+        assert all(k in record for k in ("benchmark", "date", "device", "commit", "command")), path.name
+    expected = report.render(records, harness.RESULTS_TABLE.parent)
+    assert harness.RESULTS_TABLE.read_text() == expected, "run `python benchmarks/run.py report` and commit the table"
