@@ -149,7 +149,8 @@ def test_report_turns_a_record_into_the_table(suite, tmp_path):
 def test_record_figures_round_trip(suite):
     from benchmarks.suite import harness
 
-    table = harness.markdown_table(["tool", "s", "vs bowtie"], [["gseek", "1.00", "2.00x"], ["bowtie", "2.00", "1.00x"]])
+    rows = [["gseek", "1.00", "2.00x"], ["bowtie", "2.00", "1.00x"]]
+    table = harness.markdown_table(["tool", "s", "vs bowtie"], rows)
     (figures,) = harness.parse_tables(table)
     assert figures["rows"][1] == ["bowtie", "2.00", "1.00x"]
     assert harness.markdown_table(figures["header"], figures["rows"], figures["align"]) == table

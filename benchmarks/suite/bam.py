@@ -186,8 +186,8 @@ def bench_map_bam(args: argparse.Namespace) -> Report:
         if summary:
             table += "\n\n" + "; ".join(summary)
         notes = [
-            (f"{args.reads:,} reads of {args.length} bp: both mates of benchmarks/suite/datagen.py kmismatch_pairs_fastq "
-            f"pairs (seed 7, fragments from either strand, 0..{k} substitutions per mate) as single reads; -v {k}, -p {T}; whole command wall time from process "
+            (f"{args.reads:,} reads of {args.length} bp: both mates of benchmarks/suite/datagen.py "
+            f"kmismatch_pairs_fastq pairs (seed 7, fragments from either strand, 0..{k} substitutions per mate) as single reads; -v {k}, -p {T}; whole command wall time from process "
             "start; index built beforehand; each round runs the formats in the order shown; time / SAM's = best "
             "over best"),
             ("BAM: coordinate-sorted and indexed by gseek (the .bai written beside it); bam-unsorted = --no-sort; "

@@ -126,7 +126,8 @@ def write_table(records_dir: Path = RESULTS_DIR, output: Path = RESULTS_TABLE) -
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="run.py report", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--records", type=Path, default=RESULTS_DIR, help="folder of records (default benchmarks/results)")
+    parser.add_argument("--records", type=Path, default=RESULTS_DIR,
+                        help="folder of records (default benchmarks/results)")
     parser.add_argument("--output", type=Path, default=RESULTS_TABLE,
                         help="the generated file (default benchmarks/RESULTS-table.md)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
