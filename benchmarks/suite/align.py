@@ -7,7 +7,6 @@ import os
 import re
 import shlex
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,14 +239,8 @@ def bench_align(args: argparse.Namespace) -> Report:
         devices.remove("gpu")
         extra_notes.append("no GPU on this host: gseek --device gpu not run")
 
-    work = Path(tempfile.mkdtemp(prefix="gseek-align-bench-"))
-    try:
-        env = dict(os.environ)
-        if peers:
-            try:
-                env = harness.peer_env()
-            except Exception as exc:  # no carried peers here: gseek alone
-                print(f"  align: peers unavailable ({exc}); gseek only", file=sys.stderr)
+    with harness.scratch_dir("gseek-align-bench-") as work:
+        env = harness.peer_env_or_host("align", "gseek only") if peers else dict(os.environ)
         env = numba_cache_env(env)
         if peers and shutil.which("parasail_aligner", path=env.get("PATH")) is None:
             extra_notes.append("parasail_aligner not found: gseek only")
@@ -441,5 +434,3 @@ def bench_align(args: argparse.Namespace) -> Report:
                            f"{args.max_divergence}, seed {args.seed}), DNA, all-vs-all")
         return Report(title="Batched DP, all-vs-all", data=data, table=table, notes=notes, results=results,
                       extra={"agreement": agreement, "all_agree": all_agree})
-    finally:
-        shutil.rmtree(work, ignore_errors=True)

@@ -7,12 +7,12 @@ import os
 import re
 import shlex
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from . import harness
 from .harness import markdown_table
+from .common import add_read_options
 from .registry import benchmark, Report
 
 
@@ -24,8 +24,7 @@ BAM_FORMATS = {"sam": (".sam", []), "bam": (".bam", []), "bam-unsorted": (".bam"
 def _bam_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("fasta", help="reference FASTA (plain or .gz)")
     p.add_argument("--reads", type=int, default=10_000_000, help="simulated reads (default 10M)")
-    p.add_argument("--length", type=int, default=100, help="read length (default 100)")
-    p.add_argument("-v", "--mismatches", type=int, default=3, help="k (default 3); reads carry 0..k substitutions")
+    add_read_options(p)
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="gseek -p (mapping, compression, sorting)")
     p.add_argument("--devices", default="gpu", help="gseek backends to time (default gpu)")
     p.add_argument("--formats", default="sam,bam",
@@ -91,13 +90,8 @@ def bench_map_bam(args: argparse.Namespace) -> Report:
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     if unknown := [f for f in formats if f not in BAM_FORMATS]:
         raise SystemExit(f"map-bam: unknown format(s) {', '.join(unknown)}; choose from {', '.join(BAM_FORMATS)}")
-    work = Path(tempfile.mkdtemp(prefix="gseek-bam-bench-"))
-    try:
-        env = dict(os.environ)
-        try:
-            env = harness.peer_env()
-        except RuntimeError as exc:
-            print(f"  map-bam: peers unavailable ({exc}); no samtools checks", file=sys.stderr)
+    with harness.scratch_dir("gseek-bam-bench-") as work:
+        env = harness.peer_env_or_host("map-bam", "no samtools checks")
         samtools = shutil.which("samtools", path=env.get("PATH")) is not None
         k, T = args.mismatches, str(args.threads)
         name = Path(args.fasta).name.removesuffix(".gz")
@@ -196,5 +190,3 @@ def bench_map_bam(args: argparse.Namespace) -> Report:
         ]
         data = {"summary": f"{Path(args.fasta).name}: {args.reads:,} × {args.length} bp, k={k}"}
         return Report(title="SAM vs sorted BAM output", data=data, table=table, notes=notes, results=results)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)

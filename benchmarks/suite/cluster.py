@@ -18,12 +18,17 @@ from .common import busy_text, count_rows, gcups, GPU_BUSY_NOTE, numba_cache_env
 from .pipeline import blast_list_data, PIPE_ALIGN_WARMUP, pipeline_align_data
 
 
+def _family_options(p: argparse.ArgumentParser) -> None:
+    """The ``dp_families`` data of ``cluster`` and ``cluster-hetero``: ancestor length and seed."""
+    p.add_argument("--length", type=int, default=1500, help="ancestor length in bp (default 1500)")
+    p.add_argument("--seed", type=int, default=42, help="data seed (default 42)")
+
+
 def _cluster_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries", type=int, default=1000, help="query sequences per file (default 1000)")
     p.add_argument("--targets", type=int, default=2000, help="database sequences (default 2000)")
-    p.add_argument("--length", type=int, default=1500, help="ancestor length in bp (default 1500)")
+    _family_options(p)
     p.add_argument("--files", type=int, default=10, help="query files (default 10)")
-    p.add_argument("--seed", type=int, default=42, help="data seed (default 42)")
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="CPU threads")
     p.add_argument("--device", default="gpu", help="gseek --device of the runs and workers (default gpu)")
     p.add_argument("--local-clusters", default="1,2",
@@ -36,10 +41,7 @@ def _cluster_options(p: argparse.ArgumentParser) -> None:
 def bench_cluster(args: argparse.Namespace) -> Report:
     """``python benchmarks/run.py cluster --files 10 --queries 1000 --threads 16`` (issue 19: the Dask
     runner's overhead on one GPU; the same pipeline-align data as ``pipeline-align``)."""
-    import shutil
-
-    work = Path(tempfile.mkdtemp(prefix="gseek-cluster-bench-"))
-    try:
+    with harness.scratch_dir("gseek-cluster-bench-") as work:
         data = pipeline_align_data(work, args.files, args.queries, args.targets, args.length, args.seed)
         db, files, cells = data.pop("db"), data.pop("files"), data["cells"]
         env = numba_cache_env()
@@ -75,8 +77,6 @@ def bench_cluster(args: argparse.Namespace) -> Report:
                       f"{args.files} x {args.queries} queries vs {data['targets']} targets, {cells:.3g} cells"},
                       table=table, notes=notes, results=results,
                       extra={"all_identical": all(r["identical"] for r in results)})
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 class _DaskProcesses:
@@ -134,10 +134,9 @@ class _DaskProcesses:
 
 def _hetero_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seqs", type=int, default=6000, help="sequences aligned all-vs-all (default 6000)")
-    p.add_argument("--length", type=int, default=1500, help="ancestor length in bp (default 1500)")
+    _family_options(p)
     p.add_argument("--cpu-workers", type=int, default=3, help="CPU-only workers beside the GPU worker (default 3)")
     p.add_argument("--cpu-threads", type=int, default=4, help="-p of each CPU worker's engine (default 4)")
-    p.add_argument("--seed", type=int, default=42, help="data seed (default 42)")
     p.add_argument("--task", choices=("align", "map"), default="align",
                    help="align: all-vs-all DP, jobs as Dask tasks (default); map: gseek pipeline of read files, a "
                         "file a task")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import os
 import time
@@ -9,6 +10,12 @@ from pathlib import Path
 
 from . import harness
 from .harness import OUT_DIR
+
+
+def add_read_options(p: argparse.ArgumentParser) -> None:
+    """``--length`` and ``-v`` of the benchmarks that map simulated k-mismatch reads (``map``, ``map-bam``)."""
+    p.add_argument("--length", type=int, default=100, help="read length (default 100)")
+    p.add_argument("-v", "--mismatches", type=int, default=3, help="k (default 3); reads carry 0..k substitutions")
 
 
 def text_handle(path: str):

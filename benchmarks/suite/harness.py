@@ -6,17 +6,19 @@ Not part of the installed package; ``benchmarks/run.py`` imports the suite as
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
 import platform
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -206,6 +208,26 @@ def peer_env(root: str | os.PathLike | None = None) -> dict[str, str]:
         raise RuntimeError(proc.stderr.decode(errors="replace").strip())
     pairs = (item.split("=", 1) for item in proc.stdout.decode().split("\0") if "=" in item)
     return dict(pairs)
+
+
+@contextlib.contextmanager
+def scratch_dir(prefix: str) -> Iterator[Path]:
+    """A new temporary folder for one run's data and outputs, removed when the run ends (also on error)."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def peer_env_or_host(label: str, without: str) -> dict[str, str]:
+    """``peer_env()``, or this process's environment where the peers are not there (said on stderr:
+    ``  LABEL: peers unavailable (why); WITHOUT``, e.g. "gseek only")."""
+    try:
+        return peer_env()
+    except Exception as exc:  # noqa: BLE001 - no carried peers here: the benchmark runs without them
+        print(f"  {label}: peers unavailable ({exc}); {without}", file=sys.stderr)
+        return dict(os.environ)
 
 
 # ------------------------------------------------------------ where and what ran

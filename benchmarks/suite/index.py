@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -81,14 +80,8 @@ def bench_index(args: argparse.Namespace) -> Report:
 
     from gseek import read_fastx
 
-    work = Path(tempfile.mkdtemp(prefix="gseek-index-bench-"))
-    try:
-        env = dict(os.environ)
-        if not args.no_peers:
-            try:
-                env = harness.peer_env()
-            except Exception as exc:  # no carried peers here: gseek alone
-                print(f"  index: peers unavailable ({exc}); gseek only", file=sys.stderr)
+    with harness.scratch_dir("gseek-index-bench-") as work:
+        env = harness.peer_env_or_host("index", "gseek only") if not args.no_peers else dict(os.environ)
         builders = {
             "gseek index": lambda fa, out: [sys.executable, "-P", "-m", "gseek", "--quiet", "index", fa, "-o", str(out)],
             f"bowtie-build --threads {args.threads}": lambda fa, out: ["bowtie-build", "--threads", str(args.threads),
@@ -152,5 +145,3 @@ def bench_index(args: argparse.Namespace) -> Report:
         data["summary"] = ", ".join(f"{Path(r['path']).name} ({r['contigs']} contigs, {r['bases']:,} bp)"
                                     for r in data["references"])
         return Report(title="Index build and exact search", data=data, table=table, notes=notes, results=results)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)

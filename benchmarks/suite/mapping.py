@@ -5,21 +5,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from . import harness
 from .harness import markdown_table, ratio
 from .registry import benchmark, Report
-from .common import text_handle
+from .common import add_read_options, text_handle
 
 
 def _map_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("fasta", nargs="+", help="reference FASTA files (plain or .gz)")
     p.add_argument("--reads", type=int, default=1_000_000, help="simulated reads per reference (default 1M)")
-    p.add_argument("--length", type=int, default=100, help="read length (default 100)")
-    p.add_argument("-v", "--mismatches", type=int, default=3, help="k (default 3); reads carry 0..k substitutions")
+    add_read_options(p)
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="threads for peers and the CPU backend")
     p.add_argument("--devices", default="gpu,cpu", help="gseek backends to time (default gpu,cpu)")
     p.add_argument("--peers", default="bowtie-best,bowtie-all,bwa-aln",
@@ -49,13 +47,8 @@ def bench_map(args: argparse.Namespace) -> Report:
 
     from gseek.datasets import kmismatch_reads
 
-    work = Path(tempfile.mkdtemp(prefix="gseek-map-bench-"))
-    try:
-        env = dict(os.environ)
-        try:
-            env = harness.peer_env()
-        except Exception as exc:
-            print(f"  map: peers unavailable ({exc}); gseek only", file=sys.stderr)
+    with harness.scratch_dir("gseek-map-bench-") as work:
+        env = harness.peer_env_or_host("map", "gseek only")
         have = lambda tool: shutil.which(tool, path=env.get("PATH")) is not None  # noqa: E731
         k, T = args.mismatches, str(args.threads)
         results, rows, data = [], [], {"references": []}
@@ -127,8 +120,6 @@ def bench_map(args: argparse.Namespace) -> Report:
         data["summary"] = ", ".join(f"{Path(r['path']).name}: {r['reads']:,} × {r['length']} bp, k={r['k']}"
                                     for r in data["references"])
         return Report(title="k-mismatch mapping", data=data, table=table, notes=notes, results=results)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 # ----------------------------------------------------------------- map-pairs
@@ -265,14 +256,8 @@ def bench_map_pairs(args: argparse.Namespace) -> Report:
     from . import datagen
 
     mean, sd = (float(x) for x in args.fragment.split(","))
-    work = Path(tempfile.mkdtemp(prefix="gseek-pairs-bench-"))
-    try:
-        env = dict(os.environ)
-        if not args.no_peers:
-            try:
-                env = harness.peer_env()
-            except RuntimeError as exc:
-                print(f"  map-pairs: peers unavailable ({exc}); gseek only", file=sys.stderr)
+    with harness.scratch_dir("gseek-pairs-bench-") as work:
+        env = harness.peer_env_or_host("map-pairs", "gseek only") if not args.no_peers else dict(os.environ)
         bowtie = not args.no_peers and shutil.which("bowtie", path=env.get("PATH")) is not None
         k, T, n = args.mismatches, str(args.threads), args.pairs
         ins = ["-I", str(args.minins), "-X", str(args.maxins)]
@@ -400,5 +385,3 @@ def bench_map_pairs(args: argparse.Namespace) -> Report:
             f"{Path(r['path']).name}: {r['pairs']:,} pairs × 2 × {r['length']} bp, k={r['k']}, fragment "
             f"{r['fragment'][0]}..{r['fragment'][2]} (mean {r['fragment'][1]:.0f})" for r in data["references"])
         return Report(title="Paired-end k-mismatch mapping", data=data, table=table, notes=notes, results=results)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)

@@ -7,7 +7,6 @@ import argparse
 import os
 import shlex
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -49,8 +48,7 @@ def bench_pipeline(args: argparse.Namespace) -> Report:
 
     from gseek.datasets import kmismatch_reads
 
-    work = Path(tempfile.mkdtemp(prefix="gseek-pipe-bench-"))
-    try:
+    with harness.scratch_dir("gseek-pipe-bench-") as work:
         plain = work / "ref.fa"
         with text_handle(args.fasta) as src, open(plain, "w") as dst:
             shutil.copyfileobj(src, dst)
@@ -111,8 +109,6 @@ def bench_pipeline(args: argparse.Namespace) -> Report:
                            f"k={args.mismatches}"}
         return Report(title="Pipeline over many query files", data=data, table=table, notes=notes,
                       results=[{"sequential_s": sequential, **r} for r in runs])
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 # ------------------------------------------------------------ pipeline-align
@@ -207,8 +203,7 @@ def bench_pipeline_align(args: argparse.Namespace) -> Report:
     if min(args.files, args.queries, args.targets, args.length, args.threads) < 1 or args.workers < 0:
         raise SystemExit("run.py pipeline-align: --files, --queries, --targets, --length and --threads must be "
                          ">= 1, --workers >= 0")
-    work = Path(tempfile.mkdtemp(prefix="gseek-pipe-align-bench-"))
-    try:
+    with harness.scratch_dir("gseek-pipe-align-bench-") as work:
         t0 = time.perf_counter()
         data = pipeline_align_data(work, args.files, args.queries, args.targets, args.length, args.seed)
         db, files, cells = data.pop("db"), data.pop("files"), data["cells"]
@@ -316,8 +311,6 @@ def bench_pipeline_align(args: argparse.Namespace) -> Report:
         return Report(title="Pipeline over many query files: batched DP against one database", data=data,
                       table=table, notes=notes, results=[{**seq, "cells": cells, **r} for r in runs],
                       extra={"all_identical": all_identical})
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def _pipeline_blast_options(p: argparse.ArgumentParser) -> None:
@@ -360,13 +353,10 @@ def blast_list_data(work: Path, db_fasta: str, query_set: str, n_files: int, per
 def bench_pipeline_blast(args: argparse.Namespace) -> Report:
     """``python benchmarks/run.py pipeline-blast --db bacteria75.fa.gz --set 10kb --files 8 --per-file 25
     --gpus '0;0,1' --device gpu --no-sequential`` (issue 20's BLAST scaling on one host)."""
-    import shutil
-
     if args.set not in BLAST_SETS or min(args.files, args.per_file, args.threads) < 1:
         raise SystemExit(f"run.py pipeline-blast: --set one of {', '.join(BLAST_SETS)}; --files, --per-file, "
                          "--threads >= 1")
-    work = Path(tempfile.mkdtemp(prefix="gseek-pipe-blast-bench-"))
-    try:
+    with harness.scratch_dir("gseek-pipe-blast-bench-") as work:
         env = numba_cache_env()
         T = str(args.threads)
         gseek = [sys.executable, "-P", "-m", "gseek", "--quiet", "-p", T]
@@ -410,5 +400,3 @@ def bench_pipeline_blast(args: argparse.Namespace) -> Report:
                             f"{args.task}, database {Path(args.db).name}"},
                       table=table, notes=notes, results=results,
                       extra={"all_identical": all(r["identical"] for r in results)})
-    finally:
-        shutil.rmtree(work, ignore_errors=True)

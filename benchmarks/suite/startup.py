@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from . import harness
@@ -31,12 +30,9 @@ def _startup_options(p: argparse.ArgumentParser) -> None:
            _startup_options)
 def bench_startup(args: argparse.Namespace) -> Report:
     """A small ``gseek search`` in fresh processes: cold (empty caches), warm, and after ``gseek compile``."""
-    import shutil
-
     from gseek.datasets import lambda_genome, lambda_reads
 
-    work = Path(tempfile.mkdtemp(prefix="gseek-startup-bench-"))
-    try:
+    with harness.scratch_dir("gseek-startup-bench-") as work:
         reads = work / "reads.fq"
         lines = Path(lambda_reads()).read_text().splitlines()
         reads.write_text("\n".join(lines[: 4 * min(args.reads, len(lines) // 4)]) + "\n")
@@ -94,5 +90,3 @@ def bench_startup(args: argparse.Namespace) -> Report:
                  f"shipped CuPy kernels: {_cupy_cache.status()}"]
         return Report(title="Start-up", data={"summary": f"{args.reads:,} reads, lambda"}, table=table, notes=notes,
                       results=results)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
