@@ -153,7 +153,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--json", help="write the record here")
-    p.add_argument("--trace", help="folder for a GSEEK_TRACE of every timed search (benchmarks/trace_summary.py)")
+    p.add_argument("--trace", help="folder for a GSEEK_TRACE of every timed search (benchmarks/tools/trace_summary.py)")
     sub = p.add_subparsers(dest="what", required=True)
     m = sub.add_parser("map")
     m.add_argument("--reference", required=True)

@@ -3,7 +3,7 @@
 What is seeded into CuPy's kernel cache: the shipped files the cache lacks, only for the CuPy, NVRTC
 and architecture they were made with, written under a temporary name and renamed; never an error for
 the file system. Tested with plain folders (no CuPy or GPU needed); that a cold GPU search compiles
-none of them is checked on the GPU machine (``benchmarks/gpu_startup.sh``).
+none of them is checked on the GPU machine (``benchmarks/archive/gpu_startup.sh``).
 """
 
 from __future__ import annotations
