@@ -355,6 +355,7 @@ def api(monkeypatch):
 def _fields(kwargs: dict) -> dict:
     """The API call's keywords with each options value (gseek.options) laid out as its fields, checked to be
     the value's class (the read group as the header dict the cases name)."""
+    from gseek.align.options import AlignOptions
     from gseek.blast.options import BlastOptions
     from gseek.options import MapOptions, PairOptions, ReadOptions, SamOptions
 
@@ -364,8 +365,8 @@ def _fields(kwargs: dict) -> dict:
         value = out.pop(name, None)
         if value is None:
             continue
-        if isinstance(value, BlastOptions):
-            cls = BlastOptions
+        if isinstance(value, (BlastOptions, AlignOptions)):
+            cls = type(value)
         assert type(value) is cls, (name, value)
         fields = {f: getattr(value, f) for f in cls.field_names()}
         if cls is SamOptions and fields["read_group"] is not None:

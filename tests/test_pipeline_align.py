@@ -15,6 +15,7 @@ import pytest
 from gseek.backend import CpuBackend
 from gseek.cli import main
 from gseek.datasets.simulate import dp_families
+from gseek.align.options import AlignOptions
 from gseek.errors import OptionError
 from gseek.pipeline import AlignTask, QueueBounds, run_pipeline
 from gseek.pipeline.engine import THREAD_PREFIX
@@ -316,8 +317,10 @@ def test_resume_follows_options_and_targets(data, tmp_path):
 def test_task_options_are_checked_when_the_task_is_made(data):
     with pytest.raises(OptionError, match="mode must be one of"):
         AlignTask(data["targets"], device="cpu", mode="diagonal")
-    with pytest.raises(OptionError, match="unknown PairAligner option 'colour'"):
+    with pytest.raises(OptionError, match="unknown AlignOptions option.*colour"):
         AlignTask(data["targets"], device="cpu", colour="red")
+    with pytest.raises(OptionError, match="not both"):  # the value whole, or its fields, once
+        AlignTask(data["targets"], device="cpu", options=AlignOptions(mode="local"), mode="global")
     with pytest.raises(OptionError, match="give at least one device"):
         AlignTask(data["targets"], devices=[])
 

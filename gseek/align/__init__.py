@@ -23,7 +23,8 @@ The DP stages themselves are in :mod:`gseek.dp`; the text writers in
 """
 
 from .aligner import EncodedSet, PairAligner, default_traceback_memory, encode_set, read_pair_list, triangle
+from .options import AlignOptions
 from .results import NEEDS_TRACEBACK, Alignment, AlignmentResults, parse_outfmt
 
-__all__ = ["PairAligner", "AlignmentResults", "Alignment", "parse_outfmt", "NEEDS_TRACEBACK", "read_pair_list",
+__all__ = ["PairAligner", "AlignOptions", "AlignmentResults", "Alignment", "parse_outfmt", "NEEDS_TRACEBACK", "read_pair_list",
            "EncodedSet", "encode_set", "default_traceback_memory", "triangle"]

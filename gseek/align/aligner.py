@@ -18,14 +18,10 @@ import numpy as np
 from gseek import ragged
 from gseek.backend import Backend, get_backend, numba_guard
 from gseek.dp import (
-    FREE_END_NAMES,
-    MODES,
-    SCORING_PRESETS,
     WALK_FIELDS,
     DNA_LETTERS,
     DPWorkspace,
     Scoring,
-    dp_flags,
     identity_score_bound,
     score_pairs,
     traceback_pairs,
@@ -34,7 +30,8 @@ from gseek.errors import OptionError
 from gseek.output.cigar import CigarStrings, cigar_strings
 from gseek.seqio import SequenceBatch
 
-from .results import NEEDS_TRACEBACK, Alignment, AlignmentResults, parse_outfmt
+from .options import AlignOptions
+from .results import Alignment, AlignmentResults
 
 __all__ = ["PairAligner", "EncodedSet", "encode_set", "read_pair_list", "default_traceback_memory", "triangle"]
 
@@ -114,10 +111,6 @@ def _lookup(scoring: Scoring, raw: np.ndarray, offsets: np.ndarray, names: list[
     return codes
 
 
-#: The scoring overrides of :class:`PairAligner` (None: the ``scoring`` preset's value).
-_SCORING_FIELDS = ("match", "mismatch", "gap_open", "gap_extend", "matrix", "n_score")
-
-
 class PairAligner:
     """Batched NW / SW / semiglobal aligner; one configured object per job.
 
@@ -135,6 +128,8 @@ class PairAligner:
         cigar_m: write ``M`` instead of ``=``/``X``.
         outfmt: None (gseek TSV), ``"6"`` or ``"6 COLUMNS..."``; columns
             that need the trace-back (pident, cigar, qstart, ...) turn it on.
+        options: the options above as one :class:`~gseek.align.options.AlignOptions`
+            (checked where made), instead of keywords.
         device, threads: the backend (``auto``, ``cpu``, ``gpu``, ``gpu:N`` or a
             :class:`~gseek.backend.Backend`), chosen now; CPU threads.
         batch_pairs, traceback_memory: pairs per scoring batch; bytes of
@@ -154,6 +149,7 @@ class PairAligner:
     def __init__(
         self,
         *,
+        options: AlignOptions | None = None,
         mode: str = "global",
         scoring: str | Scoring = "dna",
         match: int | None = None,
@@ -177,49 +173,31 @@ class PairAligner:
         if unknown:
             known = sorted(p for p in inspect.signature(PairAligner).parameters if p != "unknown")
             raise OptionError(f"unknown PairAligner option {next(iter(unknown))!r} (known: {', '.join(known)})")
-        given = dict(mode=mode, scoring=scoring, match=match, mismatch=mismatch, gap_open=gap_open,
-                     gap_extend=gap_extend, matrix=matrix, n_score=n_score, traceback=traceback, free_ends=free_ends,
-                     min_score=min_score, min_identity=min_identity, cigar_m=cigar_m, outfmt=outfmt, device=device,
-                     batch_pairs=batch_pairs, traceback_memory=traceback_memory)
+        fields = dict(mode=mode, scoring=scoring, match=match, mismatch=mismatch, gap_open=gap_open,
+                      gap_extend=gap_extend, matrix=matrix, n_score=n_score, traceback=traceback, free_ends=free_ends,
+                      min_score=min_score, min_identity=min_identity, cigar_m=cigar_m, outfmt=outfmt)
         defaults = {p.name: p.default for p in inspect.signature(PairAligner).parameters.values()}
-        self._shown = {k: v for k, v in given.items() if v != defaults[k]}
-        opts = dict(given, free_ends=FREE_END_NAMES if free_ends is None else free_ends, threads=threads)
-        if opts["mode"] not in MODES:
-            raise OptionError(f"mode must be one of {', '.join(MODES)}, not {opts['mode']!r}")
-        self.mode: str = opts["mode"]
-        base = opts["scoring"]
-        overrides = {k: given[k] for k in _SCORING_FIELDS if given[k] is not None}
-        if overrides.get("matrix") is not None and {"match", "mismatch"} & set(overrides):
-            raise OptionError("match/mismatch do not apply with a substitution matrix (it gives every pair's score)")
-        if isinstance(base, Scoring):
-            fields = dataclasses.asdict(base)
-        elif isinstance(base, str) and base.lower() in SCORING_PRESETS:
-            fields = {**dataclasses.asdict(Scoring()), **SCORING_PRESETS[base.lower()]}
-        else:
-            raise OptionError(f"scoring must be a Scoring or one of {', '.join(SCORING_PRESETS)}, not {base!r}")
-        self.scoring = Scoring(**{**fields, **overrides})
-        free = opts["free_ends"]
-        free = (free,) if isinstance(free, str) else tuple(free)
-        for name in free:
-            if name not in FREE_END_NAMES:
-                raise OptionError(f"free_ends: {name!r} is not one of {', '.join(FREE_END_NAMES)}")
-        if free_ends is not None and self.mode != "semiglobal":
-            raise OptionError("free_ends applies to mode='semiglobal' only")
-        self.free_ends = free
-        self.flags = dp_flags(self.mode, free)
-        self.min_score = opts["min_score"]
-        self.min_identity = opts["min_identity"]
-        if self.min_identity is not None and not 0.0 <= float(self.min_identity) <= 1.0:
-            raise OptionError(f"min_identity is a fraction in [0, 1] (e.g. 0.97), not {self.min_identity}")
-        self.lazy = self.min_score is not None or self.min_identity is not None
-        self.traceback = bool(opts["traceback"]) or self.min_identity is not None
-        self.cigar_m = bool(opts["cigar_m"])
-        if self.cigar_m and not self.traceback:
-            raise OptionError("cigar_m needs the trace-back (traceback=True): score-only results have no CIGAR")
-        columns = parse_outfmt(opts["outfmt"], True)
-        if opts["outfmt"] is not None and NEEDS_TRACEBACK & set(columns):
-            self.traceback = True
-        self.columns = parse_outfmt(opts["outfmt"], self.traceback)
+        if options is None:  # the keywords made into the value, checked once here
+            options = AlignOptions(**fields)
+        elif any(v != defaults[k] for k, v in fields.items()):
+            raise OptionError("give the DP options as options=AlignOptions(...) or as keywords, not both")
+        elif not isinstance(options, AlignOptions):
+            raise OptionError(f"expected an AlignOptions, not {type(options).__name__}")
+        #: The options, whole (:class:`~gseek.align.options.AlignOptions`).
+        self.options = options
+        running = dict(device=device, batch_pairs=batch_pairs, traceback_memory=traceback_memory)
+        self._shown = {**options.changed(), **{k: v for k, v in running.items() if v != defaults[k]}}
+        opts = dict(running, threads=threads)
+        self.mode: str = options.mode
+        self.scoring = options.resolved_scoring()
+        self.free_ends = options.free_end_names()
+        self.flags = options.flags()
+        self.min_score = options.min_score
+        self.min_identity = options.min_identity
+        self.lazy = options.lazy
+        self.traceback = options.traceback_on()
+        self.cigar_m = bool(options.cigar_m)
+        self.columns = options.columns()
         self.batch_pairs = int(opts["batch_pairs"])
         given_memory = opts["traceback_memory"]
         self.traceback_memory = 1 if given_memory is None else int(given_memory)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .app import STATE, backend, cli, common, remove_stale_temporaries, say
-from .options import check_align_options, cluster_client_for, cluster_threads, with_align_options, with_cluster_options
+from .options import align_value, cluster_client_for, cluster_threads, with_align_options, with_cluster_options
 from .report import CountBar
 
 @cli.command()
@@ -25,11 +25,11 @@ def align(seqs, all_vs_all, query, target, pairs, align_options, output, cluster
             raise click.UsageError("--all-vs-all takes -i FASTA (and no -q/-t/--pairs)")
     elif not (query and target) or seqs:
         raise click.UsageError("give -q FASTA -t FASTA (optionally --pairs TSV), or -i FASTA --all-vs-all")
-    check_align_options(align_options)
+    value = align_value(align_options)
     remove_stale_temporaries(output)
     bar = CountBar("gseek align", " pairs")
     options = dict(device=backend() if cluster is None else STATE.device, threads=cluster_threads(cluster),
-                   progress=bar.update, **align_options)
+                   progress=bar.update, options=value)
     with cluster_client_for(cluster) as client, bar:
         if client is not None:
             options["client"] = client

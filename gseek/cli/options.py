@@ -279,9 +279,8 @@ ALIGN_OPTIONS = ("mode", "free_ends", "match", "mismatch", "gap_open", "gap_exte
 
 def with_align_options(func):
     """The DP options shared by ``align`` and ``pipeline --task align``, collected
-    into one ``align_options`` dict of :class:`~gseek.align.PairAligner` arguments
-    (options the user did not give keep the API's defaults, so the API checks
-    what was given)."""
+    into one ``align_options`` dict of :class:`~gseek.align.options.AlignOptions` fields
+    (options the user did not give keep its defaults), made into the value by :func:`align_value`."""
     options = [
         click.option("--mode", type=click.Choice(["global", "local", "semiglobal"]), default="global",
                      show_default=True),
@@ -317,16 +316,14 @@ def with_align_options(func):
     return wrapper
 
 
-def check_align_options(align_options: dict) -> None:
-    """The DP options checked as the API checks them (an aligner built on the
-    CPU, no input read): a mistake alone or together is a usage error (exit 2)."""
-    from ..align import PairAligner
-    from ..errors import OptionError
+def align_value(align_options: dict):
+    """The DP options given, as one :class:`~gseek.align.options.AlignOptions` (checked as the API
+    checks them, no input read): a mistake alone or together is a usage error (exit 2). Made by the
+    commands that run the DP only (``pipeline`` shares ``--outfmt`` with its BLAST tasks)."""
+    from ..align.options import AlignOptions
 
-    try:
-        PairAligner(device="cpu", threads=1, **align_options)
-    except OptionError as exc:
-        raise click.UsageError(str(exc)) from None
+    with usage_errors():
+        return AlignOptions(**align_options)
 
 
 def with_cluster_options(func):

@@ -8,7 +8,7 @@ import click
 
 from .app import STATE, backend, cli, command_line, common, given, gpu_list, say
 from .options import (ALIGN_OPTIONS, BLAST_OPTIONS, MAP_OPTIONS, PAIR_OPTIONS, SAM_OPTIONS, blast_value,
-                      check_align_options, cluster_client_for, cluster_threads, with_align_options, with_blast_options,
+                      align_value, cluster_client_for, cluster_threads, with_align_options, with_blast_options,
                       with_cluster_options, with_map_options, with_pair_options, with_sam_options)
 from .report import compile_notice
 
@@ -77,11 +77,11 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, split, resume
         if target is None or index_prefix is not None:
             raise click.UsageError("--task align takes -t/--target FASTA, the targets (and no -x)")
         foreign = given(MAP_OPTIONS + SAM_OPTIONS + PAIR_OPTIONS + ("interleaved",)) + given(BLAST_OPTIONS[:-1])
-        reference, options = target, align_options
+        reference, options = target, None
     if foreign:
         raise click.UsageError(f"{', '.join(foreign)}: not an option of --task {task}")
     if task == "align":
-        check_align_options(align_options)
+        options = dict(options=align_value(align_options))
     from ..pipeline import run_pipeline
     from ..pipeline.tasks import warm_host
 

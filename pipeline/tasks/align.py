@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from gseek.align import PairAligner, default_traceback_memory, encode_set, read_pair_list, triangle
+from gseek.align import AlignOptions, PairAligner, default_traceback_memory, encode_set, read_pair_list, triangle
 from gseek.backend import Backend, get_backend, numba_guard
 from gseek.dp import check_range
 from gseek.errors import FastxError, OptionError
@@ -29,7 +29,7 @@ from ..cluster import cluster_spec, describe_cluster, remote_dispatcher
 from ..engine import Chunk, Dispatcher, Job, Progress, QueryFile, QueueBounds
 from ._base import GPU_JOB_BYTES, LazySink, TaskSpec, batch_nbytes, parse_threads
 
-__all__ = ["AlignTask", "PairsTask", "align_files", "align_pairs_files"]
+__all__ = ["AlignTask", "PairsTask", "align_files", "align_pairs_files", "align_value", "RUN_KEYWORDS"]
 
 
 #: DP cells a job aims for (query residues x target residues): about 0.8 s of
@@ -64,8 +64,31 @@ class _TsvSink(LazySink):
         return records
 
 
+#: :class:`~gseek.align.PairAligner`'s keywords that tune a run rather than what it computes.
+RUN_KEYWORDS = ("batch_pairs", "traceback_memory")
+
+
+def align_value(options: AlignOptions | None, keywords: dict[str, Any]) -> tuple[AlignOptions, dict[str, Any]]:
+    """The DP job's :class:`~gseek.align.options.AlignOptions` (``options`` whole, or made and checked once
+    here from the loose ``keywords`` of its fields) and the run's tuning (``batch_pairs``,
+    ``traceback_memory``) apart; a field given both ways, or an unknown name, raises.
+
+    >>> align_value(None, {"mode": "local", "batch_pairs": 64})
+    (AlignOptions(mode='local'), {'batch_pairs': 64})
+    """
+    run = {k: v for k, v in keywords.items() if k in RUN_KEYWORDS}
+    fields = {k: v for k, v in keywords.items() if k not in RUN_KEYWORDS}
+    if options is None:
+        return AlignOptions.from_dict(fields), run
+    if not isinstance(options, AlignOptions):
+        raise OptionError(f"expected an AlignOptions, not {type(options).__name__}")
+    if fields:
+        raise OptionError(f"{', '.join(fields)}: give the AlignOptions value or its fields as keywords, not both")
+    return options, run
+
+
 def _aligners(devices: Sequence[str | Backend] | None, device: str | Backend | None, threads: int | None,
-              align_options: dict[str, Any]) -> list[PairAligner]:
+              options: AlignOptions, run: dict[str, Any]) -> list[PairAligner]:
     """One aligner per CPU device, :data:`ALIGN_STREAMS_PER_GPU` per GPU (each on
     its own CUDA stream, with its part of the GPU's trace-back budget)."""
     if devices is not None and not devices:
@@ -75,12 +98,12 @@ def _aligners(devices: Sequence[str | Backend] | None, device: str | Backend | N
     aligners = []
     for b in backends:
         if b.name != "gpu":
-            aligners.append(PairAligner(device=b, **align_options))
+            aligners.append(PairAligner(options=options, device=b, **run))
             continue
-        options = dict(align_options)
-        budget = options.get("traceback_memory") or default_traceback_memory(b)
-        options["traceback_memory"] = max(1, int(budget) // ALIGN_STREAMS_PER_GPU)
-        aligners += [PairAligner(device=b.with_stream(), **options) for _ in range(ALIGN_STREAMS_PER_GPU)]
+        tuned = dict(run)
+        budget = tuned.get("traceback_memory") or default_traceback_memory(b)
+        tuned["traceback_memory"] = max(1, int(budget) // ALIGN_STREAMS_PER_GPU)
+        aligners += [PairAligner(options=options, device=b.with_stream(), **tuned) for _ in range(ALIGN_STREAMS_PER_GPU)]
     return aligners
 
 
@@ -181,8 +204,10 @@ class AlignTask(_DPStages):
         command: unused (TSV has no header line for it); accepted for the runner.
         encoding: ``(encoding, errors)`` of the outputs' text (files: ascii,
             strict; stdout: :func:`gseek.output.tabular.stream_encoding`).
-        **align_options: :class:`~gseek.align.PairAligner` options (``mode``,
-            ``match``, ``matrix``, ``traceback``, ``min_score``, ``outfmt``, ...).
+        options: the DP's :class:`~gseek.align.options.AlignOptions`, whole; or
+        **align_options: its fields as keywords (``mode``, ``match``, ``matrix``, ``traceback``,
+            ``min_score``, ``outfmt``, ...; :func:`align_value`), and ``batch_pairs``,
+            ``traceback_memory``.
     """
 
     name = "align"
@@ -199,11 +224,13 @@ class AlignTask(_DPStages):
         threads: int | None = None,
         command: str = "gseek",
         encoding: tuple[str, str] = ("ascii", "strict"),
+        options: AlignOptions | None = None,
         **align_options: Any,
     ) -> None:
-        self.spec = TaskSpec.of(self.name, targets, dict(command=command, encoding=tuple(encoding), **align_options),
-                                devices, threads)
-        self.aligners = _aligners(devices, device, threads, align_options)
+        value, run = align_value(options, align_options)
+        self.spec = TaskSpec.of(self.name, targets, dict(command=command, encoding=tuple(encoding), options=value,
+                                                        **run), devices, threads)
+        self.aligners = _aligners(devices, device, threads, value, run)
         first = self.aligners[0]
         self.alphabet = "protein" if first.scoring.matrix else "dna"
         self.target_path = os.fspath(targets)
@@ -214,7 +241,8 @@ class AlignTask(_DPStages):
         _writable_names(batch, self.encoding, self.target_path)
         check_range(np.ones(1, np.int32), self.targets.lengths.max(initial=0)[None], first.scoring)
         self.columns = first.columns
-        self.options = {k: v for k, v in sorted(align_options.items())}
+        #: What changes the rows, for the fingerprint (options at their defaults left out).
+        self.options = dict(sorted({**value.changed(), **run}.items()))
         self.progress_factor = len(self.targets)  # pairs per query record
         residues = max(1, int(self.targets.codes.size))
         gpu = any(a.backend.name == "gpu" for a in self.aligners)
@@ -293,13 +321,16 @@ class PairsTask(_DPStages):
         threads: int | None = None,
         command: str = "gseek",
         encoding: tuple[str, str] = ("ascii", "strict"),
+        options: AlignOptions | None = None,
         **align_options: Any,
     ) -> None:
         if (queries is None) != (pairs is None):
             raise OptionError("a pair list needs both queries and pairs")
+        value, run = align_value(options, align_options)
         self.spec = TaskSpec.of(self.name, sequences, dict(queries=queries, pairs=pairs, command=command,
-                                                          encoding=tuple(encoding), **align_options), devices, threads)
-        self.aligners = _aligners(devices, device, threads, align_options)
+                                                          encoding=tuple(encoding), options=value, **run),
+                                devices, threads)
+        self.aligners = _aligners(devices, device, threads, value, run)
         first = self.aligners[0]
         alphabet = "protein" if first.scoring.matrix else "dna"
         self.encoding = (str(encoding[0]), str(encoding[1]))
@@ -396,8 +427,8 @@ def align_files(
             aligned on a worker, which reads the targets once; the rows are
             written here in the same order (``docs/cluster.md``). ``device``
             (other than ``auto``) and ``threads`` are then the workers'.
-        **align_options: :class:`~gseek.align.PairAligner` options (``mode``,
-            ``scoring``, ``traceback``, ``min_score``, ``outfmt``, ...).
+        **align_options: ``options`` (an :class:`~gseek.align.options.AlignOptions`) or its fields
+            (``mode``, ``scoring``, ``traceback``, ``min_score``, ``outfmt``, ...), as :class:`AlignTask`.
 
     >>> import os, tempfile
     >>> d = tempfile.mkdtemp()
@@ -467,8 +498,8 @@ def align_pairs_files(
             once; the rows are written here in the same order, byte for byte
             the local output (``docs/cluster.md``). ``device`` (other than
             ``auto``) and ``threads`` are then the workers'.
-        **align_options: :class:`~gseek.align.PairAligner` options
-            (``batch_pairs`` sets the pairs per job).
+        **align_options: ``options`` (an :class:`~gseek.align.options.AlignOptions`) or its fields, as
+            :class:`AlignTask` (``batch_pairs`` sets the pairs per job).
 
     >>> import os, tempfile
     >>> d = tempfile.mkdtemp()
