@@ -120,8 +120,9 @@ class Mapper:
     """Complete k-mismatch read mapper over an :class:`~gseek.index.Index`.
 
     Arguments:
-        index: an index holding the ``fm``, ``sa`` and ``text`` parts
-            (``wgram`` speeds up exact pieces).
+        index: an :class:`~gseek.index.Index` holding the ``fm``, ``sa`` and ``text``
+            parts (``wgram`` speeds up exact pieces), or the path of a saved one
+            (loaded on ``device``, as mappy's ``Aligner("ref.mmi")``).
         mismatches: ``k``, 0..8; an N in the read or the reference counts as one.
         max_alignments: report up to this many placements per read, best
             strata first (``-k N``).
@@ -175,7 +176,7 @@ class Mapper:
 
     def __init__(
         self,
-        index: Index,
+        index: Index | str | os.PathLike,
         mismatches: int = DEFAULT_MISMATCHES,
         *,
         max_alignments: int | None = None,
@@ -189,6 +190,10 @@ class Mapper:
     ) -> None:
         check_map_options(mismatches, max_alignments=max_alignments, report_all=report_all, max_hits=max_hits,
                           norc=norc, nofw=nofw, xa_limit=xa_limit)
+        if isinstance(index, (str, os.PathLike)):  # a saved index's path, as mappy.Aligner("ref.mmi")
+            index = Index.load(index, device="auto" if device is None else device)
+        elif not isinstance(index, Index):
+            raise TypeError(f"Mapper needs an Index or the path of a saved one, not {type(index).__name__}")
         missing = [p for p in ("occ", "dollar_rows", "sa_mark", "sa_samples", "text", "amb_runs")
                    if p not in index.arrays]
         if missing:
