@@ -45,36 +45,39 @@ def require(module: str, what: str = "this") -> Any:
                           f"gseek: pip install 'gseek[tables]' (or pip install {module})") from exc
 
 
-def to_pandas(columns: Mapping[str, Any], what: str = "to_pandas()") -> Any:
-    """A :class:`pandas.DataFrame` of ``columns`` (name -> numpy array, all of one length), in order;
-    an optional integer (an object column of integers and None) becomes pandas' nullable ``Int64``."""
+def to_pandas(columns: Mapping[str, Any], what: str = "to_pandas()", types: Mapping[str, str] | None = None) -> Any:
+    """A :class:`pandas.DataFrame` of ``columns`` (name -> numpy array, all of one length), in order.
+
+    ``types``: the type (``"int64"`` or ``"string"``) of a column that may hold
+    None (an optional SAM tag): such an integer column becomes pandas' nullable
+    ``Int64``, whatever values it holds (all None too).
+    """
     pd = require("pandas", what)
-    return pd.DataFrame({name: _nullable(pd, values) for name, values in columns.items()}, columns=list(columns))
+    types = types or {}
+    return pd.DataFrame({name: _nullable(pd, values, types.get(name)) for name, values in columns.items()},
+                        columns=list(columns))
 
 
-def _nullable(pd: Any, values: Any) -> Any:
-    """An object column of integers and None (an optional SAM tag) as pandas' ``Int64``."""
-    if getattr(values, "dtype", None) != object:
+def _nullable(pd: Any, values: Any, kind: str | None) -> Any:
+    if getattr(values, "dtype", None) != object or kind != "int64":
         return values
-    present = [v for v in values if v is not None]
-    if present and all(type(v) is int for v in present):
-        return pd.array(list(values), dtype="Int64")
-    return values
+    return pd.array(list(values), dtype="Int64")
 
 
-def to_arrow(columns: Mapping[str, Any], what: str = "to_arrow()") -> Any:
+def to_arrow(columns: Mapping[str, Any], what: str = "to_arrow()", types: Mapping[str, str] | None = None) -> Any:
     """A :class:`pyarrow.Table` of ``columns``; a missing value (None) is null.
 
-    Strings become Arrow ``string`` columns, numbers keep their numpy type
-    (an object column of integers and None, as an optional SAM tag, becomes
-    ``int64`` with nulls; an empty one, ``string``).
+    Numbers keep their numpy type, an object column is ``types[name]``
+    (``"int64"`` or ``"string"``; not named there: ``string``), so that a table's
+    schema does not depend on its values (an optional tag that no row holds).
     """
     pa = require("pyarrow", what)
+    types = types or {}
     arrays = []
-    for values in columns.values():
+    for name, values in columns.items():
         if getattr(values, "dtype", None) is not None and values.dtype != object:
             arrays.append(pa.array(values))
         else:
-            values = list(values)  # strings, or optional values (None: null); none at all: strings
-            arrays.append(pa.array(values, type=None if values else pa.string(), from_pandas=True))
+            kind = pa.int64() if types.get(name) == "int64" else pa.string()
+            arrays.append(pa.array(list(values), type=kind, from_pandas=True))
     return pa.table(arrays, names=list(columns))

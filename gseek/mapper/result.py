@@ -12,7 +12,7 @@ import numpy as np
 from gseek import tables
 
 from .hits import Hit, MappedRead
-from .tables import sam_columns
+from .tables import SAM_TYPES, sam_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     from gseek.index.text import ReferenceText
@@ -178,14 +178,15 @@ class MappingResult:
     def to_pandas(self, unmapped: bool = False) -> Any:
         """The SAM records of the hits as a :class:`pandas.DataFrame`, a row a hit, the
         SAM field and tag names as columns (``QNAME FLAG RNAME POS MAPQ CIGAR RNEXT PNEXT
-        TLEN SEQ QUAL NM MD X0 X1 XA ZH``: :mod:`gseek.mapper.tables`); ``unmapped``:
+        TLEN SEQ QUAL NM MD X0 X1 XA ZH``: :mod:`gseek.mapper.tables`; a tag a record
+        lacks is missing: None, or NA in the nullable ``Int64`` of ``ZH``); ``unmapped``:
         every record ``gseek search`` writes, unmapped reads too (and ``YF``). Needs
         pandas (the ``tables`` extra)."""
-        return tables.to_pandas(sam_columns(self, unmapped), "MappingResult.to_pandas()")
+        return tables.to_pandas(sam_columns(self, unmapped), "MappingResult.to_pandas()", SAM_TYPES)
 
     def to_arrow(self, unmapped: bool = False) -> Any:
         """:meth:`to_pandas`'s table as a :class:`pyarrow.Table` (needs pyarrow)."""
-        return tables.to_arrow(sam_columns(self, unmapped), "MappingResult.to_arrow()")
+        return tables.to_arrow(sam_columns(self, unmapped), "MappingResult.to_arrow()", SAM_TYPES)
 
     def placements(self) -> set[tuple[int, int, int, int, int]]:
         """Reported hits as a set of ``(read, contig, pos, strand, mismatches)``."""

@@ -35,12 +35,15 @@ import numpy as np
 from gseek import ragged
 from gseek.alphabet import COMPLEMENT
 
-__all__ = ["SAM_FIELDS", "SAM_TAGS", "sam_columns"]
+__all__ = ["SAM_FIELDS", "SAM_TAGS", "SAM_TYPES", "sam_columns"]
 
 #: SAM's eleven mandatory fields, in order.
 SAM_FIELDS = ("QNAME", "FLAG", "RNAME", "POS", "MAPQ", "CIGAR", "RNEXT", "PNEXT", "TLEN", "SEQ", "QUAL")
 #: The tags of a mapped record, in the order written (``XA``, ``ZH`` when present).
 SAM_TAGS = ("NM", "MD", "X0", "X1", "XA", "ZH")
+#: The type of each tag (the fields: int64 or string as they print), as ``gseek.tables`` takes it.
+SAM_TYPES = {"NM": "int64", "MD": "string", "X0": "int64", "X1": "int64", "XA": "string", "ZH": "int64",
+             "YF": "string"}
 #: SAM FLAG bits (as :mod:`gseek.output.sam_records` writes them).
 _UNMAPPED, _REVERSE, _SECONDARY = 4, 16, 256
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
