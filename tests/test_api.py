@@ -132,6 +132,17 @@ def test_blast_search_of_a_str_is_one_query(saved):
     assert len(hits) == 1 and hits.query_names == ["query0"]
 
 
+def test_pair_aligner_takes_a_fasta_path_and_a_str_is_one_sequence(queries, tmp_path):
+    targets = tmp_path / "t.fa"
+    targets.write_text(">a\nACGTACGTTTGACA\n>b\nGATTACAGATTACA\n")
+    aligner = gseek.PairAligner(mode="local", traceback=True, device="cpu")
+    by_path = aligner.query_vs_database("ACGTACGATTGA", targets)
+    assert list(by_path.target_names) == ["a", "b"] and len(by_path) == 2
+    assert by_path.to_pandas().equals(aligner.query_vs_database(["ACGTACGATTGA"], gseek.read_fastx(targets)).to_pandas())
+    with pytest.raises(gseek.OptionError, match="residue '/'"):  # a str is a sequence, not a file
+        aligner.query_vs_database("ACGTACGATTGA", str(targets))
+
+
 def test_locate_len_is_the_number_of_matches(index):
     hits = index.locate(["GGCTTTG", "ACGTACGTACGTACGTNN", "GGGCGGCGACCT"])
     assert len(hits) == hits.size == int(index.count(["GGCTTTG", "ACGTACGTACGTACGTNN", "GGGCGGCGACCT"]).sum())
