@@ -6,29 +6,39 @@ batched Needleman-Wunsch / Smith-Waterman DP with trace-back, on CuPy kernels
 function on top:
 
 * :class:`Index` -- ``Index.build("ref.fa").save("ref.gseek")``, ``Index.load``;
-* :class:`Mapper` -- ``Mapper(index, mismatches=3).map(reads)`` (a batch: a
-  struct-of-arrays :class:`MappingResult`; ``map(seq)`` and ``map_file(path)``:
-  per-read hits, mappy-style); files to SAM/BAM with :func:`map_files` (or
-  :func:`map_reads`, in the caller's thread);
-* :class:`PairAligner` with :class:`Scoring` -- ``PairAligner(mode="local").align(q, t)``;
-  query files against targets with :func:`align_files`;
+  ``index.locate(reads)``: exact matches (:class:`Occurrences`);
+* :class:`BlastSearcher` -- ``BlastSearcher("ref.gseek", task="megablast").search(queries)``:
+  BLAST+'s megablast / blastn search, options as :class:`BlastOptions`, HSPs as
+  :class:`BlastHits` (``-outfmt 6`` columns); files with :func:`blast_files`
+  (``gseek search --task megablast``);
+* :class:`Mapper` -- ``Mapper("ref.gseek", mismatches=3).map(reads)`` (a batch: a
+  struct-of-arrays :class:`MappingResult`; ``map(seq)``, one read as a ``str``, and
+  ``map_file(path)``: per-read :class:`Hit` lists, mappy-style); files to SAM/BAM with
+  :func:`map_files` (or :func:`map_reads`, in the caller's thread);
+* :class:`PairAligner` with :class:`Scoring` -- ``PairAligner(mode="local").align(q, t)``
+  (:class:`AlignmentResults` of :class:`Alignment` rows); query files against targets
+  with :func:`align_files`;
 * :func:`run_pipeline` -- many query files, an output folder, ``summary.tsv``;
 * :class:`FastxReader` / :func:`read_fastx` -- FASTA/FASTQ as struct-of-arrays batches;
 * :func:`get_backend` -- ``"auto"``, ``"cpu"``, ``"gpu"``, ``"gpu:N"``; errors in :mod:`gseek.errors`.
 
-Names are loaded on first use: ``import gseek`` imports neither Numba nor CuPy.
+Results print as their text output (SAM, BLAST tabular, TSV) and convert to
+tables with those column names: ``to_pandas()`` / ``to_arrow()`` (the ``tables``
+extra; ``docs/python-api.md``). Names are loaded on first use: ``import gseek``
+imports neither Numba nor CuPy.
 
 >>> import gseek
 >>> gseek.PairAligner(mode="global", device="cpu").align("ACGTACGT", "ACGACGT").score
 7
->>> "Mapper" in dir(gseek)
-True
+>>> from gseek.datasets import lambda_genome
+>>> genome = gseek.read_fastx(lambda_genome()).sequence(0)
+>>> searcher = gseek.BlastSearcher(gseek.Index.build(lambda_genome(), parts="text", device="cpu"), device="cpu")
+>>> for hsp in searcher.search([("q1", genome[1000:1500])]):
+...     print(hsp.qaccver, hsp.pident, hsp.length, hsp.sstart, hsp.send, hsp.evalue)
+q1 100.0 500 1001 1500 0.0
+>>> "Mapper" in dir(gseek), "BlastSearcher" in dir(gseek), "importlib" in dir(gseek)
+(True, True, False)
 """
-
-from __future__ import annotations
-
-import importlib
-from typing import Any
 
 __version__ = "0.1.0"
 
@@ -54,15 +64,23 @@ _LAZY = {
     "write_fasta": "gseek.seqio",
     "write_fastq": "gseek.seqio",
     "Index": "gseek.index",
+    "Occurrences": "gseek.index",
     "Mapper": "gseek.mapper",
     "MappingResult": "gseek.mapper",
+    "MappedRead": "gseek.mapper",
+    "Hit": "gseek.mapper",
+    "BlastSearcher": "gseek.blast.searcher",
+    "BlastHits": "gseek.blast.searcher",
+    "BlastOptions": "gseek.blast.options",
     "PairAligner": "gseek.align",
     "AlignmentResults": "gseek.align",
+    "Alignment": "gseek.align",
     "Scoring": "gseek.dp",
     "map_files": "gseek.pipeline",
     "map_reads": "gseek.pipeline",
     "align_files": "gseek.pipeline",
     "align_pairs_files": "gseek.pipeline",
+    "blast_files": "gseek.pipeline.tasks",
     "run_pipeline": "gseek.pipeline",
 }
 
@@ -78,15 +96,18 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name):
     """Lazy exports: ``import gseek`` does not load the index, the kernels or Numba."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'gseek' has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+def __dir__():
+    """The public names only (``__all__``), not the modules and helpers the package holds."""
+    return sorted(__all__)

@@ -20,7 +20,7 @@ stages over the ``fmindex`` kernels), :mod:`~gseek.index.core` (:class:`Index`).
 Occurrences(pattern=array([0, 0]), contig=array([0, 1], dtype=int32), position=array([0, 4]))
 """
 
-from .core import PART_GROUPS, ContigTable, Index, Occurrences
+from .core import PART_GROUPS, ContigTable, Index, Occurrence, Occurrences
 from .format import FORMAT_VERSION, IndexFormatError
 
-__all__ = ["Index", "ContigTable", "Occurrences", "IndexFormatError", "FORMAT_VERSION", "PART_GROUPS"]
+__all__ = ["Index", "ContigTable", "Occurrence", "Occurrences", "IndexFormatError", "FORMAT_VERSION", "PART_GROUPS"]

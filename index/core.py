@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -38,7 +39,7 @@ from . import build as _build
 from . import format as _format
 from . import search as _search
 
-__all__ = ["Index", "ContigTable", "Occurrences", "PART_GROUPS"]
+__all__ = ["Index", "ContigTable", "Occurrence", "Occurrences", "PART_GROUPS"]
 
 #: What ``Index.build(parts=)`` builds: everything, or the text alone (the BLAST-style search).
 TEXT_OR_ALL = ("all", "text")
@@ -61,21 +62,48 @@ PART_GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
-class Occurrences(NamedTuple):
+class Occurrence(NamedTuple):
+    """One exact match: the pattern's index, the contig's number, the 0-based start in it."""
+
+    pattern: int
+    contig: int
+    position: int
+
+
+@dataclass(frozen=True, eq=False)
+class Occurrences:
     """Exact matches as struct-of-arrays, sorted by pattern, contig, position.
 
     ``pattern`` (int64) indexes the query patterns, ``contig`` (int32) the
     index's contigs, ``position`` (int64) is the 0-based start in the contig.
+    ``len()`` is the number of matches; iterating (or ``occ[i]``) gives each
+    as an :class:`Occurrence` namedtuple (``_asdict()``).
+
+    >>> occ = Occurrences(np.array([0, 0, 1]), np.array([0, 1, 1], np.int32), np.array([4, 2, 0]))
+    >>> len(occ), occ[1], occ[-1]._asdict()
+    (3, Occurrence(pattern=0, contig=1, position=2), {'pattern': 1, 'contig': 1, 'position': 0})
     """
 
     pattern: np.ndarray
     contig: np.ndarray
     position: np.ndarray
 
+    def __len__(self) -> int:
+        return int(self.pattern.size)
+
     @property
     def size(self) -> int:
-        """Number of occurrences (``len()`` is 3, as for any 3-tuple)."""
+        """Number of occurrences (as ``len()``)."""
         return int(self.pattern.size)
+
+    def __iter__(self) -> Iterator[Occurrence]:
+        return (Occurrence(*row) for row in zip(self.pattern.tolist(), self.contig.tolist(), self.position.tolist()))
+
+    def __getitem__(self, i: int) -> Occurrence:
+        i = int(i) + len(self) if int(i) < 0 else int(i)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return Occurrence(int(self.pattern[i]), int(self.contig[i]), int(self.position[i]))
 
 
 @dataclass(frozen=True, eq=False)

@@ -270,7 +270,10 @@ class ReferenceText:
 
     def bases(self, start: int, end: int) -> np.ndarray:
         """Base codes 0..4 (4 = N) of text ``[start, end)``, for tests and small reads."""
-        g = np.arange(int(start), int(end), dtype=np.int64)
+        return self.bases_at(np.arange(int(start), int(end), dtype=np.int64))
+
+    def bases_at(self, g: np.ndarray) -> np.ndarray:
+        """Base codes 0..4 (4 = N) of the text positions ``g`` (int64, any order)."""
         codes = ((self.text[g >> 4] >> (30 - 2 * (g & 15)).astype(np.uint32)) & 3).astype(np.uint8)
         if self.has_amb:
             codes[((self.nmask[g >> 4] >> (30 - 2 * (g & 15)).astype(np.uint32)) & 3) != 0] = 4

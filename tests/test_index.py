@@ -207,6 +207,13 @@ def _patterns(rng: np.random.Generator, records: list[str], w: int) -> list[str]
     return pats
 
 
+def _same(a, b) -> None:
+    """Two locate results hold the same matches (every array equal)."""
+    assert len(a) == len(b)
+    for name in ("pattern", "contig", "position"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
 def _check_search(index: Index, records: list[str], patterns: list[str]) -> None:
     expected = [[hit for hit in reference.find_all(records, p)] for p in patterns]
     assert index.count(patterns).tolist() == [len(e) for e in expected]
@@ -230,8 +237,7 @@ def test_wgram_and_positions_do_not_change_results(built):
     rng = np.random.default_rng(5)
     patterns = _patterns(rng, records, 4)
     a, b = narrow.locate(patterns), wide.locate(patterns)
-    for x, y in zip(a, b):
-        assert np.array_equal(x, y)
+    _same(a, b)
     assert np.array_equal(narrow.intervals(patterns)[0], wide.intervals(patterns)[0])
 
 
@@ -291,8 +297,7 @@ def test_round_trip_gives_identical_arrays(saved):
     for key in ("parameters", "C", "stats", "source"):
         assert loaded.header[key] == index.header[key]
     patterns = _patterns(np.random.default_rng(2), records, 4)
-    for x, y in zip(loaded.locate(patterns), index.locate(patterns)):
-        assert np.array_equal(x, y)
+    _same(loaded.locate(patterns), index.locate(patterns))
     assert Index.load(str(path)[: -len(".gseek")], device="cpu").count("ACG").tolist() == index.count("ACG").tolist()
 
 
@@ -542,8 +547,7 @@ def test_cuda_source_matches_the_numba_twin_on_the_host(built, host_cuda, case):
     host = _on(index, host_cuda)
     patterns = _patterns(np.random.default_rng(9), records, index.wgram)
     assert np.array_equal(host.count(patterns), index.count(patterns))
-    for x, y in zip(host.locate(patterns), index.locate(patterns)):
-        assert np.array_equal(x, y)
+    _same(host.locate(patterns), index.locate(patterns))
     rows = np.arange(int(index.C[4]) + 1)
     a, b = host.device_arrays(), index.device_arrays()
     assert np.array_equal(stages.occ_at(host_cuda, a, rows), stages.occ_at(cpu, b, rows))
@@ -565,5 +569,4 @@ def test_gpu_equals_cpu_on_a_larger_index(tmp_path_factory):
     patterns += [_dna(rng, 12) for _ in range(2000)]
     cpu, gpu = _on(index, make_backend("cpu-2")), _on(index, make_backend("gpu"))
     assert np.array_equal(cpu.count(patterns), gpu.count(patterns))
-    for x, y in zip(cpu.locate(patterns), gpu.locate(patterns)):
-        assert np.array_equal(x, y)
+    _same(cpu.locate(patterns), gpu.locate(patterns))

@@ -28,8 +28,13 @@ def test_readme_python_example_runs_on_the_lambda_data(tmp_path, monkeypatch):
     names (the embedded lambda genome and reads, gzipped), finds exactly the
     reads the truth places on the forward strand without mismatches."""
     (block,) = re.findall(r"```python\n(.+?)```", (ROOT / "README.md").read_text(), re.S)
+    from gseek.datasets.simulate import blast_queries
+
     reads_fq_gz = gzip.compress(lambda_reads().read_bytes(), mtime=0)
-    for name, data in {"ref.fa": lambda_genome().read_bytes(), "reads.fq.gz": reads_fq_gz}.items():
+    queries = blast_queries(lambda_genome(), 6, (400, 800), seed=1)
+    queries.write(tmp_path / "queries.fa")
+    for name, data in {"ref.fa": lambda_genome().read_bytes(), "reads.fq.gz": reads_fq_gz,
+                       "queries.fa": (tmp_path / "queries.fa").read_bytes()}.items():
         assert f'"{name}"' in block, f"the README example no longer reads {name}: update this test"
         (tmp_path / name).write_bytes(data)
     monkeypatch.chdir(tmp_path)
@@ -39,7 +44,8 @@ def test_readme_python_example_runs_on_the_lambda_data(tmp_path, monkeypatch):
     assert (tmp_path / "ref.gseek").is_dir()
     batch, hits = names["batch"], names["hits"]  # the last batch's
     reads = batch.name_list()
-    found = {(reads[i], contig, pos) for i, contig, pos in zip(*(a.tolist() for a in hits))}
+    found = {(reads[i], contig, pos) for i, contig, pos in hits}  # an Occurrence a match
+    assert len(found) == len(hits)
     rows = [line.split("\t") for line in lambda_truth().read_text().splitlines()[1:]]
     in_batch = set(reads)
     exact = {(row[0], 0, int(row[2])) for row in rows if row[0] in in_batch and row[3] == "+" and row[4] == "0"}
@@ -60,3 +66,10 @@ def test_readme_python_example_runs_on_the_lambda_data(tmp_path, monkeypatch):
     assert [(h.r_st, h.strand) for h in names["one"]] == [(22128, 1)]
     result = names["result"]
     assert [read.name for read in result] == reads
+
+    # the BLAST search and both tables
+    sam, blast, hsps = names["sam"], names["blast"], names["hsps"]
+    assert len(sam) == len(result) and sam["QNAME"].tolist() == [reads[i] for i in result.read.tolist()]
+    assert len(blast) == len(hsps) >= 5 and blast["qaccver"].tolist() == [h.qaccver for h in hsps]
+    planted = {name for name, contig, *_ in queries.truth if contig != "*"}
+    assert set(names["best"].index) == planted and (names["best"] > 500).all()

@@ -28,7 +28,7 @@ from gseek.dp import (
 )
 from gseek.errors import OptionError
 from gseek.output.cigar import CigarStrings, cigar_strings
-from gseek.seqio import SequenceBatch
+from gseek.seqio import SequenceBatch, read_fastx
 
 from .options import AlignOptions
 from .results import Alignment, AlignmentResults
@@ -48,8 +48,13 @@ class EncodedSet:
 
 
 def encode_set(seqs: Any, scoring: Scoring, prefix: str) -> EncodedSet:
+    """One side of a DP job: a sequence (``str`` or ``bytes``: one), a list or dict
+    (name -> sequence) of them, a :class:`~gseek.seqio.SequenceBatch`, or a FASTA/FASTQ
+    file given as a :class:`pathlib.Path` (or any ``os.PathLike``; a ``str`` is a sequence)."""
     if isinstance(seqs, (str, bytes)):
         seqs = [seqs]
+    elif isinstance(seqs, os.PathLike):
+        seqs = read_fastx(seqs, alphabet="protein" if scoring.matrix else "dna")
     if isinstance(seqs, SequenceBatch):
         names = seqs.name_list()
         if seqs.alphabet == "dna":

@@ -11,11 +11,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from gseek import tables
 from gseek.errors import OptionError
 from gseek.output.cigar import CigarStrings
+
+from .tables import alignment_columns, typed_value
 
 __all__ = ["AlignmentResults", "Alignment", "parse_outfmt", "NEEDS_TRACEBACK", "OUTFMT6_DEFAULT",
            "OUTFMT6_KEYWORDS"]
@@ -69,8 +73,9 @@ class AlignmentResults:
         columns: the output columns of ``str(results[i])`` and :meth:`header`.
 
     ``results[i]`` (and iteration) gives :class:`Alignment` views, whose
-    ``str()`` is the output line; :meth:`lines` yields them all, :meth:`take`
-    keeps some rows.
+    ``str()`` is the output line (``_asdict()``: its columns by name); :meth:`lines`
+    yields them all, :meth:`take` keeps some rows; :meth:`to_pandas` /
+    :meth:`to_arrow` make the table of the output's columns.
 
     >>> from gseek import PairAligner
     >>> results = PairAligner(traceback=True, device="cpu").align_pairs(["ACGTACGT", "GATTACA"],
@@ -140,6 +145,15 @@ class AlignmentResults:
     def lines(self) -> Iterator[str]:
         for i in range(len(self)):
             yield str(Alignment(self, i))
+
+    def to_pandas(self) -> Any:
+        """The rows as a :class:`pandas.DataFrame` with the output's columns and values
+        (:attr:`columns`; :mod:`gseek.align.tables`). Needs pandas (the ``tables`` extra)."""
+        return tables.to_pandas(alignment_columns(self), "AlignmentResults.to_pandas()")
+
+    def to_arrow(self) -> Any:
+        """:meth:`to_pandas`'s table as a :class:`pyarrow.Table` (needs pyarrow)."""
+        return tables.to_arrow(alignment_columns(self), "AlignmentResults.to_arrow()")
 
     def take(self, keep: np.ndarray) -> AlignmentResults:
         """The rows where ``keep`` (bool mask or indices)."""
@@ -229,6 +243,15 @@ class Alignment:
         if column == "cigar":
             return self.cigar or "*"
         raise OptionError(f"unknown column {column!r}")
+
+    def _asdict(self) -> dict[str, Any]:
+        """The row's output columns and values (as :meth:`AlignmentResults.to_pandas`'s row).
+
+        >>> from gseek import PairAligner
+        >>> PairAligner(device="cpu").align("ACGT", "ACGA")._asdict()
+        {'qname': 'q0', 'tname': 't0', 'score': 3, 'qend': 4, 'tend': 4, 'qlen': 4, 'tlen': 4}
+        """
+        return {c: typed_value(c, self.value(c)) for c in self._r.columns}
 
     def __str__(self) -> str:
         return "\t".join(self.value(c) for c in self._r.columns)

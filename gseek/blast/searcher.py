@@ -45,6 +45,7 @@ from gseek.kernels._jit import njit
 from gseek.kernels.ragged import gather as gather_on_host
 from gseek.seqio.batch import SequenceBatch
 
+from . import tables
 from .dust import dust_mask
 from .lookup import lookup_of_words, query_strands, seeding, word_codes
 from .options import BlastOptions
@@ -188,6 +189,15 @@ class BlastHits:
             return self.__dict__["arrays"][name]
         except KeyError:
             raise AttributeError(name) from None
+
+    def __iter__(self) -> Iterator[tuple]:
+        return tables.hsp_records(self)  # an Hsp namedtuple an HSP, -outfmt 6 std columns (gseek.blast.tables)
+
+    def to_pandas(self, fields: str | Iterable[str] | None = None) -> Any:
+        return tables.to_pandas(self, fields)  # a DataFrame of the -outfmt 6 columns (gseek.blast.tables)
+
+    def to_arrow(self, fields: str | Iterable[str] | None = None) -> Any:
+        return tables.to_arrow(self, fields)  # a pyarrow Table of the same (gseek.blast.tables)
 
     def row(self, h: int, fields: Iterable[str] | None = None) -> str:
         """HSP ``h`` as a ``blastn -outfmt 6`` line (default fields: ``std``)."""

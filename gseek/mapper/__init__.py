@@ -5,7 +5,8 @@ One stage per module: :mod:`.pieces` (pigeonhole pieces and budgets),
 :mod:`.verify` (Hamming verification on the packed reference),
 :mod:`.select` (what to report, MAPQ) and :mod:`.mapper` (the
 :class:`Mapper` that runs them); :mod:`.result` holds what they return,
-:mod:`.hits` its per-read and per-hit views (mappy-style).
+:mod:`.hits` its per-read and per-hit views (mappy-style), :mod:`.tables` its SAM
+records as a table (``result.to_pandas()``, ``to_arrow()``).
 Mapping files to SAM is the pipeline's job: :func:`gseek.map_files`.
 
 >>> import os, tempfile

@@ -134,14 +134,22 @@ class Hit:
     op codes), ``cigar_eq_str`` (``=``/``X`` runs, as ``--cigar-eq``), ``MD``
     (computed from the reference when asked, as ``cigar_eq_str``), ``mlen`` /
     ``blen`` (matching bases / read length), ``read_name``; ``str(hit)`` a PAF
-    line (:mod:`gseek.mapper.hits`).
+    line (:mod:`gseek.mapper.hits`); ``hit._asdict()`` these values by name.
     """
 
     __slots__ = ("_result", "_j")
 
+    #: What :meth:`_asdict` holds (a namedtuple's habit: ``pandas.DataFrame(h._asdict() for h in hits)``).
+    _fields = ("read_name", "ctg", "ctg_len", "r_st", "r_en", "q_st", "q_en", "strand", "mapq", "NM", "mlen", "blen",
+               "is_primary", "cigar_str", "MD")
+
     def __init__(self, result: MappingResult, j: int) -> None:
         self._result = result
         self._j = int(j)
+
+    def _asdict(self) -> dict:
+        """The hit's values by name (:attr:`_fields`), as a namedtuple's ``_asdict``."""
+        return {name: getattr(self, name) for name in self._fields}
 
     def _batch(self):
         return _held(self._result, "batch")

@@ -87,9 +87,9 @@ class Mapper:
     """Complete k-mismatch read mapper over an :class:`~gseek.index.Index`.
 
     Arguments:
-        index: an index holding the ``fm``, ``sa`` and ``text`` parts
-            (``wgram`` speeds up exact pieces), or the path of a saved one
-            (loaded on ``device``, as mappy's ``Aligner`` takes a path).
+        index: an :class:`~gseek.index.Index` holding the ``fm``, ``sa`` and ``text``
+            parts (``wgram`` speeds up exact pieces), or the path of a saved one
+            (loaded on ``device``, as mappy's ``Aligner("ref.mmi")``).
         mismatches: ``k``, 0..8; an N in the read or the reference counts as one.
         options: the options below as one :class:`~gseek.options.MapOptions`
             (or given as the second argument), instead of keywords.
@@ -162,8 +162,10 @@ class Mapper:
             options = MapOptions(mismatches, **keywords)
         elif keywords or mismatches != DEFAULT_MISMATCHES:
             raise OptionError("give the mapping options as options=MapOptions(...) or as keywords, not both")
-        if not isinstance(index, Index):  # a path, as mappy's Aligner takes one
-            index = Index.load(index, device=device or "auto")
+        if isinstance(index, (str, os.PathLike)):  # a saved index's path, as mappy.Aligner("ref.mmi")
+            index = Index.load(index, device="auto" if device is None else device)
+        elif not isinstance(index, Index):
+            raise TypeError(f"Mapper needs an Index or the path of a saved one, not {type(index).__name__}")
         #: The options, whole (:class:`~gseek.options.MapOptions`).
         self.options = options
         max_alignments, report_all, max_hits = options.max_alignments, options.report_all, options.max_hits

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from gseek import tables
+
 from .hits import Hit, MappedRead
+from .tables import SAM_TYPES, sam_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     from gseek.index.text import ReferenceText
@@ -134,6 +137,8 @@ class MappingResult:
     capped: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     batch: SequenceBatch | None = field(default=None, repr=False)
     reference: ReferenceText | None = field(default=None, repr=False)
+    #: SAM's ``YF:Z`` value of a read not searched, by status.
+    NOT_SEARCHED: ClassVar[dict[int, str]] = {STATUS_TOO_LONG: "TOO_LONG", STATUS_TOO_SHORT: "TOO_SHORT"}
 
     def __len__(self) -> int:
         """Number of reported hits."""
@@ -169,6 +174,19 @@ class MappingResult:
         """Hit ``j`` as ``name  contig  pos  strand  mismatches`` (0-based pos, tab-separated)."""
         return (f"{self.names[self.read[j]]}\t{self.contig_names[self.contig[j]]}\t{int(self.pos[j])}\t"
                 f"{'+' if self.strand[j] > 0 else '-'}\t{int(self.mismatches[j])}")
+
+    def to_pandas(self, unmapped: bool = False) -> Any:
+        """The SAM records of the hits as a :class:`pandas.DataFrame`, a row a hit, the
+        SAM field and tag names as columns (``QNAME FLAG RNAME POS MAPQ CIGAR RNEXT PNEXT
+        TLEN SEQ QUAL NM MD X0 X1 XA ZH``: :mod:`gseek.mapper.tables`; a tag a record
+        lacks is missing: None, or NA in the nullable ``Int64`` of ``ZH``); ``unmapped``:
+        every record ``gseek search`` writes, unmapped reads too (and ``YF``). Needs
+        pandas (the ``tables`` extra)."""
+        return tables.to_pandas(sam_columns(self, unmapped), "MappingResult.to_pandas()", SAM_TYPES)
+
+    def to_arrow(self, unmapped: bool = False) -> Any:
+        """:meth:`to_pandas`'s table as a :class:`pyarrow.Table` (needs pyarrow)."""
+        return tables.to_arrow(sam_columns(self, unmapped), "MappingResult.to_arrow()", SAM_TYPES)
 
     def placements(self) -> set[tuple[int, int, int, int, int]]:
         """Reported hits as a set of ``(read, contig, pos, strand, mismatches)``."""
