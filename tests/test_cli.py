@@ -512,6 +512,26 @@ def test_index_output_prefix_and_no_wgram(tmp_path, capsys):
     assert idx.count("TTGC").tolist() == [1]
 
 
+def test_index_default_wgram_follows_the_reference_length_and_maps_the_same(tmp_path, capsys):
+    """issue 37: ``gseek index`` of the 48.5 kb lambda wrote a 128 MiB table (w = 12 for any reference);
+    the default now follows the length (w = 7: 128 KiB), and the SAM is the one w = 12 gives."""
+    from gseek.datasets import lambda_genome, lambda_reads
+    from gseek.index import Index
+
+    sams = {}
+    for name, extra in (("auto", []), ("w12", ["--wgram", "12"])):
+        assert run(["--quiet", "index", str(lambda_genome()), "-o", str(tmp_path / name), *extra], capsys)[0] == 0
+        out = tmp_path / f"{name}.sam"
+        code, _, err = run(["--quiet", "--device", "cpu", "search", "-x", str(tmp_path / f"{name}.gseek"),
+                            "-q", str(lambda_reads()), "-v", "3", "-o", str(out)], capsys)
+        assert code == 0, err
+        sams[name] = [line for line in out.read_text().splitlines() if not line.startswith("@PG")]
+    assert Index.load(tmp_path / "auto.gseek", device="cpu").wgram == 7
+    assert (tmp_path / "auto.gseek" / "wgram.npy").stat().st_size < 200_000
+    assert (tmp_path / "w12.gseek" / "wgram.npy").stat().st_size > 128 << 20
+    assert sams["auto"] == sams["w12"] and len(sams["auto"]) > 1000
+
+
 def test_index_of_bad_fasta_is_one_line(tmp_path, capsys):
     ref = tmp_path / "bad.fa"
     ref.write_text(">a\nACGT\n>a\nACGT\n")
