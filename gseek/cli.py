@@ -342,8 +342,11 @@ class _BrokenPipe(Exception):
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context):
+        from .compile_notice import CompileNotice
+
         try:
-            return super().invoke(ctx)
+            with CompileNotice(quiet=lambda: STATE.quiet):  # any command may compile: it says so, once
+                return super().invoke(ctx)
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 raise _BrokenPipe(str(exc)) from exc
@@ -513,7 +516,7 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
     small = _small_input([*queries, mate2] if mate2 else queries) if STATE.device == "auto" and devices is None \
         else None
     device = None if devices is not None else _backend("cpu" if small is not None else None)
-    with compile_notice(), _CountBar("gseek search", " pairs" if paired else " reads") as bar:
+    with _CountBar("gseek search", " pairs" if paired else " reads") as bar:
         warm = warm_host()  # Numba's set-up overlaps the device's and the index's
         try:
             counts = map_files(index_prefix, list(queries), output or "-", device=device, devices=devices,
@@ -569,39 +572,6 @@ def _blast_search(index_prefix, queries, task, blast_options, output, devices=No
         else " (auto: no GPU found)"
     _say(f"[gseek] {task}: {counts['queries']:,} queries, {counts['with_hits']:,} with hits, {counts['hsps']:,} HSPs "
          f"in {time.perf_counter() - started:.2f} s on {counts['device']}{why}")
-
-
-class compile_notice:
-    """While entered, the first Numba compile of the process (a kernel missing
-    from the cache: the first run after an install) says so on stderr, once:
-    the command is not stuck, and ``gseek compile`` does it ahead of time."""
-
-    _said = False
-    TEXT = ("[gseek] compiling kernels on first use (once, into the cache; tens of seconds; "
-            "`gseek compile` does it ahead of time)")
-
-    def __enter__(self) -> compile_notice:
-        from numba.core import event
-
-        outer = self
-
-        class Listener(event.Listener):
-            def on_start(self, ev) -> None:
-                if not compile_notice._said:
-                    compile_notice._said = True
-                    _say(outer.TEXT)
-
-            def on_end(self, ev) -> None:
-                pass
-
-        self._listener = Listener()
-        event.register("numba:compile", self._listener)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        from numba.core import event
-
-        event.unregister("numba:compile", self._listener)
 
 
 def bowtie_summary(reads: int, aligned: int, alignments: int, *, paired: bool = False) -> list[str]:
@@ -898,19 +868,18 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, split, resume
     from .pipeline.tasks import warm_host
 
     # Numba's set-up overlaps the device's and the index's (on a cluster, the workers map)
-    with compile_notice():
-        warm = warm_host() if task == "map" and cluster is None else None
-        try:
-            with _client(cluster) as client:
-                device = STATE.device if client is not None else _backend() if gpus is None else "auto"
-                summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus, device=device,
-                                       threads=_cluster_threads(cluster), resume=resume,
-                                       progress=False if STATE.quiet else None, quiet=STATE.quiet, workers=workers,
-                                       job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
-                                       command=_command_line(), client=client, **options)
-        finally:
-            if warm is not None:
-                warm.join()
+    warm = warm_host() if task == "map" and cluster is None else None
+    try:
+        with _client(cluster) as client:
+            device = STATE.device if client is not None else _backend() if gpus is None else "auto"
+            summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus, device=device,
+                                   threads=_cluster_threads(cluster), resume=resume,
+                                   progress=False if STATE.quiet else None, quiet=STATE.quiet, workers=workers,
+                                   job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
+                                   command=_command_line(), client=client, **options)
+    finally:
+        if warm is not None:
+            warm.join()
     _say(f"[gseek] pipeline: {summary.count('ok')} ok, {summary.count('failed')} failed, "
          f"{summary.count('skipped')} skipped in {summary.seconds:.2f} s; {summary.path}")
     if summary.exit_status:

@@ -1193,33 +1193,73 @@ def test_summary_counts_every_reported_alignment(mapped, capsys):
 
 def test_first_compile_says_so_once(mapped, capsys, monkeypatch):
     """A Numba compile during a command (a kernel not in the cache) prints one
-    line, once per process; none with --quiet, none once the command is over."""
+    line, once per command, and at the end how many functions took how long;
+    none with --quiet, none once the command is over."""
     from numba.core import event
 
-    from gseek import cli
+    from gseek.compile_notice import CompileNotice
 
     import gseek.pipeline
 
     def compiling(*args, **kwargs):
         for _ in range(2):
             with event.trigger_event("numba:compile", data={}):
-                pass
+                with event.trigger_event("numba:compile", data={}):  # a callee compiled with it: not counted
+                    pass
         return dict(reads=0, mapped=0, unmapped=0, too_long=0, too_short=0, records=0, alignments=0, device="x")
 
     monkeypatch.setattr(gseek.pipeline, "map_files", compiling)
-    monkeypatch.setattr(cli.compile_notice, "_said", False)
     base = ["search", "-x", str(mapped / "ref"), "-q", str(mapped / "r.fq")]
     code, _, err = run(["--quiet"] + base, capsys)
     assert code == 0 and err == ""
-    monkeypatch.setattr(cli.compile_notice, "_said", False)
     code, _, err = run(base, capsys)
-    assert code == 0 and err.splitlines()[0] == cli.compile_notice.TEXT and err.count("compiling") == 1
-    code, _, err = run(base, capsys)
-    assert "compiling" not in err
-    monkeypatch.setattr(cli.compile_notice, "_said", False)
+    lines = err.splitlines()
+    assert code == 0 and lines[0] == CompileNotice.TEXT and err.count("compiling") == 1
+    assert lines[-1].startswith("[gseek] compiled 2 kernel functions in ") and lines[-1].endswith(
+        " s (later commands load them from the cache)")
     with event.trigger_event("numba:compile", data={}):  # outside a command: nothing
         pass
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("argv", [
+    ["demo", "-o", "{tmp}/demo"],
+    ["index", "{ref}", "-o", "{tmp}/ix"],
+    ["align", "-q", "{ref}", "-t", "{ref}"],
+    ["search", "--task", "megablast", "-x", "{mapped}/ref", "-q", "{ref}"],
+    ["pipeline", "--task", "align", "--queries", "{tmp}/list", "-t", "{ref}", "--outdir", "{tmp}/out"],
+])
+def test_every_command_announces_its_compiles(argv, mapped, tmp_path, capsys, monkeypatch):
+    """issue 37: only ``search --task map`` and ``pipeline`` announced a compile; the demo, BLAST, align
+    and index sat silent for a minute. One notice now wraps every command (each one's work is replaced
+    by a compile event here; tests/test_startup.py runs a real cold compile)."""
+    import click
+    from numba.core import event
+
+    from gseek.compile_notice import CompileNotice
+
+    def compiling(*args, **kwargs):
+        with event.trigger_event("numba:compile", data={}):
+            pass
+        raise click.exceptions.Exit(0)
+
+    import gseek.demo
+    import gseek.index
+    import gseek.pipeline
+    import gseek.pipeline.tasks
+
+    for module, name in ((gseek.demo, "run_demo"), (gseek.index.Index, "build"), (gseek.pipeline.tasks, "align_files"),
+                         (gseek.pipeline.tasks, "blast_files"), (gseek.pipeline, "run_pipeline")):
+        monkeypatch.setattr(module, name, compiling)
+    ref = tmp_path / "ref.fa"
+    ref.write_text(">a\nACGTACGTTTGACCA\n")
+    (tmp_path / "list").write_text(f"{ref}\n")
+    argv = [a.format(tmp=tmp_path, ref=ref, mapped=mapped) for a in argv]
+    code, _, err = run(["--device", "cpu", *argv], capsys)
+    assert code == 0 and err.splitlines()[0] == CompileNotice.TEXT, err
+    assert err.splitlines()[-1].startswith("[gseek] compiled 1 kernel function in ")
+    code, _, err = run(["--quiet", "--device", "cpu", *argv], capsys)
+    assert code == 0 and err == ""
 
 
 def test_un_to_stdout_and_a_failing_un_output(mapped, capsys):
