@@ -26,12 +26,8 @@ def shipped_platform() -> str | None:
 
 class PlatformWheel(bdist_wheel):
     """``bdist_wheel`` tagging the wheel ``py3-none-<platform>`` (any Python 3, no ABI: no extension
-    module; the prebuilt sets serve the Pythons they name and the others compile)."""
-
-    def finalize_options(self):
-        super().finalize_options()
-        if shipped_platform():
-            self.root_is_pure = False
+    module; the prebuilt sets serve the Pythons they name and the others compile). The files still go
+    to purelib (``Root-Is-Purelib: true``): they are data to Python, not modules linked to it."""
 
     def get_tag(self):
         tag = super().get_tag()

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import click
 
-from . import __version__
 from .errors import GseekError, GseekWarning, Terminated, deliver_signal, one_line
 
 DEVICE_CHOICE = click.Choice(["auto", "cpu", "gpu"], case_sensitive=False)
@@ -353,8 +352,20 @@ class _Group(click.Group):
             raise
 
 
+def _version(ctx: click.Context, param, value) -> None:
+    """``gseek --version``: the version, the backend, CuPy's and Numba's versions, and whether the shipped
+    machine code is current here (:func:`gseek.precompile.status`)."""
+    if value and not ctx.resilient_parsing:
+        from .precompile import status
+
+        click.echo(str(status()))
+        ctx.exit()
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, "--version", prog_name="gseek")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Show the version, the backend, Numba's and CuPy's versions and whether the shipped machine "
+                   "code is current here, and exit.")
 @_common
 def cli() -> None:
     """gseek: GPU sequence search -- FM-index read mapping, BLASTN-style search and
