@@ -113,3 +113,16 @@ def test_the_wheel_is_tagged_for_x86_64_linux_and_holds_the_license_and_machine_
         assert any(Path(n).match(shipped) for n in names), shipped
     sets = {n.split("/")[3] for n in names if n.startswith("gseek/kernels/prebuilt/")}
     assert sets == {p.name for p in PREBUILT.iterdir() if p.is_dir()}
+
+
+def test_the_conda_recipe_pins_what_pyproject_pins():
+    """docs/conda/meta.yaml builds one package per Python: each pins that Python's Numba, as pyproject does."""
+    recipe = (ROOT / "docs" / "conda" / "meta.yaml").read_text()
+    pinned = release.pins(PROJECT["dependencies"], release.supported_pythons(PROJECT["classifiers"]))
+    numba = dict((f"{p[0]}.{p[1:]}", v) for v, p in re.findall(r"- numba ==(\S+)\s+# \[py == (\d+)\]", recipe))
+    assert numba == {p: v["numba"] for p, v in pinned.items()}
+    assert re.findall(r"- llvmlite ==(\S+)", recipe) == sorted({v["llvmlite"] for v in pinned.values()})
+    order = sorted(pinned, key=lambda p: tuple(map(int, p.split("."))))
+    low, high = (p.replace(".", "") for p in (order[0], order[-1]))
+    assert f"skip: true  # [not linux64 or py < {low} or py > {high}]" in recipe
+    assert re.search(r'{% set version = "(.+)" %}', recipe)[1] == release.status().version
