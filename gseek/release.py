@@ -204,17 +204,27 @@ def project_pins(root: Path) -> dict[str, dict[str, str]]:
 
 
 def find_python(version: str) -> str | None:
-    """An interpreter of Python ``version`` (``X.Y``): ``pythonX.Y`` on ``PATH``, else pyenv's newest ``X.Y.*``."""
+    """An interpreter of Python ``version`` (``X.Y``) that runs: ``pythonX.Y`` on ``PATH``, else pyenv's newest
+    ``X.Y.*`` (a pyenv shim on ``PATH`` answers only for the versions pyenv has active: each is tried)."""
     import glob
     import shutil
+    import subprocess
 
-    found = shutil.which(f"python{version}")
-    if found:
-        return found
     root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
-    candidates = [p for p in glob.glob(os.path.join(root, "versions", f"{version}.*", "bin", "python"))
-                  if re.fullmatch(rf"{re.escape(version)}\.\d+", p.split(os.sep)[-3])]
-    return max(candidates, key=lambda p: int(p.split(os.sep)[-3].rsplit(".", 1)[1]), default=None)
+    installed = [p for p in glob.glob(os.path.join(root, "versions", f"{version}.*", "bin", "python"))
+                 if re.fullmatch(rf"{re.escape(version)}\.\d+", p.split(os.sep)[-3])]
+    installed.sort(key=lambda p: int(p.split(os.sep)[-3].rsplit(".", 1)[1]), reverse=True)
+    for candidate in [shutil.which(f"python{version}"), *installed]:
+        if not candidate:
+            continue
+        try:
+            said = subprocess.run([candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                  capture_output=True, text=True, timeout=60).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if said == version:
+            return candidate
+    return None
 
 
 def build_all_sets(pythons: dict[str, str] | None = None, jobs: int | None = None, remove: bool = False,

@@ -126,3 +126,12 @@ def test_the_conda_recipe_pins_what_pyproject_pins():
     low, high = (p.replace(".", "") for p in (order[0], order[-1]))
     assert f"skip: true  # [not linux64 or py < {low} or py > {high}]" in recipe
     assert re.search(r'{% set version = "(.+)" %}', recipe)[1] == release.status().version
+
+
+def test_find_python_returns_an_interpreter_that_runs_that_version():
+    """A pyenv shim on PATH exists for every version but runs only the active ones: each candidate is run."""
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    found = release.find_python(here)
+    said = subprocess.run([found, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True)
+    assert said.stdout.strip() == str(sys.version_info[:2])
+    assert release.find_python("3.99") is None
