@@ -3,11 +3,12 @@
 Numba compiles a function on its first call unless its machine code is in Numba's cache or in the
 prebuilt set shipped for this Python and Numba (``docs/startup.md``). Where neither has it (another
 Numba, a changed module, ``GSEEK_PREBUILT=0``), a first command spends seconds to a minute in the
-compiler. While a :class:`CompileNotice` is entered, the first compile of the process (Numba's
-``numba:compile`` event, raised only for code not found in a cache) prints one line on stderr, so
-the command is not taken for stuck (once: later compiles of the same command only count); on a terminal that line counts the functions and seconds as
-they go; when the notice is left, one more line says how many functions took how long. Nothing is
-printed while ``quiet()`` is true, nor for compiles outside the ``with`` block.
+compiler. While a :class:`CompileNotice` is entered, its first compile (Numba's ``numba:compile``
+event, raised only for code not found in a cache) prints one line on stderr, so the command is not
+taken for stuck (once: later compiles are only counted); on a terminal that line counts the
+functions and seconds as they go; when the notice is left, one more line says how many functions
+took how long. Nothing is printed while ``quiet()`` is true, nor for compiles outside the ``with``
+block.
 
 >>> import io
 >>> from gseek.kernels._jit import njit

@@ -1248,8 +1248,9 @@ def test_every_command_announces_its_compiles(argv, mapped, tmp_path, capsys, mo
     import gseek.pipeline
     import gseek.pipeline.tasks
 
-    for module, name in ((gseek.demo, "run_demo"), (gseek.index.Index, "build"), (gseek.pipeline.tasks, "align_files"),
-                         (gseek.pipeline.tasks, "blast_files"), (gseek.pipeline, "run_pipeline")):
+    for module, name in ((gseek.demo, "run_demo"), (gseek.index.Index, "build"),
+                         (gseek.pipeline.tasks, "align_files"), (gseek.pipeline.tasks, "blast_files"),
+                         (gseek.pipeline, "run_pipeline")):
         monkeypatch.setattr(module, name, compiling)
     ref = tmp_path / "ref.fa"
     ref.write_text(">a\nACGTACGTTTGACCA\n")

@@ -105,8 +105,8 @@ def test_the_wheel_is_tagged_for_x86_64_linux_and_holds_the_license_and_machine_
         assert "Tag: py3-none-manylinux_2_28_x86_64" in z.read(f"{info}/WHEEL").decode()
         assert "MIT License" in z.read(next(n for n in names if n.endswith("/LICENSE"))).decode()
         metadata = z.read(f"{info}/METADATA").decode()
-    for field in ("Author: ", "Project-URL: Source, ", "Keywords: ", "Classifier: Programming Language :: Python :: 3.13",
-                  "Requires-Dist: numba==0.68.0; python_version == \"3.12\""):
+    for field in ("Author: ", "Project-URL: Source, ", "Keywords: ",
+                  "Classifier: Programming Language :: Python :: 3.13", "Requires-Dist: numba==0.68.0; python_version == \"3.12\""):
         assert field in metadata
     for shipped in ("gseek/kernels/prebuilt/*/manifest.json", "gseek/kernels/cubin/manifest.json",
                     "gseek/kernels/cupy_cache/manifest.json"):
