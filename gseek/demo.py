@@ -32,7 +32,7 @@ BLAST_QUERIES = (20, (400, 3000), 3)
 def run_demo(backend: Backend, outdir: Path, *, command: str) -> list[str]:
     """Run the demo into ``outdir``; return the summary lines."""
     genome_path, reads_path = lambda_genome(), lambda_reads()
-    index = Index.build(genome_path, wgram=10, device=backend)
+    index = Index.build(genome_path, device=backend)
     outdir.mkdir(parents=True, exist_ok=True)
     sam_path = outdir / "lambda_reads.sam"
     counts = map_reads(index, reads_path, sam_path, mismatches=MISMATCHES, device=backend, command=command)

@@ -40,7 +40,7 @@ from pathlib import Path
 from .backend import Backend, get_backend
 
 __all__ = ["WORKLOADS", "build_cubins", "build_cupy_cache", "build_prebuilt", "collect_prebuilt", "compile_kernels",
-           "write_prebuilt"]
+           "status", "write_prebuilt"]
 
 WORKLOADS = ("parse", "index", "map", "align", "blast")
 
@@ -226,6 +226,23 @@ def compile_kernels(device: str | Backend = "auto", only: tuple[str, ...] = WORK
 
     with ProcessPoolExecutor(min(processes, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
         return dict(pool.map(_run, jobs))
+
+
+def status():
+    """What ``gseek --version`` says (a :class:`gseek.release.ShippedStatus`; ``str()`` gives its lines):
+    gseek's, Python's, Numba's, llvmlite's, NumPy's and CuPy's versions, the backend ``--device auto``
+    gets, and whether the machine code shipped for them is current here (the prebuilt CPU set of this
+    Python and Numba, the cubins, the copy of CuPy's kernels). Starts no backend.
+
+    >>> print(status())  # doctest: +ELLIPSIS
+    gseek, version ...
+    Python 3... Numba ...
+    backend: ...
+    prebuilt CPU machine code: ...
+    """
+    from .release import status as shipped_status
+
+    return shipped_status()
 
 
 def cache_dirs() -> dict[str, str]:
@@ -519,6 +536,7 @@ def build_cupy_cache(folder: str | os.PathLike | None = None, processes: int = 4
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m gseek.precompile --prebuilt [--remove] [--folder DIR]``: rebuild the prebuilt machine code;
+    ``--prebuilt-all [--python X.Y[=PATH] ...] [--jobs N] [--remove]``: that for every supported Python;
     ``--cubins [--arch 90 ...] [--folder DIR]``: rebuild the shipped CUDA machine code; ``--cupy-cache
     [--folder DIR]``: rebuild the shipped copy of CuPy's kernels (on a GPU machine)."""
     import argparse
@@ -528,6 +546,9 @@ def main(argv: list[str] | None = None) -> int:
     what.add_argument("--prebuilt", action="store_true",
                       help="compile for a generic x86-64 CPU into this Python's and Numba's set of gseek's "
                            "prebuilt folder (gseek.kernels._jit)")
+    what.add_argument("--prebuilt-all", action="store_true",
+                      help="--prebuilt for every supported Python, each in a venv of its own with the Numba "
+                           "pyproject.toml pins for it (gseek.release.build_all_sets; a source checkout)")
     what.add_argument("--cubins", action="store_true",
                       help="compile the .cu families with CuPy's NVRTC into gseek's cubin folder "
                            "(gseek.kernels._cuda; no GPU needed)")
@@ -535,6 +556,9 @@ def main(argv: list[str] | None = None) -> int:
                       help="run gseek --device gpu compile into an empty CuPy cache and ship what CuPy compiled "
                            "(gseek.kernels._cupy_cache; needs a GPU)")
     parser.add_argument("--arch", action="append", help="with --cubins: a compute capability (default 90)")
+    parser.add_argument("--python", action="append", metavar="X.Y=PATH",
+                        help="with --prebuilt-all: build only these Pythons, with these interpreters")
+    parser.add_argument("--jobs", type=int, help="with --prebuilt-all: builds at once (default: one a core)")
     parser.add_argument("--remove", action="store_true", help="drop modules that no longer have compiled code")
     parser.add_argument("--folder", help="write there instead of into the package's folder")
     args = parser.parse_args(argv)
@@ -546,6 +570,11 @@ def main(argv: list[str] | None = None) -> int:
             done, what = build_cubins(args.folder, tuple(args.arch or ("90",))), "families"
         elif args.cupy_cache:
             done, what = build_cupy_cache(args.folder), "CuPy kernels"
+        elif args.prebuilt_all:
+            from .release import build_all_sets, find_python
+
+            chosen = dict(p.split("=", 1) if "=" in p else (p, find_python(p)) for p in args.python or ()) or None
+            done, what = build_all_sets(chosen, args.jobs, args.remove), "prebuilt sets"
         else:
             from gseek.kernels._jit import prebuilt_set
 

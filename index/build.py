@@ -46,6 +46,7 @@ __all__ = [
     "SEPARATOR",
     "DEFAULT_SA_SAMPLE",
     "DEFAULT_WGRAM",
+    "auto_wgram",
     "check_records",
     "segments",
     "separator_text",
@@ -62,7 +63,8 @@ __all__ = [
 SEPARATOR = 4
 #: Default SA sampling rate (text positions that are multiples of it are kept).
 DEFAULT_SA_SAMPLE = 16
-#: Default w-gram length of the lookup table.
+#: The longest w-gram table built by default (128 MiB with 32-bit positions): references of 4^12 =
+#: 16.8 M bases or more get it; shorter ones a table of at most one entry a base (:func:`auto_wgram`).
 DEFAULT_WGRAM = 12
 #: Intervals extended per call while building the w-gram table.
 _WGRAM_CHUNK = 1 << 18
@@ -289,6 +291,22 @@ def wgram_table(
                 out_hi[c * n + x0 : c * n + x1] = b[c * m : (c + 1) * m]
         lo, hi = out_lo, out_hi
     return table
+
+
+def auto_wgram(bases: int) -> int:
+    """The default w-gram width for a reference of ``bases`` bases: the largest ``w`` with ``4**w <=
+    bases``, from 1 to :data:`DEFAULT_WGRAM`. The table then has at most one entry a base (8 bytes,
+    32-bit positions), where the w-mers of the text fill it; a wider one is mostly empty entries
+    (the 48.5 kb lambda at ``w = 12``: 128 MiB, 2,767 bytes a base). It only skips the first ``w``
+    steps of backward search, so any width gives the same results.
+
+    >>> auto_wgram(48_502), auto_wgram(4_641_652), auto_wgram(3_100_000_000), auto_wgram(3)
+    (7, 11, 12, 1)
+    """
+    w = 1
+    while w < DEFAULT_WGRAM and 4 ** (w + 1) <= bases:
+        w += 1
+    return w
 
 
 def build_arrays(

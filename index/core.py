@@ -181,7 +181,7 @@ class Index:
         fasta: str | os.PathLike | SequenceBatch,
         *,
         sa_sample: int = _build.DEFAULT_SA_SAMPLE,
-        wgram: int = _build.DEFAULT_WGRAM,
+        wgram: int | None = None,
         pos64: bool | None = None,
         threads: int | None = None,
         progress: bool = False,
@@ -195,7 +195,9 @@ class Index:
             sa_sample: keep SA values that are multiples of this (locate walks
                 at most ``sa_sample - 1`` LF steps).
             wgram: w-gram table length 1..15, 0 for none (the table has 4**w
-                entries of two positions: 128 MiB at w = 12).
+                entries of two positions: 128 MiB at w = 12); None: from the
+                reference's length (:func:`~gseek.index.build.auto_wgram`: at most
+                one entry a base, 12 from 16.8 Mbp).
             pos64: force 64-bit positions (default: only for texts >= 2^32).
             threads: CPU threads for the build and the CPU backend.
             progress: show a progress bar.
@@ -215,6 +217,8 @@ class Index:
         text_only = parts == "text"
         if text_only:
             wgram = 0
+        elif wgram is None:
+            wgram = _build.auto_wgram(int(batch.codes.size))
         arrays, meta = _build.build_arrays(
             batch, sa_sample=sa_sample, wgram=wgram, pos64=pos64, threads=threads, progress=progress,
             text_only=text_only,

@@ -26,7 +26,7 @@ def run(args, capsys):
 
 def test_version(capsys):
     code, out, _ = run(["--version"], capsys)
-    assert code == 0 and out.strip() == f"gseek, version {__version__}"
+    assert code == 0 and out.splitlines()[0] == f"gseek, version {__version__}"  # then the status (test_release)
 
 
 def test_top_level_help_lists_every_command(capsys):
@@ -534,6 +534,26 @@ def test_index_output_prefix_and_no_wgram(tmp_path, capsys):
     idx = Index.load(tmp_path / "out" / "x.gseek", device="cpu")
     assert idx.wgram == 0
     assert idx.count("TTGC").tolist() == [1]
+
+
+def test_index_default_wgram_follows_the_reference_length_and_maps_the_same(tmp_path, capsys):
+    """issue 37: ``gseek index`` of the 48.5 kb lambda wrote a 128 MiB table (w = 12 for any reference);
+    the default now follows the length (w = 7: 128 KiB), and the SAM is the one w = 12 gives."""
+    from gseek.datasets import lambda_genome, lambda_reads
+    from gseek.index import Index
+
+    sams = {}
+    for name, extra in (("auto", []), ("w12", ["--wgram", "12"])):
+        assert run(["--quiet", "index", str(lambda_genome()), "-o", str(tmp_path / name), *extra], capsys)[0] == 0
+        out = tmp_path / f"{name}.sam"
+        code, _, err = run(["--quiet", "--device", "cpu", "search", "-x", str(tmp_path / f"{name}.gseek"),
+                            "-q", str(lambda_reads()), "-v", "3", "-o", str(out)], capsys)
+        assert code == 0, err
+        sams[name] = [line for line in out.read_text().splitlines() if not line.startswith("@PG")]
+    assert Index.load(tmp_path / "auto.gseek", device="cpu").wgram == 7
+    assert (tmp_path / "auto.gseek" / "wgram.npy").stat().st_size < 200_000
+    assert (tmp_path / "w12.gseek" / "wgram.npy").stat().st_size > 128 << 20
+    assert sams["auto"] == sams["w12"] and len(sams["auto"]) > 1000
 
 
 def test_index_of_bad_fasta_is_one_line(tmp_path, capsys):
@@ -1197,32 +1217,74 @@ def test_summary_counts_every_reported_alignment(mapped, capsys):
 
 def test_first_compile_says_so_once(mapped, capsys, monkeypatch):
     """A Numba compile during a command (a kernel not in the cache) prints one
-    line, once per process; none with --quiet, none once the command is over."""
+    line, once per command, and at the end how many functions took how long;
+    none with --quiet, none once the command is over."""
     from numba.core import event
 
+    from gseek.compile_notice import CompileNotice
+
     import gseek.pipeline
-    from gseek.cli import report as cli
 
     def compiling(*args, **kwargs):
         for _ in range(2):
             with event.trigger_event("numba:compile", data={}):
-                pass
+                with event.trigger_event("numba:compile", data={}):  # a callee compiled with it: not counted
+                    pass
         return dict(reads=0, mapped=0, unmapped=0, too_long=0, too_short=0, records=0, alignments=0, device="x")
 
     monkeypatch.setattr(gseek.pipeline, "map_files", compiling)
-    monkeypatch.setattr(cli.compile_notice, "_said", False)
     base = ["search", "-x", str(mapped / "ref"), "-q", str(mapped / "r.fq")]
     code, _, err = run(["--quiet"] + base, capsys)
     assert code == 0 and err == ""
-    monkeypatch.setattr(cli.compile_notice, "_said", False)
     code, _, err = run(base, capsys)
-    assert code == 0 and err.splitlines()[0] == cli.compile_notice.TEXT and err.count("compiling") == 1
-    code, _, err = run(base, capsys)
-    assert "compiling" not in err
-    monkeypatch.setattr(cli.compile_notice, "_said", False)
+    lines = err.splitlines()
+    assert code == 0 and lines[0] == CompileNotice.TEXT and err.count("compiling") == 1
+    assert lines[-1].startswith("[gseek] compiled 2 kernel functions in ") and lines[-1].endswith(
+        " s (later commands load them from the cache)")
     with event.trigger_event("numba:compile", data={}):  # outside a command: nothing
         pass
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("argv", [
+    ["demo", "-o", "{tmp}/demo"],
+    ["index", "{ref}", "-o", "{tmp}/ix"],
+    ["align", "-q", "{ref}", "-t", "{ref}"],
+    ["search", "--task", "megablast", "-x", "{mapped}/ref", "-q", "{ref}"],
+    ["pipeline", "--task", "align", "--queries", "{tmp}/list", "-t", "{ref}", "--outdir", "{tmp}/out"],
+])
+def test_every_command_announces_its_compiles(argv, mapped, tmp_path, capsys, monkeypatch):
+    """issue 37: only ``search --task map`` and ``pipeline`` announced a compile; the demo, BLAST, align
+    and index sat silent for a minute. One notice now wraps every command (each one's work is replaced
+    by a compile event here; tests/test_startup.py runs a real cold compile)."""
+    import click
+    from numba.core import event
+
+    from gseek.compile_notice import CompileNotice
+
+    def compiling(*args, **kwargs):
+        with event.trigger_event("numba:compile", data={}):
+            pass
+        raise click.exceptions.Exit(0)
+
+    import gseek.demo
+    import gseek.index
+    import gseek.pipeline
+    import gseek.pipeline.tasks
+
+    for module, name in ((gseek.demo, "run_demo"), (gseek.index.Index, "build"),
+                         (gseek.pipeline.tasks, "align_files"), (gseek.pipeline.tasks, "blast_files"),
+                         (gseek.pipeline, "run_pipeline")):
+        monkeypatch.setattr(module, name, compiling)
+    ref = tmp_path / "ref.fa"
+    ref.write_text(">a\nACGTACGTTTGACCA\n")
+    (tmp_path / "list").write_text(f"{ref}\n")
+    argv = [a.format(tmp=tmp_path, ref=ref, mapped=mapped) for a in argv]
+    code, _, err = run(["--device", "cpu", *argv], capsys)
+    assert code == 0 and err.splitlines()[0] == CompileNotice.TEXT, err
+    assert err.splitlines()[-1].startswith("[gseek] compiled 1 kernel function in ")
+    code, _, err = run(["--quiet", "--device", "cpu", *argv], capsys)
+    assert code == 0 and err == ""
 
 
 def test_un_to_stdout_and_a_failing_un_output(mapped, capsys):

@@ -27,7 +27,8 @@ LAYERS = {
     "gseek.output": 3,
     "gseek.align": 4,
     "gseek.pipeline": 5,
-    "gseek.datasets": 6, "gseek.demo": 6, "gseek.precompile": 6, "gseek.cli": 6, "gseek.__main__": 6,
+    "gseek.datasets": 6, "gseek.demo": 6, "gseek.precompile": 6, "gseek.release": 6, "gseek.cli": 6,
+    "gseek.__main__": 6,
 }
 LAYER_NAMES = ["base", "kernels/backend", "stages", "output", "aligner", "pipeline", "front doors"]
 

@@ -9,7 +9,6 @@ import shlex
 
 import click
 
-from .. import __version__
 
 DEVICE_CHOICE = click.Choice(["auto", "cpu", "gpu"], case_sensitive=False)
 
@@ -66,16 +65,31 @@ class BrokenPipe(Exception):
 
 class Group(click.Group):
     def invoke(self, ctx: click.Context):
+        from ..compile_notice import CompileNotice
+
         try:
-            return super().invoke(ctx)
+            with CompileNotice(quiet=lambda: STATE.quiet):  # any command may compile: it says so, once
+                return super().invoke(ctx)
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 raise BrokenPipe(str(exc)) from exc
             raise
 
 
+def _version(ctx: click.Context, param, value) -> None:
+    """``gseek --version``: the version, the backend, CuPy's and Numba's versions, and whether the shipped
+    machine code is current here (:func:`gseek.precompile.status`)."""
+    if value and not ctx.resilient_parsing:
+        from ..precompile import status
+
+        click.echo(str(status()))
+        ctx.exit()
+
+
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, "--version", prog_name="gseek")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Show the version, the backend, Numba's and CuPy's versions and whether the shipped machine "
+                   "code is current here, and exit.")
 @common
 def cli() -> None:
     """gseek: GPU sequence search -- FM-index read mapping, BLASTN-style search and

@@ -29,11 +29,9 @@ def compile_(only, processes) -> None:
     caches = cache_dirs()
     say(f"[gseek] compile: done in {time.perf_counter() - started:.1f} s (Numba cache: {caches['numba']}; "
          f"CuPy cache: {caches['cupy']})")
-    from ..kernels import _cupy_cache
-    from ..kernels._cuda import cubin_status
-    from ..kernels._jit import prebuilt_status
+    from ..precompile import status
 
-    say(f"[gseek] compile: prebuilt machine code (used where the cache has none): {prebuilt_status()}")
-    say(f"[gseek] compile: shipped CUDA machine code (used where it fits the device): {cubin_status()}")
-    say(f"[gseek] compile: shipped CuPy kernels (copied into CuPy's cache where they fit): {_cupy_cache.status()}")
-
+    shipped = status()
+    say(f"[gseek] compile: prebuilt machine code (used where the cache has none): {shipped.prebuilt}")
+    say(f"[gseek] compile: shipped CUDA machine code (used where it fits the device): {shipped.cubins}")
+    say(f"[gseek] compile: shipped CuPy kernels (copied into CuPy's cache where they fit): {shipped.cupy_cache}")

@@ -17,8 +17,9 @@ from .app import STATE, cli, common, say
               help="Write the index to PREFIX.gseek/ [REFERENCE without .fa/.fasta/.fna/.gz].")
 @click.option("--sa-sample", type=click.IntRange(min=1), default=16, show_default=True,
               help="Keep the SA at text positions that are multiples of N (locate walks < N steps).")
-@click.option("--wgram", type=click.IntRange(0, 15), default=12, show_default=True,
-              help="w of the w-gram table that jumps the first w steps of backward search (0: none).")
+@click.option("--wgram", type=click.IntRange(0, 15), default=None,
+              help="w of the w-gram table that jumps the first w steps of backward search (0: none) "
+                   "[the largest w with 4^w <= the reference's bases, at most 12: 7 for a 48.5 kb phage].")
 @click.option("--parts", type=click.Choice(["all", "text"]), default="all", show_default=True,
               help="text: only the packed text and contig table, for the BLAST-style search (seconds; "
                    "no suffix array, read mapping refuses it).")

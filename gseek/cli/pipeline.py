@@ -10,7 +10,6 @@ from .app import STATE, backend, cli, command_line, common, given, gpu_list, say
 from .options import (ALIGN_OPTIONS, BLAST_OPTIONS, MAP_OPTIONS, PAIR_OPTIONS, SAM_OPTIONS, blast_value,
                       align_value, cluster_client_for, cluster_threads, with_align_options, with_blast_options,
                       with_cluster_options, with_map_options, with_pair_options, with_sam_options)
-from .report import compile_notice
 
 
 @cli.command()
@@ -86,19 +85,18 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, split, resume
     from ..pipeline.tasks import warm_host
 
     # Numba's set-up overlaps the device's and the index's (on a cluster, the workers map)
-    with compile_notice():
-        warm = warm_host() if task == "map" and cluster is None else None
-        try:
-            with cluster_client_for(cluster) as client:
-                device = STATE.device if client is not None else backend() if gpus is None else "auto"
-                summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus, device=device,
-                                       threads=cluster_threads(cluster), resume=resume,
-                                       progress=False if STATE.quiet else None, quiet=STATE.quiet, workers=workers,
-                                       job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
-                                       command=command_line(), client=client, **options)
-        finally:
-            if warm is not None:
-                warm.join()
+    warm = warm_host() if task == "map" and cluster is None else None
+    try:
+        with cluster_client_for(cluster) as client:
+            device = STATE.device if client is not None else backend() if gpus is None else "auto"
+            summary = run_pipeline(query_list, reference, outdir, task, gpus=gpus, device=device,
+                                   threads=cluster_threads(cluster), resume=resume,
+                                   progress=False if STATE.quiet else None, quiet=STATE.quiet, workers=workers,
+                                   job_bytes=None if job_mb is None else max(1, int(job_mb * 2**20)),
+                                   command=command_line(), client=client, **options)
+    finally:
+        if warm is not None:
+            warm.join()
     say(f"[gseek] pipeline: {summary.count('ok')} ok, {summary.count('failed')} failed, "
          f"{summary.count('skipped')} skipped in {summary.seconds:.2f} s; {summary.path}")
     if summary.exit_status:

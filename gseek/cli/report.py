@@ -1,4 +1,5 @@
-"""What a command reports on stderr: the compile notice, progress bars, bowtie's summary."""
+"""What a command reports on stderr: progress bars, bowtie's summary (the compile notice, which every
+command gives, is :class:`gseek.compile_notice.CompileNotice`, entered by the group)."""
 
 from __future__ import annotations
 
@@ -6,39 +7,6 @@ import sys
 
 
 from .app import STATE, say
-
-class compile_notice:
-    """While entered, the first Numba compile of the process (a kernel missing
-    from the cache: the first run after an install) says so on stderr, once:
-    the command is not stuck, and ``gseek compile`` does it ahead of time."""
-
-    _said = False
-    TEXT = ("[gseek] compiling kernels on first use (once, into the cache; tens of seconds; "
-            "`gseek compile` does it ahead of time)")
-
-    def __enter__(self) -> compile_notice:
-        from numba.core import event
-
-        outer = self
-
-        class Listener(event.Listener):
-            def on_start(self, ev) -> None:
-                if not compile_notice._said:
-                    compile_notice._said = True
-                    say(outer.TEXT)
-
-            def on_end(self, ev) -> None:
-                pass
-
-        self._listener = Listener()
-        event.register("numba:compile", self._listener)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        from numba.core import event
-
-        event.unregister("numba:compile", self._listener)
-
 
 def bowtie_summary(reads: int, aligned: int, alignments: int, *, paired: bool = False) -> list[str]:
     """The lines bowtie 1.3.1 prints on stderr after a run (``-v`` mode, no ``-m``).

@@ -11,7 +11,7 @@ import click
 from .app import STATE, backend, cli, command_line, common, given, gpu_list, remove_stale_temporaries, say
 from .options import (BLAST_OPTIONS, MAP_OPTIONS, PAIR_OPTIONS, SAM_OPTIONS, blast_value, usage_errors, with_blast_options,
                       with_map_options, with_pair_options, with_sam_options)
-from .report import CountBar, bowtie_summary, compile_notice
+from .report import CountBar, bowtie_summary
 
 
 #: ``--device auto`` maps reads on the CPU when all of them come from regular files of less text than
@@ -118,7 +118,7 @@ def map_search(index_prefix, queries, mate1, mate2, interleaved, map_options, re
     small = _small_input([*queries, mate2] if mate2 else queries) if STATE.device == "auto" and devices is None \
         else None
     device = None if devices is not None else backend("cpu" if small is not None else None)
-    with compile_notice(), CountBar("gseek search", " pairs" if paired else " reads") as bar:
+    with CountBar("gseek search", " pairs" if paired else " reads") as bar:
         warm = warm_host()  # Numba's set-up overlaps the device's and the index's
         try:
             counts = map_files(index_prefix, list(queries), output or "-", device=device, devices=devices,
