@@ -964,6 +964,51 @@ def demo(outdir) -> None:
     _say(f"[gseek] demo finished in {time.perf_counter() - started:.2f} s")
 
 
+def _limit_options(func):
+    """``gseek serve``'s limits, one option each (``--max-body`` ...), into one ``limits`` dict."""
+    import dataclasses
+
+    from .serve.engine import LIMIT_HELP, Limits
+
+    fields = dataclasses.fields(Limits)
+
+    @functools.wraps(func)
+    def wrapper(**kwargs):
+        given = {f.name: kwargs.pop(f.name) for f in fields}
+        return func(limits={k: v for k, v in given.items() if v is not None}, **kwargs)
+
+    for f in reversed(fields):
+        wrapper = click.option(f"--{f.name.replace('_', '-')}", type=type(f.default), default=None,
+                               help=f"{LIMIT_HELP[f.name]} [{f.default:,}].")(wrapper)
+    return wrapper
+
+
+@cli.command()
+@click.option("-x", "--database", "databases", metavar="[NAME=]PATH", multiple=True, required=True,
+              help="A `gseek index` directory to serve, named NAME (default: its folder's name); repeatable.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; other than loopback needs --token-file or --insecure.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (0: a free one).")
+@click.option("--token-file", metavar="FILE", help="Require 'Authorization: Bearer TOKEN', TOKEN the file's first line.")
+@click.option("--insecure", is_flag=True, help="Allow a non-loopback --host without a token.")
+@_limit_options
+@_common
+def serve(databases, host, port, token_file, insecure, limits) -> None:
+    """Serve searches of DATABASES over HTTP (docs/serve.md): databases loaded once, concurrent
+    requests batched; SIGTERM/SIGINT drain the requests in flight, then exit 0."""
+    from .errors import OptionError
+    from .serve.engine import Limits
+    from .serve.server import check_exposure, serve as run_service
+
+    try:
+        check_exposure(host, token_file, insecure)
+        checked = Limits(**limits)
+    except OptionError as exc:
+        raise click.UsageError(str(exc)) from None
+    run_service(list(databases), host, port, token_file=token_file, insecure=insecure, device=STATE.device,
+                threads=STATE.threads, limits=checked)
+
+
 @cli.command("compile")
 @click.option("--only", default=",".join(("parse", "index", "map", "align", "blast")), show_default=True,
               help="Comma-separated workloads to compile: parse, index, map, align, blast.")
