@@ -464,12 +464,18 @@ def _gpu_list(ctx, param, value):
                                             "pairs: FILE_1, FILE_2 as bowtie names them).")
 @click.option("--al", metavar="FILE", help="map: write the reads that aligned to FILE, as given (gzip: .gz; pairs: "
                                             "aligned concordantly, FILE_1, FILE_2).")
+@click.option("--server", metavar="URL", envvar="GSEEK_SERVER",
+              help="Search on a `gseek serve` service (-x NAME: its database); the same output [$GSEEK_SERVER].")
 @_common
 def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, pair_options, blast_options,
-           sam_options, output, gpus, un, al) -> None:
+           sam_options, output, gpus, un, al, server) -> None:
     """Map reads (--task map, SOAP3-style complete k-mismatch; paired-end with
     -1/-2 or --interleaved) or search queries (--task megablast|blastn,
     G-BLASTN-style) against an index."""
+    if server:
+        _search_on_server(server, index_prefix, queries, task, map_options, blast_options, output,
+                          mate1 or mate2 or interleaved or gpus or un or al)
+        return
     paired = mate1 is not None or mate2 is not None or interleaved is not None
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
@@ -535,6 +541,23 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
             f"({counts['too_long']:,} too long, {counts['too_short']:,} too short)")
     _say(f"[gseek] {what}, {counts['records']:,} records in {time.perf_counter() - started:.2f} s on "
          f"{counts['device']}{why}")
+
+
+def _search_on_server(server, index_prefix, queries, task, map_options, blast_options, output, local_only) -> None:
+    """``gseek search --server URL``: the request made here, the search there (``gseek.serve.client``)."""
+    from .serve.client import ServerError, search_on_server
+
+    given = _given(SAM_OPTIONS + PAIR_OPTIONS + (BLAST_OPTIONS if task == "map" else MAP_OPTIONS))
+    if given or local_only:
+        raise click.UsageError(f"{', '.join(given) or '-1/-2, --interleaved, --gpus, --un, --al'}: not with --server "
+                               f"(--task {task})")
+    try:
+        search_on_server(server, index_prefix, queries, task, map_options, blast_options, output, _command_line(),
+                         say=_say)
+    except ServerError as exc:
+        if exc.kind == "usage":
+            raise click.UsageError(str(exc)) from None
+        raise
 
 
 def _blast_search(index_prefix, queries, task, blast_options, output, devices=None) -> None:

@@ -302,6 +302,10 @@ OPTION_CASES = [
     (["compile", "--only", "blast"], "compile_kernels", {1: ("blast",)}),
     (["compile", "--only", "tblastx"], "error", "--only"),
     (["compile", "--only", "tblastx", "--quiet", "--threads", "1", "--debug"], "error", "--only"),
+    (SEARCH + ["--server", "http://h:1", "--task", "megablast", "--evalue", "1e-5"], "search_on_server",
+     {0: "http://h:1", 1: "idx", 2: ("r.fq",), 3: "megablast"}),
+    (SEARCH + ["--server", "http://h:1", "--gpus", "0"], "error", "not with --server"),
+    (SEARCH + ["--server", "http://h:1", "--task", "blastn", "-v", "1"], "error", "--mismatches: not with --server"),
     (["serve", "-x", "a=p", "--database", "q"], "serve", {0: ["a=p", "q"], 1: "127.0.0.1", 2: 8000,
                                                           "device": "auto", "threads": 0}),
     (SERVE + ["--host", "::1", "--port", "0"], "serve", {1: "::1", 2: 0, "insecure": False}),
@@ -328,6 +332,7 @@ def api(monkeypatch):
     import gseek.pipeline.cluster
     import gseek.pipeline.tasks
     import gseek.seqio
+    import gseek.serve.client
     import gseek.serve.server
     from gseek.index import Index
 
@@ -361,6 +366,7 @@ def api(monkeypatch):
         (gseek.demo, "run_demo", recorder("run_demo", [])),
         (gseek.precompile, "compile_kernels", recorder("compile_kernels", {})),
         (gseek.serve.server, "serve", recorder("serve")),
+        (gseek.serve.client, "search_on_server", recorder("search_on_server")),
         (gseek.pipeline.cluster, "cluster_client",  # the client the API gets: (scheduler, local workers)
          lambda scheduler=None, local_cluster=None: contextlib.nullcontext((scheduler, local_cluster))),
     ]

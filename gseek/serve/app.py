@@ -206,7 +206,8 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
             finally:
                 service.active -= 1
                 note(request, **req.summary())
-            return Response(data, media_type=media)
+            return Response(data, media_type=media, headers={"X-Gseek-Queries": str(req.queries),
+                                                             "X-Gseek-Bases": str(req.bases)})
         return await api(request, handler)
 
     async def job_run(job: Job) -> None:
