@@ -100,7 +100,7 @@ class Service:
             raise RequestError(400, "input", f"request body of {size:,} bytes, not the {int(length):,} announced")
         try:
             return json.loads(b"".join(parts))
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise RequestError(400, "usage", f"request body is not JSON: {one_line(exc)}") from None
 
     def admit(self) -> None:
@@ -180,6 +180,9 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
             return await handler(request)
         except RequestError as exc:
             return _error(exc, {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None)
+        except Exception as exc:  # noqa: BLE001 - a bug: still a JSON refusal, the traceback in the log
+            traceback.print_exc(file=sys.stderr)
+            return _error(request_error(exc))
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok", "databases": list(engine.databases), "active": service.active,

@@ -19,6 +19,7 @@ gseek.errors.OptionError: unknown BLAST option(s): wordsize
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from gseek.errors import OptionError
@@ -50,15 +51,34 @@ def blast_options(task: str, options: Any) -> Any:
     values = dict(_object(options))
     if "task" in values and values.pop("task") != task:
         raise OptionError(f"options: task {options['task']!r} is not the request's task {task!r}")
+    defaults = {f.name: f.default for f in dataclasses.fields(BlastOptions)}
     for name, value in values.items():
-        if isinstance(value, list):
-            values[name] = tuple(value)
-        elif isinstance(value, (dict, str)) and name != "strand":
-            raise OptionError(f"option {name}: expected a number, true/false or null, not {value!r}")
-    try:
-        return BlastOptions.for_task(task, **values)
-    except TypeError as exc:  # a value of the wrong type inside the dataclass's checks
-        raise OptionError(f"options: {exc}") from None
+        if name in defaults:
+            values[name] = _json_value(name, value, defaults[name])
+    return BlastOptions.for_task(task, **values)
+
+
+def _json_value(name: str, value: Any, default: Any) -> Any:
+    """A JSON ``value`` of the BlastOptions field ``name`` checked against the type of its ``default``."""
+    if name == "dust":  # null (no DUST) or [level, window, linker]
+        if value is None:
+            return None
+        if isinstance(value, list) and len(value) == 3 and all(type(v) is int for v in value):
+            return tuple(value)
+        raise OptionError(f"option dust: expected null or [level, window, linker], not {value!r}")
+    if value is None and name == "max_hsps":
+        return None
+    if isinstance(default, bool) or isinstance(default, str):
+        if type(value) is not type(default):
+            raise OptionError(f"option {name}: expected {'true/false' if isinstance(default, bool) else 'a string'}, "
+                              f"not {value!r}")
+        return value
+    if isinstance(default, float) and type(value) in (int, float) and math.isfinite(value):
+        return float(value)
+    if type(value) is int and not isinstance(default, float):
+        return value
+    raise OptionError(f"option {name}: expected {'a number' if isinstance(default, float) else 'an integer'}, "
+                      f"not {value!r}")
 
 
 def blast_options_json(options: Any) -> dict[str, Any]:
