@@ -47,8 +47,8 @@ def make_queries(path: Path, n: int, seed: int, length: int = 500, bad_line: boo
 class Service:
     """``gseek serve`` in a child process; ``url`` once it listens; :meth:`stop` ends it (SIGTERM)."""
 
-    def __init__(self, index: Path, *args: str, cwd: Path | None = None) -> None:
-        cmd = [sys.executable, "-m", "gseek", "--device", "cpu", "-p", "2", "serve", "-x", f"lambda={index}",
+    def __init__(self, index: Path, *args: str, cwd: Path | None = None, device: str = "cpu") -> None:
+        cmd = [sys.executable, "-m", "gseek", "--device", device, "-p", "2", "serve", "-x", f"lambda={index}",
                "--port", "0", *args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})

@@ -39,7 +39,7 @@ function status(text, error) {
 
 async function loadDatabases() {
   try {
-    const data = await (await call("/api/v1/databases")).json();
+    const data = await (await call("api/v1/databases")).json();
     const select = $("database");
     select.replaceChildren();
     for (const db of data.databases) {
@@ -76,7 +76,7 @@ async function search(event) {
   const started = performance.now();
   try {
     lastRequest = request("json");
-    const data = await (await call("/api/v1/search", lastRequest)).json();
+    const data = await (await call("api/v1/search", lastRequest)).json();
     render(data);
     const hsps = data.queries.reduce((n, q) => n + q.hits.length, 0);
     status(`${data.queries.length} queries, ${hsps} HSPs in ${((performance.now() - started) / 1000).toFixed(2)} s`);
@@ -237,7 +237,7 @@ async function download(format) {
   if (!lastRequest) return;
   try {
     const body = { ...lastRequest, format: format };
-    const blob = await (await call("/api/v1/search", body)).blob();
+    const blob = await (await call("api/v1/search", body)).blob();
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
     a.download = "gseek-results." + (format === "6" ? "tsv" : format);
