@@ -178,3 +178,32 @@ def test_drain_on_sigterm(data):
         assert svc.stop() == 0
     finally:
         svc.kill()
+
+
+def test_a_request_whose_client_goes_is_cancelled(data, service):
+    import socket
+    import time
+    from urllib.parse import urlparse
+
+    make_queries(data / "slow.fa", 100, seed=11, length=1000)
+    health = lambda: json.loads(call(service.url + "/healthz")[1])  # noqa: E731
+    before = health()["cancelled"]
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # the device busy with a slow search
+        slow = pool.submit(call, service.url + "/api/v1/search", search_body(data / "slow.fa", "blastn"))
+        for _ in range(500):  # bounded: 5 s
+            if health()["active"]:
+                break
+            time.sleep(0.01)
+        body = json.dumps(search_body(data / "q0.fa", "blastn")).encode()
+        u = urlparse(service.url)
+        with socket.create_connection((u.hostname, u.port), timeout=30) as s:  # sent, then gone
+            s.sendall(b"POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            time.sleep(0.2)
+        for _ in range(300):  # bounded: 30 s
+            if health()["cancelled"] > before:
+                break
+            time.sleep(0.1)
+        assert health()["cancelled"] == before + 1
+        status, out, _ = slow.result(timeout=120)
+    assert status == 200 and out.startswith(b"s11q0\t")

@@ -69,6 +69,8 @@ class Service:
         lim = self.limits
         self.batcher = Batcher(engine.search_group, engine.device, lim.window, lim.batch_queries, lim.batch_bases)
         self.active = 0
+        #: Requests cancelled because their client went away.
+        self.cancelled = 0
         self.jobs: dict[str, Job] = {}
         self.started = time.time()
 
@@ -125,6 +127,27 @@ class Service:
             raise RequestError(413, "limit", f"result of {len(data):,} bytes: over this server's limit of "
                                              f"{self.limits.max_result:,}; send fewer queries or use a job")
         return data, _MEDIA.get(req.outfmt, "text/plain; charset=utf-8")
+
+    async def unless_gone(self, request: Request, work: Any) -> Any:
+        """``work``'s result, or ``work`` cancelled when the client goes away first (a batch not yet
+        sent leaves the request out; a search under way finishes, its result dropped)."""
+        task = asyncio.ensure_future(work)
+
+        async def gone() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+
+        watch = asyncio.ensure_future(gone())
+        try:
+            await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watch.cancel()
+            if not task.done():
+                task.cancel()
+                self.cancelled += 1
+        if not task.done() or task.cancelled():
+            raise RequestError(499, "input", "client gone: request cancelled")
+        return task.result()
 
     async def timed(self, req: SearchRequest) -> tuple[bytes, str]:
         try:
@@ -187,6 +210,7 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok", "databases": list(engine.databases), "active": service.active,
                              "requests": service.batcher.requests, "batches": service.batcher.groups,
+                             "cancelled": service.cancelled,
                              "uptime": round(time.time() - service.started, 3)})
 
     async def databases(request: Request) -> Response:
@@ -201,7 +225,7 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
             service.admit()
             service.active += 1
             try:
-                data, media = await service.timed(req)
+                data, media = await service.unless_gone(request, service.timed(req))
             except Exception as exc:  # noqa: BLE001 - every failure is this request's JSON refusal
                 if not isinstance(exc, (RequestError, GseekError, ValueError)):
                     traceback.print_exc(file=sys.stderr)
