@@ -26,6 +26,7 @@ def data(tmp_path_factory):
     make_queries(d / "q.fa", 6, seed=3)
     make_queries(d / "bad.fa", 2, seed=4, bad_line=True)
     (d / "reads.fq").write_text("".join(open(lambda_reads()).readlines()[:400]))
+    (d / "empty.fa").write_text("")
     return d
 
 
@@ -71,6 +72,8 @@ def test_output_file_and_environment(data, service, tmp_path):
 @pytest.mark.parametrize("query, args, status", [
     ("bad.fa", ["--task", "megablast"], 1),  # bad record: the file and line
     ("none.fa", ["--task", "megablast"], 1),  # missing file
+    ("empty.fa", ["--task", "blastn", "--outfmt", "sam"], 1),  # no records: an error, nothing written
+    ("empty.fa", ["-v", "1"], 1),
     ("q.fa", ["--task", "megablast", "--word-size", "2"], 2),  # usage error
 ])
 def test_same_errors_as_the_local_command(data, service, query, args, status):

@@ -288,6 +288,8 @@ class Engine:
             shutil.rmtree(folder, ignore_errors=True)
         req.queries = sum(len(b) for b in batches)
         req.bases = sum(int(b.codes.size) for b in batches)
+        if not req.queries:  # as the local command (the pipeline's sink): an error, nothing written
+            raise FastxError(", ".join(name for name, _ in req.files), None, "no FASTA/FASTQ records (empty file)")
         lim = self.limits
         if req.queries > lim.max_queries:
             raise RequestError(413, "limit", f"{req.queries:,} queries: over this server's limit of {lim.max_queries:,}")
