@@ -172,3 +172,27 @@ def test_fuzz_then_the_service_answers_as_before(data, service):
     code, local, _ = local_search(data / "lambda.gseek", data / "q.fa", "--task", "megablast", cwd=data)
     status, answer, _ = search(service, good)
     assert status == 200 and answer == local
+
+
+def test_a_failing_batch_fails_alone(tmp_path):
+    """A joined search that fails (a device out of memory) is done again batch by batch: the
+    failure is its own request's (503), the others get their HSPs."""
+    from gseek.seqio import read_fastx
+    from gseek.serve.app import request_error
+    from gseek.serve.engine import Engine
+
+    (tmp_path / "a.fa").write_text(">a\nACGTACGTAC\n")
+    (tmp_path / "b.fa").write_text(">poison\nACGTACGTAC\n")
+    batches = [read_fastx(tmp_path / "a.fa"), read_fastx(tmp_path / "b.fa")]
+
+    class Searcher:
+        backend = SimpleNamespace(name="cpu")
+
+        def search(self, batch):
+            if "poison" in batch.name_list():
+                raise MemoryError("out of device memory")
+            return f"hits of {batch.name_list()}"
+
+    got = Engine.search_group(None, Searcher(), batches)
+    assert got[0] == "hits of ['a']" and isinstance(got[1], MemoryError)
+    assert request_error(got[1]).status == 503 and request_error(got[1]).kind == "resources"
