@@ -38,6 +38,10 @@ def service(data):
     svc = Service(data / "lambda.gseek", cwd=data)
     yield svc
     assert svc.stop() == 0, svc.err.decode()
+    log = svc.err.decode().splitlines()  # one line per request
+    assert "gseek serve: 127.0.0.1 GET /api/v1/databases 200 " in "\n".join(log)
+    assert any(line.startswith("gseek serve: 127.0.0.1 POST /api/v1/search database=lambda task=megablast queries=6 "
+                               "bases=2800 200 ") and line.endswith(" s") for line in log), log[:5]
 
 
 def test_listening_line_and_databases(service):
@@ -207,3 +211,11 @@ def test_a_request_whose_client_goes_is_cancelled(data, service):
         assert health()["cancelled"] == before + 1
         status, out, _ = slow.result(timeout=120)
     assert status == 200 and out.startswith(b"s11q0\t")
+
+
+def test_no_cors(service):
+    status, _, headers = call(service.url + "/api/v1/databases", headers={"Origin": "http://evil.example"})
+    assert status == 200 and not any(k.lower().startswith("access-control-") for k in headers)
+    status, _, headers = call(service.url + "/api/v1/search", method="OPTIONS",
+                              headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"})
+    assert status == 405 and not any(k.lower().startswith("access-control-") for k in headers)
