@@ -318,7 +318,7 @@ OPTION_CASES = [
     *[(SERVE + [f"--{name.replace('_', '-')}", str(value)], "serve", {"limits": Limits(**{name: value})})
       for name, value in [("max_body", 10), ("max_queries", 11), ("max_bases", 12), ("max_result", 13),
                           ("timeout", 1.5), ("queue", 2), ("drain", 3.0), ("window", 0.0), ("batch_queries", 5),
-                          ("batch_bases", 6), ("jobs", 7), ("job_ttl", 8.0)]],
+                          ("batch_bases", 6), ("jobs", 7), ("job_ttl", 8.0), ("job_bytes", 9)]],
 ]
 
 

@@ -41,7 +41,8 @@ def data(tmp_path_factory):
 @pytest.fixture(scope="module")
 def service(data):
     svc = Service(data / "lambda.gseek", "--token-file", str(data / "token"), "--max-body", "20000", "--max-queries",
-                  "5", "--max-bases", "3000", "--max-result", "2000", "--queue", "1", "--jobs", "2", cwd=data)
+                  "5", "--max-bases", "3000", "--max-result", "2000", "--queue", "1", "--jobs", "2", "--job-bytes", "1",
+                  cwd=data)
     yield svc
     assert svc.stop() == 0, svc.err.decode()
 
@@ -99,6 +100,22 @@ def test_a_full_queue_is_429(data, service):
             return
         assert status == 200
     pytest.fail("the queue of 1 never refused a second request")
+
+
+def test_kept_job_results_are_bounded(data, service):
+    body = search_body(data / "q.fa")
+    status, text, _ = call(service.url + "/api/v1/jobs", body, token=TOKEN)
+    job = json.loads(text)["id"]
+    for _ in range(600):  # bounded: 60 s
+        if json.loads(call(service.url + f"/api/v1/jobs/{job}", token=TOKEN)[1])["status"] != "running":
+            break
+        time.sleep(0.1)
+    status, text, _ = call(service.url + "/api/v1/jobs", body, token=TOKEN)
+    assert status == 429 and "bytes of job results kept (limit 1)" in json.loads(text)["error"]
+    assert call(service.url + f"/api/v1/jobs/{job}", method="DELETE", token=TOKEN)[0] == 200
+    status, text, _ = call(service.url + "/api/v1/jobs", body, token=TOKEN)
+    assert status == 202
+    call(service.url + f"/api/v1/jobs/{json.loads(text)['id']}", method="DELETE", token=TOKEN)
 
 
 def test_a_slow_request_is_504():
@@ -196,3 +213,16 @@ def test_a_failing_batch_fails_alone(tmp_path):
     got = Engine.search_group(None, Searcher(), batches)
     assert got[0] == "hits of ['a']" and isinstance(got[1], MemoryError)
     assert request_error(got[1]).status == 503 and request_error(got[1]).kind == "resources"
+
+
+def test_a_slow_body_is_408():
+    from gseek.serve.app import Service as AppService
+    from gseek.serve.engine import RequestError
+
+    async def slow(request):
+        await asyncio.sleep(10)
+
+    fake = SimpleNamespace(_body=slow, limits=SimpleNamespace(timeout=0.01))
+    with pytest.raises(RequestError) as info:
+        asyncio.run(AppService.body(fake, None))
+    assert info.value.status == 408 and info.value.as_json()["kind"] == "timeout"

@@ -83,7 +83,15 @@ class Service:
             raise RequestError(401, "auth", "missing or wrong bearer token (Authorization: Bearer TOKEN)")
 
     async def body(self, request: Request) -> Any:
-        """The request's JSON body, within the body limit (413), whole (400 when it ends early)."""
+        """The request's JSON body, within the body limit (413), whole (400 when it ends early), in
+        time (408: a slow client holds no connection beyond the request's time limit)."""
+        try:
+            return await asyncio.wait_for(self._body(request), self.limits.timeout)
+        except asyncio.TimeoutError:
+            raise RequestError(408, "timeout", f"request body not received within {self.limits.timeout:g} s"
+                               ) from None
+
+    async def _body(self, request: Request) -> Any:
         limit = self.limits.max_body
         length = request.headers.get("content-length", "")
         if length.isdigit() and int(length) > limit:
@@ -258,6 +266,11 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
             if len(service.jobs) >= service.limits.jobs:
                 raise RequestError(429, "busy", f"{len(service.jobs)} jobs kept (limit {service.limits.jobs}); "
                                                 "delete finished ones or wait for them to expire")
+            kept = sum(len(j.result) for j in service.jobs.values() if j.result is not None)
+            if kept >= service.limits.job_bytes:
+                raise RequestError(429, "busy", f"{kept:,} bytes of job results kept (limit "
+                                                f"{service.limits.job_bytes:,}); delete finished jobs or wait for "
+                                                "them to expire")
             job = Job(req)
             service.jobs[job.id] = job
             service.active += 1

@@ -52,7 +52,8 @@ class Limits:
     ``queue`` requests at once, searches and jobs running (429 beyond); ``drain`` seconds given
     to requests in flight at SIGTERM/SIGINT; ``window`` seconds a batch waits for more requests,
     ``batch_queries`` / ``batch_bases`` its bounds; ``jobs`` jobs kept, ``job_ttl`` seconds a
-    finished job's result is kept.
+    finished job's result is kept, ``job_bytes`` bytes of results kept (a new job beyond: 429).
+    ``timeout`` also bounds the reading of a request's body (408).
     """
 
     max_body: int = 64 << 20
@@ -67,6 +68,7 @@ class Limits:
     batch_bases: int = 8 << 20
     jobs: int = 64
     job_ttl: float = 3600.0
+    job_bytes: int = 1 << 30
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -83,6 +85,7 @@ LIMIT_HELP = {
     "drain": "seconds given to requests in flight at SIGTERM/SIGINT", "window": "seconds a batch waits for more "
     "requests", "batch_queries": "queries of one batch", "batch_bases": "bases of one batch",
     "jobs": "jobs kept at once", "job_ttl": "seconds a finished job's result is kept",
+    "job_bytes": "bytes of the finished jobs' results kept at once (429 for a new job beyond)",
 }
 
 

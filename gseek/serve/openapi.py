@@ -9,7 +9,8 @@ from gseek import __version__
 __all__ = ["OPENAPI"]
 
 _ERROR = {"description": "refused", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
-_REFUSALS = {"400": _ERROR, "401": _ERROR, "404": _ERROR, "413": _ERROR, "429": _ERROR, "503": _ERROR, "504": _ERROR}
+_REFUSALS = {"400": _ERROR, "401": _ERROR, "404": _ERROR, "408": _ERROR, "413": _ERROR, "429": _ERROR, "503": _ERROR,
+             "504": _ERROR}
 _REQUEST = {"required": True, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Search"}}}}
 _JOB = {"description": "the job", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Job"}}}}
 _JOB_ID = [{"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}]
