@@ -133,7 +133,7 @@ class Service:
             data = await loop.run_in_executor(engine.host, engine.blast_text, req, list(parts))
         if len(data) > self.limits.max_result:
             raise RequestError(413, "limit", f"result of {len(data):,} bytes: over this server's limit of "
-                                             f"{self.limits.max_result:,}; send fewer queries or use a job")
+                                             f"{self.limits.max_result:,}; send fewer queries")
         return data, _MEDIA.get(req.outfmt, "text/plain; charset=utf-8")
 
     async def unless_gone(self, request: Request, work: Any) -> Any:
