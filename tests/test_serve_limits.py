@@ -226,3 +226,16 @@ def test_a_slow_body_is_408():
     with pytest.raises(RequestError) as info:
         asyncio.run(AppService.body(fake, None))
     assert info.value.status == 408 and info.value.as_json()["kind"] == "timeout"
+
+
+def test_a_slow_upload_holds_up_no_one(data, service):
+    body = json.dumps(search_body(data / "q.fa")).encode()
+    head = (f"POST /api/v1/search HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+    u = urlparse(service.url)
+    code, local, _ = local_search(data / "lambda.gseek", data / "q.fa", "--task", "megablast", cwd=data)
+    with socket.create_connection((u.hostname, u.port), timeout=30) as slow:
+        slow.sendall(head + body[:100])  # the rest never comes while the other request runs
+        time.sleep(0.2)
+        status, answer, _ = search(service, search_body(data / "q.fa"))
+        assert status == 200 and answer == local
