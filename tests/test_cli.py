@@ -14,6 +14,7 @@ import pytest
 from gseek import __version__
 from gseek.cli import main
 from gseek.errors import FastxError
+from gseek.serve.engine import Limits
 
 COMMANDS = ["index", "search", "align", "pipeline", "stats", "demo", "compile"]
 
@@ -54,6 +55,7 @@ SEARCH = ["search", "-x", "idx", "-q", "r.fq"]
 ALIGN = ["align", "-q", "q.fa", "-t", "t.fa"]
 PAIRS = ALIGN + ["--pairs", "p.tsv"]
 PIPE_MAP = ["pipeline", "--queries", "list.txt", "--outdir", "out", "-x", "idx"]
+SERVE = ["serve", "-x", "lambda=idx"]
 PIPE_ALIGN = ["pipeline", "--queries", "list.txt", "--outdir", "out", "--task", "align", "-t", "t.fa"]
 
 MAP_CASES = [  # (spellings, value args, API keyword, value): search and pipeline --task map
@@ -300,6 +302,23 @@ OPTION_CASES = [
     (["compile", "--only", "blast"], "compile_kernels", {1: ("blast",)}),
     (["compile", "--only", "tblastx"], "error", "--only"),
     (["compile", "--only", "tblastx", "--quiet", "--threads", "1", "--debug"], "error", "--only"),
+    (SEARCH + ["--server", "http://h:1", "--task", "megablast", "--evalue", "1e-5"], "search_on_server",
+     {0: "http://h:1", 1: "idx", 2: ("r.fq",), 3: "megablast"}),
+    (SEARCH + ["--server", "http://h:1", "--gpus", "0"], "error", "not with --server"),
+    (SEARCH + ["--server", "http://h:1", "--task", "blastn", "-v", "1"], "error", "--mismatches: not with --server"),
+    (["serve", "-x", "a=p", "--database", "q"], "serve", {0: ["a=p", "q"], 1: "127.0.0.1", 2: 8000,
+                                                          "device": "auto", "threads": 0}),
+    (SERVE + ["--host", "::1", "--port", "0"], "serve", {1: "::1", 2: 0, "insecure": False}),
+    (SERVE + ["--host", "0.0.0.0", "--insecure"], "serve", {1: "0.0.0.0", "insecure": True}),
+    (SERVE + ["--host", "0.0.0.0"], "error", "--token-file FILE (bearer token) or --insecure"),
+    (SERVE + ["--token-file", "no-such-token"], "error", "--token-file no-such-token: cannot read"),
+    (SERVE + ["--device", "cpu", "-p", "3", "--quiet"], "serve", {"device": "cpu", "threads": 3}),
+    (SERVE + ["--threads", "2", "--debug"], "serve", {"threads": 2}),
+    (SERVE + ["--max-body", "0"], "error", "limit max-body must be > 0"),
+    *[(SERVE + [f"--{name.replace('_', '-')}", str(value)], "serve", {"limits": Limits(**{name: value})})
+      for name, value in [("max_body", 10), ("max_queries", 11), ("max_bases", 12), ("max_result", 13),
+                          ("timeout", 1.5), ("queue", 2), ("drain", 3.0), ("window", 0.0), ("batch_queries", 5),
+                          ("batch_bases", 6), ("jobs", 7), ("job_ttl", 8.0), ("job_bytes", 9)]],
 ]
 
 
@@ -313,6 +332,8 @@ def api(monkeypatch):
     import gseek.pipeline.cluster
     import gseek.pipeline.tasks
     import gseek.seqio
+    import gseek.serve.client
+    import gseek.serve.server
     from gseek.index import Index
 
     calls: dict[str, tuple] = {}
@@ -344,6 +365,8 @@ def api(monkeypatch):
         (gseek.seqio, "FastxReader", recorder("FastxReader", Reader())),
         (gseek.demo, "run_demo", recorder("run_demo", [])),
         (gseek.precompile, "compile_kernels", recorder("compile_kernels", {})),
+        (gseek.serve.server, "serve", recorder("serve")),
+        (gseek.serve.client, "search_on_server", recorder("search_on_server")),
         (gseek.pipeline.cluster, "cluster_client",  # the client the API gets: (scheduler, local workers)
          lambda scheduler=None, local_cluster=None: contextlib.nullcontext((scheduler, local_cluster))),
     ]

@@ -28,7 +28,7 @@ LAYERS = {
     "gseek.align": 4,
     "gseek.pipeline": 5,
     "gseek.datasets": 6, "gseek.demo": 6, "gseek.precompile": 6, "gseek.release": 6, "gseek.cli": 6,
-    "gseek.__main__": 6,
+    "gseek.__main__": 6, "gseek.serve": 6,
 }
 LAYER_NAMES = ["base", "kernels/backend", "stages", "output", "aligner", "pipeline", "front doors"]
 

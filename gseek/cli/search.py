@@ -62,12 +62,20 @@ def _small_input(paths) -> int | None:
                                             "pairs: FILE_1, FILE_2 as bowtie names them).")
 @click.option("--al", metavar="FILE", help="map: write the reads that aligned to FILE, as given (gzip: .gz; pairs: "
                                             "aligned concordantly, FILE_1, FILE_2).")
+@click.option("--server", metavar="URL", envvar="GSEEK_SERVER",
+              help="Search on a `gseek serve` service (-x NAME: its database); the same output [$GSEEK_SERVER].")
 @common
 def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, read_options, pair_options,
-           blast_options, sam_options, output, gpus, un, al) -> None:
+           blast_options, sam_options, output, gpus, un, al, server) -> None:
     """Map reads (--task map, SOAP3-style complete k-mismatch; paired-end with
     -1/-2 or --interleaved) or search queries (--task megablast|blastn,
     G-BLASTN-style) against an index."""
+    if server:
+        request = {**map_options.changed(), **read_options.changed(),
+                   **{k: v for k, v in sam_options.changed().items() if k in ("no_unal", "cigar_eq")}}
+        search_on_server(server, index_prefix, queries, task, request, blast_options, output,
+                         mate1 or mate2 or interleaved or gpus or un or al)
+        return
     paired = mate1 is not None or mate2 is not None or interleaved is not None
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
@@ -141,6 +149,23 @@ def map_search(index_prefix, queries, mate1, mate2, interleaved, map_options, re
             f"({counts['too_long']:,} too long, {counts['too_short']:,} too short)")
     say(f"[gseek] {what}, {counts['records']:,} records in {time.perf_counter() - started:.2f} s on "
          f"{counts['device']}{why}")
+
+
+def search_on_server(server, index_prefix, queries, task, map_request, blast_options, output, local_only) -> None:
+    """``gseek search --server URL``: the request made here, the search there (``gseek.serve.client``)."""
+    from ..serve.client import ServerError
+    from ..serve.client import search_on_server as ask
+
+    foreign = given(SAM_OPTIONS + PAIR_OPTIONS + (BLAST_OPTIONS if task == "map" else MAP_OPTIONS))
+    if foreign or local_only:
+        raise click.UsageError(f"{', '.join(foreign) or '-1/-2, --interleaved, --gpus, --un, --al'}: not with --server "
+                               f"(--task {task})")
+    try:
+        ask(server, index_prefix, queries, task, map_request, blast_options, output, command_line(), say=say)
+    except ServerError as exc:
+        if exc.kind == "usage":
+            raise click.UsageError(str(exc)) from None
+        raise
 
 
 def blast_search(index_prefix, queries, task, blast_options, output, devices=None) -> None:

@@ -1,0 +1,419 @@
+"""The engine of ``gseek serve``: databases loaded once, searchers kept warm, requests made into work.
+
+One :class:`Engine` per process holds the configured databases (each
+:class:`~gseek.index.Index` loaded once, its :class:`~gseek.index.text.ReferenceText`
+shared by every searcher of it), one :class:`~gseek.blast.searcher.BlastSearcher`
+per database and options (kept, the most recently used first), one *device
+thread* on which every search runs (device work never runs on the event loop,
+and one search at a time has the device) and a few *host threads* that parse
+queries and write results. A request is checked whole (:func:`parse_request`)
+before any work; its queries are parsed under the names the client gave its
+files, so an error reads as the local command's (``q.fa:3: ...``).
+:class:`~gseek.serve.batcher.Batcher` gathers the parsed batches of concurrent
+requests into one search (:meth:`Engine.search_group`).
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import dataclasses
+import json
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gseek.errors import FastxError, GseekError, OptionError
+
+from .options import BLAST_TASKS, TASKS, blast_options, map_options, output_format
+
+__all__ = ["Database", "Engine", "Limits", "RequestError", "SearchRequest", "database_spec", "parse_request"]
+
+#: Searchers kept per engine (one per database and options; the least recently used goes first).
+SEARCHERS_KEPT = 32
+#: Longest ``command`` a request may give (SAM ``@PG CL``).
+MAX_COMMAND = 4096
+#: The fields of a JSON record (BLAST+'s keywords; the alignment's rows for the pairwise view).
+JSON_FIELDS = ("qaccver", "saccver", "pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send",
+               "evalue", "bitscore", "score", "qlen", "slen", "sstrand", "qseq", "sseq")
+_TEXT_FIELDS = {"qaccver", "saccver", "sstrand", "qseq", "sseq"}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request, and the service, may ask for (``gseek serve``'s limit options; ``docs/serve.md``).
+
+    ``max_body`` bytes of request body; ``max_queries`` records and ``max_bases`` bases of one
+    request; ``max_result`` bytes of one result; ``timeout`` seconds of one request (504 after);
+    ``queue`` requests at once, searches and jobs running (429 beyond); ``drain`` seconds given
+    to requests in flight at SIGTERM/SIGINT; ``window`` seconds a batch waits for more requests,
+    ``batch_queries`` / ``batch_bases`` its bounds; ``jobs`` jobs kept, ``job_ttl`` seconds a
+    finished job's result is kept, ``job_bytes`` bytes of results kept (a new job beyond: 429).
+    ``timeout`` also bounds the reading of a request's body (408).
+    """
+
+    max_body: int = 64 << 20
+    max_queries: int = 100_000
+    max_bases: int = 64_000_000
+    max_result: int = 256 << 20
+    timeout: float = 300.0
+    queue: int = 64
+    drain: float = 30.0
+    window: float = 0.005
+    batch_queries: int = 10_000
+    batch_bases: int = 8 << 20
+    jobs: int = 64
+    job_ttl: float = 3600.0
+    job_bytes: int = 1 << 30
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if not value > 0 and not (f.name == "window" and value == 0):
+                raise OptionError(f"limit {f.name.replace('_', '-')} must be > 0, not {value}")
+
+
+#: ``gseek serve``'s option of each limit (``--max-body`` ...): its help.
+LIMIT_HELP = {
+    "max_body": "bytes of one request body", "max_queries": "query records of one request",
+    "max_bases": "query bases of one request", "max_result": "bytes of one result",
+    "timeout": "seconds one request may take (504 after)", "queue": "requests in progress at once (429 beyond)",
+    "drain": "seconds given to requests in flight at SIGTERM/SIGINT", "window": "seconds a batch waits for more "
+    "requests", "batch_queries": "queries of one batch", "batch_bases": "bases of one batch",
+    "jobs": "jobs kept at once", "job_ttl": "seconds a finished job's result is kept",
+    "job_bytes": "bytes of the finished jobs' results kept at once (429 for a new job beyond)",
+}
+
+
+class RequestError(GseekError):
+    """A request refused: ``status`` (HTTP), ``kind`` (``usage``: its options, as the CLI's usage
+    errors; ``input``: its queries or names; ``limit``; ``auth``; ``busy``; ``timeout``) and the
+    one-line message."""
+
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message = status, kind, message
+
+    def as_json(self) -> dict[str, Any]:
+        return {"error": self.message, "kind": self.kind, "status": self.status}
+
+
+@dataclass
+class Database:
+    """One configured database: its name (the only way a request names it), the path given to
+    ``gseek serve`` (BLAST's ``# Database:`` line, as the local command prints the ``-x`` given),
+    the loaded index and its text, and the tasks it answers (``map`` needs the FM-index)."""
+
+    name: str
+    path: str
+    index: Any
+    ref: Any
+    tasks: tuple[str, ...]
+
+    def describe(self) -> dict[str, Any]:
+        import numpy as np
+
+        lengths = np.diff(np.asarray(self.ref.contig_offsets, np.int64))
+        return {"name": self.name, "sequences": int(lengths.size), "bases": int(lengths.sum()),
+                "tasks": list(self.tasks)}
+
+
+def database_spec(spec: str) -> tuple[str, str]:
+    """``NAME=PATH`` or ``PATH`` (named after its folder, ``.gseek`` left out) as (name, path).
+
+    >>> database_spec("lambda=/data/lambda.gseek"), database_spec("/data/nt.gseek")
+    (('lambda', '/data/lambda.gseek'), ('nt', '/data/nt.gseek'))
+    """
+    name, sep, path = spec.partition("=")
+    if not sep:
+        path = spec
+        name = Path(spec.rstrip("/")).name.removesuffix(".gseek")
+    if not name or not path or not all(c.isalnum() or c in "._-" for c in name):
+        raise OptionError(f"-x {spec!r}: expected NAME=PATH or PATH, NAME of letters, digits, '.', '_', '-'")
+    return name, path
+
+
+@dataclass
+class SearchRequest:
+    """One checked request: the database, task, options (a :class:`~gseek.blast.options.BlastOptions`
+    or :func:`~gseek.pipeline.map_files` keywords), output format, the ``@PG CL`` command and the
+    query files as (name the client gave, bytes)."""
+
+    database: Database
+    task: str
+    options: Any
+    outfmt: str
+    command: str
+    files: list[tuple[str, bytes]]
+    queries: int = 0
+    bases: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        return {"database": self.database.name, "task": self.task, "queries": self.queries, "bases": self.bases}
+
+
+def _files(queries: Any) -> list[tuple[str, bytes]]:
+    if isinstance(queries, str):
+        return [("<queries>", queries.encode("utf-8", "surrogateescape"))]
+    if not isinstance(queries, list) or not queries:
+        raise RequestError(400, "usage", "queries: give FASTA/FASTQ text, or a list of {\"name\", \"text\"}")
+    out = []
+    for k, item in enumerate(queries):
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise RequestError(400, "usage", f"queries[{k}]: expected {{\"name\": ..., \"text\": ...}}")
+        name = item.get("name", f"<queries {k + 1}>")
+        if not isinstance(name, str) or not name or len(name) > 1024 or any(c in name for c in "\0\n\r"):
+            raise RequestError(400, "usage", f"queries[{k}]: name must be a one-line string")
+        out.append((name, item["text"].encode("utf-8", "surrogateescape")))
+    return out
+
+
+def parse_request(body: Any, databases: dict[str, Database]) -> SearchRequest:
+    """``body`` (a request's JSON) checked whole: :class:`RequestError` (400, or 404 for a database
+    this service does not have) naming the first thing wrong."""
+    if not isinstance(body, dict):
+        raise RequestError(400, "usage", "request body: expected a JSON object")
+    known = {"database", "task", "queries", "options", "format", "command"}
+    unknown = sorted(set(body) - known)
+    if unknown:
+        raise RequestError(400, "usage", f"unknown field(s): {', '.join(unknown)}; a request has {', '.join(sorted(known))}")
+    name = body.get("database")
+    if not isinstance(name, str) or name not in databases:
+        raise RequestError(404, "input", f"no database {name!r} here; this server has: {', '.join(databases)}")
+    db = databases[name]
+    task = body.get("task", "megablast")
+    if task not in TASKS:
+        raise RequestError(400, "usage", f"task {task!r}: expected one of {', '.join(TASKS)}")
+    if task not in db.tasks:
+        raise RequestError(400, "usage", f"database {name} answers {', '.join(db.tasks)} (no FM-index: no map)")
+    command = body.get("command", "gseek serve")
+    if not isinstance(command, str) or len(command) > MAX_COMMAND:
+        raise RequestError(400, "usage", f"command: a string of at most {MAX_COMMAND} characters")
+    command = " ".join(command.split())
+    try:
+        options = blast_options(task, body.get("options")) if task in BLAST_TASKS else map_options(body.get("options"))
+        outfmt = output_format(task, body.get("format"))
+    except OptionError as exc:
+        raise RequestError(400, "usage", str(exc)) from None
+    return SearchRequest(db, task, options, outfmt, command, _files(body.get("queries")))
+
+
+class Engine:
+    """Databases, warm searchers, the device thread and the host threads of one service.
+
+    Arguments:
+        databases: ``NAME=PATH`` or ``PATH`` specs (:func:`database_spec`).
+        device, threads: the backend (``auto``, ``cpu``, ``gpu``, ``gpu:N``).
+        limits: :class:`Limits`.
+    """
+
+    def __init__(self, databases: list[str], device: Any = "auto", threads: int | None = None,
+                 limits: Limits | None = None) -> None:
+        from gseek.backend import get_backend
+
+        self.limits = limits or Limits()
+        self.backend = get_backend(device, threads)
+        self.threads = threads
+        self.databases: dict[str, Database] = {}
+        for spec in databases:
+            name, path = database_spec(spec)
+            if name in self.databases:
+                raise OptionError(f"-x {spec}: a second database named {name!r}")
+            self.databases[name] = self._load(name, path)
+        if not self.databases:
+            raise OptionError("give at least one database (-x NAME=PATH)")
+        self._searchers: collections.OrderedDict = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self.workdir = tempfile.mkdtemp(prefix="gseek-serve-")  # private (0700): uploads, map outputs
+        #: The one thread of device work (searches, mapping) and the host threads (parsing, text).
+        self.device = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="gseek-serve-device")
+        self.host = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="gseek-serve-host")
+
+    def _load(self, name: str, path: str) -> Database:
+        from gseek.index import Index
+        from gseek.index.text import ReferenceText
+
+        index = Index.load(path, device=self.backend, threads=self.threads)
+        tasks = TASKS if all(p in index.arrays for p in ("occ", "sa_samples")) else BLAST_TASKS
+        return Database(name, path, index, ReferenceText.from_index(index), tasks)
+
+    def close(self, wait: bool = True) -> None:
+        """Stop the threads (``wait``: for the work in flight to finish) and remove the private folder."""
+        self.device.shutdown(wait=wait, cancel_futures=True)
+        self.host.shutdown(wait=wait, cancel_futures=True)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    # ------------------------------------------------------------------ BLAST
+
+    def searcher(self, db: Database, options: Any) -> Any:
+        """The warm :class:`~gseek.blast.searcher.BlastSearcher` of ``db`` with ``options``."""
+        key = (db.name, options)
+        with self._lock:
+            found = self._searchers.get(key)
+            if found is not None:
+                self._searchers.move_to_end(key)
+                return found
+        from gseek.blast.searcher import BlastSearcher
+
+        overrides = {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.name != "task"}
+        made = BlastSearcher(db.ref, task=options.task, device=self.backend, **overrides)
+        with self._lock:
+            found = self._searchers.setdefault(key, made)
+            self._searchers.move_to_end(key)
+            while len(self._searchers) > SEARCHERS_KEPT:
+                self._searchers.popitem(last=False)
+        return found
+
+    def read_queries(self, req: SearchRequest) -> list[Any]:
+        """The request's query files parsed (a host thread): one batch per file (empty ones left
+        out); errors name the client's file; the request's limits checked."""
+        from gseek.seqio import FastxReader, SequenceBatch
+
+        phred = 64 if req.task == "map" and req.options.get("phred64") else 33
+        batches = []
+        folder = tempfile.mkdtemp(dir=self.workdir)
+        try:
+            for k, (name, data) in enumerate(req.files):
+                path = os.path.join(folder, str(k))
+                with open(path, "wb") as fh:
+                    fh.write(data)
+                try:
+                    found = list(FastxReader(path, chunk_bytes=max(1 << 16, len(data) + 1), phred=phred))
+                except FastxError as exc:
+                    raise FastxError(name, exc.line, exc.rule) from None
+                if found:
+                    batches.append(SequenceBatch.concat(found))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        req.queries = sum(len(b) for b in batches)
+        req.bases = sum(int(b.codes.size) for b in batches)
+        if not req.queries:  # as the local command (the pipeline's sink): an error, nothing written
+            raise FastxError(", ".join(name for name, _ in req.files), None, "no FASTA/FASTQ records (empty file)")
+        lim = self.limits
+        if req.queries > lim.max_queries:
+            raise RequestError(413, "limit", f"{req.queries:,} queries: over this server's limit of {lim.max_queries:,}")
+        if req.bases > lim.max_bases:
+            raise RequestError(413, "limit", f"{req.bases:,} bases: over this server's limit of {lim.max_bases:,}")
+        if req.task != "map":
+            for b in batches:
+                if b.alphabet != "dna":
+                    raise OptionError(f"{b.path}: BLAST-style search needs nucleotide queries")
+        return batches
+
+    def search_group(self, searcher: Any, batches: list[Any]) -> list[Any]:
+        """One search of ``batches`` laid end to end (the device thread), its HSPs shared out to
+        each batch (a query's HSPs are its own, whatever it is searched with); where the joined
+        search fails, each batch is searched alone, so a failure is its own batch's only. Each
+        item: :class:`~gseek.blast.searcher.BlastHits` or the exception of that batch."""
+        from gseek.backend import numba_guard
+        from gseek.blast.shards import split_hits
+        from gseek.seqio import SequenceBatch
+
+        with numba_guard(searcher.backend.name == "cpu"):
+            if len(batches) > 1:
+                try:
+                    return list(split_hits(searcher.search(SequenceBatch.concat(batches)), [len(b) for b in batches]))
+                except Exception:  # noqa: BLE001 - each alone below: the failure is one batch's
+                    pass
+            out: list[Any] = []
+            for b in batches:
+                try:
+                    out.append(searcher.search(b))
+                except Exception as exc:  # noqa: BLE001 - that request's error, reported to it
+                    out.append(exc)
+            return out
+
+    def blast_text(self, req: SearchRequest, parts: list[Any]) -> bytes:
+        """The request's output (a host thread): the bytes ``gseek search --task T -x PATH`` writes
+        for its queries, or JSON records (``format: json``)."""
+        import numpy as np
+
+        from gseek.blast.report import parse_outfmt, sam_header, write_tabular
+
+        if req.outfmt == "json":
+            return json_records(req, parts)
+        out = _Text()
+        kind = parse_outfmt(req.outfmt)[0]
+        if kind == "sam":
+            ref = req.database.ref
+            out.write(sam_header(ref.contig_names, np.diff(ref.contig_offsets), req.command))
+        for hits in parts:
+            write_tabular(hits, out, req.outfmt, database=req.database.path, last=False, header=False)
+        if kind == "7" and req.queries:
+            out.write(f"# BLAST processed {req.queries} queries\n")
+        return "".join(out.parts).encode("utf-8", "surrogateescape")
+
+    # ------------------------------------------------------------------ mapping
+
+    def map_reads(self, req: SearchRequest) -> bytes:
+        """``gseek search --task map`` of the request's reads (the device thread): the SAM bytes."""
+        from gseek.pipeline import map_files
+
+        folder = tempfile.mkdtemp(dir=self.workdir)
+        try:
+            paths = []
+            for k, (_, data) in enumerate(req.files):
+                paths.append(os.path.join(folder, f"{k}.fq"))
+                with open(paths[-1], "wb") as fh:
+                    fh.write(data)
+            output = os.path.join(folder, "out.sam")
+            try:
+                map_files(req.database.index, paths, output, workers=0, threads=self.threads, command=req.command,
+                          **req.options)
+            except FastxError as exc:
+                raise FastxError(req.files[paths.index(exc.path)][0] if exc.path in paths else exc.path,
+                                 exc.line, exc.rule) from None
+            return Path(output).read_bytes()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def warm(self) -> None:
+        """One small search of each database (kernels compiled or loaded, the text on the device)."""
+        for db in self.databases.values():
+            codes = db.ref.bases(0, min(200, int(db.ref.contig_offsets[1])))
+            seq = "".join("ACGTN"[int(c)] for c in codes)
+            if len(seq) >= 50:
+                from gseek.blast.options import BlastOptions
+
+                self.searcher(db, BlastOptions.for_task("megablast")).search([("warm", seq)])
+
+
+class _Text:
+    """A text sink for :func:`~gseek.blast.report.write_tabular` collecting its strings."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+
+
+def _value(field: str, text: str) -> Any:
+    if field in _TEXT_FIELDS:
+        return text
+    number = float(text)
+    return int(number) if number.is_integer() and field not in ("pident", "evalue", "bitscore") else number
+
+
+def json_records(req: SearchRequest, parts: list[Any]) -> bytes:
+    """A request's HSPs as JSON: per query its name, length and hits, each hit BLAST+'s fields
+    (:data:`JSON_FIELDS`, the values of the tabular text)."""
+    import numpy as np
+
+    from gseek.blast.report import tabular_lines
+
+    queries = []
+    for hits in parts:
+        lines = tabular_lines(hits, list(JSON_FIELDS)) if len(hits) else []
+        rows = [dict(zip(JSON_FIELDS, (_value(f, t) for f, t in zip(JSON_FIELDS, line.split("\t")))))
+                for line in lines]
+        bounds = np.searchsorted(hits.arrays["query"], np.arange(len(hits.query_names) + 1), side="left")
+        for q, name in enumerate(hits.query_names):
+            queries.append({"name": name, "length": int(hits.query_lengths[q]),
+                            "hits": rows[int(bounds[q]):int(bounds[q + 1])]})
+    return json.dumps({"database": req.database.name, "task": req.task, "queries": queries},
+                      separators=(",", ":")).encode()

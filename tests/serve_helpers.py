@@ -1,0 +1,123 @@
+"""Helpers of the ``gseek serve`` tests: a service in a child process on a free loopback port,
+bounded HTTP calls, the local command's bytes."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import selectors
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from gseek.datasets import lambda_genome
+
+#: Seconds a service may take to start (imports, index load, first compile from the cache).
+START_S = 240
+#: Seconds any one HTTP call may take.
+CALL_S = 120
+
+
+def make_queries(path: Path, n: int, seed: int, length: int = 500, bad_line: bool = False) -> Path:
+    """``n`` slices of lambda with a few substitutions, and one random query (no hit)."""
+    from gseek.seqio import read_fastx
+
+    genome = read_fastx(lambda_genome()).sequence(0)
+    rng = random.Random(seed)
+    with open(path, "w") as fh:
+        for i in range(n):
+            a = rng.randrange(0, len(genome) - length)
+            s = list(genome[a:a + length])
+            for _ in range(length // 100):
+                s[rng.randrange(length)] = "ACGT"[rng.randrange(4)]
+            if rng.random() < 0.5:  # the minus strand too
+                s = list("".join(s)[::-1].translate(str.maketrans("ACGT", "TGCA")))
+            fh.write(f">s{seed}q{i} from {a}\n{''.join(s)}\n")
+        fh.write(f">s{seed}none\n{''.join(rng.choice('ACGT') for _ in range(300))}\n")
+        if bad_line:
+            fh.write("@oops\n")
+    return path
+
+
+class Service:
+    """``gseek serve`` in a child process; ``url`` once it listens; :meth:`stop` ends it (SIGTERM)."""
+
+    def __init__(self, index: Path, *args: str, cwd: Path | None = None, device: str = "cpu") -> None:
+        cmd = [sys.executable, "-m", "gseek", "--device", device, "-p", "2", "serve", "-x", f"lambda={index}",
+               "--port", "0", *args]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.line = self._first_line()
+        self.url = self.line.split("listening on ", 1)[1].split(" ", 1)[0]
+        self.err = b""
+
+    def _first_line(self) -> str:
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + START_S
+        data = b""
+        while b"\n" not in data:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.proc.poll() is not None and not sel.select(0):
+                self.kill()
+                raise AssertionError(f"service did not start: {data!r} {self.proc.stderr.read()!r}")
+            if sel.select(min(left, 1.0)):
+                chunk = os.read(self.proc.stdout.fileno(), 4096)
+                if not chunk and self.proc.poll() is not None:
+                    continue
+                data += chunk
+        sel.close()
+        return data.decode().splitlines()[0]
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60) -> int:
+        """Signal the service, wait for it to end (killed after ``timeout``), return its exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            _, self.err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise
+        return self.proc.returncode
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate(timeout=30)
+
+
+def call(url: str, body: bytes | dict | None = None, method: str | None = None, token: str | None = None,
+         headers: dict | None = None) -> tuple[int, bytes, dict]:
+    """One HTTP call: (status, body bytes, headers); refusals are returned, not raised."""
+    data = json.dumps(body).encode() if isinstance(body, dict) else body
+    req = urllib.request.Request(url, data=data, method=method or ("POST" if data is not None else "GET"),
+                                 headers={"Content-Type": "application/json", **(headers or {})})
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=CALL_S) as resp:
+            return resp.status, resp.read(), dict(resp.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read(), dict(exc.headers)
+
+
+def search_body(queries: Path, task: str = "megablast", fmt: str = "6", options: dict | None = None,
+                command: str = "gseek") -> dict:
+    return {"database": "lambda", "task": task, "format": fmt, "options": options or {}, "command": command,
+            "queries": [{"name": queries.name, "text": queries.read_text()}]}
+
+
+def local_search(index: Path, queries: Path, *args: str, cwd: Path) -> tuple[int, bytes, bytes]:
+    """``gseek search`` run here: (exit status, stdout, stderr)."""
+    proc = subprocess.run([sys.executable, "-m", "gseek", "--device", "cpu", "-p", "2", "search", "-x", str(index),
+                           "-q", queries.name, *args], capture_output=True, cwd=cwd, timeout=CALL_S * 2)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def without_pg(sam: bytes) -> bytes:
+    return b"".join(line for line in sam.splitlines(keepends=True) if not line.startswith(b"@PG"))

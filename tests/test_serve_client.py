@@ -1,0 +1,123 @@
+"""``gseek search --server URL`` and ``gseek.serve.client.Client``: the local command's bytes, exit
+codes and one-line errors, from a service started by the test (a child process on a free port)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+from serve_helpers import CALL_S, Service, local_search, make_queries, without_pg  # noqa: E402
+
+from gseek.datasets import lambda_genome, lambda_reads  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    from gseek.index import Index
+
+    d = tmp_path_factory.mktemp("client")
+    Index.build(lambda_genome(), wgram=8, device="cpu").save(d / "lambda.gseek")
+    make_queries(d / "q.fa", 6, seed=3)
+    make_queries(d / "bad.fa", 2, seed=4, bad_line=True)
+    (d / "reads.fq").write_text("".join(open(lambda_reads()).readlines()[:400]))
+    (d / "empty.fa").write_text("")
+    return d
+
+
+@pytest.fixture(scope="module")
+def service(data):
+    svc = Service(data / "lambda.gseek", cwd=data)
+    yield svc
+    assert svc.stop() == 0, svc.err.decode()
+
+
+def remote(service, *args, cwd, env=None):
+    proc = subprocess.run([sys.executable, "-m", "gseek", "search", "--server", service.url, "-x", "lambda", *args],
+                          capture_output=True, cwd=cwd, timeout=CALL_S, env={**os.environ, **(env or {})})
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize("args", [["--task", "megablast"], ["--task", "blastn", "--outfmt", "7 std qlen", "--evalue",
+                                                                "1e-20", "--dust", "no"],
+                                  ["--task", "megablast", "--outfmt", "sam", "--gapopen", "2", "--gapextend", "1"],
+                                  ["-v", "1", "--no-unal"]])
+def test_same_bytes_as_the_local_command(data, service, args):
+    queries = "reads.fq" if "-v" in args else "q.fa"
+    code, local, _ = local_search(data / "lambda.gseek", data / queries, *args, cwd=data)
+    assert code == 0 and local
+    got = remote(service, "-q", queries, *args, cwd=data)
+    assert got[0] == 0, got[2]
+    assert without_pg(got[1]) == without_pg(local)
+    if b"@PG" in got[1]:  # the command given here
+        assert b"CL:gseek search --server " in got[1]
+
+
+def test_output_file_and_environment(data, service, tmp_path):
+    code, local, _ = local_search(data / "lambda.gseek", data / "q.fa", "--task", "megablast", cwd=data)
+    out = tmp_path / "out.tsv"
+    proc = subprocess.run([sys.executable, "-m", "gseek", "search", "-x", "lambda", "--task", "megablast", "-q", "q.fa",
+                           "-o", str(out)], capture_output=True, cwd=data, timeout=CALL_S,
+                          env={**os.environ, "GSEEK_SERVER": service.url})
+    assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+    assert out.read_bytes() == local
+    assert [p.name for p in tmp_path.iterdir()] == ["out.tsv"]  # no temporary left
+
+
+@pytest.mark.parametrize("query, args, status", [
+    ("bad.fa", ["--task", "megablast"], 1),  # bad record: the file and line
+    ("none.fa", ["--task", "megablast"], 1),  # missing file
+    ("empty.fa", ["--task", "blastn", "--outfmt", "sam"], 1),  # no records: an error, nothing written
+    ("empty.fa", ["-v", "1"], 1),
+    ("q.fa", ["--task", "megablast", "--word-size", "2"], 2),  # usage error
+])
+def test_same_errors_as_the_local_command(data, service, query, args, status):
+    code, out, err = local_search(data / "lambda.gseek", data / query, *args, cwd=data)
+    got = remote(service, "-q", query, *args, cwd=data)
+    assert code == got[0] == status
+    assert out == got[1] == b""
+    if status == 1:
+        assert err == got[2] and err.count(b"\n") == 1
+    else:
+        assert err.splitlines()[-1] == got[2].splitlines()[-1]
+
+
+def test_server_errors_in_one_line(data, service):
+    code, out, err = remote(service, "-q", "q.fa", "--task", "megablast", cwd=data)
+    assert code == 0
+    proc = subprocess.run([sys.executable, "-m", "gseek", "search", "--server", service.url, "-x", "nt", "-q", "q.fa",
+                           "--task", "megablast"], capture_output=True, text=True, cwd=data, timeout=CALL_S)
+    assert proc.returncode == 1 and proc.stderr == "gseek: error: no database 'nt' here; this server has: lambda\n"
+    proc = subprocess.run([sys.executable, "-m", "gseek", "search", "--server", "http://127.0.0.1:9", "-x", "nt",
+                           "-q", "q.fa", "--task", "megablast"], capture_output=True, text=True, cwd=data,
+                          timeout=CALL_S)
+    assert proc.returncode == 1 and proc.stderr.startswith("gseek: error: cannot reach the gseek server at ")
+    assert proc.stderr.count("\n") == 1
+
+
+def test_client_api(data, service):
+    from gseek.serve.client import Client, ServerError
+
+    client = Client(service.url)
+    assert [d["name"] for d in client.databases()] == ["lambda"]
+    result = client.search("lambda", [("q.fa", (data / "q.fa").read_text())], task="megablast", evalue=1e-10)
+    assert len(result.queries) == 7 and len(result) >= 6
+    assert {"qaccver", "saccver", "pident", "evalue", "qseq", "sseq"} <= set(result.records[0])
+    assert result.records[0]["qaccver"] == "s3q0"
+    with pytest.raises(ServerError, match="unknown BLAST option"):
+        client.search("lambda", ">a\nACGT\n", nope=1)
+    pd = pytest.importorskip("pandas")
+    frame = result.to_pandas()
+    assert isinstance(frame, pd.DataFrame) and len(frame) == len(result)
+
+
+def test_the_client_imports_nothing_heavy():
+    script = "import sys, gseek.serve.client; print(sorted(m for m in ('numpy', 'numba', 'starlette', 'uvicorn', " \
+             "'click') if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stderr
