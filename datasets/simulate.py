@@ -1,4 +1,5 @@
-"""Seeded simulators with exact truth: k-mismatch reads, BLAST queries, DP families.
+"""Seeded simulators with exact truth: k-mismatch reads and pairs here; BLAST queries and DP families
+(:mod:`gseek.datasets.simulate_seqs`, names here too).
 
 Every generator takes a ``seed`` and draws from ``numpy.random.Generator(PCG64(seed))``,
 so the same arguments give the same records and the same truth, byte for byte
@@ -24,7 +25,6 @@ True
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,12 +32,17 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-from numpy.random import PCG64, Generator
 
 from gseek import ragged
 from gseek.alphabet import COMPLEMENT, DNA_N, decode_dna
 from gseek.errors import OptionError
-from gseek.seqio import SequenceBatch, open_output, read_fastx, write_fasta, write_fastq
+from gseek.seqio import SequenceBatch, write_fastq
+
+from ._sim import (  # noqa: F401 - the truth headers and _MAX_INDEL are this module's names too
+    _CHUNK_BASES, _MAX_INDEL, BLAST_QUERY_PRESETS, FAMILY_TRUTH_HEADER, NO_POSITIONS, QUERY_TRUTH_HEADER,
+    READ_TRUTH_HEADER, UNPLACED, _check_fraction, _distinct_positions, _length_range, _load_genome, _quality_codes,
+    _quality_profiles, _rng, _sample_windows, _write_tsv, truth_path_for)
+from .simulate_seqs import SimulatedFamilies, SimulatedQueries, blast_queries, dp_families, mutate
 
 __all__ = [
     "READ_TRUTH_HEADER",
@@ -59,154 +64,6 @@ __all__ = [
     "truth_path_for",
 ]
 
-#: Columns of a read truth TSV (the first line of the file).
-READ_TRUTH_HEADER = ("read", "contig", "pos", "strand", "mismatches", "positions")
-#: Columns of a BLAST query truth TSV.
-QUERY_TRUTH_HEADER = ("query", "contig", "start", "end", "strand", "divergence")
-#: Columns of a DP family truth TSV.
-FAMILY_TRUTH_HEADER = ("member", "family", "divergence")
-
-#: Query sets of the BLASTN benchmark: name -> (number of queries, length).
-BLAST_QUERY_PRESETS: dict[str, tuple[int, int]] = {
-    "500bp": (100, 500),
-    "10kb": (100, 10_000),
-    "100kb": (10, 100_000),
-}
-
-#: Truth field of a record that has no origin (a uniformly random read/query).
-UNPLACED = "*"
-#: Truth ``positions`` field of a placed read without mismatches.
-NO_POSITIONS = "."
-
-# Bases gathered per step when building reads (bounds temporary memory).
-_CHUNK_BASES = 1 << 22
-# Indels planted by mutate() are 1.._MAX_INDEL bases long.
-_MAX_INDEL = 3
-
-
-def _rng(seed: int) -> Generator:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise OptionError(f"seed must be a non-negative integer, got {seed!r}")
-    return Generator(PCG64(int(seed)))
-
-
-def _load_genome(genome: SequenceBatch | str | os.PathLike) -> SequenceBatch:
-    batch = genome if isinstance(genome, SequenceBatch) else read_fastx(genome)
-    if batch.alphabet != "dna":
-        raise OptionError(f"{batch.path}: simulation needs a DNA genome, got {batch.alphabet}")
-    if batch.total_length == 0:
-        raise OptionError(f"{batch.path}: the genome has no bases")
-    return batch
-
-
-def _length_range(length: int | tuple[int, int], what: str = "length") -> tuple[int, int]:
-    if isinstance(length, (int, np.integer)) and not isinstance(length, bool):
-        lo = hi = int(length)
-    else:
-        try:
-            lo, hi = (int(x) for x in length)  # type: ignore[union-attr]
-        except (TypeError, ValueError):
-            raise OptionError(f"{what} must be an int or a (lo, hi) pair, got {length!r}") from None
-    if lo < 1 or hi < lo:
-        raise OptionError(f"{what} must satisfy 1 <= lo <= hi, got {lo}..{hi}")
-    return lo, hi
-
-
-def _rate_range(value: tuple[float, float], name: str) -> tuple[float, float]:
-    try:
-        lo, hi = (float(x) for x in value)  # type: ignore[union-attr]
-    except (TypeError, ValueError):
-        raise OptionError(f"{name} must be a number or a (lo, hi) pair, got {value!r}") from None
-    lo, hi = _check_fraction(lo, name), _check_fraction(hi, name)
-    if hi < lo:
-        raise OptionError(f"{name} must satisfy lo <= hi, got {lo}..{hi}")
-    return lo, hi
-
-
-def _check_fraction(value: float, name: str) -> float:
-    value = float(value)
-    if not 0.0 <= value <= 1.0:
-        raise OptionError(f"{name} must be in [0, 1], got {value}")
-    return value
-
-
-def _segments(genome: SequenceBatch, avoid_n: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Global start and size of every stretch a window may lie in: each contig,
-    split at reference N when ``avoid_n``."""
-    offsets = genome.offsets
-    if not avoid_n:
-        return offsets[:-1].copy(), np.diff(offsets)
-    npos = np.flatnonzero(genome.codes == DNA_N)
-    bounds = np.unique(np.concatenate([offsets, npos, npos + 1]))
-    starts, sizes = bounds[:-1], np.diff(bounds)
-    clean = ~np.isin(starts, npos)
-    return starts[clean], sizes[clean]
-
-
-def _sample_windows(
-    genome: SequenceBatch, lengths: np.ndarray, rng: Generator, *, avoid_n: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """Uniform window starts inside one contig: (global start, contig index) per window.
-
-    For each window length ``L`` (in ascending order) the valid starts are
-    counted per stretch (:func:`_segments`), and each window of that length
-    draws one of them uniformly. Exact, with no rejection loop, however
-    fragmented the genome.
-    """
-    gstart = np.zeros(lengths.size, dtype=np.int64)
-    if lengths.size == 0:
-        return gstart, np.zeros(0, dtype=np.int64)
-    seg_start, seg_size = _segments(genome, avoid_n)
-    longest = int(seg_size.max()) if seg_size.size else 0
-    need = int(lengths.max())
-    if need > longest:
-        kind = "N-free stretch of one contig" if avoid_n else "contig"
-        raise OptionError(f"{genome.path}: cannot place a {need} bp window: the longest {kind} is {longest} bp")
-    for L in np.unique(lengths).tolist():
-        which = np.flatnonzero(lengths == L)
-        fits = seg_size >= L
-        count = seg_size[fits] - L + 1
-        cum = np.cumsum(count)
-        u = rng.integers(0, int(cum[-1]), size=which.size)
-        seg = np.searchsorted(cum, u, side="right")
-        gstart[which] = seg_start[fits][seg] + u - (cum[seg] - count[seg])
-    contig = np.searchsorted(genome.offsets, gstart, side="right") - 1
-    return gstart, contig
-
-
-def _distinct_positions(lengths: np.ndarray, k: int, rng: Generator) -> np.ndarray:
-    """``k`` distinct uniform positions in ``[0, lengths[i])`` per row, in draw order.
-
-    Sequential sampling: draw ``u`` in ``[0, L - j)`` and step it past the
-    ``j`` positions already taken (in ascending order); any prefix of the
-    columns is then a uniform subset of that size.
-    """
-    n = lengths.size
-    out = np.zeros((n, k), dtype=np.int64)
-    for j in range(k):
-        u = rng.integers(0, lengths - j) if n else np.zeros(0, dtype=np.int64)
-        taken = np.sort(out[:, :j], axis=1)
-        for t in range(j):
-            u = u + (u >= taken[:, t])
-        out[:, j] = u
-    return out
-
-
-def _quality_codes(within: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Phred scores: Q38 at the 5' end falling quadratically to Q28 at the 3' end."""
-    d = np.maximum(lengths - 1, 1) ** 2
-    return 38 - (10 * within * within + d // 2) // d
-
-
-def _quality_profiles(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`_quality_codes` of every length in ``lo..hi`` as one flat table, with
-    the start of each length; ``None`` when the table would be large."""
-    lengths = np.arange(lo, hi + 1, dtype=np.int64)
-    if int(lengths.sum()) > 1 << 24:
-        return None
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    within = np.arange(int(lengths.sum())) - np.repeat(starts, lengths)
-    return _quality_codes(within, np.repeat(lengths, lengths)).astype(np.int8), starts
 
 
 class ReadOrigin(NamedTuple):
@@ -226,30 +83,6 @@ class ReadOrigin(NamedTuple):
     positions: tuple[int, ...]
 
 
-def truth_path_for(path: str | os.PathLike) -> Path:
-    """The truth TSV that goes with a FASTA/FASTQ file: ``x.fq`` -> ``x.truth.tsv``.
-
-    >>> truth_path_for("data/lambda_reads.fq.gz").as_posix()
-    'data/lambda_reads.truth.tsv'
-    """
-    path = Path(path)
-    name = path.name
-    if name.endswith(".gz"):
-        name = name[:-3]
-    for suffix in (".fastq", ".fq", ".fasta", ".fa", ".fna"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return path.with_name(name + ".truth.tsv")
-
-
-def _write_tsv(path: str | os.PathLike, header: tuple[str, ...], lines: Iterator[str]) -> Path:
-    path = Path(path)
-    with open_output(path, "w") as fh:
-        fh.write("\t".join(header) + "\n")
-        for line in lines:
-            fh.write(line)
-    return path
 
 
 @dataclass(frozen=True, eq=False)
@@ -513,246 +346,6 @@ def read_truth(path: str | os.PathLike) -> list[ReadOrigin]:
     return out
 
 
-# --------------------------------------------------------------------- mutation
-
-
-def mutate(
-    codes: np.ndarray, rng: Generator, sub_rate: float, indel_rate: float, *, max_indel: int = _MAX_INDEL
-) -> tuple[np.ndarray, int]:
-    """Plant substitutions and small indels; return ``(new codes, edits)``.
-
-    Each base is substituted (to a different base) with probability
-    ``sub_rate``; ``Binomial(len, indel_rate)`` indel events of 1..``max_indel``
-    bases, half insertions of random bases and half deletions, at uniform
-    positions. ``edits`` counts substituted, inserted and deleted bases (an
-    optimal alignment may need fewer).
-
-    >>> from gseek.alphabet import encode_dna, decode_dna
-    >>> rng = Generator(PCG64(3))
-    >>> new, edits = mutate(encode_dna("ACGT" * 25), rng, 0.05, 0.01)
-    >>> edits > 0 and decode_dna(new) != "ACGT" * 25
-    True
-    """
-    codes = np.asarray(codes, dtype=np.uint8)
-    size = codes.size
-    sub = rng.random(size) < sub_rate
-    shift = rng.integers(1, 4, size=int(sub.sum()), dtype=np.uint8)
-    new = codes.copy()
-    old = new[sub]
-    new[sub] = np.where(old == DNA_N, shift, (old + shift) % 4)
-    events = int(rng.binomial(size, indel_rate)) if size else 0
-    at = rng.integers(0, size + 1, size=events)
-    span = rng.integers(1, max_indel + 1, size=events)
-    insertion = rng.random(events) < 0.5
-    cover = np.zeros(size + 1, dtype=np.int64)
-    np.add.at(cover, np.minimum(at[~insertion], size), 1)
-    np.add.at(cover, np.minimum(at[~insertion] + span[~insertion], size), -1)
-    keep = np.cumsum(cover[:size]) == 0
-    ins_at = np.repeat(at[insertion], span[insertion])
-    ins_bases = rng.integers(0, 4, size=ins_at.size, dtype=np.uint8)
-    out = np.insert(new, ins_at, ins_bases)
-    out_keep = np.insert(keep, ins_at, True)
-    edits = int((sub & keep).sum()) + int(ins_at.size) + int(size - keep.sum())
-    return out[out_keep], edits
-
-
-# --------------------------------------------------------------------- BLAST queries
-
-
-@dataclass(frozen=True, eq=False)
-class SimulatedQueries:
-    """BLAST queries (``records``: ``(name, sequence)``) and one truth row per query.
-
-    ``truth`` rows follow :data:`QUERY_TRUTH_HEADER`: contig name, 0-based
-    half-open ``start``/``end`` of the source slice on the forward strand,
-    strand and divergence (planted edits / slice length), or ``*`` for a
-    random negative query.
-    """
-
-    records: list[tuple[str, str]]
-    truth: list[tuple[str, str, str, str, str, str]]
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def write(self, fasta: str | os.PathLike, truth: str | os.PathLike | None = None) -> tuple[Path, Path]:
-        """Write the queries as FASTA and the truth TSV (default: :func:`truth_path_for`)."""
-        truth = truth_path_for(fasta) if truth is None else Path(truth)
-        write_fasta(fasta, self.records)
-        _write_tsv(truth, QUERY_TRUTH_HEADER, ("\t".join(row) + "\n" for row in self.truth))
-        return Path(fasta), truth
-
-
-def blast_queries(
-    db: SequenceBatch | str | os.PathLike,
-    n: int,
-    length: int | tuple[int, int],
-    seed: int,
-    *,
-    sub_rate: float | tuple[float, float] = 0.05,
-    indel_rate: float | tuple[float, float] = 0.005,
-    negatives: float = 0.1,
-    log_lengths: bool = False,
-) -> SimulatedQueries:
-    """Simulate BLASTN queries: mutated slices of database sequences plus random negatives.
-
-    Arguments:
-        db: the database, a DNA batch or a FASTA path.
-        n: number of queries (positives and negatives together).
-        length: query source length, or an inclusive ``(lo, hi)`` range.
-        seed: seed of the PCG64 generator.
-        sub_rate, indel_rate: per-base rates handed to :func:`mutate`; a
-            ``(lo, hi)`` pair (both given as pairs) draws one point ``u`` uniform
-            in [0, 1) per query and uses ``lo + u (hi - lo)`` of each, so a
-            query's indel rate keeps its ratio to its substitution rate.
-        negatives: fraction of the ``n`` queries (rounded) that are uniformly
-            random sequences, expected to have no significant hit.
-        log_lengths: lengths log-uniform over the range (the at-scale workload
-            of many short and a few very long queries) instead of uniform.
-
-    A slice lies inside one contig, on either strand (``-`` = reverse
-    complement), uniformly over the valid starts. :data:`BLAST_QUERY_PRESETS`
-    holds the benchmark sets (100 x 500 bp, 100 x 10 kb, 10 x 100 kb).
-
-    >>> from gseek.datasets import lambda_genome
-    >>> q = blast_queries(lambda_genome(), *BLAST_QUERY_PRESETS["500bp"], seed=2)
-    >>> len(q), q.truth[0][0], sum(row[1] == "*" for row in q.truth)
-    (100, 'q001', 10)
-    """
-    genome = _load_genome(db)
-    lo, hi = _length_range(length)
-    n = int(n)
-    if n < 0:
-        raise OptionError(f"n must be >= 0, got {n}")
-    ranged = not isinstance(sub_rate, (int, float, np.number))
-    if ranged != (not isinstance(indel_rate, (int, float, np.number))):
-        raise OptionError("give sub_rate and indel_rate both as numbers or both as (lo, hi) pairs")
-    if ranged:
-        sub_lo, sub_hi = _rate_range(sub_rate, "sub_rate")
-        indel_lo, indel_hi = _rate_range(indel_rate, "indel_rate")
-    else:
-        sub_rate = _check_fraction(sub_rate, "sub_rate")
-        indel_rate = _check_fraction(indel_rate, "indel_rate")
-    negatives = _check_fraction(negatives, "negatives")
-    rng = _rng(seed)
-    if hi == lo:
-        lengths = np.full(n, lo, dtype=np.int64)
-    elif log_lengths:
-        lengths = np.minimum(np.exp(rng.uniform(np.log(lo), np.log(hi + 1), size=n)).astype(np.int64), hi)
-    else:
-        lengths = rng.integers(lo, hi + 1, size=n)
-    is_negative = np.zeros(n, dtype=bool)
-    is_negative[rng.choice(n, size=int(round(n * negatives)), replace=False)] = True
-    if ranged:  # drawn after the draws of a fixed-rate set, which therefore stays as it was
-        u = rng.random(n)
-        sub_rates, indel_rates = sub_lo + u * (sub_hi - sub_lo), indel_lo + u * (indel_hi - indel_lo)
-    else:
-        sub_rates, indel_rates = np.full(n, sub_rate), np.full(n, indel_rate)
-    placed = np.flatnonzero(~is_negative)
-    gstart, contig = _sample_windows(genome, lengths[placed], rng, avoid_n=False)
-    minus = rng.random(placed.size) < 0.5
-    names = genome.name_list()
-    width = len(str(n))
-    records, truth = [], []
-    k = 0
-    for i in range(n):
-        name = f"q{i + 1:0{width}d}"
-        L = int(lengths[i])
-        if is_negative[i]:
-            records.append((name, decode_dna(rng.integers(0, 4, size=L, dtype=np.uint8))))
-            truth.append((name, "*", "*", "*", "*", "*"))
-            continue
-        g, c = int(gstart[k]), int(contig[k])
-        window = genome.codes[g : g + L]
-        if minus[k]:
-            window = COMPLEMENT[window[::-1]]
-        seq, edits = mutate(window, rng, float(sub_rates[i]), float(indel_rates[i]))
-        start = g - int(genome.offsets[c])
-        records.append((name, decode_dna(seq)))
-        truth.append((name, names[c], str(start), str(start + L), "-" if minus[k] else "+", f"{edits / L:.4f}"))
-        k += 1
-    return SimulatedQueries(records, truth)
-
-
-# --------------------------------------------------------------------- DP families
-
-
-@dataclass(frozen=True, eq=False)
-class SimulatedFamilies:
-    """Sequence families for batched DP: ``records`` (member name, sequence),
-    the ``ancestors`` they descend from, and truth rows (member, family,
-    divergence) following :data:`FAMILY_TRUTH_HEADER`. ``edits[i]`` is the
-    number of planted edits of member ``i``."""
-
-    records: list[tuple[str, str]]
-    ancestors: list[tuple[str, str]]
-    truth: list[tuple[str, str, str]]
-    edits: list[int]
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def write(self, fasta: str | os.PathLike, truth: str | os.PathLike | None = None) -> tuple[Path, Path]:
-        """Write the members as FASTA and the truth TSV (default: :func:`truth_path_for`)."""
-        truth = truth_path_for(fasta) if truth is None else Path(truth)
-        write_fasta(fasta, self.records)
-        _write_tsv(truth, FAMILY_TRUTH_HEADER, ("\t".join(row) + "\n" for row in self.truth))
-        return Path(fasta), truth
-
-
-def dp_families(
-    n_families: int,
-    members: int,
-    length: int = 1500,
-    *,
-    seed: int,
-    max_divergence: float = 0.15,
-) -> SimulatedFamilies:
-    """Simulate 16S-like families: members mutated from a random ancestor.
-
-    Arguments:
-        n_families: number of families, each with its own random ancestor of
-            ``length`` bases.
-        members: members per family, each drawn independently from the
-            ancestor (a star tree).
-        length: ancestor length (16S rRNA genes are about 1.5 kb).
-        seed: seed of the PCG64 generator.
-        max_divergence: a member's target divergence is uniform in
-            ``[0, max_divergence]``, planted as 90% substitutions and 10%
-            indel bases (:func:`mutate`); the realised divergence
-            (edits / ancestor length) never exceeds ``max_divergence``.
-
-    >>> fam = dp_families(2, 3, 200, seed=5)
-    >>> [row[:2] for row in fam.truth[:4]]
-    [('fam1_m1', 'fam1'), ('fam1_m2', 'fam1'), ('fam1_m3', 'fam1'), ('fam2_m1', 'fam2')]
-    >>> all(0.0 <= float(row[2]) <= 0.15 for row in fam.truth)
-    True
-    """
-    n_families, members, length = int(n_families), int(members), int(length)
-    if n_families < 0 or members < 0 or length < 1:
-        raise OptionError(f"need n_families >= 0, members >= 0, length >= 1; got {n_families}, {members}, {length}")
-    max_divergence = float(max_divergence)
-    if not 0.0 <= max_divergence < 1.0:
-        raise OptionError(f"max_divergence must be in [0, 1), got {max_divergence}")
-    rng = _rng(seed)
-    fw, mw = len(str(n_families)), len(str(members))
-    records, ancestors, truth, edits = [], [], [], []
-    mean_indel = (1 + _MAX_INDEL) / 2
-    for f in range(n_families):
-        family = f"fam{f + 1:0{fw}d}"
-        ancestor = rng.integers(0, 4, size=length, dtype=np.uint8)
-        ancestors.append((family, decode_dna(ancestor)))
-        for j in range(members):
-            name = f"{family}_m{j + 1:0{mw}d}"
-            while True:
-                target = rng.uniform(0.0, max_divergence)
-                seq, e = mutate(ancestor, rng, 0.9 * target, 0.1 * target / mean_indel)
-                if e <= math.floor(max_divergence * length):
-                    break
-            records.append((name, decode_dna(seq)))
-            truth.append((name, family, f"{e / length:.4f}"))
-            edits.append(e)
-    return SimulatedFamilies(records, ancestors, truth, edits)
 
 
 #: Columns of a pair truth TSV: per mate its 0-based leftmost base, strand and

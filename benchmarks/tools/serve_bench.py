@@ -9,8 +9,8 @@ reference with a few substitutions (seeded):
 * throughput: N concurrent clients (threads), each sending ``--requests`` requests of
   10 x 1 kb megablast queries: requests per second, and how many searches the batcher made.
 
-    python benchmarks/serve_bench.py                                  # CPU, lambda
-    python benchmarks/serve_bench.py --device gpu --index bact75.gseek --reference bact75.fa \\
+    python benchmarks/tools/serve_bench.py                                  # CPU, lambda
+    python benchmarks/tools/serve_bench.py --device gpu --index bact75.gseek --reference bact75.fa \\
         --clients 1,16,64 --requests 20 --json serve.json
 
 Prints a Markdown table; ``--json`` also writes the record.
@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from serve_helpers import Service  # noqa: E402
