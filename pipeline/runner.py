@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from gseek.backend import Backend
-from gseek.errors import GseekError, OptionError, OutputBusyError, OutputError, Terminated, one_line
+from gseek.errors import GseekError, OptionError, OutputBusyError, OutputClash, OutputError, Terminated, one_line
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
 from gseek.index.format import sha256_file
@@ -475,7 +475,10 @@ def _check_outputs(list_file: str | os.PathLike, entries: list[tuple[QueryFile, 
             check_output(path, inputs, within=within)
             task_cls.check_output_name(path, **task_options)
         except (OSError, OutputError) as exc:
-            raise QueryListError(list_file, query.line, one_line(exc)) from None
+            error = QueryListError(list_file, query.line, one_line(exc))
+            if isinstance(exc, OutputClash):  # the list names an input as an output: a usage error, as on the command line
+                error.exit_status = exc.exit_status
+            raise error from None
     for name in (SUMMARY_NAME, MANIFEST_NAME):
         check_output(out / name, inputs, within=within)
 

@@ -1,0 +1,139 @@
+"""Issue 36, a hostile user, round two (sections 1-3): each case on the real
+``gseek`` command in a subprocess (``python -m gseek --device cpu``), with the
+shell's own redirections where the case is one (``< a.fq``, ``1<>q.fa``,
+``3<>a.fq``), or on the function that decides it.
+
+Section 1: an input read from standard input is compared with every output.
+Section 2: output that was silently wrong or invalid. Section 3: tracebacks
+and noise where one line was due.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gseek.datasets import lambda_genome, lambda_reads
+from gseek.index import Index
+
+GSEEK = [sys.executable, "-m", "gseek", "--device", "cpu"]
+TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A lambda index, 200 lambda reads (``r.fq``), 20 of them as FASTA queries
+    (``x.fa``), the lambda genome as align targets (``t.fa``)."""
+    root = tmp_path_factory.mktemp("hostile2")
+    index = Index.build(lambda_genome(), wgram=6, device="cpu").save(root / "idx.gseek")
+    lines = Path(lambda_reads()).read_text().splitlines(True)[: 4 * 200]
+    (root / "r.fq").write_text("".join(lines))
+    (root / "x.fa").write_text("".join(f">q{i}\n{lines[4 * i + 1]}" for i in range(20)))
+    shutil.copy(lambda_genome(), root / "t.fa")
+    return dict(root=root, index=index)
+
+
+def shell(command: str, cwd: Path, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
+    """``command`` run by bash in ``cwd``, ``gseek`` standing for this Python's gseek on the CPU."""
+    gseek = shlex.join(GSEEK)
+    return subprocess.run(["bash", "-c", command.replace("gseek ", gseek + " ")], cwd=cwd, capture_output=True,
+                          timeout=timeout)
+
+
+def gseek_run(*args, cwd=None, timeout=TIMEOUT) -> subprocess.CompletedProcess:
+    return subprocess.run([*GSEEK, *map(str, args)], capture_output=True, cwd=cwd, timeout=timeout)
+
+
+def one_line_error(stderr: bytes, *names) -> str:
+    text = stderr.decode()
+    assert text.count("\n") == 1 and text.startswith("gseek: error: "), text
+    for name in names:
+        assert str(name) in text, text
+    return text
+
+
+def temporaries(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if ".tmp-" in p.name)
+
+
+@pytest.fixture
+def here(world, tmp_path):
+    """A folder holding copies of the world's files (``idx`` links to the index)."""
+    for name in ("r.fq", "x.fa", "t.fa"):
+        shutil.copy(world["root"] / name, tmp_path / name)
+    (tmp_path / "idx").symlink_to(world["index"])
+    return tmp_path
+
+
+# --------------------------------------------------------------------------- 1. standard input vs the outputs
+
+
+ISSUE_36_1 = [  # (setup, command, the input that must survive): the issue's examples, each exited 0 and destroyed it
+    ("cp r.fq a.fq", "gseek search -x idx -q - -o a.fq < a.fq", "a.fq"),
+    ("cp r.fq a.fq", "gseek search -x idx -q - -o out.sam --un a.fq < a.fq", "a.fq"),
+    ("cp r.fq a.fq", "gseek search -x idx -q - -o out.sam --al a.fq < a.fq", "a.fq"),
+    ("cp x.fa q.fa", "gseek search -x idx --task megablast -q - < q.fa 1<>q.fa", "q.fa"),
+    ("cp x.fa q.fa", "gseek search -x idx --task megablast -q - -o q.fa < q.fa", "q.fa"),
+    ("cp r.fq a.fq", "gseek search -x idx -q - -o /dev/fd/3 < a.fq 3<>a.fq", "a.fq"),
+    ("cp r.fq a.fq", "gseek search -x idx -q - -o /dev/stdout < a.fq 1<>a.fq", "a.fq"),
+    ("cp r.fq a.fq", "gseek search -x idx -q - < a.fq 1<>a.fq", "a.fq"),
+    ("cp x.fa q.fa", "gseek align -q - -t t.fa -o q.fa < q.fa", "q.fa"),
+    ("cp x.fa s.fa", "gseek align -i - --all-vs-all -o s.fa < s.fa", "s.fa"),
+    ("cp x.fa s.fa", "gseek align -i - --all-vs-all < s.fa 1<>s.fa", "s.fa"),
+    ("cp r.fq a_2.fq", "gseek search -x idx --interleaved - -o out.sam --un a.fq < a_2.fq", "a_2.fq"),
+    ("cp r.fq out.bam.bai", "gseek search -x idx -q - -o out.bam < out.bam.bai", "out.bam.bai"),
+    ("cp r.fq out.bam.bai", "gseek search -x idx -q out.bam.bai -o out.bam", "out.bam.bai"),
+]
+
+
+@pytest.mark.parametrize("setup, command, kept", ISSUE_36_1, ids=[c for _, c, _ in ISSUE_36_1])
+def test_1_an_input_on_standard_input_is_never_an_output(here, setup, command, kept):
+    """Issue 36 §1: ``-`` is standard input's file (fstat of descriptor 0 when it is a regular
+    file), compared by device and inode with every output (``-o``, ``--un``/``--al`` and their
+    pair files, a BAM's index, stdout or ``/dev/fd/N`` on a file): a usage error, exit 2, one
+    line, the input as it was and nothing written."""
+    subprocess.run(["bash", "-c", setup], cwd=here, check=True)
+    before = (here / kept).read_bytes()
+    listing = sorted(os.listdir(here))
+    proc = shell(command, here)
+    assert proc.returncode == 2, proc.stderr
+    one_line_error(proc.stderr, "an input")
+    assert (here / kept).read_bytes() == before
+    assert sorted(os.listdir(here)) == listing  # no output, no temporary, no index
+
+
+def test_1_standard_input_that_is_no_file_still_works(here):
+    """A pipe or ``/dev/null`` on standard input holds nothing an output could overwrite; a
+    file on stdin that no output names is read as before."""
+    proc = shell("cat r.fq | gseek --quiet search -x idx -q - -o out.sam --un un.fq", here)
+    assert proc.returncode == 0, proc.stderr
+    proc = shell("gseek --quiet search -x idx -q - -o out2.sam --un un2.fq < r.fq", here)
+    assert proc.returncode == 0, proc.stderr
+    def records(name):
+        return [line for line in (here / name).read_bytes().splitlines() if not line.startswith(b"@PG")]
+
+    assert records("out.sam") == records("out2.sam")
+    assert (here / "un.fq").read_bytes() == (here / "un2.fq").read_bytes()
+
+
+def test_1_an_output_that_is_an_input_is_a_usage_error_everywhere(here):
+    """The clashes refused before (an input by name, inside the index, a pipeline's list
+    output) are usage errors too: exit 2, as the rule of §1 says for every clash."""
+    proc = gseek_run("search", "-x", "idx", "-q", "r.fq", "-o", "r.fq", cwd=here)
+    assert proc.returncode == 2
+    one_line_error(proc.stderr, "r.fq: is also an input")
+    proc = gseek_run("search", "-x", "idx", "-q", "r.fq", "-o", "idx/header.json", cwd=here)
+    assert proc.returncode == 2
+    one_line_error(proc.stderr, "lies inside")
+    shutil.copy(here / "r.fq", here / "s.reads")
+    (here / "list.txt").write_text("s.reads\ts.reads\n")
+    proc = gseek_run("pipeline", "--queries", "list.txt", "-x", "idx", "--outdir", ".", cwd=here)
+    assert proc.returncode == 2
+    one_line_error(proc.stderr, "list.txt:1:", "is also an input")
+    assert (here / "s.reads").read_bytes() == (here / "r.fq").read_bytes()
