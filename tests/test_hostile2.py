@@ -137,3 +137,73 @@ def test_1_an_output_that_is_an_input_is_a_usage_error_everywhere(here):
     assert proc.returncode == 2
     one_line_error(proc.stderr, "list.txt:1:", "is also an input")
     assert (here / "s.reads").read_bytes() == (here / "r.fq").read_bytes()
+
+
+# --------------------------------------------------------------------------- 2. silently wrong or invalid output
+
+
+@pytest.mark.parametrize("name", ["*", "=chr2", "chr,2", "a[1]", "x\\y", "q'1", "b{2}", "c<3>", "caf\xe9"])
+def test_2_a_reference_name_sam_cannot_hold_is_refused_at_index(tmp_path, name):
+    """Issue 36 §2: a record named ``*`` (or starting with ``=``, or holding a character SAM's
+    RNAME grammar forbids) was indexed, and reads placed on it read as unmapped downstream.
+    ``gseek index`` refuses it: one line naming the file, the record's line and its name;
+    no index written. ``*`` or ``=`` inside a name is allowed, as SAM allows it."""
+    fasta = tmp_path / "ref.fa"
+    fasta.write_bytes(b">ok*=\nACGTACGTACGTAAAACCCC\n>" + name.encode("latin-1") + b" desc\nACGTTTTTGGGGCCCCAAAA\n")
+    proc = gseek_run("index", fasta, "-o", tmp_path / "ref", "--wgram", "4")
+    assert proc.returncode == 1
+    one_line_error(proc.stderr, f"{fasta}:3:", "SAM reference name")
+    assert not (tmp_path / "ref.gseek").exists() and temporaries(tmp_path) == []
+    proc = gseek_run("index", fasta, "-o", tmp_path / "text", "--parts", "text", "--wgram", "4")
+    assert proc.returncode == 1 and not (tmp_path / "text.gseek").exists()
+
+
+def test_2_pg_command_line_holds_no_tab_newline_or_return(world, tmp_path):
+    """Issue 36 §2: a tab, newline or carriage return in an input path went raw into ``@PG CL:``
+    (an invalid header; with ``.bam`` the run failed as "samtools sort: truncated file"). Each
+    becomes a space, as samtools' ``stringify_argv`` does with a tab."""
+    import pysam
+
+    reads = tmp_path / "r\tx\ny\rz.fq"
+    shutil.copy(world["root"] / "r.fq", reads)
+    for out in ("o.sam", "o.bam"):
+        proc = gseek_run("--quiet", "search", "-x", world["index"], "-q", reads, "-o", tmp_path / out)
+        assert proc.returncode == 0, proc.stderr
+    header = (tmp_path / "o.sam").read_bytes().split(b"\n@PG\t", 1)[1].split(b"\n", 1)
+    assert b"/r x y z.fq'" in header[0] and header[1].startswith(b"r0001\t")
+    with pysam.AlignmentFile(str(tmp_path / "o.bam")) as bam:
+        assert "/r x y z.fq'" in bam.header.to_dict()["PG"][0]["CL"]
+        assert sum(1 for _ in bam) == 200
+
+
+@pytest.mark.parametrize("name, rule", [("n" * 255, "at most 254"), ("a@b", "does not allow")])
+def test_2_blast_sam_query_names_as_the_mappers(here, name, rule):
+    """Issue 36 §2: ``--outfmt sam`` wrote QNAMEs over 254 characters or with characters SAM
+    forbids; refused as the mapper refuses such a read (``FILE:LINE``), nothing written.
+    Tabular output keeps such a name (BLAST+ does)."""
+    seq = (here / "x.fa").read_text().splitlines()[1]
+    (here / "q.fa").write_text(f">q0\n{seq}\n>{name}\n{seq}\n")
+    proc = gseek_run("search", "-x", "idx", "--task", "megablast", "-q", "q.fa", "--outfmt", "sam", "-o", "h.sam",
+                     cwd=here)
+    assert proc.returncode == 1
+    one_line_error(proc.stderr, "q.fa:3:", rule)
+    assert not (here / "h.sam").exists() and temporaries(here) == []
+    proc = gseek_run("--quiet", "search", "-x", "idx", "--task", "megablast", "-q", "q.fa", cwd=here)
+    assert proc.returncode == 0 and proc.stdout.count(name.encode()) == 1
+
+
+@pytest.mark.parametrize("name", ["hits.bam", "HITS.CRAM"])
+def test_2_blast_output_named_bam_or_cram_is_refused(here, name):
+    """Issue 36 §2: BLAST ``-o hits.bam`` (and a pipeline output so named) wrote tabular or SAM text
+    into a ``.bam`` file. Refused before the search (docs/blast.md: write SAM, convert with samtools)."""
+    for outfmt in ("6", "sam"):
+        proc = gseek_run("search", "-x", "idx", "--task", "megablast", "-q", "x.fa", "--outfmt", outfmt, "-o", name,
+                         cwd=here)
+        assert proc.returncode == 1
+        one_line_error(proc.stderr, name, "not BAM or CRAM")
+    (here / "list.txt").write_text(f"x.fa\t{name}\n")
+    proc = gseek_run("pipeline", "--queries", "list.txt", "--task", "megablast", "-x", "idx", "--outdir", "out",
+                     cwd=here)
+    assert proc.returncode == 1
+    one_line_error(proc.stderr, "list.txt:1:", "not BAM or CRAM")
+    assert not (here / name).exists() and not (here / "out" / name).exists()
