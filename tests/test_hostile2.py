@@ -207,3 +207,18 @@ def test_2_blast_output_named_bam_or_cram_is_refused(here, name):
     assert proc.returncode == 1
     one_line_error(proc.stderr, "list.txt:1:", "not BAM or CRAM")
     assert not (here / name).exists() and not (here / "out" / name).exists()
+
+
+BLAST_DATA = Path(__file__).parent / "data" / "blast"
+HARD_MASK_FIELDS = "6 qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore score nident btop"
+
+
+@pytest.mark.parametrize("task", ["megablast", "blastn"])
+def test_2_hard_masking_counts_identities_on_the_query_as_given(world, task):
+    """Issue 36 §2: with ``--soft-masking false`` pident, mismatch and nident counted the masked
+    (N) bases as mismatches while btop showed matches (94.286 against blastn's 100.000). As
+    blastn 2.12 (tests/data/blast/README.md): every column the same, the score the masked one."""
+    proc = gseek_run("--quiet", "search", "-x", world["index"], "--task", task, "--soft-masking", "false",
+                     "-q", BLAST_DATA / "hard_mask_queries.fa", "--outfmt", HARD_MASK_FIELDS, "--evalue", "1e-20")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode() == (BLAST_DATA / f"hard_mask_{task}.tsv").read_text()
