@@ -222,3 +222,40 @@ def test_2_hard_masking_counts_identities_on_the_query_as_given(world, task):
                      "-q", BLAST_DATA / "hard_mask_queries.fa", "--outfmt", HARD_MASK_FIELDS, "--evalue", "1e-20")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.decode() == (BLAST_DATA / f"hard_mask_{task}.tsv").read_text()
+
+
+def _statuses(out: Path) -> dict[str, str]:
+    rows = [line.split("\t") for line in (out / "summary.tsv").read_text().splitlines()[1:]]
+    return {row[0]: row[1] for row in rows}
+
+
+def test_2_resume_keeps_a_bam_only_with_its_own_index(here):
+    """Issue 36 §2: ``--resume`` kept a sorted BAM whose ``.bai`` was deleted or replaced by
+    another file's. A BAM is complete only with its own index: either case is redone, and the
+    index written again; a BAM with its own index is skipped."""
+    import pysam
+
+    shutil.copy(here / "r.fq", here / "s.fq")
+    (here / "list.txt").write_text("r.fq\tr.bam\ns.fq\ts.bam\n")
+    args = ["pipeline", "--queries", "list.txt", "-x", "idx", "--outdir", "out", "--resume"]
+    proc = gseek_run("--quiet", *args, cwd=here)
+    assert proc.returncode == 0, proc.stderr
+    out = here / "out"
+    own = (out / "r.bam.bai").read_bytes()
+    assert _statuses(out) == {"r.fq": "ok", "s.fq": "ok"}
+    proc = gseek_run("--quiet", *args, cwd=here)
+    assert proc.returncode == 0 and _statuses(out) == {"r.fq": "skipped", "s.fq": "skipped"}, proc.stderr
+    (out / "r.bam.bai").unlink()
+    proc = gseek_run("--quiet", *args, cwd=here)
+    assert proc.returncode == 0 and _statuses(out) == {"r.fq": "ok", "s.fq": "skipped"}, proc.stderr
+    assert (out / "r.bam.bai").read_bytes() == own
+    # another BAM's index under its name (of half the reads)
+    (here / "t.fq").write_text("".join((here / "r.fq").read_text().splitlines(True)[:400]))
+    assert (here / "t.fq").stat().st_size < (here / "s.fq").stat().st_size
+    proc = gseek_run("--quiet", "search", "-x", "idx", "-q", "t.fq", "-o", "t.bam", cwd=here)
+    assert proc.returncode == 0, proc.stderr
+    shutil.copy(here / "t.bam.bai", out / "s.bam.bai")
+    proc = gseek_run("--quiet", *args, cwd=here)
+    assert proc.returncode == 0 and _statuses(out) == {"r.fq": "skipped", "s.fq": "ok"}, proc.stderr
+    with pysam.AlignmentFile(str(out / "s.bam")) as bam:
+        assert bam.check_index() and sum(1 for _ in bam.fetch(bam.references[0])) > 0
