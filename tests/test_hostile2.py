@@ -259,3 +259,47 @@ def test_2_resume_keeps_a_bam_only_with_its_own_index(here):
     assert proc.returncode == 0 and _statuses(out) == {"r.fq": "skipped", "s.fq": "ok"}, proc.stderr
     with pysam.AlignmentFile(str(out / "s.bam")) as bam:
         assert bam.check_index() and sum(1 for _ in bam.fetch(bam.references[0])) > 0
+
+
+# --------------------------------------------------------------------------- 3. tracebacks and noise
+
+
+def _flip(path: Path, offset: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("offset", [8, 10, 60])
+def test_3_a_tampered_npy_header_is_one_line_naming_the_part(world, tmp_path, offset):
+    """Issue 36 §3: a flipped byte in a part's ``.npy`` header (offset 10 or 60 of ``text.npy``) gave a
+    ``tokenize.TokenError`` traceback, mapping and BLAST. One line naming the part, exit 1."""
+    index = tmp_path / "t.gseek"
+    shutil.copytree(world["index"], index)
+    _flip(index / "text.npy", offset)
+    for task, query, out in (("map", "r.fq", "out.sam"), ("megablast", "x.fa", "out.tsv")):
+        proc = gseek_run("--quiet", "search", "-x", index, "--task", task, "-q", world["root"] / query,
+                         "-o", tmp_path / out)
+        assert proc.returncode == 1
+        one_line_error(proc.stderr, index / "text.npy", "header is damaged")
+        assert not (tmp_path / out).exists()
+
+
+def test_3_every_header_byte_of_a_part_flipped(world, tmp_path):
+    """The same for each byte of ``text.npy``'s header (through the API, without the SHA-256 check):
+    :class:`~gseek.errors.IndexFormatError` naming the part, or a load whose arrays are the same
+    (a flip numpy does not read, such as in the padding), never another exception."""
+    from gseek.errors import IndexFormatError
+
+    index = tmp_path / "t.gseek"
+    shutil.copytree(world["index"], index)
+    part = index / "text.npy"
+    original = part.read_bytes()
+    header_end = original.index(b"\n") + 1
+    for offset in range(header_end):
+        _flip(part, offset)
+        try:
+            Index.load(index, device="cpu", parts=["text"], verify=False)
+        except IndexFormatError as exc:
+            assert "text.npy" in str(exc) and "\n" not in str(exc)
+        part.write_bytes(original)
