@@ -303,3 +303,13 @@ def test_3_every_header_byte_of_a_part_flipped(world, tmp_path):
         except IndexFormatError as exc:
             assert "text.npy" in str(exc) and "\n" not in str(exc)
         part.write_bytes(original)
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf", "0"])
+def test_3_evalue_inf_is_refused_as_blastn_refuses_it(here, value):
+    """Issue 36 §3: ``--evalue inf`` printed numpy RuntimeWarnings with source lines. blastn 2.12
+    refuses ``-evalue inf`` (and nan) as it parses the value: a usage error here, nothing else said."""
+    proc = gseek_run("search", "-x", "idx", "--task", "megablast", "-q", "x.fa", "--evalue", value, cwd=here)
+    assert proc.returncode == 2 and proc.stdout == b""
+    text = proc.stderr.decode()
+    assert "evalue must be a finite number > 0" in text and "Warning" not in text, text

@@ -128,7 +128,7 @@ _HOST_MIN_EXTENT = 1000
 _COUNTS_LOCK = threading.Lock()
 
 #: The query strands searched, by ``--strand`` (+1: the query, -1: its reverse complement).
-STRANDS = {"both": (1, -1), "plus": (1,), "minus": (-1,)}
+_STRAND_SIGNS = {"both": (1, -1), "plus": (1,), "minus": (-1,)}
 
 
 def _gather(data: Any, offs: Any, idx: Any) -> tuple[Any, Any]:
@@ -292,7 +292,7 @@ class BlastSearcher:
         if opts.lcase_masking and batch.soft_mask.size:
             for a, b in np.asarray(batch.soft_mask).tolist():
                 mask[a:b] = 1
-        strands = STRANDS[opts.strand]
+        strands = _STRAND_SIGNS[opts.strand]
         with numba_guard():  # parallel passes, maybe beside another searcher's
             # hard masking: masked bases are N for the extensions too
             return query_strands(codes, offsets, mask, strands, hard=not opts.soft_masking)
@@ -344,7 +344,7 @@ class BlastSearcher:
                 hsps = self._gapped(qs, seq_codes, seq_off, seq_query, cand, clock)
         if not opts.soft_masking:  # hard masking: identities on the query as given, as BLAST+ reports them
             given = query_strands(batch.codes, batch.offsets, np.zeros(len(batch.codes), np.uint8),
-                                  STRANDS[opts.strand])[0]
+                                  _STRAND_SIGNS[opts.strand])[0]
             identities_as_given(hsps, seq_codes, given, self.ref.bases)
         hits = self._report(batch, hsps, seq_off, seq_query, seq_strand)
         clock.lap("statistics, purge, order")
