@@ -313,3 +313,94 @@ def test_3_evalue_inf_is_refused_as_blastn_refuses_it(here, value):
     assert proc.returncode == 2 and proc.stdout == b""
     text = proc.stderr.decode()
     assert "evalue must be a finite number > 0" in text and "Warning" not in text, text
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """A folder on a read-only bind mount of ``tmp_path/ro`` (root and mount(8) needed: else skip),
+    holding a copy of the lambda genome without ``.fai``."""
+    under, folder = tmp_path / "ro", tmp_path / "ro_mount"
+    under.mkdir()
+    folder.mkdir()
+    shutil.copy(lambda_genome(), under / "ref.fa")
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a read-only bind mount needs root and mount(8)")
+    if subprocess.run(["mount", "--bind", "-o", "ro", str(under), str(folder)], capture_output=True).returncode:
+        pytest.skip("mount --bind -o ro is not allowed here")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], capture_output=True)
+        if os.access(folder, os.W_OK):
+            pytest.skip("the bind mount is not read-only")
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], capture_output=True)
+
+
+def test_3_cram_reference_in_a_read_only_folder_is_one_line(world, tmp_path, read_only):
+    """Issue 36 §3: a CRAM whose reference (without ``.fai``) sits in a read-only folder printed
+    htslib's own error line beside gseek's. One line, naming the FASTA and why; nothing written.
+    With its ``.fai`` beside it the folder may be read-only: nothing is written there."""
+    proc = gseek_run("--quiet", "search", "-x", world["index"], "-q", world["root"] / "r.fq",
+                     "-o", tmp_path / "o.cram", "--reference", read_only / "ref.fa")
+    assert proc.returncode == 1
+    one_line_error(proc.stderr, read_only / "ref.fa", "read-only file system")
+    assert not (tmp_path / "o.cram").exists() and temporaries(tmp_path) == []
+    subprocess.run([sys.executable, "-c", f"import pysam; pysam.faidx({str(tmp_path / 'ro' / 'ref.fa')!r})"],
+                   check=True)
+    proc = gseek_run("--quiet", "search", "-x", world["index"], "-q", world["root"] / "r.fq",
+                     "-o", tmp_path / "o.cram", "--reference", read_only / "ref.fa")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(os.listdir(read_only)) == ["ref.fa", "ref.fa.fai"]
+
+
+def test_3_read_only_file_system_is_said_so(world, tmp_path, read_only):
+    """Issue 36 §3: an output on a read-only file system was reported as "Permission denied"."""
+    for args in (["search", "-x", world["index"], "-q", world["root"] / "r.fq", "-o", read_only / "o.sam"],
+                 ["index", world["root"] / "t.fa", "-o", read_only / "x"],
+                 ["align", "-q", world["root"] / "x.fa", "-t", world["root"] / "t.fa", "-o", read_only / "a.tsv"]):
+        proc = gseek_run("--quiet", *args)
+        assert proc.returncode == 1
+        one_line_error(proc.stderr, "Read-only file system")
+
+
+def test_3_a_failed_cram_run_leaves_no_fai_beside_the_reference(world, tmp_path):
+    """Issue 36 §3: a failed CRAM run left ``ref.fa.fai`` beside the user's FASTA (htslib writes it as the
+    reference is opened). Removed when the run fails; kept, as samtools keeps it, when it succeeds."""
+    fasta = tmp_path / "ref.fa"
+    shutil.copy(lambda_genome(), fasta)
+    bad = tmp_path / "bad.fq"
+    bad.write_text((world["root"] / "r.fq").read_text() + "@broken\nACGT\n+\nII\n")
+    proc = gseek_run("--quiet", "search", "-x", world["index"], "-q", bad, "-o", tmp_path / "o.cram",
+                     "--reference", fasta)
+    assert proc.returncode == 1
+    assert sorted(os.listdir(tmp_path)) == ["bad.fq", "ref.fa"], proc.stderr
+    (tmp_path / "short.fa").write_text(">other\nACGT\n")
+    proc = gseek_run("--quiet", "search", "-x", world["index"], "-q", world["root"] / "r.fq", "-o",
+                     tmp_path / "o.cram", "--reference", tmp_path / "short.fa")
+    assert proc.returncode == 1 and "holds no contig" in proc.stderr.decode()
+    assert not (tmp_path / "short.fa.fai").exists()
+    proc = gseek_run("--quiet", "search", "-x", world["index"], "-q", world["root"] / "r.fq", "-o",
+                     tmp_path / "o.cram", "--reference", fasta)
+    assert proc.returncode == 0 and (tmp_path / "ref.fa.fai").exists(), proc.stderr
+
+
+def test_3_align_pairs_from_standard_input_is_a_clear_usage_error(here):
+    """Issue 36 §3: ``align --pairs -`` said "-: No such file or directory"."""
+    (here / "p.tsv").write_text("q0\tq1\n")
+    proc = shell("gseek align -q x.fa -t x.fa --pairs - < p.tsv", here)
+    assert proc.returncode == 2 and b"--pairs takes the pair list's file name" in proc.stderr, proc.stderr
+    proc = shell("gseek --quiet align -q x.fa -t x.fa --pairs <(cat p.tsv)", here)
+    assert proc.returncode == 0 and proc.stdout.count(b"\n") >= 1, proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="os.mknod of a character device needs root")
+def test_3_sort_into_a_character_device_says_why(world, tmp_path):
+    """Issue 36 §3: ``--sort -o nul.bam`` (a character device) said "--sort applies to .bam and .cram
+    output files", of a .bam name. Now: a sorted output needs a regular file."""
+    import stat
+
+    null = tmp_path / "nul.bam"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    proc = gseek_run("--quiet", "search", "-x", world["index"], "-q", world["root"] / "r.fq", "--sort", "-o", null)
+    assert proc.returncode == 1
+    one_line_error(proc.stderr, null, "--sort needs a regular file, not a special file")

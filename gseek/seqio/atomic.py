@@ -28,7 +28,7 @@ from gseek.errors import OutputClash
 
 __all__ = ["open_output", "STDOUT", "temporary_name", "is_special", "descriptor_of", "remove_stale_temporaries", "write_all",
            "check_output", "named_error", "OutputFile", "STDIN", "INDEX_SUFFIXES",
-           "index_files"]
+           "index_files", "read_only_fs"]
 
 #: The output name that means standard output.
 STDOUT = "-"
@@ -335,7 +335,16 @@ def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool 
     if not parent.is_dir():
         raise OSError(errno.ENOTDIR, f"{os.strerror(errno.ENOTDIR)} (folder {parent})", os.fspath(path))
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise OSError(errno.EACCES, f"{os.strerror(errno.EACCES)} (folder {parent})", os.fspath(path))
+        code = errno.EROFS if read_only_fs(parent) else errno.EACCES  # say read-only where it is (root too)
+        raise OSError(code, f"{os.strerror(code)} (folder {parent})", os.fspath(path))
+
+
+def read_only_fs(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` lies on a file system mounted read-only (``EROFS`` for a write there)."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def index_files(path: str | os.PathLike) -> list[Path]:
