@@ -20,6 +20,7 @@ __all__ = [
     "IndexFormatError",
     "OutputBusyError",
     "OutputError",
+    "OutputClash",
     "ClusterError",
     "Terminated",
     "deliver_signal",
@@ -165,6 +166,16 @@ class OutputError(_AtPath, GseekError, ValueError):
     """An output that would destroy what the run reads: the same file as an
     input, or a file inside an index in use. Refused before any work starts;
     the message reads ``PATH: what is wrong``."""
+
+
+class OutputClash(OutputError):
+    """An output that is (or writes into) what the run reads: an input file by
+    any name (``-``: the file on standard input), a descriptor open on one, a
+    file inside the index in use. The command line names one file as both, so
+    the ``gseek`` command treats it as a usage error: ``exit_status`` 2, nothing
+    read or written. The message reads ``PATH: what is wrong``."""
+
+    exit_status = 2
 
 
 class ClusterError(GseekError, RuntimeError):

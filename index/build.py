@@ -48,6 +48,7 @@ __all__ = [
     "DEFAULT_WGRAM",
     "auto_wgram",
     "check_records",
+    "check_reference_names",
     "segments",
     "separator_text",
     "suffix_array",
@@ -72,11 +73,33 @@ _WGRAM_CHUNK = 1 << 18
 POS32_LIMIT = 1 << 32
 
 
+#: Bytes a SAM reference name (RNAME, ``@SQ SN``) may hold, SAM 1.6's grammar
+#: ``[0-9A-Za-z!#$%&+./:;?@^_|~-][0-9A-Za-z!#$%&*+./:;=?@^_|~-]*``: printable ASCII but
+#: ``\ , " ' ` ( ) [ ] { } < >``; the first may not be ``*`` or ``=`` either.
+_RNAME_OK = np.zeros(256, dtype=bool)
+_RNAME_OK[0x21:0x7F] = True
+_RNAME_OK[np.frombuffer(b'\\,"\'`()[]{}<>', np.uint8)] = False
+_RNAME_FIRST_OK = _RNAME_OK.copy()
+_RNAME_FIRST_OK[np.frombuffer(b"*=", np.uint8)] = False
+
+
 def check_records(batch: SequenceBatch) -> None:
     """Raise :class:`~gseek.errors.FastxError` unless the records can be indexed:
-    at least one record, none empty, unique names, some A/C/G/T."""
+    at least one record, none empty, unique names that SAM's RNAME grammar
+    allows (a read placed on a contig named ``*`` would read as unmapped), some A/C/G/T.
+
+    >>> import os, tempfile
+    >>> from gseek.seqio import read_fastx
+    >>> path = os.path.join(tempfile.mkdtemp(), "ref.fa")
+    >>> _ = open(path, "w").write(">chr1\\nACGT\\n>=chr2\\nACGT\\n")
+    >>> check_records(read_fastx(path))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gseek.errors.FastxError: .../ref.fa:3: record name '=chr2' is no SAM reference name (RNAME: ...
+    """
     if len(batch) == 0:
         raise FastxError(batch.path, None, "no FASTA records (empty file)")
+    check_reference_names(batch)
     empty = np.flatnonzero(batch.lengths == 0)
     if empty.size:
         i = int(empty[0])
@@ -92,6 +115,28 @@ def check_records(batch: SequenceBatch) -> None:
         first_line[name] = int(batch.lines[i])
     if not (batch.codes < 4).any():
         raise FastxError(batch.path, None, "no A/C/G/T base in any record (only N/ambiguous)")
+
+
+def check_reference_names(batch: SequenceBatch) -> None:
+    """Refuse the first record whose name SAM's RNAME grammar forbids (:data:`_RNAME_OK`):
+    :class:`~gseek.errors.FastxError` naming the file, the record's line and its name.
+    One pass over the name bytes."""
+    names = np.asarray(batch.names, dtype=np.uint8)
+    offsets = np.asarray(batch.name_offsets, dtype=np.int64)
+    lengths = np.diff(offsets)
+    bad = ~_RNAME_OK[names]
+    starts = offsets[:-1][lengths > 0]
+    bad[starts] = ~_RNAME_FIRST_OK[names[starts]]
+    records = set(np.flatnonzero(lengths == 0).tolist())
+    if bad.any():
+        records.add(int(np.searchsorted(offsets, int(np.argmax(bad)), side="right")) - 1)
+    if not records:
+        return
+    i = min(records)
+    shown = batch.name(i) if lengths[i] else ""
+    raise FastxError(batch.path, int(batch.lines[i]),
+                     f"record name {shown!r} is no SAM reference name (RNAME: 1 or more printable ASCII "
+                     "characters, none of \\ , \" ' ` ( ) [ ] { } < >, the first not * or =); rename the record")
 
 
 def segments(codes: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -33,6 +33,7 @@ import json
 import os
 import shutil
 import threading
+import tokenize
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -334,8 +335,10 @@ def _load_part(root: Path, name: str, entry: Any, verify: bool) -> np.ndarray:
         raise IndexFormatError(file, "corrupted part (SHA-256 differs from the header)")
     try:
         array = np.load(file, mmap_mode="r", allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
-        raise IndexFormatError(file, f"unreadable part: {exc}") from None
+    except OSError as exc:
+        raise IndexFormatError(file, f"unreadable part: {exc.strerror or exc}") from None
+    except (ValueError, EOFError, SyntaxError, tokenize.TokenError):  # what numpy's header parser raises
+        raise IndexFormatError(file, "unreadable part: its .npy header is damaged; build the index again") from None
     if array.dtype != dtype or array.shape != shape:
         raise IndexFormatError(
             file, f"part holds {array.dtype.str} {array.shape}, the header says {dtype.str} {shape}"

@@ -22,10 +22,11 @@ Resume: an output appears under its final name only when complete (it is
 written under a temporary name and renamed), and each completed output is
 recorded in ``DIR/.gseek-manifest.json`` with the task fingerprint (task,
 options that change records, index header), the size and modification time
-of its inputs, and its own size and SHA-256. ``resume=True`` skips a file
-when its output exists and its manifest entry matches all of these (the
-SHA-256 read back from the output); anything else (no output, output of
-another size or content, changed input, other options) is redone.
+of its inputs, and its own size and SHA-256 (and a BAM's or CRAM's index's). ``resume=True``
+skips a file when its output exists and its manifest entry matches all of these (the
+SHA-256 read back from the output and its index); anything else (no output, output of
+another size or content, a BAM whose index is missing or another file's, changed input,
+other options) is redone.
 
 One run at a time per output folder: a run holds an exclusive ``flock`` on
 ``DIR/.gseek-lock`` from start to end, and a second run on the same folder
@@ -68,11 +69,11 @@ from pathlib import Path
 from typing import Any
 
 from gseek.backend import Backend
-from gseek.errors import GseekError, OptionError, OutputBusyError, OutputError, Terminated, one_line
+from gseek.errors import GseekError, OptionError, OutputBusyError, OutputClash, OutputError, Terminated, one_line
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
 from gseek.index.format import sha256_file
-from gseek.seqio.atomic import check_output, remove_stale_temporaries
+from gseek.seqio.atomic import check_output, index_files, remove_stale_temporaries
 from gseek.seqio import open_output
 
 from .cluster import ClusterFiles, cluster_spec, remote_dispatcher, shard_dispatcher
@@ -89,8 +90,9 @@ SUMMARY_NAME = "summary.tsv"
 MANIFEST_NAME = ".gseek-manifest.json"
 #: The output folder's lock file (``flock``; holds the PID of the run holding it).
 LOCK_NAME = ".gseek-lock"
-#: Manifest layout; 2: each output's SHA-256 (a manifest of another version skips nothing).
-MANIFEST_VERSION = 2
+#: Manifest layout; 2: each output's SHA-256; 3: and its BAM/CRAM index's (a manifest of another
+#: version skips nothing).
+MANIFEST_VERSION = 3
 SUMMARY_COLUMNS = ("file", "status", "records", "hits", "seconds", "error", "output")
 _QUERY_SUFFIXES = (".fastq", ".fq", ".fasta", ".fa", ".fna", ".fas")
 
@@ -209,6 +211,11 @@ def _input_stats(query: QueryFile) -> list[list[Any]] | None:
         return None
 
 
+def _indexes(output: Path) -> dict[str, str]:
+    """The SHA-256 of each index beside a BAM or CRAM ``output`` (``x.bam.bai``), by name."""
+    return {p.name: sha256_file(p) for p in index_files(output) if p.is_file()}
+
+
 class _Manifest:
     """``DIR/.gseek-manifest.json``: what each complete output was made from."""
 
@@ -224,7 +231,8 @@ class _Manifest:
         """What ``output`` was made from, its size and (``content``) its SHA-256."""
         size = output.stat().st_size if output.exists() else None
         return dict(inputs=_input_stats(query), fingerprint=fingerprint, size=size,
-                    sha256=sha256_file(output) if content and size is not None else None)
+                    sha256=sha256_file(output) if content and size is not None else None,
+                    index=_indexes(output) if content and size is not None else None)
 
     def complete(self, query: QueryFile, name: str, fingerprint: str, output: Path) -> dict | None:
         """The recorded entry when ``output`` is complete and made from the same inputs and options:
@@ -236,8 +244,8 @@ class _Manifest:
         same = all(old.get(k) == now[k] for k in ("inputs", "fingerprint", "size")) and now["inputs"] is not None
         if not same or not isinstance(old.get("sha256"), str):
             return None
-        try:
-            return old if sha256_file(output) == old["sha256"] else None
+        try:  # a BAM or CRAM is complete only with its own index (the same bytes as recorded, or none)
+            return old if sha256_file(output) == old["sha256"] and _indexes(output) == old.get("index") else None
         except OSError:
             return None
 
@@ -479,7 +487,10 @@ def _check_outputs(list_file: str | os.PathLike, entries: list[tuple[QueryFile, 
             check_output(path, inputs, within=within)
             task_cls.check_output_name(path, **task_options)
         except (OSError, OutputError) as exc:
-            raise QueryListError(list_file, query.line, one_line(exc)) from None
+            error = QueryListError(list_file, query.line, one_line(exc))
+            if isinstance(exc, OutputClash):  # the list names an input as an output: a usage error, as on the command line
+                error.exit_status = exc.exit_status
+            raise error from None
     for name in (SUMMARY_NAME, MANIFEST_NAME):
         check_output(out / name, inputs, within=within)
 

@@ -213,19 +213,19 @@ def test_03_an_output_that_is_an_input_is_refused(world, tmp_path):
     shutil.copy(world["few"], reads)
     before = reads.read_bytes()
     proc = gseek_run("search", "-x", world["index"], "-q", reads, "-o", reads)
-    assert proc.returncode == 1 and reads.read_bytes() == before
+    assert proc.returncode == 2 and reads.read_bytes() == before  # a usage error (issue 36)
     one_line_error(proc.stderr, reads)
     # (a second column with a FASTA/FASTQ name is a mate file: the reads take a name without one here)
     plain = tmp_path / "x.reads"
     shutil.copy(world["few"], plain)
     (tmp_path / "list.txt").write_text("x.reads\tx.reads\n")
     proc = gseek_run("pipeline", "--queries", tmp_path / "list.txt", "-x", world["index"], "--outdir", tmp_path)
-    assert proc.returncode == 1 and plain.read_bytes() == before
+    assert proc.returncode == 2 and plain.read_bytes() == before
     index = tmp_path / "copy.gseek"
     shutil.copytree(world["index"], index)
     header = (index / "header.json").read_bytes()
     proc = gseek_run("search", "-x", index, "-q", reads, "-o", index / "header.json")
-    assert proc.returncode == 1 and (index / "header.json").read_bytes() == header
+    assert proc.returncode == 2 and (index / "header.json").read_bytes() == header
     one_line_error(proc.stderr, index)
 
 

@@ -169,10 +169,10 @@ def test_search_refuses_an_input_or_the_index(world, tmp_path, capsys):
     before = reads.read_bytes()
     code, err = run(["search", "-x", world["index"], "-q", world["few"], "-q", reads, "-o", tmp_path / "link.fq"],
                     capsys)
-    assert code == 1 and reads.read_bytes() == before
+    assert code == 2 and reads.read_bytes() == before  # a usage error (issue 36)
     one_line(err, tmp_path / "link.fq", "is also an input")
     code, err = run(["search", "-x", world["index"], "-q", reads, "-o", world["index"] / "x.sam"], capsys)
-    assert code == 1 and not (world["index"] / "x.sam").exists()
+    assert code == 2 and not (world["index"] / "x.sam").exists()
     one_line(err, world["index"], "lies inside")
     code, err = run(["search", "-x", world["index"], "-q", os.devnull, "-o", os.devnull], capsys)
     assert code == 1 and "no FASTA/FASTQ records" in err  # /dev/null both ways: an empty input, not a clash
@@ -204,7 +204,7 @@ def test_align_refuses_each_input(tmp_path, capsys, form):
     out = pairs if form == "--pairs" else seqs
     before = out.read_bytes()
     code, err = run(["align", *args, "-o", out], capsys)
-    assert code == 1 and out.read_bytes() == before
+    assert code == 2 and out.read_bytes() == before
     one_line(err, out, "is also an input")
 
 
@@ -214,7 +214,7 @@ def test_index_refuses_to_replace_a_folder_holding_its_fasta(tmp_path, capsys):
     fasta = old / "ref.fa"
     shutil.copy(lambda_genome(), fasta)
     code, err = run(["index", fasta, "-o", tmp_path / "ref", "--wgram", "2"], capsys)
-    assert code == 1 and fasta.exists()
+    assert code == 2 and fasta.exists()
     one_line(err, old, "holds the input")
 
 
@@ -638,7 +638,7 @@ def test_an_output_through_a_descriptor_onto_an_input_is_refused(world, tmp_path
                               stderr=subprocess.PIPE, timeout=120, **where)
     finally:
         os.close(fd)
-    assert proc.returncode == 1 and f"writes to {reads}, an input".encode() in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and f"writes to {reads}, an input".encode() in proc.stderr, proc.stderr
     assert reads.read_bytes() == before
 
 

@@ -121,8 +121,8 @@ class BlastOptions(OptionsValue):
         if self.word_size < MIN_WORD[self.task]:
             raise OptionError(f"word size must be at least {MIN_WORD[self.task]} for task {self.task}, "
                               f"not {self.word_size}")
-        if not self.evalue > 0:
-            raise OptionError(f"evalue must be > 0, not {self.evalue}")
+        if not 0 < self.evalue < math.inf:  # blastn refuses inf and nan as it parses them
+            raise OptionError(f"evalue must be a finite number > 0, not {self.evalue}")
         if self.strand not in STRANDS:
             raise OptionError(f"strand must be one of {', '.join(STRANDS)}, not {self.strand!r}")
         if self.max_target_seqs < 1:

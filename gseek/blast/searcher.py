@@ -48,6 +48,7 @@ from gseek.seqio.batch import SequenceBatch
 from . import tables
 from .dust import dust_mask
 from .lookup import lookup_of_words, query_strands, seeding, word_codes
+from .masking import identities_as_given
 from .options import BlastOptions
 from .gapped_start import traceback_starts
 from .seeds import device_queries, find_seeds, select_seeds, ungapped_extend, unpack_ranges
@@ -126,6 +127,9 @@ _HOST_SPEEDUP = {True: 0.0, False: 0.0}
 _HOST_MIN_EXTENT = 1000
 #: Guards the searchers' ``counts`` (a search's two sides of split extensions run on two threads).
 _COUNTS_LOCK = threading.Lock()
+
+#: The query strands searched, by ``--strand`` (+1: the query, -1: its reverse complement).
+_STRAND_SIGNS = {"both": (1, -1), "plus": (1,), "minus": (-1,)}
 
 
 def _gather(data: Any, offs: Any, idx: Any) -> tuple[Any, Any]:
@@ -298,7 +302,7 @@ class BlastSearcher:
         if opts.lcase_masking and batch.soft_mask.size:
             for a, b in np.asarray(batch.soft_mask).tolist():
                 mask[a:b] = 1
-        strands = {"both": (1, -1), "plus": (1,), "minus": (-1,)}[opts.strand]
+        strands = _STRAND_SIGNS[opts.strand]
         with numba_guard():  # parallel passes, maybe beside another searcher's
             # hard masking: masked bases are N for the extensions too
             return query_strands(codes, offsets, mask, strands, hard=not opts.soft_masking)
@@ -348,6 +352,10 @@ class BlastSearcher:
                 hsps = self._ungapped_hsps(cand, seq_codes)
             else:
                 hsps = self._gapped(qs, seq_codes, seq_off, seq_query, cand, clock)
+        if not opts.soft_masking:  # hard masking: identities on the query as given, as BLAST+ reports them
+            given = query_strands(batch.codes, batch.offsets, np.zeros(len(batch.codes), np.uint8),
+                                  _STRAND_SIGNS[opts.strand])[0]
+            identities_as_given(hsps, seq_codes, given, self.ref.bases)
         hits = self._report(batch, hsps, seq_off, seq_query, seq_strand)
         clock.lap("statistics, purge, order")
         self.counts["queries"] += len(batch)

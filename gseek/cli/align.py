@@ -25,6 +25,9 @@ def align(seqs, all_vs_all, query, target, pairs, align_options, output, cluster
             raise click.UsageError("--all-vs-all takes -i FASTA (and no -q/-t/--pairs)")
     elif not (query and target) or seqs:
         raise click.UsageError("give -q FASTA -t FASTA (optionally --pairs TSV), or -i FASTA --all-vs-all")
+    if pairs == "-":
+        raise click.UsageError("--pairs takes the pair list's file name, not - (standard input); "
+                               "bash: --pairs <(command)")
     value = align_value(align_options)
     remove_stale_temporaries(output)
     bar = CountBar("gseek align", " pairs")

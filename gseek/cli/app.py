@@ -105,8 +105,10 @@ def remove_stale_temporaries(output: str | None) -> None:
 
 
 def command_line() -> str:
-    """The command as the user typed it, for SAM @PG CL and BLAST headers."""
-    return " ".join(shlex.quote(a) for a in ["gseek", *STATE.argv])
+    """The command as the user typed it, for SAM @PG CL and BLAST headers: each tab, newline or
+    carriage return a space (samtools' ``stringify_argv`` turns tabs into spaces; a header line
+    holds none of them)."""
+    return " ".join(shlex.quote(a) for a in ["gseek", *STATE.argv]).translate({9: " ", 10: " ", 13: " "})
 
 
 def given(names) -> list[str]:

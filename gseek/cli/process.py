@@ -64,7 +64,7 @@ def _main(args: list[str]) -> int:
         if STATE.debug:
             raise
         click.echo(f"gseek: error: {one_line(exc)}", err=True)
-        return 1
+        return getattr(exc, "exit_status", 1)  # OutputClash: 2, a usage error
     except KeyboardInterrupt:
         click.echo("gseek: interrupted", err=True)
         return 130

@@ -53,17 +53,17 @@ import pysam
 
 from gseek.backend import numba_guard
 from gseek.errors import GseekError, signals_held
-from gseek.seqio.atomic import descriptor_of, is_special, named_error, open_output, temporary_name
+from gseek.seqio.atomic import INDEX_SUFFIXES, descriptor_of, is_special, named_error, open_output, temporary_name
 
 from .sam_route import Parts, route_lines
 
 __all__ = ["BAM_LEVEL", "INDEX_SUFFIX", "SCRATCH_SUFFIX", "SORT_PARTS", "SORT_PARTS_MIN_LENGTH", "HtslibWriter",
            "abort_open_writers", "header_bytes"]
 
-#: The index samtools writes beside a sorted output, by format.
-INDEX_SUFFIX = {"bam": ".bai", "cram": ".crai"}
+#: The index samtools writes beside a sorted output, by format (the first of :data:`INDEX_SUFFIXES`).
+INDEX_SUFFIX = {fmt: suffixes[0] for fmt, suffixes in INDEX_SUFFIXES.items()}
 #: Indexes a former output of the name may have beside it (removed when an unsorted one replaces it).
-_OLD_INDEXES = {"bam": (".bai", ".csi"), "cram": (".crai",)}
+_OLD_INDEXES = INDEX_SUFFIXES
 #: zlib level of a BAM or CRAM written here unless told (samtools' ``-l``); None: samtools' own default
 #: (zlib's 6). Level 1 made 10M reads' sorted BAM 7% faster and 33% larger on the 2-GPU host: not
 #: worth a surprise to samtools users (``docs/sam.md``, "Compression").

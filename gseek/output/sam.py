@@ -40,7 +40,7 @@ from gseek import __version__, ragged
 from gseek.alphabet import COMPLEMENT
 from gseek.errors import FastxError, OptionError, OutputError
 from gseek.seqio import SequenceBatch, open_output
-from gseek.seqio.atomic import STDOUT, is_special
+from gseek.seqio.atomic import STDOUT, descriptor_of, is_special, read_only_fs
 
 from . import sam_records
 from .bam import INDEX_SUFFIX, HtslibWriter, header_bytes
@@ -51,7 +51,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from gseek.mapper import MappingResult
 
 __all__ = ["SamWriter", "sam_header", "format_mapping", "format_unmapped", "sam_format", "check_sam_output",
-           "check_read_names", "check_reference", "read_group", "read_group_line", "SAM_SUFFIXES", "SORTED_FORMATS",
+           "check_read_names", "check_reference", "remove_made", "read_group", "read_group_line", "SAM_SUFFIXES",
+           "SORTED_FORMATS",
            "QNAME_MAX"]
 
 _LETTERS = np.frombuffer(b"ACGTN", dtype=np.uint8)
@@ -109,40 +110,74 @@ def check_sam_output(path: str | os.PathLike, *, sort: bool | None = None,
     if fmt == "cram" and reference is None:
         raise OutputError(path, "CRAM output is encoded against the reference; give --reference FASTA")
     special = os.fspath(path) == STDOUT or is_special(path)
-    if sort and (fmt not in SORTED_FORMATS or special):
+    if sort and fmt not in SORTED_FORMATS:
         raise OutputError(path, "--sort applies to .bam and .cram output files (sorting needs the whole file, and "
                                 "its index lies beside it)")
+    if sort and special:
+        what = "standard output" if descriptor_of(path) is not None else "a special file (a device, FIFO or socket)"
+        raise OutputError(path, f"--sort needs a regular file, not {what}: sorting needs the whole file, and its "
+                                "index lies beside it; give a file name, or --no-sort")
     return fmt, (fmt in SORTED_FORMATS and not special) if sort is None else bool(sort)
 
 
-def check_reference(reference: str | os.PathLike, contig_names, contig_lengths) -> None:
+def check_reference(reference: str | os.PathLike, contig_names, contig_lengths) -> list[Path]:
     """Refuse a FASTA a CRAM cannot be encoded against: one that htslib cannot
     index, or that lacks a contig of the index or has it at another length
-    (:class:`~gseek.errors.OutputError` naming the FASTA). htslib writes
-    ``FASTA.fai`` beside it when missing, as it would for the CRAM.
+    (:class:`~gseek.errors.OutputError` naming the FASTA, one line: htslib's own
+    messages are silenced). htslib needs ``FASTA.fai`` beside it: when missing it is
+    written there (as samtools writes it for a CRAM), and its name returned, so that a
+    run that fails can remove it (:func:`remove_made`: no debris beside the user's
+    FASTA); a FASTA without one in a folder that cannot take one (read-only) is refused.
 
     >>> import os, tempfile
     >>> fasta = os.path.join(tempfile.mkdtemp(), "ref.fa")
     >>> _ = open(fasta, "w").write(">chr1 first\\nACGTACGT\\n")
-    >>> check_reference(fasta, ["chr1"], [8])
+    >>> [p.name for p in check_reference(fasta, ["chr1"], [8])]
+    ['ref.fa.fai']
     >>> check_reference(fasta, ["chr1", "chr2"], [8, 5])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     gseek.errors.OutputError: .../ref.fa: holds no contig 'chr2' of the index; give the FASTA the index was built from
     """
+    beside = [Path(os.fspath(reference) + suffix) for suffix in (".fai", ".gzi")]
+    before = {p for p in beside if p.exists()}
+    if beside[0] not in before and not os.access(beside[0].parent, os.W_OK):
+        why = "a read-only file system" if read_only_fs(beside[0].parent) else "a folder it cannot write to"
+        raise OutputError(reference, f"has no FASTA index ({beside[0].name}) and htslib would write it beside the "
+                                     f"FASTA, on {why}; index it where it can be written (samtools faidx) or "
+                                     f"give a copy of the FASTA in a writable folder")
+    made = []
     try:
-        with pysam.FastaFile(os.fspath(reference)) as fasta:
-            lengths = dict(zip(fasta.references, fasta.lengths))
+        quiet = pysam.set_verbosity(0)  # htslib's own error lines: the one line below says it
+        try:
+            with pysam.FastaFile(os.fspath(reference)) as fasta:
+                lengths = dict(zip(fasta.references, fasta.lengths))
+        finally:
+            pysam.set_verbosity(quiet)
+            made = [p for p in beside if p not in before and p.exists()]
+        for name, length in zip(contig_names, contig_lengths):
+            if str(name) not in lengths:
+                raise OutputError(reference, f"holds no contig {str(name)!r} of the index; give the FASTA the index "
+                                             "was built from")
+            if lengths[str(name)] != int(length):
+                raise OutputError(reference, f"contig {str(name)!r} has {lengths[str(name)]:,} bases, "
+                                             f"{int(length):,} in the index; give the FASTA the index was built from")
     except (OSError, ValueError) as exc:
+        remove_made(made)
+        if isinstance(exc, OutputError):
+            raise
         raise OutputError(reference, f"cannot read it as the CRAM reference (an indexable FASTA, plain or bgzip): "
                                      f"{' '.join(str(exc).split())}") from None
-    for name, length in zip(contig_names, contig_lengths):
-        if str(name) not in lengths:
-            raise OutputError(reference, f"holds no contig {str(name)!r} of the index; give the FASTA the index was "
-                                         "built from")
-        if lengths[str(name)] != int(length):
-            raise OutputError(reference, f"contig {str(name)!r} has {lengths[str(name)]:,} bases, {int(length):,} in "
-                                         "the index; give the FASTA the index was built from")
+    return made
+
+
+def remove_made(paths: Iterable[Path]) -> None:
+    """Remove the FASTA indexes :func:`check_reference` wrote for a run that failed."""
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 # --------------------------------------------------------------------------- read groups

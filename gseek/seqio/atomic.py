@@ -24,10 +24,11 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from gseek.errors import OutputError
+from gseek.errors import OutputClash
 
 __all__ = ["open_output", "STDOUT", "temporary_name", "is_special", "descriptor_of", "remove_stale_temporaries", "write_all",
-           "check_output", "named_error", "OutputFile"]
+           "check_output", "named_error", "OutputFile", "STDIN", "INDEX_SUFFIXES",
+           "index_files", "read_only_fs"]
 
 #: The output name that means standard output.
 STDOUT = "-"
@@ -243,6 +244,13 @@ class open_output:
                     pass
 
 
+#: The name that means standard input among a run's inputs.
+STDIN = "-"
+#: The indexes a BAM or CRAM output has beside it (``NAME.bai``...), by format: written with a sorted
+#: output, removed when an unsorted one replaces a file of the name (they would describe another file).
+INDEX_SUFFIXES = {"bam": (".bai", ".csi"), "cram": (".crai",)}
+
+
 def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool = False) -> None:
     """Refuse, before any work starts, an output that cannot be written or would
     destroy what the run reads.
@@ -254,16 +262,19 @@ def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool 
         inputs: the files the run reads: the output may not be one of them
             (compared by device and inode, so another spelling of the name, a
             symbolic or hard link counts), nor (a folder output) hold one.
+            ``-`` is standard input: the file on descriptor 0 when it is a
+            regular file (``gseek ... -q - < a.fq``).
         within: folders the run reads (an index): the output may not lie inside one.
 
-    ``-`` and special files (``/dev/null``, a FIFO) pass: they are written in
-    place, and ``/dev/null`` may be both input and output; but ``-`` or a
-    descriptor's name (``/dev/stdout``, ``/dev/fd/N``) whose descriptor is an
-    input's regular file (``gseek ... -q a.fq 1<>a.fq``) is refused, as
-    ``cat`` refuses it. Raises ``OSError``
+    What is checked is every file the output writes: a BAM's or CRAM's index
+    beside it too (``x.bam.bai``, :data:`INDEX_SUFFIXES`), and, for ``-`` or a
+    descriptor's name (``/dev/stdout``, ``/dev/fd/N``), the file its descriptor
+    is open on (``gseek ... -q a.fq 1<>a.fq`` is refused, as ``cat`` refuses it).
+    Other special files (``/dev/null``, a FIFO) pass: they are written in place,
+    and ``/dev/null`` may be both input and output. Raises ``OSError``
     naming ``path`` (a directory where a file is written, a missing folder,
-    one without write permission) or :class:`~gseek.errors.OutputError` (an
-    input, a folder in use).
+    one without write permission) or :class:`~gseek.errors.OutputClash` (an
+    input, a folder in use: a usage error, exit 2).
 
     >>> import os, tempfile
     >>> d = tempfile.mkdtemp()
@@ -273,8 +284,9 @@ def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool 
     >>> check_output(os.path.join(d, ".", "r.fq"), [reads])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    gseek.errors.OutputError: .../r.fq: is also an input; give another output
+    gseek.errors.OutputClash: .../r.fq: is also an input; give another output
     """
+    read = _input_stats(inputs)
     if is_special(path):
         fd = descriptor_of(path)
         try:
@@ -282,10 +294,11 @@ def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool 
         except OSError:
             st_fd = None
         if st_fd is not None and stat.S_ISREG(st_fd.st_mode):
-            for name in _regular(inputs):
-                if _same(st_fd, os.stat(name)):
-                    shown = "standard output" if os.fspath(path) == STDOUT else path
-                    raise OutputError(shown, f"writes to {os.fspath(name)}, an input; give another output")
+            shown = "standard output" if os.fspath(path) == STDOUT else path
+            for name, st_in in read:
+                if _same(st_fd, st_in):
+                    raise OutputClash(shown, f"writes to {name}, an input; give another output")
+            _check_within(shown, f"/dev/fd/{fd}", within, "writes to a file inside")
         return
     path = Path(path)
     try:
@@ -296,30 +309,23 @@ def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool 
         raise OSError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
     if st is not None and folder and not stat.S_ISDIR(st.st_mode):
         raise OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), os.fspath(path))
-    for name in inputs:
-        if name is None or os.fspath(name) == STDOUT:
-            continue
-        try:
-            other = os.stat(name)
-        except OSError:
-            continue  # a missing input is the input's error, reported when it is read
-        if not stat.S_ISREG(other.st_mode) and not stat.S_ISDIR(other.st_mode):
-            continue  # /dev/stdin, a FIFO: nothing under the output's name to destroy
-        if st is not None and _same(st, other):
-            also = "" if os.path.abspath(name) == os.path.abspath(path) else f" ({os.fspath(name)})"
-            raise OutputError(path, f"is also an input{also}; give another output")
-        if folder and st is not None and _inside(name, [st]):
-            raise OutputError(path, f"holds the input {os.fspath(name)}, which writing it would remove; "
-                                    "give another output")
-    folders = []
-    for name in within:
-        try:
-            folders.append((name, os.stat(name)))
-        except OSError:
-            continue
-    for name, st_folder in folders:
-        if _inside(path, [st_folder]):
-            raise OutputError(path, f"lies inside {os.fspath(name)}, which this run reads; give an output outside it")
+    for name, st_in in read:
+        if st is not None and _same(st, st_in):
+            also = "" if os.path.abspath(name) == os.path.abspath(path) else f" ({name})"
+            raise OutputClash(path, f"is also an input{also}; give another output")
+        if folder and st is not None and _inside(_input_path(name), [st]):
+            raise OutputClash(path, f"holds the input {name}, which writing it would remove; give another output")
+    if not folder:
+        for beside in index_files(path):
+            try:
+                st_beside = os.stat(beside)
+            except OSError:
+                continue
+            for name, st_in in read:
+                if _same(st_beside, st_in):
+                    raise OutputClash(path, f"its index {beside}, written or removed beside it, is an input"
+                                            f"{'' if name == os.fspath(beside) else f' ({name})'}; give another output")
+    _check_within(path, path, within, "lies inside")
     parent = path.parent
     if folder:  # its missing parents are made: the nearest existing one must take them
         while not parent.exists() and parent != parent.parent:
@@ -329,21 +335,67 @@ def check_output(path: str | os.PathLike, inputs=(), *, within=(), folder: bool 
     if not parent.is_dir():
         raise OSError(errno.ENOTDIR, f"{os.strerror(errno.ENOTDIR)} (folder {parent})", os.fspath(path))
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise OSError(errno.EACCES, f"{os.strerror(errno.EACCES)} (folder {parent})", os.fspath(path))
+        code = errno.EROFS if read_only_fs(parent) else errno.EACCES  # say read-only where it is (root too)
+        raise OSError(code, f"{os.strerror(code)} (folder {parent})", os.fspath(path))
 
 
-def _regular(inputs) -> list[str | os.PathLike]:
-    """The inputs that are existing regular files (what an output could destroy)."""
+def read_only_fs(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` lies on a file system mounted read-only (``EROFS`` for a write there)."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def index_files(path: str | os.PathLike) -> list[Path]:
+    """The index files a BAM or CRAM output ``path`` has beside it (none for another name).
+
+    >>> [p.name for p in index_files("out/x.bam")], index_files("x.sam")
+    (['x.bam.bai', 'x.bam.csi'], [])
+    """
+    path = Path(path)
+    suffixes = INDEX_SUFFIXES.get(path.suffix.lower().lstrip("."), ())
+    return [path.with_name(path.name + suffix) for suffix in suffixes]
+
+
+#: How standard input is named in a refusal.
+_STDIN_SHOWN = "standard input"
+
+
+def _input_stats(inputs) -> list[tuple[str, os.stat_result]]:
+    """The inputs an output could destroy, each as (its name in a message, its stat): existing
+    regular files and folders; ``-`` is standard input's file when descriptor 0 is a regular
+    file (a pipe, a terminal or ``/dev/null`` holds nothing an output could overwrite)."""
     found = []
     for name in inputs:
-        if name is None or os.fspath(name) == STDOUT:
+        if name is None:
             continue
         try:
-            if stat.S_ISREG(os.stat(name).st_mode):
-                found.append(name)
+            if os.fspath(name) == STDIN:
+                shown, st = _STDIN_SHOWN, os.fstat(0)
+            else:
+                shown, st = os.fspath(name), os.stat(name)
+        except OSError:
+            continue  # a missing input is the input's error, reported when it is read
+        if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+            found.append((shown, st))
+    return found
+
+
+def _input_path(shown: str) -> str:
+    """A path to an input named in a message (standard input: its descriptor's)."""
+    return "/dev/fd/0" if shown == _STDIN_SHOWN else shown
+
+
+def _check_within(shown: str | os.PathLike, path: str | os.PathLike, within, what: str) -> None:
+    """Refuse an output at ``path`` inside one of the folders ``within`` (read by the run)."""
+    for name in within:
+        try:
+            st_folder = os.stat(name)
         except OSError:
             continue
-    return found
+        if _inside(path, [st_folder]):
+            raise OutputClash(shown, f"{what} {os.fspath(name)}, which this run reads; give an output outside it")
 
 
 def _same(a: os.stat_result, b: os.stat_result) -> bool:

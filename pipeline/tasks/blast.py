@@ -40,10 +40,11 @@ from gseek.blast.options import BlastOptions
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
 from gseek.blast.searcher import BlastSearcher
 from gseek.blast.shards import split_hits
-from gseek.errors import FastxError, OptionError
+from gseek.errors import FastxError, OptionError, OutputError
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
 from gseek.index.text import ReferenceText
+from gseek.output.sam import check_read_names
 from gseek.seqio import FastxReader, SequenceBatch
 from gseek.seqio.atomic import check_output, is_special, open_output
 
@@ -52,6 +53,8 @@ from ._base import LazySink, TaskSpec, batch_nbytes, parse_threads
 
 __all__ = ["BlastTask", "blast_files", "blast_value"]
 
+#: Output names BLAST refuses: binary formats its text output is not (:meth:`BlastTask.check_output_name`).
+BINARY_SUFFIXES = (".bam", ".cram")
 #: Query bases per job: the database is scanned once per job (its queries share one lookup table).
 BLAST_JOB_BYTES = 8 << 20
 #: A query file of less than a job a searcher is cut into one job a searcher, but no smaller than this:
@@ -272,11 +275,19 @@ class BlastTask:
 
     @staticmethod
     def check_output_name(path: str | os.PathLike, **options: Any) -> None:
-        """Any name: BLAST tabular output is plain text (``.gz``: gzip); the options change nothing."""
+        """BLAST output is text, tabular or SAM (``.gz``: gzip): a ``.bam`` or ``.cram`` name, which
+        would hold that text, is refused (:class:`~gseek.errors.OutputError`); the options change nothing."""
+        if os.fspath(path).lower().endswith(BINARY_SUFFIXES):
+            raise OutputError(path, "BLAST output is text (tabular, or SAM with --outfmt sam), not BAM or CRAM; "
+                                    "name it .tsv or .sam (samtools view -b makes a BAM of the SAM)")
 
     def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
+        sam = parse_outfmt(self.outfmt)[0] == "sam"
         for path in query.paths:
-            yield from FastxReader(path, chunk_bytes=self.job_size(path, chunk_bytes), threads=self.parse_threads)
+            for batch in FastxReader(path, chunk_bytes=self.job_size(path, chunk_bytes), threads=self.parse_threads):
+                if sam:  # a query name SAM's QNAME cannot hold: refused as the mapper refuses a read's
+                    check_read_names(batch)
+                yield batch
 
     def job_size(self, path: str | os.PathLike, chunk_bytes: int) -> int:
         """Query bytes a job for ``path``: ``chunk_bytes``, or less for a regular, uncompressed file of
@@ -381,6 +392,7 @@ def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | l
         raise OptionError("no query file given")
     index_dir = index.path if isinstance(index, Index) else resolve_index(index)
     check_output(output, files, within=[] if index_dir is None else [index_dir])
+    BlastTask.check_output_name(output)
     blast = BlastTask(index, task, options=options, outfmt=outfmt, device=device, devices=devices, threads=threads,
                       database=database, command=command, **overrides)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))

@@ -48,7 +48,7 @@ from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResul
 from gseek.mapper.pairs import select_pairs
 from gseek.options import MapOptions, PairOptions, ReadOptions, SamOptions
 from gseek.output.sam import (SamWriter, check_read_names, check_reference, check_sam_output, format_mapping,
-                              sam_header)
+                              remove_made, sam_header)
 from gseek.output.sam_pairs import format_pairs
 from gseek.output.sam_records import BufferPool
 from gseek.seqio import FastxReader, SequenceBatch, looks_phred64, open_output
@@ -270,7 +270,8 @@ class MapTask:
         self.index = index
         #: The options, whole (:mod:`gseek.options`).
         self.map_options, self.read_options, self.sam_options = opts, reads, sam
-        if sam.reference is not None:  # the CRAM reference holds the index's contigs
+        #: FASTA indexes written beside the CRAM reference for this task (removed if its run fails).
+        self.made_indexes = [] if sam.reference is None else \
             check_reference(sam.reference, index.contigs.names, index.contigs.lengths)
         if backends is None:
             backends = [index.backend if device is None else get_backend(device, threads)]
@@ -710,9 +711,13 @@ def map_files(
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output), paired=mate2 is not None)
     dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or task.job_bytes, bounds=bounds,
                                  **({} if progress is None else {"progress": _ReadCount(progress)}))
-    result, = dispatcher.run([query])
-    if result.error is not None:
-        raise result.error
+    try:
+        result, = dispatcher.run([query])
+        if result.error is not None:
+            raise result.error
+    except BaseException:
+        remove_made(task.made_indexes)  # a failed CRAM run leaves nothing beside the user's FASTA
+        raise
     c = result.counts
     counts = dict(reads=c.get("records", 0), mapped=c.get("mapped", 0),
                   unmapped=c.get("records", 0) - c.get("mapped", 0), too_long=c.get("too_long", 0),
