@@ -381,7 +381,7 @@ def test_pipeline_map_writes_each_output_in_its_names_format(world, tmp_path):
     task = MapTask(world["index"], 1, device="cpu", read_group=group, sort=True, reference=fasta)
     spec = pickle.loads(pickle.dumps(task.spec))
     assert spec == task.spec and hash(spec) == hash(task.spec)
-    assert dict(spec.options)["read_group"] == (("ID", "g1"), ("SM", "s"))
+    assert dict(spec.options)["sam_options"].read_group == (("ID", "g1"), ("SM", "s"))
 
 
 def test_pipeline_map_refuses_sort_for_a_sam_entry(world, tmp_path):

@@ -37,7 +37,7 @@ def seqs(tmp_path_factory):
 def test_spec_survives_pickle_and_builds_the_same_align_task(seqs, tmp_path):
     task = AlignTask(seqs["path"], device="cpu", threads=1, mode="local", traceback=True)
     spec = pickle.loads(pickle.dumps(task.spec))
-    assert spec == task.spec and spec.task == "align" and dict(spec.options)["mode"] == "local"
+    assert spec == task.spec and spec.task == "align" and dict(spec.options)["options"].mode == "local"
     again = spec.build()
     assert isinstance(again, AlignTask) and again.fingerprint() == task.fingerprint()
     for t, name in ((task, "a.tsv"), (again, "b.tsv")):
