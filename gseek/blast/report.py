@@ -38,7 +38,8 @@ FIELDS = {
     "sstart": "s. start", "send": "s. end", "evalue": "evalue", "bitscore": "bit score", "score": "score",
     "qlen": "query length", "slen": "subject length", "sstrand": "subject strand", "nident": "identical",
     "positive": "positives", "gaps": "gaps", "ppos": "% positives", "qcovhsp": "% query coverage per hsp",
-    "btop": "BTOP", "qseq": "query seq", "sseq": "subject seq",
+    "btop": "BTOP", "qseq": "query seq", "sseq": "subject seq", "sallseqid": "subject ids",
+    "stitle": "subject title", "salltitles": "subject titles",
 }
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
 _COMPLEMENT = np.array([3, 2, 1, 0, 4], np.uint8)
@@ -151,14 +152,30 @@ def _btop(qr: np.ndarray, sr: np.ndarray) -> str:
     return "".join(out)
 
 
-def tabular_row(hits: BlastHits, h: int, fields: Iterable[str] | None = None) -> str:
+def tabular_row(hits: BlastHits, h: int, fields: Iterable[str] | None = None, subjects: list | None = None) -> str:
     """HSP ``h`` of ``hits`` as one tab-separated line (no newline)."""
-    return tabular_lines(hits, fields, np.array([h], np.int64))[0]
+    return tabular_lines(hits, fields, np.array([h], np.int64), subjects)[0]
 
 
-def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np.ndarray | None = None) -> list[str]:
+def _subject_column(hits: BlastHits, field: str, subjects: list | None) -> list[str]:
+    """Every subject's text for an id or title field: from ``subjects`` (a BLAST database's parsed ids,
+    :class:`gseek.index.blastdb_defline.SubjectId`), else from its defline (the id its first word, the
+    title all of it, as blastn prints a database made without ``-parse_seqids``)."""
+    if subjects is not None:
+        get = {"sseqid": "seqid", "sallseqid": "seqid", "sacc": "acc", "saccver": "accver", "stitle": "title"}
+        if field == "salltitles":
+            return ["<>".join(s.all_titles) for s in subjects]
+        return [getattr(s, get[field]) for s in subjects]
+    if field in ("stitle", "salltitles"):
+        return [n if n else "N/A" for n in hits.subject_names]
+    return [_name(n) for n in hits.subject_names]
+
+
+def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np.ndarray | None = None,
+                  subjects: list | None = None) -> list[str]:
     """HSPs ``rows`` (default: all) of ``hits`` as tab-separated lines (no newlines), formatted a column
-    at a time (each array read once, not an element per field and row: 2.4 s for 276k rows before)."""
+    at a time (each array read once, not an element per field and row: 2.4 s for 276k rows before).
+    ``subjects``: the subjects' names of a BLAST database with parsed ids (``_subject_column``)."""
     a = hits.arrays
     idx = np.arange(len(hits), dtype=np.int64) if rows is None else np.asarray(rows, np.int64)
     col = {k: a[k][idx] for k in ("query", "subject", "strand", "s_start", "s_end", "q_start", "q_end")}
@@ -170,8 +187,8 @@ def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np
         if f in ("qseqid", "qacc", "qaccver"):
             names = [_name(n) for n in hits.query_names]
             out.append([names[i] for i in q.tolist()])
-        elif f in ("sseqid", "sacc", "saccver"):
-            names = [_name(n) for n in hits.subject_names]
+        elif f in ("sseqid", "sacc", "saccver", "sallseqid", "stitle", "salltitles"):
+            names = _subject_column(hits, f, subjects)
             out.append([names[i] for i in s.tolist()])
         elif f in ("pident", "ppos"):
             out.append([_pident(n, L) for n, L in zip(a["nident"][idx].tolist(), a["length"][idx].tolist())])
@@ -255,10 +272,11 @@ def sam_record(hits: BlastHits, h: int, first: bool) -> str:
 
 
 def write_tabular(hits: BlastHits, out: TextIO, outfmt: str = "6", database: str = "", program: str = "BLASTN",
-                  version: str = "2.12.0+", last: bool = True, header: bool = True, command: str = "gseek") -> None:
+                  version: str = "2.12.0+", last: bool = True, header: bool = True, command: str = "gseek",
+                  subjects: list | None = None) -> None:
     """Write ``hits`` as ``-outfmt 6`` lines or, for ``7``, with BLAST+'s comment lines per query
     (``last``: also the closing ``# BLAST processed N queries`` line), or as SAM for ``sam``
-    (``header``: with its header; ``command`` goes in ``@PG CL``)."""
+    (``header``: with its header; ``command`` goes in ``@PG CL``); ``subjects``: as :func:`tabular_lines`."""
     kind, fields = parse_outfmt(outfmt)
     if kind == "sam":
         if header:
@@ -271,7 +289,7 @@ def write_tabular(hits: BlastHits, out: TextIO, outfmt: str = "6", database: str
     query = hits.arrays["query"]
     bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
     header = ", ".join(FIELDS[f] for f in fields)
-    lines = tabular_lines(hits, fields)
+    lines = tabular_lines(hits, fields, subjects=subjects)
     if kind != "7":
         if lines:
             out.write("\n".join(lines) + "\n")

@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 
 from gseek.backend import Backend, get_backend, numba_guard
+from gseek.blast.database import resolve_database
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
 from gseek.blast.searcher import BlastSearcher
 from gseek.blast.shards import split_hits
 from gseek.errors import FastxError, OptionError
 from gseek.index import Index
-from gseek.index.format import resolve as resolve_index
 from gseek.index.text import ReferenceText
 from gseek.seqio import FastxReader, SequenceBatch
 from gseek.seqio.atomic import check_output, is_special, open_output
@@ -195,6 +195,11 @@ class BlastTask:
         parse_outfmt(outfmt)
         self.command = command
         self.outfmt = str(outfmt)
+        #: Subject names as blastn prints them, for a BLAST database with parsed ids (None: the deflines).
+        self.subjects = None
+        given = index
+        if not isinstance(index, Index) and index is not None:  # a gseek index or a BLAST+ database
+            index, self.subjects = resolve_database(index)
         source = index.path if isinstance(index, Index) else index
         if volume_size is not None and int(volume_size) < 1:
             raise OptionError(f"database volume size must be at least 1 base, not {volume_size}")
@@ -247,7 +252,8 @@ class BlastTask:
         self.options = dict(task=task, outfmt=self.outfmt, **{k: v for k, v in sorted(options.items())})
         if self.shard is not None:  # another search (the unsplit one's fingerprint stays as it was)
             self.options["shard"] = list(self.shard)
-        self.database = database if database is not None else os.fspath(source or "")
+        self.database = database if database is not None else os.fspath(source or "") if isinstance(given, Index) or given is None \
+            else os.fspath(given)
         self.job_bytes = BLAST_JOB_BYTES
         self.parse_threads = parse_threads(threads)
 
@@ -319,7 +325,8 @@ class BlastTask:
         chunks = []
         for batch, hits in partial:
             out = _TextIO()
-            write_tabular(hits, out, self.outfmt, database=self.database, last=False, header=False)
+            write_tabular(hits, out, self.outfmt, database=self.database, last=False, header=False,
+                          subjects=self.subjects)
             text = "".join(out.parts).encode("utf-8", "surrogateescape")
             chunks.append(Chunk((text, len(batch)), dict(records=len(batch), hits=len(hits),
                                                          mapped=int(len(set(hits.arrays["query"].tolist()))))))
@@ -351,7 +358,7 @@ def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | l
     files = [queries] if isinstance(queries, (str, os.PathLike)) else list(queries)
     if not files:
         raise OptionError("no query file given")
-    index_dir = index.path if isinstance(index, Index) else resolve_index(index)
+    index_dir = index.path if isinstance(index, Index) else resolve_database(index)[0]
     check_output(output, files, within=[] if index_dir is None else [index_dir])
     blast = BlastTask(index, task, outfmt=outfmt, device=device, devices=devices, threads=threads, database=database,
                       command=command, **options)
