@@ -33,9 +33,12 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+import numba
 import numpy as np
 
+from gseek.backend import CpuBackend
 from gseek.errors import IndexFormatError
+from gseek.kernels._jit import njit
 
 from . import format as _format
 from .blastdb_defline import DeflineError, SubjectId, parse_defline_set, subject_ids
@@ -49,15 +52,10 @@ VERSIONS = (4, 5)
 SUBSET_KEYS = ("OIDLIST", "GILIST", "TILIST", "SEQIDLIST", "TAXIDLIST", "MEMB_BIT", "FIRST_OID", "LAST_OID")
 #: The converted index's file of subject names as blastn prints them (with -parse_seqids).
 SUBJECTS_FILE = "blastdb_subjects.json"
-#: Bases converted at a time (a byte each while converted).
-_CHUNK_BASES = 1 << 26
 #: Bumped when the conversion changes: an older cache is converted again.
 CONVERSION_VERSION = 1
-#: NCBI-NA4 residue -> gseek code (A C G T = 0..3, anything else N = 4).
-_NA4 = np.full(16, 4, np.uint8)
-_NA4[[1, 2, 4, 8]] = [0, 1, 2, 3]
-#: A byte of 4 bases -> its 4 codes.
-_UNPACK = ((np.arange(256, dtype=np.uint8)[:, None] >> np.array([6, 4, 2, 0], np.uint8)) & 3).astype(np.uint8)
+#: Text words a thread of the conversion fills at a time.
+_WORDS_A_TASK = 1 << 16
 
 
 @dataclass
@@ -277,25 +275,75 @@ def _ambiguity_runs(vol: Volume, nsq: np.ndarray) -> np.ndarray:
     return out
 
 
-def _volume_codes(vol: Volume, nsq: np.ndarray, a: int, b: int) -> np.ndarray:
-    """Base codes (0..3; ambiguity not yet applied) of the volume's sequences ``[a, b)``, concatenated."""
-    lengths = vol.lengths[a:b]
-    first, last = int(vol.seq[a]), int(vol.amb[b - 1])
-    expanded = _UNPACK[np.asarray(nsq[first:last])].reshape(-1)
-    keep = np.zeros(expanded.size + 1, np.int8)
-    starts = 4 * (vol.seq[a:b] - first)
-    np.add.at(keep, starts, 1)
-    np.add.at(keep, starts + lengths, -1)
-    return expanded[np.cumsum(keep[:-1], dtype=np.int8).astype(bool)]
+@njit(cache=True, nogil=True)
+def _popcount(x):
+    """Set bits of a uint32."""
+    x = x - ((x >> np.uint32(1)) & np.uint32(0x55555555))
+    x = (x & np.uint32(0x33333333)) + ((x >> np.uint32(2)) & np.uint32(0x33333333))
+    x = (x + (x >> np.uint32(4))) & np.uint32(0x0F0F0F0F)
+    return int((x & np.uint32(0xFF)) + ((x >> np.uint32(8)) & np.uint32(0xFF)) + ((x >> np.uint32(16)) & np.uint32(0xFF))
+               + (x >> np.uint32(24)))
 
 
-def _pack(codes: np.ndarray) -> np.ndarray:
-    """Codes (a multiple of 16, or the last piece) as ``pack_2bit`` words: 16 a word, first in bits 31-30."""
-    n = codes.size
-    padded = np.zeros((n + 15) // 16 * 16, np.uint32)
-    padded[:n] = codes & 3
-    shifts = np.arange(30, -1, -2, dtype=np.uint32)
-    return np.bitwise_or.reduce(padded.reshape(-1, 16) << shifts, axis=1).astype(np.uint32)
+@njit(parallel=True, cache=True, nogil=True)
+def _nsq_to_text(nsq, seq_start, base_offsets, text, counts):
+    """OR the 2-bit bases of one volume into the packed ``text`` (``pack_2bit``'s layout: 16 a word, first
+    in bits 31-30): base ``p`` (global) of sequence ``s`` (``base_offsets[s] <= p < base_offsets[s + 1]``) is
+    the 2-bit field ``(p - base_offsets[s]) % 4`` (from the high bits) of ``.nsq`` byte ``seq_start[s] +
+    (p - base_offsets[s]) // 4``. Words a task apart run in parallel; a word shared with another volume
+    gets only this volume's bases (ORed in). ``counts[task, code]``: bases of each code."""
+    first, last = base_offsets[0], base_offsets[-1]
+    w_first, w_last = first // 16, (last + 15) // 16
+    n_tasks = (w_last - w_first + _WORDS_A_TASK - 1) // _WORDS_A_TASK
+    for t in numba.prange(n_tasks):
+        w0 = w_first + t * _WORDS_A_TASK
+        w1 = min(w_last, w0 + _WORDS_A_TASK)
+        p = max(first, w0 * 16)
+        s = np.searchsorted(base_offsets, p, side="right") - 1
+        for w in range(w0, w1):
+            p = w * 16
+            if first <= p and p + 16 <= last:
+                while p >= base_offsets[s + 1]:
+                    s += 1
+                if p + 16 <= base_offsets[s + 1]:  # the word inside one sequence: 5 bytes, shifted
+                    q = p - base_offsets[s]
+                    b = seq_start[s] + (q >> 2)
+                    wide = np.uint64(0)
+                    for j in range(5):
+                        wide = (wide << np.uint64(8)) | np.uint64(nsq[b + j] if b + j < nsq.size else 0)
+                    word = np.uint32((wide >> np.uint64(8 - 2 * (q & 3))) & np.uint64(0xFFFFFFFF))
+                    others = 0
+                    for c in range(1, 4):  # bases of code c: the 2-bit fields equal to c
+                        x = word ^ np.uint32(c * 0x55555555)
+                        n = _popcount(~(x | (x >> np.uint32(1))) & np.uint32(0x55555555))
+                        counts[t, c] += n
+                        others += n
+                    counts[t, 0] += 16 - others
+                    text[w] |= word
+                    continue
+            word = np.uint32(0)
+            for k in range(16):
+                p = w * 16 + k
+                code = 0
+                if first <= p < last:
+                    while p >= base_offsets[s + 1]:
+                        s += 1
+                    q = p - base_offsets[s]
+                    code = (nsq[seq_start[s] + (q >> 2)] >> (6 - 2 * (q & 3))) & 3
+                    counts[t, code] += 1
+                word = (word << np.uint32(2)) | np.uint32(code)
+            text[w] |= word
+
+
+@njit(cache=True, nogil=True)
+def _clear_runs(text, runs, counts):
+    """Set the bases under the ambiguity ``runs`` to A (the N mask says N), removing them from ``counts``."""
+    for r in range(runs.shape[0]):
+        for p in range(runs[r, 0], runs[r, 1]):
+            shift = 30 - 2 * (p & 15)
+            code = (text[p >> 4] >> shift) & 3
+            counts[code] -= 1
+            text[p >> 4] &= ~(np.uint32(3) << np.uint32(shift))
 
 
 # ---------------------------------------------------------------------------- conversion
@@ -315,36 +363,21 @@ def convert_blastdb(db: BlastDb, dest: str | os.PathLike) -> Path:
     total = int(offsets[-1])
     text = np.zeros((total + 15) // 16, np.uint32)
     counts = np.zeros(5, np.int64)
-    tail = np.zeros(0, np.uint8)
-    done = 0  # bases packed into text (a multiple of 16)
     runs_all, ids = [], []
     parsed = False
     seq_base = 0
+    numba.set_num_threads(CpuBackend(None).threads)
     for vol in vols:
-        nsq = np.memmap(f"{vol.path}.nsq", np.uint8, "r") if vol.n_seqs else np.zeros(0, np.uint8)
-        runs = _ambiguity_runs(vol, nsq)
-        vol_start = int(offsets[seq_base])
-        vol_off = np.r_[0, np.cumsum(vol.lengths)]
-        a = 0
-        while a < vol.n_seqs:  # sequences in chunks of about _CHUNK_BASES
-            b = max(a + 1, int(np.searchsorted(vol_off, vol_off[a] + _CHUNK_BASES, side="right")) - 1)
-            b = min(b, vol.n_seqs)
-            codes = _volume_codes(vol, nsq, a, b)
-            lo, hi = int(vol_off[a]), int(vol_off[b])
-            inside = runs[(runs[:, 1] > lo) & (runs[:, 0] < hi)]
-            if inside.size:
-                mark = np.zeros(codes.size + 1, np.int8)  # runs are merged: never overlap
-                np.add.at(mark, inside[:, 0] - lo, 1)
-                np.add.at(mark, inside[:, 1] - lo, -1)
-                codes[np.cumsum(mark[:-1]) > 0] = 4
-            counts += np.bincount(codes, minlength=5)[:5]
-            piece = np.concatenate([tail, codes])
-            whole = piece.size // 16 * 16
-            text[done // 16:(done + whole) // 16] = _pack(piece[:whole])
-            done += whole
-            tail = piece[whole:]
-            a = b
-        runs_all.append(runs + vol_start)
+        nsq = np.memmap(f"{vol.path}.nsq", np.uint8, "r") if vol.n_seqs else np.zeros(1, np.uint8)
+        runs = _ambiguity_runs(vol, nsq) + int(offsets[seq_base])
+        if vol.n_seqs:
+            tasks = np.zeros(((vol.lengths.sum() + 31) // (16 * _WORDS_A_TASK) + 2, 4), np.int64)
+            _nsq_to_text(nsq, vol.seq[:-1].astype(np.int64), offsets[seq_base:seq_base + vol.n_seqs + 1], text, tasks)
+            vol_counts = tasks.sum(axis=0)
+            _clear_runs(text, runs, vol_counts)
+            counts[:4] += vol_counts
+            counts[4] += int((runs[:, 1] - runs[:, 0]).sum())
+        runs_all.append(runs)
         nhr = np.memmap(f"{vol.path}.nhr", np.uint8, "r") if vol.n_seqs else np.zeros(0, np.uint8)
         for i in range(vol.n_seqs):
             try:
@@ -354,8 +387,6 @@ def convert_blastdb(db: BlastDb, dest: str | os.PathLike) -> Path:
             ids.append(sid)
             parsed = parsed or sid.parsed
         seq_base += vol.n_seqs
-    if tail.size:
-        text[done // 16:] = _pack(tail)
     runs = np.concatenate(runs_all) if runs_all else np.zeros((0, 2), np.int64)
     # the name's first word is what blastn prints as the subject id; the rest its title
     names = [sid.seqid if sid.title == "N/A" else sid.title if not sid.parsed else f"{sid.seqid} {sid.title}"

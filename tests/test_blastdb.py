@@ -78,6 +78,17 @@ def test_search_equals_blastn(data, tmp_path, db):
     assert got == (DATA / f"{db}.blastn.tsv").read_text()
 
 
+def test_converted_index_is_the_fasta_index(data):
+    """The conversion writes the parts ``gseek index --parts text`` writes of the FASTA, bit for bit."""
+    built = Index.build(DATA / "db.fa", parts="text", device="cpu")
+    conv = Index.load(open_blastdb(find_blastdb(data / "v4")), device="cpu", parts=["text"])
+    for part in ("text", "amb_runs", "contig_offsets", "seg_text_start", "seg_ref_start", "seg_contig"):
+        assert np.array_equal(conv.arrays[part], built.arrays[part]), part
+    # names: the FASTA index keeps each record's id, the database its whole defline (stitle prints it)
+    assert [n.split()[0] for n in conv.contigs.names] == list(built.contigs.names)
+    assert conv.header["C"] == built.header["C"] and conv.header["stats"] == built.header["stats"]
+
+
 def test_search_equals_the_fasta_index(data, tmp_path):
     """The database searched gives the lines of its FASTA's gseek index (ids and titles aside, which
     follow -parse_seqids)."""
