@@ -964,6 +964,26 @@ def demo(outdir) -> None:
     _say(f"[gseek] demo finished in {time.perf_counter() - started:.2f} s")
 
 
+@cli.command(context_settings={"ignore_unknown_options": True}, add_help_option=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def blastn(ctx, args) -> None:
+    """BLAST+ 2.12's blastn command line (-db -query -out -outfmt ..., -help), run by gseek (docs/blast.md)."""
+    from .pipeline.blast_plus import blastn_main
+
+    ctx.exit(blastn_main(list(args)))
+
+
+@cli.command(context_settings={"ignore_unknown_options": True}, add_help_option=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def makeblastdb(ctx, args) -> None:
+    """BLAST+ 2.12's makeblastdb command line (-in -dbtype nucl -out ...): a gseek database (docs/blast.md)."""
+    from .pipeline.blast_plus import makeblastdb_main
+
+    ctx.exit(makeblastdb_main(list(args)))
+
+
 @cli.command("compile")
 @click.option("--only", default=",".join(("parse", "index", "map", "align", "blast")), show_default=True,
               help="Comma-separated workloads to compile: parse, index, map, align, blast.")

@@ -44,7 +44,7 @@ from . import format as _format
 from .blastdb_defline import DeflineError, SubjectId, parse_defline_set, subject_ids
 
 __all__ = ["BlastDb", "Volume", "find_blastdb", "read_volume", "convert_blastdb", "open_blastdb", "read_subject_ids",
-           "SUBJECTS_FILE"]
+           "write_subject_ids", "SUBJECTS_FILE"]
 
 #: Versions of the ``.nin`` layout read here.
 VERSIONS = (4, 5)
@@ -412,13 +412,18 @@ def convert_blastdb(db: BlastDb, dest: str | os.PathLike) -> Path:
     }
     path = _format.write_index(dest, header, arrays)
     if parsed:
-        table = {"seqid": [s.seqid for s in ids], "acc": [s.acc for s in ids], "accver": [s.accver for s in ids],
-                 "title": [s.title for s in ids], "taxid": [s.taxid for s in ids],
-                 "all_titles": [list(s.all_titles) for s in ids]}
-        tmp = Path(path) / f".{SUBJECTS_FILE}.tmp-{os.getpid()}"
-        tmp.write_text(json.dumps(table))
-        os.replace(tmp, Path(path) / SUBJECTS_FILE)
+        write_subject_ids(path, ids)
     return Path(path)
+
+
+def write_subject_ids(index_dir: str | os.PathLike, ids: list[SubjectId]) -> None:
+    """Keep the subjects' names as blastn prints them (:data:`SUBJECTS_FILE`) in an index directory."""
+    table = {"seqid": [s.seqid for s in ids], "acc": [s.acc for s in ids], "accver": [s.accver for s in ids],
+             "title": [s.title for s in ids], "taxid": [s.taxid for s in ids],
+             "all_titles": [list(s.all_titles) for s in ids], "parsed": [s.parsed for s in ids]}
+    tmp = Path(index_dir) / f".{SUBJECTS_FILE}.tmp-{os.getpid()}"
+    tmp.write_text(json.dumps(table))
+    os.replace(tmp, Path(index_dir) / SUBJECTS_FILE)
 
 
 def _contig_arrays(offsets: np.ndarray, runs: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
@@ -499,5 +504,6 @@ def read_subject_ids(index_dir: str | os.PathLike) -> list[SubjectId] | None:
     if not path.is_file():
         return None
     t = json.loads(path.read_text())
-    return [SubjectId(*row[:5], tuple(row[5]), True) for row in
-            zip(t["seqid"], t["acc"], t["accver"], t["title"], t["taxid"], t["all_titles"])]
+    parsed = t.get("parsed") or [True] * len(t["seqid"])
+    return [SubjectId(*row[:5], tuple(row[5]), row[6]) for row in
+            zip(t["seqid"], t["acc"], t["accver"], t["title"], t["taxid"], t["all_titles"], parsed)]

@@ -24,7 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Defline", "SubjectId", "DeflineError", "parse_defline_set", "subject_ids", "fasta_id"]
+__all__ = ["Defline", "SubjectId", "DeflineError", "parse_defline_set", "subject_ids", "fasta_id", "parse_fasta_ids",
+           "defline_ids"]
 
 #: Seq-id CHOICE tag -> its FASTA prefix (NCBI's ``CSeq_id`` names).
 SEQID_TYPES = {0: "lcl", 1: "bbs", 2: "bbm", 3: "gim", 4: "gb", 5: "emb", 6: "pir", 7: "sp", 8: "pat", 9: "ref",
@@ -279,3 +280,56 @@ def subject_ids(deflines: list[Defline]) -> SubjectId:
     best = min(ids, key=lambda kv: _ACC_RANK.get(kv[0], 6))
     return SubjectId(seqid, _accession(*best, version=False), _accession(*best, version=True), first.title or "N/A",
                      first.taxid, tuple(t or "N/A" for t in titles))
+
+
+#: Fields after each FASTA id type (``gi|N``: 1, ``gnl|DB|TAG``: 2, ``ref|ACC.V|NAME``: 2, ``pat|C|N|S``: 3).
+_FASTA_FIELDS = {**{t: 2 for t in TEXTSEQ}, "lcl": 1, "gi": 1, "bbs": 1, "bbm": 1, "gnl": 2, "pdb": 2, "pat": 3}
+_REVERSE = {v: k for k, v in SEQID_TYPES.items()}
+
+
+def parse_fasta_ids(word: str) -> list[tuple[str, Any]] | None:
+    """The Seq-ids of a FASTA id (``gi|9626243|ref|NC_001416.1|``), as ``makeblastdb -parse_seqids`` reads
+    them; None where ``word`` is no such list (a bare word: a local id).
+
+    >>> parse_fasta_ids("gi|9626243|ref|NC_001416.1|")
+    [('gi', 9626243), ('ref', ('NC_001416', 1, ''))]
+    >>> parse_fasta_ids("contig_7") is None
+    True
+    """
+    parts = word.split("|")
+    out: list[tuple[str, Any]] = []
+    i = 0
+    while i < len(parts):
+        kind = parts[i].lower()
+        n = _FASTA_FIELDS.get(kind)
+        if n is None or (i + 1 >= len(parts)):
+            return None
+        fields = (parts[i + 1:i + 1 + n] + [""] * n)[:n]
+        i += 1 + n
+        if kind in ("gi", "bbs", "bbm"):
+            if not fields[0].isdigit():
+                return None
+            out.append((kind, int(fields[0])))
+        elif kind == "lcl":
+            out.append((kind, int(fields[0]) if fields[0].isdigit() else fields[0]))
+        elif kind == "gnl":
+            out.append((kind, (fields[0], fields[1])))
+        elif kind in TEXTSEQ:
+            acc, _, ver = fields[0].partition(".")
+            out.append((kind, (acc, int(ver) if ver.isdigit() else 0, fields[1])))
+        elif kind == "pdb":
+            out.append((kind, (fields[0], fields[1])))
+        else:
+            out.append((kind, (fields[0], fields[1], int(fields[2]) if fields[2].isdigit() else 0)))
+    return out or None
+
+
+def defline_ids(name: str, description: str, parse_seqids: bool) -> SubjectId:
+    """A FASTA record's names as blastn prints them once ``makeblastdb`` (``-parse_seqids`` or not) stored it.
+    A bare word with ``-parse_seqids`` is kept as a local id (BLAST+ guesses an accession's type from NCBI's
+    prefix table, e.g. ``NC_000913.3`` -> ``ref|NC_000913.3|``: not done here)."""
+    title = f"{name} {description}".strip() if description else name
+    if not parse_seqids:
+        return SubjectId(name, name, name, title or "N/A", 0, (title or "N/A",), False)
+    ids = parse_fasta_ids(name) or [("lcl", name)]
+    return subject_ids([Defline(description, ids, 0)])

@@ -5,10 +5,10 @@ its error texts (``Error: Argument "evalue". Argument cannot be converted:  `abc
 blastn 2.12's own (``tests/test_blast_plus.py``). A BLAST+ flag gseek does not support is refused by
 name, never ignored; ``-device`` and ``-gpus`` are gseek's own.
 
->>> run = parse_blastn(["-query", "q.fa", "-db", "nt", "-outfmt", "6 qseqid sseqid", "-evalue", "1e-5"])
+>>> run = parse_blastn(["-query", "-", "-db", "nt", "-outfmt", "6 qseqid sseqid", "-evalue", "1e-5"])
 >>> run.query, run.db, run.outfmt, run.options
-('q.fa', 'nt', '6 qseqid sseqid', BlastOptions(task='megablast', evalue=1e-05))
->>> parse_blastn(["-query", "q.fa", "-db", "nt", "-evalue", "abc"])
+('-', 'nt', '6 qseqid sseqid', BlastOptions(task='megablast', evalue=1e-05))
+>>> parse_blastn(["-db", "nt", "-evalue", "abc"])
 Traceback (most recent call last):
 ...
 gseek.blast.plus_args.PlusArgError: Error: Cannot convert string 'abc' to double (m_Pos = 0)
@@ -18,6 +18,7 @@ Error:  (CArgException::eConvert) Argument "evalue". Argument cannot be converte
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -203,6 +204,11 @@ def parse_blastn(argv: list[str]) -> BlastnRun:
         return BlastnRun(BlastOptions(), action="usage")
     if got.get("version"):
         return BlastnRun(BlastOptions(), action="version")
+    for flag in ("query", "subject"):  # BLAST+ opens its input files while it reads the arguments
+        path = got.get(flag)
+        if path is not None and path != "-" and not os.access(str(path), os.R_OK):
+            raise PlusArgError(f'Command line argument error: Argument "{flag}". File is not accessible:  `{path}\'',
+                               1, False)
     if "subject" in got and "db" in got:
         raise _arg_error("eConstraint", 'Argument "subject". Incompatible with argument:  `db\'')
     if "subject_loc" in got and "subject" not in got:

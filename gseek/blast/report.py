@@ -9,6 +9,8 @@ reverse-complemented for minus-strand HSPs, as blastn does.
 ['qaccver', 'saccver', 'pident', 'length', 'mismatch', 'gapopen', 'qstart', 'qend', 'sstart', 'send', 'evalue', 'bitscore']
 >>> parse_fields("7 qseqid sseqid score")
 ['qseqid', 'sseqid', 'score']
+>>> parse_fields("6 std saccver stitle")[-3:]
+['evalue', 'bitscore', 'stitle']
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ _COMPLEMENT = np.array([3, 2, 1, 0, 4], np.uint8)
 
 
 def parse_outfmt(spec: str) -> tuple[str, list[str]]:
-    """``"6 qseqid ..."`` -> (``"6"``, fields); ``sam`` and ``17`` -> (``"sam"``, [])."""
+    """``"6 qseqid ..."`` -> (``"6"``, fields) (also ``7``, and ``10``: CSV); ``sam`` and ``17`` -> (``"sam"``, [])."""
     words = str(spec).split()
     if not words:
         raise OptionError("outfmt is empty; use 6, 7 or sam")
@@ -55,8 +57,9 @@ def parse_outfmt(spec: str) -> tuple[str, list[str]]:
         if len(words) > 1:
             raise OptionError("outfmt sam takes no field list")
         return "sam", []
-    if kind not in ("6", "7"):
-        raise OptionError(f"outfmt {kind!r} is not supported; use 6, 7 (tabular, BLAST+'s keywords) or sam")
+    if kind not in ("6", "7", "10"):
+        raise OptionError(f"outfmt {kind!r} is not supported; use 6, 7, 10 (tabular, comment lines, CSV; BLAST+'s "
+                          f"keywords) or sam")
     return kind, parse_fields(spec)
 
 
@@ -73,7 +76,7 @@ def parse_fields(spec: str) -> list[str]:
             out.append(w)
         else:
             raise OptionError(f"outfmt field {w!r} is not supported; gseek has: std {' '.join(FIELDS)}")
-    return out
+    return list(dict.fromkeys(out))  # blastn writes a field given twice once, where it first appears
 
 
 def _name(name: str) -> str:
@@ -172,10 +175,11 @@ def _subject_column(hits: BlastHits, field: str, subjects: list | None) -> list[
 
 
 def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np.ndarray | None = None,
-                  subjects: list | None = None) -> list[str]:
+                  subjects: list | None = None, sep: str = "\t") -> list[str]:
     """HSPs ``rows`` (default: all) of ``hits`` as tab-separated lines (no newlines), formatted a column
     at a time (each array read once, not an element per field and row: 2.4 s for 276k rows before).
-    ``subjects``: the subjects' names of a BLAST database with parsed ids (``_subject_column``)."""
+    ``subjects``: the subjects' names of a BLAST database with parsed ids (``_subject_column``); ``sep``: the
+    field separator (``,`` for ``-outfmt 10``: blastn quotes nothing)."""
     a = hits.arrays
     idx = np.arange(len(hits), dtype=np.int64) if rows is None else np.asarray(rows, np.int64)
     col = {k: a[k][idx] for k in ("query", "subject", "strand", "s_start", "s_end", "q_start", "q_end")}
@@ -226,7 +230,7 @@ def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np
                 out.append([_text(qr if f == "qseq" else sr) for qr, sr in aligned])
         else:
             raise OptionError(f"outfmt field {f!r} is not supported")
-    return ["\t".join(t) for t in zip(*out)] if out else [""] * idx.size
+    return [sep.join(t) for t in zip(*out)] if out else [""] * idx.size
 
 
 def sam_header(subject_names, subject_lengths, command: str = "gseek") -> str:
@@ -273,10 +277,11 @@ def sam_record(hits: BlastHits, h: int, first: bool) -> str:
 
 def write_tabular(hits: BlastHits, out: TextIO, outfmt: str = "6", database: str = "", program: str = "BLASTN",
                   version: str = "2.12.0+", last: bool = True, header: bool = True, command: str = "gseek",
-                  subjects: list | None = None) -> None:
+                  subjects: list | None = None, query_titles: list[str] | None = None) -> None:
     """Write ``hits`` as ``-outfmt 6`` lines or, for ``7``, with BLAST+'s comment lines per query
     (``last``: also the closing ``# BLAST processed N queries`` line), or as SAM for ``sam``
-    (``header``: with its header; ``command`` goes in ``@PG CL``); ``subjects``: as :func:`tabular_lines`."""
+    (``header``: with its header; ``command`` goes in ``@PG CL``); ``subjects``: as :func:`tabular_lines`;
+    ``query_titles``: each query's whole defline, for ``-outfmt 7``'s ``# Query:`` line (default: its name)."""
     kind, fields = parse_outfmt(outfmt)
     if kind == "sam":
         if header:
@@ -289,14 +294,15 @@ def write_tabular(hits: BlastHits, out: TextIO, outfmt: str = "6", database: str
     query = hits.arrays["query"]
     bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
     header = ", ".join(FIELDS[f] for f in fields)
-    lines = tabular_lines(hits, fields, subjects=subjects)
+    lines = tabular_lines(hits, fields, subjects=subjects, sep="," if kind == "10" else "\t")
     if kind != "7":
         if lines:
             out.write("\n".join(lines) + "\n")
         return
     for q in range(len(hits.query_names)):
         a, b = int(bounds[q]), int(bounds[q + 1])
-        out.write(f"# {program} {version}\n# Query: {hits.query_names[q]}\n# Database: {database}\n")
+        title = hits.query_names[q] if query_titles is None else query_titles[q]
+        out.write(f"# {program} {version}\n# Query: {title}\n# Database: {database}\n")
         if b > a:
             out.write(f"# Fields: {header}\n")
         out.write(f"# {b - a} hits found\n")

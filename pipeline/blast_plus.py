@@ -1,0 +1,146 @@
+"""``gseek blastn`` and ``gseek makeblastdb``: BLAST+ 2.12's command lines, run by gseek's engine.
+
+The arguments are read by :mod:`gseek.blast.plus_args` (BLAST+'s syntax, defaults and error texts); the
+search is :func:`~gseek.pipeline.tasks.blast_files`, the same as ``gseek search --task``. Each function
+returns the exit status and writes BLAST+'s messages to ``stderr``.
+
+>>> import io
+>>> err = io.StringIO()
+>>> blastn_main(["-query", "-"], stderr=err)
+1
+>>> print(err.getvalue(), end="")
+BLAST query/options error: Either a BLAST database or subject sequence(s) must be specified
+Please refer to the BLAST+ user manual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from typing import TextIO
+
+from gseek.blast.plus_args import (VERSION_TEXT, PlusArgError, blastn_usage, options_error, parse_blastn,
+                                   parse_makeblastdb)
+from gseek.errors import GseekError
+
+__all__ = ["blastn_main", "makeblastdb_main", "BLASTN_OUTFMTS"]
+
+#: The ``-outfmt`` kinds gseek blastn writes (17: gseek's SAM, the database as the reference: docs/blast.md).
+BLASTN_OUTFMTS = ("6", "7", "10", "17")
+
+
+def _fail(err: PlusArgError, stderr: TextIO) -> int:
+    if err.usage:
+        stderr.write(blastn_usage())
+    stderr.write(f"{err}\n")
+    return err.exit_code
+
+
+def blastn_main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run ``blastn ARGV`` (BLAST+ 2.12's arguments, plus ``-device`` and ``-gpus``); the exit status."""
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    from gseek import __version__
+
+    try:
+        run = parse_blastn(argv)
+        if run.action == "version":
+            stdout.write(VERSION_TEXT.format(version=__version__))
+            return 0
+        if run.action in ("help", "usage"):
+            stdout.write(blastn_usage())
+            return 0
+        kind = run.outfmt.split()[0] if run.outfmt.split() else "0"
+        if kind not in BLASTN_OUTFMTS:
+            raise options_error(f"gseek blastn writes -outfmt {', '.join(BLASTN_OUTFMTS)} (6, 7 and 10 with "
+                                f"BLAST+'s field keywords); -outfmt {kind} is not supported (blastn's default is 0: "
+                                f"give -outfmt 6)")
+        if run.query_loc is not None or run.subject_loc is not None:
+            which = "query_loc" if run.query_loc is not None else "subject_loc"
+            raise PlusArgError(f'Error: Argument "{which}". gseek blastn does not support it yet (docs/blast.md)',
+                               1, False)
+        return _search(run, stderr)
+    except PlusArgError as err:
+        return _fail(err, stderr)
+
+
+def _search(run, stderr: TextIO) -> int:
+    from gseek.blast.database import resolve_database
+    from gseek.index.blastdb_defline import defline_ids
+
+    from .tasks import blast_files
+
+    options = {f.name: getattr(run.options, f.name) for f in dataclasses.fields(run.options) if f.name != "task"}
+    outfmt = "sam" if run.outfmt.split()[0] == "17" else run.outfmt
+    subjects = None
+    try:
+        if run.subject is not None:  # the subjects as a database of their own (blastn's statistics: their total)
+            from gseek.index import Index
+            from gseek.seqio import read_fastx
+
+            batch = read_fastx(run.subject)
+            database = Index.build(batch, parts="text", device="cpu")
+            # blastn prints a subject's first word as its ids and no title ("N/A")
+            subjects = [dataclasses.replace(defline_ids(batch.name(i), "", False), title="N/A", all_titles=("N/A",))
+                        for i in range(len(batch))]
+        else:
+            try:
+                resolve_database(run.db)
+            except GseekError as err:
+                if "no such gseek index or BLAST database" not in str(err):
+                    raise
+                raise PlusArgError(f"BLAST Database error: No alias or index file found for nucleotide database "
+                                   f"[{run.db}] in search path [{os.getcwd()}:{os.environ.get('BLASTDB', '')}:]",
+                                   2, False) from None
+            database = run.db
+        devices = [g if g.startswith(("gpu", "cpu")) else f"gpu:{g}" for g in run.gpus] if run.gpus else None
+        blast_files(database, run.query, run.out, task=run.options.task, outfmt=outfmt,
+                    device=None if devices else (run.device or "auto"), devices=devices, threads=run.threads,
+                    database=run.db if run.db is not None else "User specified sequence set (Input: "
+                    f"{run.subject})", command="gseek blastn", subjects=subjects, **options)
+    except PlusArgError:
+        raise
+    except (GseekError, OSError) as err:
+        stderr.write(f"BLAST query/options error: {err}\n" if not isinstance(err, OSError) else
+                     f"Error: {err}\n")
+        return 1
+    return 0
+
+
+def makeblastdb_main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run ``makeblastdb ARGV``: a gseek database ``OUT.gseek`` (a text-only index, what the BLAST-style search
+    reads) from a FASTA file, with the names blastn would print for BLAST+'s database of it."""
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    try:
+        run = parse_makeblastdb(argv)
+    except PlusArgError as err:
+        stderr.write(f"{err}\n")
+        return err.exit_code
+    if run.action == "version":
+        stdout.write("makeblastdb: 2.12.0+ (gseek: a text-only gseek index)\n")
+        return 0
+    if run.action in ("help", "usage"):
+        stdout.write("USAGE\n  makeblastdb -in FASTA -dbtype nucl [-out NAME] [-title TITLE] [-parse_seqids]\n"
+                     "    [-max_file_sz SIZE] [-taxid INT] [-taxid_map FILE] [-blastdb_version 4|5]\n")
+        return 0
+    from gseek.index import Index
+    from gseek.index.blastdb import write_subject_ids
+    from gseek.index.blastdb_defline import defline_ids
+    from gseek.seqio import read_fastx
+
+    try:
+        batch = read_fastx(run.fasta)
+        index = Index.build(batch, parts="text", device="cpu")
+        index.header["blastdb"] = {"title": run.title, "made_by": "gseek makeblastdb"}
+        path = index.save(f"{run.out}.gseek")
+        write_subject_ids(path, [defline_ids(batch.name(i), batch.description(i), run.parse_seqids)
+                                 for i in range(len(batch))])
+    except (GseekError, OSError) as err:
+        stderr.write(f"BLAST options error: {err}\n")
+        return 1
+    stdout.write(f"\n\nBuilding a new DB (gseek)\nNew DB name:   {os.path.abspath(run.out)}\nNew DB title:  "
+                 f"{run.title}\nSequence type: Nucleotide\nAdding sequences from FASTA; added {len(batch)} "
+                 f"sequences\n\n")
+    return 0
