@@ -245,3 +245,22 @@ def test_options_equal_blastn(data, extra):
     code, out, err = _blastn(args + ["-device", "cpu"])
     assert code == 0, err
     assert out == want
+
+
+@needs_blast
+@pytest.mark.parametrize("task", ["megablast", "blastn"])
+def test_qcovs_equals_blastn(tmp_path, task):
+    """qcovs: the query bases all HSPs with the subject cover (a query made of two overlapping and one distant
+    piece of a subject, and of two subjects). (qcovus, 82 here where qcovs is 92, is refused.)"""
+    from gseek.seqio import read_fastx
+
+    db = read_fastx(DATA / "db.fa")
+    a, b = db.sequence(0), db.sequence(1)
+    (tmp_path / "q.fa").write_text(f">two_pieces\n{a[100:400]}{'ACGT' * 10}{a[300:700]}{'TTGCA' * 8}{a[2000:2200]}\n"
+                                   f">two_subjects\n{a[500:900]}{b[100:300]}\n")
+    args = ["-task", task, "-query", str(tmp_path / "q.fa"), "-subject", str(DATA / "db.fa"), "-evalue", "1e-5",
+            "-outfmt", "6 qseqid sseqid qstart qend qlen qcovs qcovhsp"]
+    want = subprocess.run(["blastn", *args], capture_output=True, text=True, check=True).stdout
+    code, out, err = _blastn(args + ["-device", "cpu"])
+    assert code == 0, err
+    assert out == want

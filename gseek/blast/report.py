@@ -41,7 +41,7 @@ FIELDS = {
     "qlen": "query length", "slen": "subject length", "sstrand": "subject strand", "nident": "identical",
     "positive": "positives", "gaps": "gaps", "ppos": "% positives", "qcovhsp": "% query coverage per hsp",
     "btop": "BTOP", "qseq": "query seq", "sseq": "subject seq", "sallseqid": "subject ids",
-    "stitle": "subject title", "salltitles": "subject titles",
+    "stitle": "subject title", "salltitles": "subject titles", "qcovs": "% query coverage per subject",
 }
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
 _COMPLEMENT = np.array([3, 2, 1, 0, 4], np.uint8)
@@ -94,6 +94,32 @@ def _qcov(covered: int, length: int) -> int:
         return 0
     pct = 100.0 * covered / length
     return int(pct + 0.5) if pct < 99.0 else int(pct)
+
+
+def _query_cover_per_subject(hits: BlastHits) -> np.ndarray:
+    """Per HSP, the query bases its subject's HSPs cover together (the union of their query ranges): what
+    blastn's ``qcovs`` divides by the query's length. (``qcovus`` counts a subject's bases once where its HSPs
+    overlap on the subject: not done, refused.)"""
+    a = hits.arrays
+    n = len(hits)
+    out = np.zeros(n, np.int64)
+    if not n:
+        return out
+    order = np.lexsort((a["q_start"], a["subject"], a["query"]))
+    q, s = a["query"][order], a["subject"][order]
+    lo, hi = a["q_start"][order].astype(np.int64), a["q_end"][order].astype(np.int64)
+    group = np.r_[0, np.cumsum((q[1:] != q[:-1]) | (s[1:] != s[:-1]))]
+    covered = np.zeros(int(group[-1]) + 1, np.int64)
+    end = -1
+    for i in range(n):  # a sweep over each group's ranges in start order
+        if i == 0 or group[i] != group[i - 1]:
+            end = -1
+        start = max(int(lo[i]), end)
+        if hi[i] > start:
+            covered[group[i]] += int(hi[i]) - start
+            end = int(hi[i])
+    out[order] = covered[group]
+    return out
 
 
 def _aligned(hits: BlastHits, h: int) -> tuple[np.ndarray, np.ndarray]:
@@ -221,6 +247,10 @@ def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np
         elif f == "qcovhsp":
             lengths = np.asarray(hits.query_lengths)[q]
             out.append([str(_qcov(c, L)) for c, L in zip((col["q_end"] - col["q_start"]).tolist(), lengths.tolist())])
+        elif f == "qcovs":
+            lengths = np.asarray(hits.query_lengths)[q]
+            cover = _query_cover_per_subject(hits)[idx]
+            out.append([str(_qcov(c, L)) for c, L in zip(cover.tolist(), lengths.tolist())])
         elif f in ("btop", "qseq", "sseq"):
             if aligned is None:
                 aligned = [_aligned(hits, h) for h in idx.tolist()]
