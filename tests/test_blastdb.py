@@ -138,7 +138,7 @@ def _error(data, name) -> str:
 def test_bad_databases_one_line_naming_the_file(data):
     nsq = (data / "v4.nsq").read_bytes()
     (data / "v4.nsq").write_bytes(nsq[:1000])
-    assert _error(data, "v4") == f"{data}/v4.nsq: truncated or replaced sequence file (1000 bytes; the index says 3963)"
+    assert _error(data, "v4") == f"{data}/v4.nsq: truncated or replaced sequence file (1000 bytes; the index says 4237)"
     (data / "v4.nsq").write_bytes(nsq)
     nin = bytearray((data / "v4.nin").read_bytes())
     (data / "v4.nin").write_bytes(bytes(reversed(nin[:4])) + bytes(nin[4:]))
@@ -178,7 +178,7 @@ def test_cli_error_is_one_line(data, tmp_path):
                          capture_output=True, text=True)
     assert run.returncode != 0
     assert run.stderr.strip().splitlines()[-1].endswith("v4.nsq: truncated or replaced sequence file (1 bytes; the "
-                                                        "index says 3963)")
+                                                        "index says 4237)")
     assert "Traceback" not in run.stderr and not (tmp_path / "o.tsv").exists()
 
 

@@ -25,6 +25,8 @@ db = [
     ("gnl|SRA|SRR123.1 gnl id", rs(900)),
     ("emb|CAA12345.1| embl entry", rs(800)),
     ("plainword", "ACGTNNNNNWSACGT" + rs(500) + "N" * 5000 + rs(301)),
+    ("short_runs only runs of a few ambiguous bases (BLAST+'s older, one-word encoding)",
+     rs(600) + "NNNNN" + rs(7) + "W" + rs(100) + "YR" + rs(300)),
 ]
 write("db.fa", db)
 many = [(f"seq{i} record {i} of many", rs(1500 + 37 * i)) for i in range(12)]
