@@ -15,7 +15,7 @@ from gseek import __version__
 from gseek.cli import main
 from gseek.errors import FastxError
 
-COMMANDS = ["index", "search", "align", "pipeline", "stats", "demo", "compile"]
+COMMANDS = ["index", "search", "align", "pipeline", "stats", "demo", "compile", "blastn", "makeblastdb"]
 
 
 def run(args, capsys):

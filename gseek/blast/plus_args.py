@@ -130,6 +130,7 @@ def _constrain(name: str, rule: object, value: object, text: str) -> None:
 def _scan(argv: list[str], flags: dict, refused: tuple, program: str) -> dict[str, object]:
     """``-name value`` pairs and ``-flag``s of ``argv`` converted and checked, as BLAST+'s argument reader."""
     got: dict[str, object] = {}
+    argv = ["-help" if a == "--help" else "-version" if a == "--version" else a for a in argv]  # gseek's spelling too
     i = 0
     while i < len(argv):
         word = argv[i]
