@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import tempfile
 from typing import TextIO
 
 from gseek.blast.plus_args import (VERSION_TEXT, PlusArgError, blastn_usage, options_error, parse_blastn,
@@ -56,9 +57,8 @@ def blastn_main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | 
             raise options_error(f"gseek blastn writes -outfmt {', '.join(BLASTN_OUTFMTS)} (6, 7 and 10 with "
                                 f"BLAST+'s field keywords); -outfmt {kind} is not supported (blastn's default is 0: "
                                 f"give -outfmt 6)")
-        if run.query_loc is not None or run.subject_loc is not None:
-            which = "query_loc" if run.query_loc is not None else "subject_loc"
-            raise PlusArgError(f'Error: Argument "{which}". gseek blastn does not support it yet (docs/blast.md)',
+        if run.subject_loc is not None:
+            raise PlusArgError('Error: Argument "subject_loc". gseek blastn does not support it yet (docs/blast.md)',
                                1, False)
         return _search(run, stderr)
     except PlusArgError as err:
@@ -66,13 +66,18 @@ def blastn_main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | 
 
 
 def _search(run, stderr: TextIO) -> int:
+    options = {f.name: getattr(run.options, f.name) for f in dataclasses.fields(run.options) if f.name != "task"}
+    outfmt = "sam" if run.outfmt.split()[0] == "17" else run.outfmt
+    with tempfile.TemporaryDirectory(prefix="gseek-blastn-") as folder:
+        return _search_in(run, stderr, options, outfmt, folder)
+
+
+def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> int:
     from gseek.blast.database import resolve_database
     from gseek.index.blastdb_defline import defline_ids
 
     from .tasks import blast_files
 
-    options = {f.name: getattr(run.options, f.name) for f in dataclasses.fields(run.options) if f.name != "task"}
-    outfmt = "sam" if run.outfmt.split()[0] == "17" else run.outfmt
     subjects = None
     try:
         if run.subject is not None:  # the subjects as a database of their own (blastn's statistics: their total)
@@ -95,10 +100,13 @@ def _search(run, stderr: TextIO) -> int:
                                    2, False) from None
             database = run.db
         devices = [g if g.startswith(("gpu", "cpu")) else f"gpu:{g}" for g in run.gpus] if run.gpus else None
-        blast_files(database, run.query, run.out, task=run.options.task, outfmt=outfmt,
+        query, offset = run.query, 0
+        if run.query_loc is not None:
+            query, offset = _query_pieces(run.query, *run.query_loc, folder), run.query_loc[0] - 1
+        blast_files(database, query, run.out, task=run.options.task, outfmt=outfmt,
                     device=None if devices else (run.device or "auto"), devices=devices, threads=run.threads,
                     database=run.db if run.db is not None else "User specified sequence set (Input: "
-                    f"{run.subject})", command="gseek blastn", subjects=subjects, **options)
+                    f"{run.subject})", command="gseek blastn", subjects=subjects, query_offset=offset, **options)
     except PlusArgError:
         raise
     except (GseekError, OSError) as err:
@@ -144,3 +152,24 @@ def makeblastdb_main(argv: list[str], stdout: TextIO | None = None, stderr: Text
                  f"{run.title}\nSequence type: Nucleotide\nAdding sequences from FASTA; added {len(batch)} "
                  f"sequences\n\n")
     return 0
+
+
+def _query_pieces(path: str, start: int, stop: int, folder: str) -> str:
+    """A FASTA of bases ``start..stop`` (1-based, inclusive) of each query of ``path``, as ``-query_loc`` asks
+    (its statistics are the piece's: blastn reports ``qlen`` and the e-values of the piece)."""
+    out = os.path.join(folder, "query_loc.fa")
+    source = sys.stdin if path == "-" else open(path, encoding="latin-1")
+    try:
+        with open(out, "w", encoding="latin-1") as fh:
+            header, seq = None, []
+            for line in [*source, ">"]:
+                if line.startswith(">"):
+                    if header is not None:
+                        fh.write(f"{header}\n{''.join(seq)[start - 1:stop]}\n")
+                    header, seq = line.rstrip("\n"), []
+                elif line.strip():
+                    seq.append(line.strip())
+    finally:
+        if source is not sys.stdin:
+            source.close()
+    return out

@@ -264,3 +264,15 @@ def test_qcovs_equals_blastn(tmp_path, task):
     code, out, err = _blastn(args + ["-device", "cpu"])
     assert code == 0, err
     assert out == want
+
+
+@needs_blast
+@pytest.mark.parametrize("task", ["megablast", "blastn"])
+def test_query_loc_equals_blastn(data, task):
+    """-query_loc: each query's piece searched (its length the statistics'), qstart/qend in the whole query."""
+    args = ["-task", task, "-db", str(data / "v4"), "-query", str(DATA / "queries.fa"), "-query_loc", "51-420",
+            "-outfmt", "7 std qlen qcovhsp qseq", "-evalue", "1e-5"]
+    want = subprocess.run(["blastn", *args], capture_output=True, text=True, check=True).stdout
+    code, out, err = _blastn(args + ["-device", "cpu"])
+    assert code == 0, err
+    assert out == want

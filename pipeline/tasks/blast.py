@@ -170,6 +170,7 @@ class BlastTask:
             (:func:`~gseek.blast.shards.auto_volume_bases`; :attr:`volume_size` says which).
         subjects: the subjects' names as blastn prints them (``gseek.index.blastdb_defline.SubjectId``; default:
             those a converted BLAST database or ``gseek makeblastdb`` keeps, else each contig's name).
+        query_offset: added to ``qstart``/``qend`` in the text (queries cut from there on: ``-query_loc``).
         **options: :class:`~gseek.blast.options.BlastOptions` overrides.
     """
 
@@ -187,7 +188,7 @@ class BlastTask:
                  devices: Sequence[str | Backend] | None = None, device: str | Backend | None = None,
                  threads: int | None = None, command: str = "gseek", database: str | None = None,
                  split: str = "queries", shard: tuple[int, int] | None = None, volume_size: int | None = None,
-                 subjects: list | None = None, **options: Any) -> None:
+                 subjects: list | None = None, query_offset: int = 0, **options: Any) -> None:
         if devices is not None and not devices:
             raise OptionError("devices: give at least one device")
         if split not in ("queries", "database"):
@@ -199,6 +200,8 @@ class BlastTask:
         self.outfmt = str(outfmt)
         #: Subject names as blastn prints them, for a BLAST database with parsed ids (None: the deflines).
         self.subjects = subjects
+        #: Added to qstart/qend in the text: the queries are pieces starting there (blastn's -query_loc).
+        self.query_offset = int(query_offset)
         given = index
         if not isinstance(index, Index) and index is not None:  # a gseek index or a BLAST+ database
             index, found = resolve_database(index)
@@ -331,7 +334,7 @@ class BlastTask:
             titles = [f"{batch.name(i)} {batch.description(i)}".rstrip() for i in range(len(batch))] \
                 if self.outfmt.split()[0] == "7" else None
             write_tabular(hits, out, self.outfmt, database=self.database, last=False, header=False,
-                          subjects=self.subjects, query_titles=titles)
+                          subjects=self.subjects, query_titles=titles, query_offset=self.query_offset)
             text = "".join(out.parts).encode("utf-8", "surrogateescape")
             chunks.append(Chunk((text, len(batch)), dict(records=len(batch), hits=len(hits),
                                                          mapped=int(len(set(hits.arrays["query"].tolist()))))))
@@ -356,7 +359,8 @@ def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | l
                 device: str | Backend | None = None, devices: Sequence[str | Backend] | None = None,
                 threads: int | None = None, workers: int = 2,
                 chunk_bytes: int | None = None, bounds: QueueBounds | None = None, database: str | None = None,
-                command: str = "gseek", subjects: list | None = None, **options: Any) -> dict[str, Any]:
+                command: str = "gseek", subjects: list | None = None, query_offset: int = 0,
+                **options: Any) -> dict[str, Any]:
     """Search FASTA query file(s) against an index and write BLAST tabular output (``gseek search
     --task megablast|blastn``; ``devices``: several at once, each taking whole jobs, as
     :class:`BlastTask`). Returns counts ``queries``, ``hsps``, ``with_hits`` and ``device``."""
@@ -366,7 +370,7 @@ def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | l
     index_dir = index.path if isinstance(index, Index) else resolve_database(index)[0]
     check_output(output, files, within=[] if index_dir is None else [index_dir])
     blast = BlastTask(index, task, outfmt=outfmt, device=device, devices=devices, threads=threads, database=database,
-                      command=command, subjects=subjects, **options)
+                      command=command, subjects=subjects, query_offset=query_offset, **options)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
     dispatcher = blast.dispatcher(workers=workers, job_bytes=chunk_bytes, bounds=bounds)
     result, = dispatcher.run([query])
