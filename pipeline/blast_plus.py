@@ -23,7 +23,7 @@ from typing import TextIO
 
 from gseek.blast.plus_args import (VERSION_TEXT, PlusArgError, blastn_usage, options_error, parse_blastn,
                                    parse_makeblastdb)
-from gseek.errors import GseekError
+from gseek.errors import GseekError, IndexFormatError
 
 __all__ = ["blastn_main", "makeblastdb_main", "BLASTN_OUTFMTS"]
 
@@ -109,6 +109,9 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
                     f"{run.subject})", command="gseek blastn", subjects=subjects, query_offset=offset, **options)
     except PlusArgError:
         raise
+    except IndexFormatError as err:  # a database that cannot be read: one line naming its file (blastn: status 2)
+        stderr.write(f"BLAST Database error: {err}\n")
+        return 2
     except (GseekError, OSError) as err:
         stderr.write(f"BLAST query/options error: {err}\n" if not isinstance(err, OSError) else
                      f"Error: {err}\n")

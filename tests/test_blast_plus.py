@@ -175,6 +175,16 @@ def test_missing_database_and_query(tmp_path):
     assert code == 1 and err == f'Command line argument error: Argument "query". File is not accessible:  `{tmp_path}/nofile.fa\'\n'
 
 
+def test_unreadable_database_one_line(data):
+    """A truncated volume: one line naming the file, status 2 as blastn's database errors (blastn 2.12 itself
+    searches a truncated .nsq without a word)."""
+    (data / "v4.nsq").write_bytes((data / "v4.nsq").read_bytes()[:1000])
+    code, out, err = _blastn(["-db", data / "v4", "-query", DATA / "queries.fa", "-outfmt", "6", "-device", "cpu"])
+    assert (code, out) == (2, "")
+    assert err == f"BLAST Database error: {data}/v4.nsq: truncated or replaced sequence file (1000 bytes; the index " \
+                  "says 4237)\n"
+
+
 def test_cli_wiring(data, tmp_path):
     run = subprocess.run([sys.executable, "-m", "gseek", "blastn", "-db", str(data / "v4"), "-query",
                           str(DATA / "queries.fa"), "-outfmt", FIELDS, "-device", "cpu"], capture_output=True, text=True)
