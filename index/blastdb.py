@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 import shlex
 from dataclasses import dataclass
@@ -378,14 +379,16 @@ def convert_blastdb(db: BlastDb, dest: str | os.PathLike) -> Path:
             counts[:4] += vol_counts
             counts[4] += int((runs[:, 1] - runs[:, 0]).sum())
         runs_all.append(runs)
-        nhr = np.memmap(f"{vol.path}.nhr", np.uint8, "r") if vol.n_seqs else np.zeros(0, np.uint8)
-        for i in range(vol.n_seqs):
-            try:
-                sid = subject_ids(parse_defline_set(nhr[vol.hdr[i]:vol.hdr[i + 1]].tobytes()))
-            except DeflineError as err:
-                raise IndexFormatError(f"{vol.path}.nhr", f"record {i + 1}: {err}") from None
-            ids.append(sid)
-            parsed = parsed or sid.parsed
+        if vol.n_seqs:
+            with open(f"{vol.path}.nhr", "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as nhr:
+                hdr = vol.hdr.tolist()
+                for i in range(vol.n_seqs):
+                    try:
+                        sid = subject_ids(parse_defline_set(nhr[hdr[i]:hdr[i + 1]]))
+                    except DeflineError as err:
+                        raise IndexFormatError(f"{vol.path}.nhr", f"record {i + 1}: {err}") from None
+                    ids.append(sid)
+                    parsed = parsed or sid.parsed
         seq_base += vol.n_seqs
     runs = np.concatenate(runs_all) if runs_all else np.zeros((0, 2), np.int64)
     # the name's first word is what blastn prints as the subject id; the rest its title

@@ -66,9 +66,9 @@ class SubjectId:
 # ---------------------------------------------------------------------------- BER
 
 
-def _tlv(buf: bytes, pos: int, end: int) -> tuple[int, bool, int, int, int]:
-    """One BER element at ``pos``: (tag number, constructed, content start, content end or -1 for an
-    indefinite length, position after the length octets)."""
+def _tlv(buf: bytes, pos: int, end: int) -> tuple[int, bool, int, int]:
+    """One BER element's header at ``pos``: (tag number, constructed, content start, content end or -1 for an
+    indefinite length)."""
     if pos >= end:
         raise DeflineError("truncated record")
     first = buf[pos]
@@ -89,7 +89,7 @@ def _tlv(buf: bytes, pos: int, end: int) -> tuple[int, bool, int, int, int]:
     n = buf[pos]
     pos += 1
     if n == 0x80:
-        return tag, bool(first & 0x20), pos, -1, pos
+        return tag, bool(first & 0x20), pos, -1
     if n & 0x80:
         k = n & 0x7F
         if k > 8 or pos + k > end:
@@ -98,44 +98,38 @@ def _tlv(buf: bytes, pos: int, end: int) -> tuple[int, bool, int, int, int]:
         pos += k
     if pos + n > end:
         raise DeflineError("element runs past the record's end")
-    return tag, bool(first & 0x20), pos, pos + n, pos
+    return tag, bool(first & 0x20), pos, pos + n
 
 
-def _children(buf: bytes, start: int, stop: int) -> list[tuple[int, bool, int, int]]:
-    """The elements inside a constructed element's content ``[start, ...)``: (tag, constructed, start, end),
-    ``stop`` -1 for an indefinite content (ends at the end-of-contents octets); returns them and
-    sets the last entry ``(-1, False, end_of_content, after)``."""
-    out = []
-    pos = start
-    limit = len(buf) if stop < 0 else stop
-    while True:
-        if stop < 0:
-            if pos + 2 > limit:
-                raise DeflineError("truncated record (no end of contents)")
-            if buf[pos] == 0 and buf[pos + 1] == 0:
-                out.append((-1, False, pos, pos + 2))
-                return out
-        elif pos >= stop:
-            out.append((-1, False, pos, pos))
-            return out
-        tag, cons, c0, c1, _ = _tlv(buf, pos, limit)
+def _parse(buf: bytes, pos: int, end: int) -> tuple[tuple, int]:
+    """The element at ``pos`` as a tree ``(tag, constructed, content start, content end, children)`` (children
+    None for a primitive element) and the position after it: the record is read once."""
+    tag, cons, c0, c1 = _tlv(buf, pos, end)
+    if not cons:
         if c1 < 0:
-            if not cons:
-                raise DeflineError("indefinite length on a primitive element")
-            inner = _children(buf, c0, -1)
-            c1, after = inner[-1][2], inner[-1][3]
-        else:
-            after = c1
-        out.append((tag, cons, c0, c1))
-        pos = after
+            raise DeflineError("indefinite length on a primitive element")
+        return (tag, False, c0, c1, None), c1
+    kids = []
+    p = c0
+    if c1 < 0:  # up to the end-of-contents octets
+        while True:
+            if p + 2 > end:
+                raise DeflineError("truncated record (no end of contents)")
+            if buf[p] == 0 and buf[p + 1] == 0:
+                return (tag, True, c0, p, kids), p + 2
+            kid, p = _parse(buf, p, end)
+            kids.append(kid)
+    while p < c1:
+        kid, p = _parse(buf, p, c1)
+        kids.append(kid)
+    return (tag, True, c0, c1, kids), c1
 
 
 def _inner(buf: bytes, el: tuple) -> list[tuple]:
-    """The elements of a constructed element (its end marker dropped)."""
-    tag, cons, c0, c1 = el
-    if not cons:
+    """The elements of a constructed element."""
+    if el[4] is None:
         raise DeflineError("expected a constructed element")
-    return _children(buf, c0, c1)[:-1]
+    return el[4]
 
 
 def _explicit(buf: bytes, el: tuple) -> tuple:
@@ -147,17 +141,15 @@ def _explicit(buf: bytes, el: tuple) -> tuple:
 
 
 def _string(buf: bytes, el: tuple) -> str:
-    tag, cons, c0, c1 = el
-    if cons:  # a constructed string: its pieces
-        return "".join(_string(buf, e) for e in _inner(buf, el))
-    return buf[c0:c1].decode("latin-1")
+    if el[4] is not None:  # a constructed string: its pieces
+        return "".join(_string(buf, e) for e in el[4])
+    return buf[el[2]:el[3]].decode("latin-1")
 
 
 def _integer(buf: bytes, el: tuple) -> int:
-    tag, cons, c0, c1 = el
-    if cons or c1 <= c0:
+    if el[4] is not None or el[3] <= el[2]:
         raise DeflineError("bad INTEGER")
-    return int.from_bytes(buf[c0:c1], "big", signed=True)
+    return int.from_bytes(buf[el[2]:el[3]], "big", signed=True)
 
 
 def _object_id(buf: bytes, el: tuple) -> Any:
@@ -205,10 +197,9 @@ def _seqid(buf: bytes, choice: tuple) -> tuple[str, Any]:
 def parse_defline_set(record: bytes) -> list[Defline]:
     """The deflines of one ``.nhr`` record (raises :class:`DeflineError` when it is not one)."""
     buf = bytes(record)
-    top = _tlv(buf, 0, len(buf))
-    if top[0] != 16 or not top[1]:
+    if not buf or buf[0] != 0x30:
         raise DeflineError("not a Blast-def-line-set (no SEQUENCE at its start)")
-    whole = (top[0], top[1], top[2], top[3])
+    whole, _ = _parse(buf, 0, len(buf))
     out = []
     for line in _inner(buf, whole):
         if line[0] != 16:
