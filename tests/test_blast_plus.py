@@ -286,3 +286,40 @@ def test_query_loc_equals_blastn(data, task):
     code, out, err = _blastn(args + ["-device", "cpu"])
     assert code == 0, err
     assert out == want
+
+
+def test_outfmt5_is_read_by_biopython(data):
+    """-outfmt 5 (BLAST XML): Biopython's NCBIXML reads it; its HSPs are the tabular lines' (v4.blastn.tsv)."""
+    from Bio.Blast import NCBIXML
+
+    code, out, err = _blastn(["-db", data / "v4", "-query", DATA / "queries.fa", "-outfmt", "5", "-device", "cpu"])
+    assert code == 0, err
+    rows = []
+    for record in NCBIXML.parse(io.StringIO(out)):
+        for alignment in record.alignments:
+            for hsp in alignment.hsps:
+                rows.append((record.query.split()[0], alignment.hit_def.split()[0], hsp.identities, hsp.align_length,
+                             hsp.query_start, hsp.query_end, hsp.sbjct_start, hsp.sbjct_end, hsp.score))
+    want = [line.split("\t") for line in (DATA / "v4.blastn.tsv").read_text().splitlines()]
+    assert [r[:2] for r in rows] == [(w[0], w[1]) for w in want]
+    assert [r[3:8] for r in rows] == [(int(w[3]), int(w[6]), int(w[7]), int(w[8]), int(w[9])) for w in want]
+
+
+@needs_blast
+@pytest.mark.parametrize("task", ["megablast", "blastn"])
+@pytest.mark.parametrize("extra", [[], ["-dust", "no"], ["-soft_masking", "false", "-strand", "minus"]])
+def test_outfmt5_equals_blastn(data, task, extra):
+    """-outfmt 5: blastn's XML, byte for byte (databases with and without -parse_seqids, several volumes)."""
+    run = lambda *a: subprocess.run(a, check=True, capture_output=True, text=True, cwd=data)  # noqa: E731
+    run("makeblastdb", "-in", "db.fa", "-dbtype", "nucl", "-out", "ps", "-parse_seqids")
+    for db in ("v4", "ps", "mv"):
+        args = ["-task", task, "-db", db, "-query", str(DATA / "queries.fa"), "-outfmt", "5", "-evalue", "1e-5", *extra]
+        want = run("blastn", *args).stdout
+        cwd = os.getcwd()
+        os.chdir(data)
+        try:
+            code, out, err = _blastn(args + ["-device", "cpu"])
+        finally:
+            os.chdir(cwd)
+        assert code == 0, err
+        assert out == want, db

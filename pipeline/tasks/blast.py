@@ -25,6 +25,7 @@ q1	gi|9626243|ref|NC_001416.1|	100.000	600	0	0	1	600	5001	5600	0.0	1109
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -39,6 +40,7 @@ from gseek.backend import Backend, get_backend, numba_guard
 from gseek.blast.database import resolve_database
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
 from gseek.blast.searcher import BlastSearcher
+from gseek.blast.xml_report import ITER_MARK, XML_FOOTER, xml_header, xml_iterations
 from gseek.blast.shards import split_hits
 from gseek.errors import FastxError, OptionError
 from gseek.index import Index
@@ -78,7 +80,8 @@ class _TextIO:
 class _BlastSink(LazySink):
     """One output: the formatted text of each batch, then (``-outfmt 7``) BLAST+'s closing line."""
 
-    def __init__(self, query: QueryFile, outfmt: str, sam_header: str = "", check: Any = None) -> None:
+    def __init__(self, query: QueryFile, outfmt: str, sam_header: str = "", check: Any = None,
+                 xml: Any = None) -> None:
         super().__init__(query)
         self.kind = parse_outfmt(outfmt)[0]
         self.queries = 0
@@ -86,6 +89,8 @@ class _BlastSink(LazySink):
         #: The index's SHA-256 check running beside the search (None: none), waited for before the output
         #: is renamed into place, or before its first byte where it is written in place (stdout, a pipe).
         self.check = check
+        #: ``-outfmt 5``: the XML header of the first query's (title, length) (``xml_header`` bound to the search).
+        self.xml_header = xml
 
     def open(self) -> Any:
         if self.check is not None and is_special(self.query.output):  # written in place: nothing to take back
@@ -96,8 +101,16 @@ class _BlastSink(LazySink):
             closing.fh.write(self.sam_header.encode("utf-8", "surrogateescape"))
         return closing
 
-    def put(self, data: tuple[bytes, int]) -> int:
-        text, queries = data
+    def put(self, data: tuple) -> int:
+        text, queries = data[0], data[1]
+        if self.kind == "5":  # BLAST XML: the header from the first query, the iterations numbered in order
+            if self.queries == 0 and self.xml_header is not None:
+                self.writer.fh.write(self.xml_header(*data[2]).encode("utf-8", "surrogateescape"))
+            parts = text.split(ITER_MARK.encode())
+            numbered = [parts[0]]
+            for k, part in enumerate(parts[1:]):
+                numbered.append(str(self.queries + 1 + k // 2).encode() + part)  # two marks an iteration
+            text = b"".join(numbered)
         if text:
             self.writer.fh.write(text)
         self.queries += queries
@@ -110,6 +123,8 @@ class _BlastSink(LazySink):
             if self.writer is None:
                 self.writer = self.open()
             self.writer.fh.write(f"# BLAST processed {self.queries} queries\n".encode())
+        if self.kind == "5" and self.queries:
+            self.writer.fh.write(XML_FOOTER.encode())
 
 
 class _Closing:
@@ -332,7 +347,15 @@ class BlastTask:
         for batch, hits in partial:
             out = _TextIO()
             titles = [f"{batch.name(i)} {batch.description(i)}".rstrip() for i in range(len(batch))] \
-                if self.outfmt.split()[0] == "7" else None
+                if self.outfmt.split()[0] in ("5", "7") else None
+            if self.outfmt.split()[0] == "5":  # BLAST XML: the iterations, numbered by the writer
+                one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
+                text = xml_iterations(hits, titles, one.options.karlin, one.ref.db_bases, one.ref.db_sequences,
+                                      self.subjects).encode("utf-8", "surrogateescape")
+                first = (titles[0], int(len(batch.sequence(0)))) if len(batch) else ("", 0)
+                chunks.append(Chunk((text, len(batch), first), dict(records=len(batch), hits=len(hits),
+                                                                    mapped=int(len(set(hits.arrays["query"].tolist()))))))
+                continue
             write_tabular(hits, out, self.outfmt, database=self.database, last=False, header=False,
                           subjects=self.subjects, query_titles=titles, query_offset=self.query_offset)
             text = "".join(out.parts).encode("utf-8", "surrogateescape")
@@ -344,7 +367,11 @@ class BlastTask:
         ref = self.searchers[0].ref
         header = sam_header(ref.contig_names, np.diff(ref.contig_offsets), self.command) \
             if parse_outfmt(self.outfmt)[0] == "sam" else ""
-        return _BlastSink(query, self.outfmt, header, self.index_check)
+        xml = None
+        if parse_outfmt(self.outfmt)[0] == "5":
+            options = dataclasses.asdict(self.searchers[0].options)
+            xml = functools.partial(xml_header, options["task"], self.database, options=options)
+        return _BlastSink(query, self.outfmt, header, self.index_check, xml)
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         combine = self.combine
