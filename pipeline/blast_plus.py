@@ -28,7 +28,7 @@ from gseek.errors import GseekError, IndexFormatError
 __all__ = ["blastn_main", "makeblastdb_main", "BLASTN_OUTFMTS"]
 
 #: The ``-outfmt`` kinds gseek blastn writes (17: gseek's SAM, the database as the reference: docs/blast.md).
-BLASTN_OUTFMTS = ("5", "6", "7", "10", "17")
+BLASTN_OUTFMTS = ("5", "6", "7", "10", "15", "17")
 
 
 def _fail(err: PlusArgError, stderr: TextIO) -> int:

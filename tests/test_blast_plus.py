@@ -305,15 +305,44 @@ def test_outfmt5_is_read_by_biopython(data):
     assert [r[3:8] for r in rows] == [(int(w[3]), int(w[6]), int(w[7]), int(w[8]), int(w[9])) for w in want]
 
 
+def test_outfmt15_is_json(data):
+    """-outfmt 15 (single-file BLAST JSON): one report a query, its hits those of the tabular lines."""
+    import json
+
+    code, out, err = _blastn(["-db", data / "v4", "-query", DATA / "queries.fa", "-outfmt", "15", "-device", "cpu"])
+    assert code == 0, err
+    reports = json.loads(out)["BlastOutput2"]
+    assert len(reports) == len(read_queries())
+    got = [(r["report"]["results"]["search"]["query_title"].split()[0], h["description"][0]["title"].split()[0],
+            p["query_from"], p["hit_from"]) for r in reports for h in r["report"]["results"]["search"]["hits"]
+           for p in h["hsps"]]
+    want = [line.split("\t") for line in (DATA / "v4.blastn.tsv").read_text().splitlines()]
+    assert got == [(w[0], w[1], int(w[6]), int(w[8])) for w in want]
+
+
+def read_queries():
+    from gseek.seqio import read_fastx
+
+    return read_fastx(DATA / "queries.fa").name_list()
+
+
 @needs_blast
+@pytest.mark.parametrize("outfmt", ["5", "15"])
 @pytest.mark.parametrize("task", ["megablast", "blastn"])
-@pytest.mark.parametrize("extra", [[], ["-dust", "no"], ["-soft_masking", "false", "-strand", "minus"]])
-def test_outfmt5_equals_blastn(data, task, extra):
-    """-outfmt 5: blastn's XML, byte for byte (databases with and without -parse_seqids, several volumes)."""
+@pytest.mark.parametrize("extra", [[], ["-dust", "no"], ["-soft_masking", "false", "-strand", "minus"],
+                                   ["-lcase_masking"]])
+def test_outfmt5_equals_blastn(data, task, extra, outfmt):
+    """-outfmt 5 and 15: blastn's XML and JSON, byte for byte (databases with and without -parse_seqids, several
+    volumes; JSON's query_masking: DUST's intervals and, with -lcase_masking, the lowercase runs)."""
     run = lambda *a: subprocess.run(a, check=True, capture_output=True, text=True, cwd=data)  # noqa: E731
     run("makeblastdb", "-in", "db.fa", "-dbtype", "nucl", "-out", "ps", "-parse_seqids")
+    queries = DATA / "queries.fa"
+    if outfmt == "15":  # JSON lists DUST's intervals: not the query ending in a run of N (docs/blast.md, DUST)
+        text = queries.read_text()
+        queries = data / "queries_no_n.fa"
+        queries.write_text("".join(">" + r for r in text.split(">")[1:] if not r.startswith("q_plainword")))
     for db in ("v4", "ps", "mv"):
-        args = ["-task", task, "-db", db, "-query", str(DATA / "queries.fa"), "-outfmt", "5", "-evalue", "1e-5", *extra]
+        args = ["-task", task, "-db", db, "-query", str(queries), "-outfmt", outfmt, "-evalue", "1e-5", *extra]
         want = run("blastn", *args).stdout
         cwd = os.getcwd()
         os.chdir(data)

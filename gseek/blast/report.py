@@ -57,10 +57,10 @@ def parse_outfmt(spec: str) -> tuple[str, list[str]]:
         if len(words) > 1:
             raise OptionError("outfmt sam takes no field list")
         return "sam", []
-    if kind == "5":
+    if kind in ("5", "15"):
         if len(words) > 1:
-            raise OptionError("outfmt 5 (BLAST XML) takes no field list")
-        return "5", []
+            raise OptionError(f"outfmt {kind} (BLAST {'XML' if kind == '5' else 'JSON'}) takes no field list")
+        return kind, []
     if kind not in ("6", "7", "10"):
         raise OptionError(f"outfmt {kind!r} is not supported; use 6, 7, 10 (tabular, comment lines, CSV; BLAST+'s "
                           f"keywords) or sam")

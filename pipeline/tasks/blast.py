@@ -40,6 +40,7 @@ from gseek.backend import Backend, get_backend, numba_guard
 from gseek.blast.database import resolve_database
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
 from gseek.blast.searcher import BlastSearcher
+from gseek.blast.json_report import JSON_FOOTER, JSON_HEADER, REPORT_MARK, json_reports, report_separator
 from gseek.blast.xml_report import ITER_MARK, XML_FOOTER, xml_header, xml_iterations
 from gseek.blast.shards import split_hits
 from gseek.errors import FastxError, OptionError
@@ -103,14 +104,18 @@ class _BlastSink(LazySink):
 
     def put(self, data: tuple) -> int:
         text, queries = data[0], data[1]
-        if self.kind == "5":  # BLAST XML: the header from the first query, the iterations numbered in order
-            if self.queries == 0 and self.xml_header is not None:
-                self.writer.fh.write(self.xml_header(*data[2]).encode("utf-8", "surrogateescape"))
+        if self.kind in ("5", "15"):  # BLAST XML / JSON: a header, then the queries numbered in order
+            if self.queries == 0:
+                head = JSON_HEADER if self.kind == "15" else self.xml_header(*data[2]) if self.xml_header else ""
+                self.writer.fh.write(head.encode("utf-8", "surrogateescape"))
+            if self.kind == "15":  # each report's opening: a comma before all but the output's first
+                parts = text.split(REPORT_MARK.encode())
+                text = parts[0] + b"".join(report_separator(self.queries == 0 and k == 0).encode() + part
+                                           for k, part in enumerate(parts[1:]))
             parts = text.split(ITER_MARK.encode())
-            numbered = [parts[0]]
-            for k, part in enumerate(parts[1:]):
-                numbered.append(str(self.queries + 1 + k // 2).encode() + part)  # two marks an iteration
-            text = b"".join(numbered)
+            per_query = 2 if self.kind == "5" else 1  # (XML: the iteration's number and its query id)
+            text = parts[0] + b"".join(str(self.queries + 1 + k // per_query).encode() + part
+                                       for k, part in enumerate(parts[1:]))
         if text:
             self.writer.fh.write(text)
         self.queries += queries
@@ -123,8 +128,8 @@ class _BlastSink(LazySink):
             if self.writer is None:
                 self.writer = self.open()
             self.writer.fh.write(f"# BLAST processed {self.queries} queries\n".encode())
-        if self.kind == "5" and self.queries:
-            self.writer.fh.write(XML_FOOTER.encode())
+        if self.kind in ("5", "15") and self.queries:
+            self.writer.fh.write((XML_FOOTER if self.kind == "5" else JSON_FOOTER).encode())
 
 
 class _Closing:
@@ -347,11 +352,16 @@ class BlastTask:
         for batch, hits in partial:
             out = _TextIO()
             titles = [f"{batch.name(i)} {batch.description(i)}".rstrip() for i in range(len(batch))] \
-                if self.outfmt.split()[0] in ("5", "7") else None
-            if self.outfmt.split()[0] == "5":  # BLAST XML: the iterations, numbered by the writer
+                if self.outfmt.split()[0] in ("5", "7", "15") else None
+            if self.outfmt.split()[0] in ("5", "15"):  # BLAST XML / JSON: numbered by the writer
                 one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
-                text = xml_iterations(hits, titles, one.options.karlin, one.ref.db_bases, one.ref.db_sequences,
-                                      self.subjects).encode("utf-8", "surrogateescape")
+                if self.outfmt.split()[0] == "5":
+                    text = xml_iterations(hits, titles, one.options.karlin, one.ref.db_bases, one.ref.db_sequences,
+                                          self.subjects).encode("utf-8", "surrogateescape")
+                else:
+                    text = json_reports(hits, batch, titles, one.options.karlin, one.ref.db_bases,
+                                        one.ref.db_sequences, self.database, dataclasses.asdict(one.options),
+                                        self.subjects).encode("utf-8", "surrogateescape")
                 first = (titles[0], int(len(batch.sequence(0)))) if len(batch) else ("", 0)
                 chunks.append(Chunk((text, len(batch), first), dict(records=len(batch), hits=len(hits),
                                                                     mapped=int(len(set(hits.arrays["query"].tolist()))))))
