@@ -282,8 +282,8 @@ def _popcount(x):
     x = x - ((x >> np.uint32(1)) & np.uint32(0x55555555))
     x = (x & np.uint32(0x33333333)) + ((x >> np.uint32(2)) & np.uint32(0x33333333))
     x = (x + (x >> np.uint32(4))) & np.uint32(0x0F0F0F0F)
-    return int((x & np.uint32(0xFF)) + ((x >> np.uint32(8)) & np.uint32(0xFF)) + ((x >> np.uint32(16)) & np.uint32(0xFF))
-               + (x >> np.uint32(24)))
+    byte = np.uint32(0xFF)
+    return int((x & byte) + ((x >> np.uint32(8)) & byte) + ((x >> np.uint32(16)) & byte) + (x >> np.uint32(24)))
 
 
 @njit(parallel=True, cache=True, nogil=True)

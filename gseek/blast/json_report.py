@@ -98,7 +98,8 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
     head = ('    "report": {\n      "program": "blastn",\n      "version": "BLASTN 2.12.0+",\n'
             f'      "reference": {_s(_REFERENCE.get(options["task"], _REFERENCE["blastn"]))},\n'
             f'      "search_target": {{\n        "db": {_s(database)}\n      }},\n'
-            f'      "params": {{\n        "expect": {_g(options["evalue"])},\n        "sc_match": {options["reward"]},\n'
+            f'      "params": {{\n        "expect": {_g(options["evalue"])},\n'
+            f'        "sc_match": {options["reward"]},\n'
             f'        "sc_mismatch": {options["penalty"]},\n        "gap_open": {options["gap_open"]},\n'
             f'        "gap_extend": {options["gap_extend"]},\n        "filter": {_s(filt or "F")}\n      }},\n')
     out: list[str] = []

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gseek.errors import OptionError
 
@@ -58,8 +58,6 @@ BLASTN_REFUSED = (
     "best_hit_overhang", "best_hit_score_edge", "subject_besthit", "window_size", "off_diagonal_range", "use_index",
     "index_name", "parse_deflines", "show_gis", "num_descriptions", "num_alignments", "line_length", "sorthits",
     "sorthsps", "mt_mode", "remote")
-#: Flags of BLAST+ that take no value (so a refused one's next word is not eaten as its value).
-_REFUSED_FLAGS = {"no_greedy", "subject_besthit", "parse_deflines", "show_gis", "remote"}
 
 
 class PlusArgError(OptionError):
@@ -174,7 +172,6 @@ class BlastnRun:
     subject_loc: tuple[int, int] | None = None
     html: bool = False
     action: str = "search"  # or "help", "usage", "version"
-    extra: dict = field(default_factory=dict)
 
 
 def _dust(text: str) -> tuple[int, int, int] | None:
@@ -252,8 +249,8 @@ def parse_blastn(argv: list[str]) -> BlastnRun:
 
 def blastn_usage() -> str:
     """The USAGE block BLAST+ prints before an argument error, with the flags gseek blastn takes."""
-    flags = [f"[-{n}{'' if k == 'flag' else ' ' + {'str': 'string', 'int': 'int_value', 'float': 'float_value', 'bool': 'bool_value'}[k]}]"
-             for n, (k, _) in BLASTN_FLAGS.items()]
+    value = {"flag": "", "str": " string", "int": " int_value", "float": " float_value", "bool": " bool_value"}
+    flags = [f"[-{n}{value[k]}]" for n, (k, _) in BLASTN_FLAGS.items()]
     lines, line = [], "  blastn"
     for f in flags:
         if len(line) + 1 + len(f) > 78:
@@ -275,8 +272,8 @@ MAKEBLASTDB_FLAGS: dict[str, tuple[str, object]] = {
     "taxid_map": ("str", None), "blastdb_version": ("int", (4, 5)), "input_type": ("str", ("fasta",)),
     "hash_index": ("flag", None),
 }
-MAKEBLASTDB_REFUSED = ("mask_data", "mask_id", "mask_desc", "gi_mask", "gi_mask_name", "logfile", "metadata_output_prefix",
-                       "oid_masks", "sequence_type")
+MAKEBLASTDB_REFUSED = ("mask_data", "mask_id", "mask_desc", "gi_mask", "gi_mask_name", "logfile",
+                       "metadata_output_prefix", "oid_masks", "sequence_type")
 
 
 @dataclass(frozen=True)

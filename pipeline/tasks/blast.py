@@ -278,8 +278,9 @@ class BlastTask:
         self.options = dict(task=task, outfmt=self.outfmt, **{k: v for k, v in sorted(options.items())})
         if self.shard is not None:  # another search (the unsplit one's fingerprint stays as it was)
             self.options["shard"] = list(self.shard)
-        self.database = database if database is not None else os.fspath(source or "") if isinstance(given, Index) or given is None \
-            else os.fspath(given)
+        if database is None:  # the name as given (a BLAST database's, not its converted copy's)
+            database = os.fspath(source or "") if isinstance(given, Index) or given is None else os.fspath(given)
+        self.database = database
         self.job_bytes = BLAST_JOB_BYTES
         self.parse_threads = parse_threads(threads)
 
@@ -363,8 +364,8 @@ class BlastTask:
                                         one.ref.db_sequences, self.database, dataclasses.asdict(one.options),
                                         self.subjects).encode("utf-8", "surrogateescape")
                 first = (titles[0], int(len(batch.sequence(0)))) if len(batch) else ("", 0)
-                chunks.append(Chunk((text, len(batch), first), dict(records=len(batch), hits=len(hits),
-                                                                    mapped=int(len(set(hits.arrays["query"].tolist()))))))
+                mapped = int(len(set(hits.arrays["query"].tolist())))
+                chunks.append(Chunk((text, len(batch), first), dict(records=len(batch), hits=len(hits), mapped=mapped)))
                 continue
             write_tabular(hits, out, self.outfmt, database=self.database, last=False, header=False,
                           subjects=self.subjects, query_titles=titles, query_offset=self.query_offset)
