@@ -414,7 +414,7 @@ def convert_blastdb(db: BlastDb, dest: str | os.PathLike) -> Path:
                     (vols[0].title if vols else ""), "parsed_ids": parsed},
     }
     path = _format.write_index(dest, header, arrays)
-    if parsed:
+    if parsed or any(s.taxid for s in ids):  # names or taxids the deflines alone do not give
         write_subject_ids(path, ids)
     return Path(path)
 

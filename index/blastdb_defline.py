@@ -315,12 +315,12 @@ def parse_fasta_ids(word: str) -> list[tuple[str, Any]] | None:
     return out or None
 
 
-def defline_ids(name: str, description: str, parse_seqids: bool) -> SubjectId:
+def defline_ids(name: str, description: str, parse_seqids: bool, taxid: int = 0) -> SubjectId:
     """A FASTA record's names as blastn prints them once ``makeblastdb`` (``-parse_seqids`` or not) stored it.
     A bare word with ``-parse_seqids`` is kept as a local id (BLAST+ guesses an accession's type from NCBI's
     prefix table, e.g. ``NC_000913.3`` -> ``ref|NC_000913.3|``: not done here)."""
     title = f"{name} {description}".strip() if description else name
     if not parse_seqids:
-        return SubjectId(name, name, name, title or "N/A", 0, (title or "N/A",), False)
+        return SubjectId(name, name, name, title or "N/A", taxid, (title or "N/A",), False)
     ids = parse_fasta_ids(name) or [("lcl", name)]
-    return subject_ids([Defline(description, ids, 0)])
+    return subject_ids([Defline(description, ids, taxid)])

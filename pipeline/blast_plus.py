@@ -23,7 +23,7 @@ from typing import TextIO
 
 from gseek.blast.plus_args import (VERSION_TEXT, PlusArgError, blastn_usage, options_error, parse_blastn,
                                    parse_makeblastdb)
-from gseek.errors import GseekError, IndexFormatError
+from gseek.errors import GseekError, IndexFormatError, OptionError
 
 __all__ = ["blastn_main", "makeblastdb_main", "BLASTN_OUTFMTS"]
 
@@ -87,8 +87,8 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
             batch = read_fastx(run.subject)
             database = Index.build(batch, parts="text", device="cpu")
             # blastn prints a subject's first word as its ids and no title ("N/A")
-            subjects = [dataclasses.replace(defline_ids(batch.name(i), "", False), title="N/A", all_titles=("N/A",))
-                        for i in range(len(batch))]
+            subjects = [dataclasses.replace(defline_ids(batch.name(i), "", False), title="N/A", all_titles=("N/A",),
+                                            taxid=-1) for i in range(len(batch))]
         else:
             try:
                 resolve_database(run.db)
@@ -143,11 +143,12 @@ def makeblastdb_main(argv: list[str], stdout: TextIO | None = None, stderr: Text
 
     try:
         batch = read_fastx(run.fasta)
+        taxids = _taxid_map(run.taxid_map) if run.taxid_map else {}
         index = Index.build(batch, parts="text", device="cpu")
         index.header["blastdb"] = {"title": run.title, "made_by": "gseek makeblastdb"}
         path = index.save(f"{run.out}.gseek")
-        write_subject_ids(path, [defline_ids(batch.name(i), batch.description(i), run.parse_seqids)
-                                 for i in range(len(batch))])
+        write_subject_ids(path, [defline_ids(batch.name(i), batch.description(i), run.parse_seqids,
+                                             taxids.get(batch.name(i), run.taxid or 0)) for i in range(len(batch))])
     except (GseekError, OSError) as err:
         stderr.write(f"BLAST options error: {err}\n")
         return 1
@@ -175,4 +176,18 @@ def _query_pieces(path: str, start: int, stop: int, folder: str) -> str:
     finally:
         if source is not sys.stdin:
             source.close()
+    return out
+
+
+def _taxid_map(path: str) -> dict[str, int]:
+    """``-taxid_map``: lines of a sequence id and its taxid (BLAST+'s file), as a dict."""
+    out: dict[str, int] = {}
+    with open(path, encoding="latin-1") as fh:
+        for number, line in enumerate(fh, 1):
+            words = line.split()
+            if not words:
+                continue
+            if len(words) < 2 or not words[1].isdigit():
+                raise OptionError(f"{path}:{number}: expected 'SEQID TAXID'")
+            out[words[0]] = int(words[1])
     return out

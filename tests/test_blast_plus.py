@@ -352,3 +352,32 @@ def test_outfmt5_equals_blastn(data, task, extra, outfmt):
             os.chdir(cwd)
         assert code == 0, err
         assert out == want, db
+
+
+@needs_blast
+def test_staxid_equals_blastn(data, tmp_path):
+    """staxid / staxids: a database's taxids (makeblastdb -taxid, with and without -parse_seqids), none (N/A, 0),
+    -subject (N/A, N/A); gseek makeblastdb -taxid / -taxid_map the same."""
+    run = lambda *a: subprocess.run(a, check=True, capture_output=True, text=True, cwd=data)  # noqa: E731
+    run("makeblastdb", "-in", "db.fa", "-dbtype", "nucl", "-out", "tx_ps", "-parse_seqids", "-taxid", "9606")
+    run("makeblastdb", "-in", "db.fa", "-dbtype", "nucl", "-out", "tx_plain", "-taxid", "562")
+    fields = ["-outfmt", "6 qseqid sseqid staxid staxids", "-evalue", "1e-5"]
+    for db in ("tx_ps", "tx_plain", "v4"):
+        want = run("blastn", "-db", db, "-query", str(DATA / "queries.fa"), *fields).stdout
+        assert _blastn(["-db", data / db, "-query", DATA / "queries.fa", *fields, "-device", "cpu"])[1] == want, db
+    want = run("blastn", "-subject", "db.fa", "-query", str(DATA / "queries.fa"), *fields).stdout
+    assert _blastn(["-subject", data / "db.fa", "-query", DATA / "queries.fa", *fields, "-device", "cpu"])[1] == want
+    assert makeblastdb_main(["-in", str(DATA / "db.fa"), "-dbtype", "nucl", "-out", str(tmp_path / "g"),
+                             "-taxid", "562"], stdout=io.StringIO()) == 0
+    want = run("blastn", "-db", "tx_plain", "-query", str(DATA / "queries.fa"), *fields).stdout
+    assert _blastn(["-db", tmp_path / "g", "-query", DATA / "queries.fa", *fields, "-device", "cpu"])[1] == want
+    (tmp_path / "map.txt").write_text("".join(f"{w} 562\n" for w in read_fastx_names()))
+    assert makeblastdb_main(["-in", str(DATA / "db.fa"), "-dbtype", "nucl", "-out", str(tmp_path / "m"),
+                             "-taxid_map", str(tmp_path / "map.txt")], stdout=io.StringIO()) == 0
+    assert _blastn(["-db", tmp_path / "m", "-query", DATA / "queries.fa", *fields, "-device", "cpu"])[1] == want
+
+
+def read_fastx_names():
+    from gseek.seqio import read_fastx
+
+    return read_fastx(DATA / "db.fa").name_list()

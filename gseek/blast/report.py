@@ -42,6 +42,7 @@ FIELDS = {
     "positive": "positives", "gaps": "gaps", "ppos": "% positives", "qcovhsp": "% query coverage per hsp",
     "btop": "BTOP", "qseq": "query seq", "sseq": "subject seq", "sallseqid": "subject ids",
     "stitle": "subject title", "salltitles": "subject titles", "qcovs": "% query coverage per subject",
+    "staxid": "subject tax id", "staxids": "subject tax ids",
 }
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
 _COMPLEMENT = np.array([3, 2, 1, 0, 4], np.uint8)
@@ -194,6 +195,10 @@ def _subject_column(hits: BlastHits, field: str, subjects: list | None) -> list[
     """Every subject's text for an id or title field: from ``subjects`` (a BLAST database's parsed ids,
     :class:`gseek.index.blastdb_defline.SubjectId`), else from its defline (the id its first word, the
     title all of it, as blastn prints a database made without ``-parse_seqids``)."""
+    if field in ("staxid", "staxids"):  # blastn 2.12: staxid N/A and staxids 0 where a database has no taxid;
+        # both N/A for -subject (taxid -1 here)
+        ids = [0 if subjects is None else s.taxid for s in (subjects or hits.subject_names)]
+        return ["N/A" if t < 0 or (t == 0 and field == "staxid") else str(t) for t in ids]
     if subjects is not None:
         get = {"sseqid": "seqid", "sallseqid": "seqid", "sacc": "acc", "saccver": "accver", "stitle": "title"}
         if field == "salltitles":
@@ -222,7 +227,7 @@ def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np
         if f in ("qseqid", "qacc", "qaccver"):
             names = [_name(n) for n in hits.query_names]
             out.append([names[i] for i in q.tolist()])
-        elif f in ("sseqid", "sacc", "saccver", "sallseqid", "stitle", "salltitles"):
+        elif f in ("sseqid", "sacc", "saccver", "sallseqid", "stitle", "salltitles", "staxid", "staxids"):
             names = _subject_column(hits, f, subjects)
             out.append([names[i] for i in s.tolist()])
         elif f in ("pident", "ppos"):
