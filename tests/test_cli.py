@@ -16,7 +16,7 @@ from gseek.cli import main
 from gseek.errors import FastxError
 from gseek.serve.engine import Limits
 
-COMMANDS = ["index", "search", "align", "pipeline", "stats", "demo", "compile"]
+COMMANDS = ["index", "search", "align", "pipeline", "stats", "demo", "compile", "blastn", "makeblastdb"]
 
 
 def run(args, capsys):
@@ -166,7 +166,8 @@ OPTION_CASES = [
     (["search", "--task", "blastn", "-x", "idx"], "error", "--task blastn needs -q FILE"),
     (BLASTN + ["--reward", "3", "--penalty", "-7"], "error", "3/-7 is not supported"),
     (BLASTN + ["--word-size", "3"], "error", "word size must be at least 4"),
-    (BLASTN + ["--outfmt", "5"], "error", "outfmt '5' is not supported"),
+    (BLASTN + ["--outfmt", "0"], "error", "outfmt '0' is not supported"),
+    (BLASTN + ["--outfmt", "5"], "blast_files", {"outfmt": "5"}),
     (BLASTN + ["--dust", "20 64"], "error", "LEVEL WINDOW LINKER"),
     (BLASTN + ["-v", "1"], "error", "--mismatches: options of --task map"),
     (BLASTN + ["--dust", "10 32 2"], "blast_files", {"dust": (10, 32, 2)}),

@@ -9,6 +9,8 @@ reverse-complemented for minus-strand HSPs, as blastn does.
 ['qaccver', 'saccver', 'pident', 'length', 'mismatch', 'gapopen', 'qstart', 'qend', 'sstart', 'send', 'evalue', 'bitscore']
 >>> parse_fields("7 qseqid sseqid score")
 ['qseqid', 'sseqid', 'score']
+>>> parse_fields("6 std saccver stitle")[-3:]
+['evalue', 'bitscore', 'stitle']
 """
 
 from __future__ import annotations
@@ -38,14 +40,16 @@ FIELDS = {
     "sstart": "s. start", "send": "s. end", "evalue": "evalue", "bitscore": "bit score", "score": "score",
     "qlen": "query length", "slen": "subject length", "sstrand": "subject strand", "nident": "identical",
     "positive": "positives", "gaps": "gaps", "ppos": "% positives", "qcovhsp": "% query coverage per hsp",
-    "btop": "BTOP", "qseq": "query seq", "sseq": "subject seq",
+    "btop": "BTOP", "qseq": "query seq", "sseq": "subject seq", "sallseqid": "subject ids",
+    "stitle": "subject title", "salltitles": "subject titles", "qcovs": "% query coverage per subject",
+    "staxid": "subject tax id", "staxids": "subject tax ids",
 }
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
 _COMPLEMENT = np.array([3, 2, 1, 0, 4], np.uint8)
 
 
 def parse_outfmt(spec: str) -> tuple[str, list[str]]:
-    """``"6 qseqid ..."`` -> (``"6"``, fields); ``sam`` and ``17`` -> (``"sam"``, [])."""
+    """``"6 qseqid ..."`` -> (``"6"``, fields) (also ``7``, and ``10``: CSV); ``sam`` and ``17`` -> (``"sam"``, [])."""
     words = str(spec).split()
     if not words:
         raise OptionError("outfmt is empty; use 6, 7 or sam")
@@ -54,8 +58,13 @@ def parse_outfmt(spec: str) -> tuple[str, list[str]]:
         if len(words) > 1:
             raise OptionError("outfmt sam takes no field list")
         return "sam", []
-    if kind not in ("6", "7"):
-        raise OptionError(f"outfmt {kind!r} is not supported; use 6, 7 (tabular, BLAST+'s keywords) or sam")
+    if kind in ("5", "15"):
+        if len(words) > 1:
+            raise OptionError(f"outfmt {kind} (BLAST {'XML' if kind == '5' else 'JSON'}) takes no field list")
+        return kind, []
+    if kind not in ("6", "7", "10"):
+        raise OptionError(f"outfmt {kind!r} is not supported; use 6, 7, 10 (tabular, comment lines, CSV; BLAST+'s "
+                          f"keywords) or sam")
     return kind, parse_fields(spec)
 
 
@@ -72,7 +81,7 @@ def parse_fields(spec: str) -> list[str]:
             out.append(w)
         else:
             raise OptionError(f"outfmt field {w!r} is not supported; gseek has: std {' '.join(FIELDS)}")
-    return out
+    return list(dict.fromkeys(out))  # blastn writes a field given twice once, where it first appears
 
 
 def _name(name: str) -> str:
@@ -90,6 +99,32 @@ def _qcov(covered: int, length: int) -> int:
         return 0
     pct = 100.0 * covered / length
     return int(pct + 0.5) if pct < 99.0 else int(pct)
+
+
+def _query_cover_per_subject(hits: BlastHits) -> np.ndarray:
+    """Per HSP, the query bases its subject's HSPs cover together (the union of their query ranges): what
+    blastn's ``qcovs`` divides by the query's length. (``qcovus`` counts a subject's bases once where its HSPs
+    overlap on the subject: not done, refused.)"""
+    a = hits.arrays
+    n = len(hits)
+    out = np.zeros(n, np.int64)
+    if not n:
+        return out
+    order = np.lexsort((a["q_start"], a["subject"], a["query"]))
+    q, s = a["query"][order], a["subject"][order]
+    lo, hi = a["q_start"][order].astype(np.int64), a["q_end"][order].astype(np.int64)
+    group = np.r_[0, np.cumsum((q[1:] != q[:-1]) | (s[1:] != s[:-1]))]
+    covered = np.zeros(int(group[-1]) + 1, np.int64)
+    end = -1
+    for i in range(n):  # a sweep over each group's ranges in start order
+        if i == 0 or group[i] != group[i - 1]:
+            end = -1
+        start = max(int(lo[i]), end)
+        if hi[i] > start:
+            covered[group[i]] += int(hi[i]) - start
+            end = int(hi[i])
+    out[order] = covered[group]
+    return out
 
 
 def _aligned(hits: BlastHits, h: int) -> tuple[np.ndarray, np.ndarray]:
@@ -151,14 +186,36 @@ def _btop(qr: np.ndarray, sr: np.ndarray) -> str:
     return "".join(out)
 
 
-def tabular_row(hits: BlastHits, h: int, fields: Iterable[str] | None = None) -> str:
+def tabular_row(hits: BlastHits, h: int, fields: Iterable[str] | None = None, subjects: list | None = None) -> str:
     """HSP ``h`` of ``hits`` as one tab-separated line (no newline)."""
-    return tabular_lines(hits, fields, np.array([h], np.int64))[0]
+    return tabular_lines(hits, fields, np.array([h], np.int64), subjects)[0]
 
 
-def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np.ndarray | None = None) -> list[str]:
+def _subject_column(hits: BlastHits, field: str, subjects: list | None) -> list[str]:
+    """Every subject's text for an id or title field: from ``subjects`` (a BLAST database's parsed ids,
+    :class:`gseek.index.blastdb_defline.SubjectId`), else from its defline (the id its first word, the
+    title all of it, as blastn prints a database made without ``-parse_seqids``)."""
+    if field in ("staxid", "staxids"):  # blastn 2.12: staxid N/A and staxids 0 where a database has no taxid;
+        # both N/A for -subject (taxid -1 here)
+        ids = [0 if subjects is None else s.taxid for s in (subjects or hits.subject_names)]
+        return ["N/A" if t < 0 or (t == 0 and field == "staxid") else str(t) for t in ids]
+    if subjects is not None:
+        get = {"sseqid": "seqid", "sallseqid": "seqid", "sacc": "acc", "saccver": "accver", "stitle": "title"}
+        if field == "salltitles":
+            return ["<>".join(s.all_titles) for s in subjects]
+        return [getattr(s, get[field]) for s in subjects]
+    if field in ("stitle", "salltitles"):
+        return [n if n else "N/A" for n in hits.subject_names]
+    return [_name(n) for n in hits.subject_names]
+
+
+def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np.ndarray | None = None,
+                  subjects: list | None = None, sep: str = "\t", query_offset: int = 0) -> list[str]:
     """HSPs ``rows`` (default: all) of ``hits`` as tab-separated lines (no newlines), formatted a column
-    at a time (each array read once, not an element per field and row: 2.4 s for 276k rows before)."""
+    at a time (each array read once, not an element per field and row: 2.4 s for 276k rows before).
+    ``subjects``: the subjects' names of a BLAST database with parsed ids (``_subject_column``); ``sep``: the
+    field separator (``,`` for ``-outfmt 10``: blastn quotes nothing); ``query_offset``: added to ``qstart`` and
+    ``qend`` (the queries are pieces from there on: blastn's ``-query_loc``)."""
     a = hits.arrays
     idx = np.arange(len(hits), dtype=np.int64) if rows is None else np.asarray(rows, np.int64)
     col = {k: a[k][idx] for k in ("query", "subject", "strand", "s_start", "s_end", "q_start", "q_end")}
@@ -170,8 +227,8 @@ def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np
         if f in ("qseqid", "qacc", "qaccver"):
             names = [_name(n) for n in hits.query_names]
             out.append([names[i] for i in q.tolist()])
-        elif f in ("sseqid", "sacc", "saccver"):
-            names = [_name(n) for n in hits.subject_names]
+        elif f in ("sseqid", "sacc", "saccver", "sallseqid", "stitle", "salltitles", "staxid", "staxids"):
+            names = _subject_column(hits, f, subjects)
             out.append([names[i] for i in s.tolist()])
         elif f in ("pident", "ppos"):
             out.append([_pident(n, L) for n, L in zip(a["nident"][idx].tolist(), a["length"][idx].tolist())])
@@ -180,9 +237,9 @@ def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np
         elif f == "positive":
             out.append(list(map(str, a["nident"][idx].tolist())))
         elif f == "qstart":
-            out.append(list(map(str, (col["q_start"] + 1).tolist())))
+            out.append(list(map(str, (col["q_start"] + 1 + query_offset).tolist())))
         elif f == "qend":
-            out.append(list(map(str, col["q_end"].tolist())))
+            out.append(list(map(str, (col["q_end"] + query_offset).tolist())))
         elif f == "sstart":
             out.append(list(map(str, np.where(minus, col["s_end"], col["s_start"] + 1).tolist())))
         elif f == "send":
@@ -200,6 +257,10 @@ def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np
         elif f == "qcovhsp":
             lengths = np.asarray(hits.query_lengths)[q]
             out.append([str(_qcov(c, L)) for c, L in zip((col["q_end"] - col["q_start"]).tolist(), lengths.tolist())])
+        elif f == "qcovs":
+            lengths = np.asarray(hits.query_lengths)[q]
+            cover = _query_cover_per_subject(hits)[idx]
+            out.append([str(_qcov(c, L)) for c, L in zip(cover.tolist(), lengths.tolist())])
         elif f in ("btop", "qseq", "sseq"):
             if aligned is None:
                 aligned = [_aligned(hits, h) for h in idx.tolist()]
@@ -209,7 +270,7 @@ def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np
                 out.append([_text(qr if f == "qseq" else sr) for qr, sr in aligned])
         else:
             raise OptionError(f"outfmt field {f!r} is not supported")
-    return ["\t".join(t) for t in zip(*out)] if out else [""] * idx.size
+    return [sep.join(t) for t in zip(*out)] if out else [""] * idx.size
 
 
 def sam_header(subject_names, subject_lengths, command: str = "gseek") -> str:
@@ -255,10 +316,13 @@ def sam_record(hits: BlastHits, h: int, first: bool) -> str:
 
 
 def write_tabular(hits: BlastHits, out: TextIO, outfmt: str = "6", database: str = "", program: str = "BLASTN",
-                  version: str = "2.12.0+", last: bool = True, header: bool = True, command: str = "gseek") -> None:
+                  version: str = "2.12.0+", last: bool = True, header: bool = True, command: str = "gseek",
+                  subjects: list | None = None, query_titles: list[str] | None = None, query_offset: int = 0) -> None:
     """Write ``hits`` as ``-outfmt 6`` lines or, for ``7``, with BLAST+'s comment lines per query
     (``last``: also the closing ``# BLAST processed N queries`` line), or as SAM for ``sam``
-    (``header``: with its header; ``command`` goes in ``@PG CL``)."""
+    (``header``: with its header; ``command`` goes in ``@PG CL``); ``subjects``: as :func:`tabular_lines`;
+    ``query_titles``: each query's whole defline, for ``-outfmt 7``'s ``# Query:`` line (default: its name);
+    ``query_offset``: as :func:`tabular_lines`."""
     kind, fields = parse_outfmt(outfmt)
     if kind == "sam":
         if header:
@@ -271,14 +335,15 @@ def write_tabular(hits: BlastHits, out: TextIO, outfmt: str = "6", database: str
     query = hits.arrays["query"]
     bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
     header = ", ".join(FIELDS[f] for f in fields)
-    lines = tabular_lines(hits, fields)
+    lines = tabular_lines(hits, fields, subjects=subjects, sep="," if kind == "10" else "\t", query_offset=query_offset)
     if kind != "7":
         if lines:
             out.write("\n".join(lines) + "\n")
         return
     for q in range(len(hits.query_names)):
         a, b = int(bounds[q]), int(bounds[q + 1])
-        out.write(f"# {program} {version}\n# Query: {hits.query_names[q]}\n# Database: {database}\n")
+        title = hits.query_names[q] if query_titles is None else query_titles[q]
+        out.write(f"# {program} {version}\n# Query: {title}\n# Database: {database}\n")
         if b > a:
             out.write(f"# Fields: {header}\n")
         out.write(f"# {b - a} hits found\n")

@@ -25,6 +25,7 @@ q1	gi|9626243|ref|NC_001416.1|	100.000	600	0	0	1	600	5001	5600	0.0	1109
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -36,13 +37,15 @@ from typing import Any
 import numpy as np
 
 from gseek.backend import Backend, get_backend, numba_guard
+from gseek.blast.database import resolve_database
 from gseek.blast.options import BlastOptions
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
 from gseek.blast.searcher import BlastSearcher
+from gseek.blast.json_report import JSON_FOOTER, JSON_HEADER, REPORT_MARK, json_reports, report_separator
+from gseek.blast.xml_report import ITER_MARK, XML_FOOTER, xml_header, xml_iterations
 from gseek.blast.shards import split_hits
 from gseek.errors import FastxError, OptionError, OutputError
 from gseek.index import Index
-from gseek.index.format import resolve as resolve_index
 from gseek.index.text import ReferenceText
 from gseek.output.sam import check_read_names
 from gseek.seqio import FastxReader, SequenceBatch
@@ -82,7 +85,8 @@ class _TextIO:
 class _BlastSink(LazySink):
     """One output: the formatted text of each batch, then (``-outfmt 7``) BLAST+'s closing line."""
 
-    def __init__(self, query: QueryFile, outfmt: str, sam_header: str = "", check: Any = None) -> None:
+    def __init__(self, query: QueryFile, outfmt: str, sam_header: str = "", check: Any = None,
+                 xml: Any = None) -> None:
         super().__init__(query)
         self.kind = parse_outfmt(outfmt)[0]
         self.queries = 0
@@ -90,6 +94,8 @@ class _BlastSink(LazySink):
         #: The index's SHA-256 check running beside the search (None: none), waited for before the output
         #: is renamed into place, or before its first byte where it is written in place (stdout, a pipe).
         self.check = check
+        #: ``-outfmt 5``: the XML header of the first query's (title, length) (``xml_header`` bound to the search).
+        self.xml_header = xml
 
     def open(self) -> Any:
         if self.check is not None and is_special(self.query.output):  # written in place: nothing to take back
@@ -100,8 +106,20 @@ class _BlastSink(LazySink):
             closing.fh.write(self.sam_header.encode("utf-8", "surrogateescape"))
         return closing
 
-    def put(self, data: tuple[bytes, int]) -> int:
-        text, queries = data
+    def put(self, data: tuple) -> int:
+        text, queries = data[0], data[1]
+        if self.kind in ("5", "15"):  # BLAST XML / JSON: a header, then the queries numbered in order
+            if self.queries == 0:
+                head = JSON_HEADER if self.kind == "15" else self.xml_header(*data[2]) if self.xml_header else ""
+                self.writer.fh.write(head.encode("utf-8", "surrogateescape"))
+            if self.kind == "15":  # each report's opening: a comma before all but the output's first
+                parts = text.split(REPORT_MARK.encode())
+                text = parts[0] + b"".join(report_separator(self.queries == 0 and k == 0).encode() + part
+                                           for k, part in enumerate(parts[1:]))
+            parts = text.split(ITER_MARK.encode())
+            per_query = 2 if self.kind == "5" else 1  # (XML: the iteration's number and its query id)
+            text = parts[0] + b"".join(str(self.queries + 1 + k // per_query).encode() + part
+                                       for k, part in enumerate(parts[1:]))
         if text:
             self.writer.fh.write(text)
         self.queries += queries
@@ -114,6 +132,8 @@ class _BlastSink(LazySink):
             if self.writer is None:
                 self.writer = self.open()
             self.writer.fh.write(f"# BLAST processed {self.queries} queries\n".encode())
+        if self.kind in ("5", "15") and self.queries:
+            self.writer.fh.write((XML_FOOTER if self.kind == "5" else JSON_FOOTER).encode())
 
 
 class _Closing:
@@ -172,6 +192,9 @@ class BlastTask:
             output is the same bytes. None: the database resident where it fits in a share of each
             GPU's free memory, else in the volumes that fit
             (:func:`~gseek.blast.shards.auto_volume_bases`; :attr:`volume_size` says which).
+        subjects: the subjects' names as blastn prints them (``gseek.index.blastdb_defline.SubjectId``; default:
+            those a converted BLAST database or ``gseek makeblastdb`` keeps, else each contig's name).
+        query_offset: added to ``qstart``/``qend`` in the text (queries cut from there on: ``-query_loc``).
         options: the search's :class:`~gseek.blast.options.BlastOptions` (its task is the search's);
             or ``task`` and ``**overrides``, the fields that differ from the task's preset, made into
             the value here (:func:`blast_value`).
@@ -191,7 +214,8 @@ class BlastTask:
                  outfmt: str = "6", devices: Sequence[str | Backend] | None = None,
                  device: str | Backend | None = None, threads: int | None = None, command: str = "gseek",
                  database: str | None = None, split: str = "queries", shard: tuple[int, int] | None = None,
-                 volume_size: int | None = None, **overrides: Any) -> None:
+                 volume_size: int | None = None, subjects: list | None = None, query_offset: int = 0,
+                 **overrides: Any) -> None:
         #: The search's options, whole (made here, once, from ``task`` and ``overrides`` when not given).
         self.blast_options = blast_value(task, options, overrides)
         task, options = self.blast_options.task, self.blast_options.overrides()  # what the searchers take
@@ -204,6 +228,14 @@ class BlastTask:
         parse_outfmt(outfmt)
         self.command = command
         self.outfmt = str(outfmt)
+        #: Subject names as blastn prints them, for a BLAST database with parsed ids (None: the deflines).
+        self.subjects = subjects
+        #: Added to qstart/qend in the text: the queries are pieces starting there (blastn's -query_loc).
+        self.query_offset = int(query_offset)
+        given = index
+        if not isinstance(index, Index) and index is not None:  # a gseek index or a BLAST+ database
+            index, found = resolve_database(index)
+            self.subjects = subjects if subjects is not None else found
         source = index.path if isinstance(index, Index) else index
         if volume_size is not None and int(volume_size) < 1:
             raise OptionError(f"database volume size must be at least 1 base, not {volume_size}")
@@ -255,7 +287,9 @@ class BlastTask:
         self.options = dict(task=task, outfmt=self.outfmt, **{k: v for k, v in sorted(options.items())})
         if self.shard is not None:  # another search (the unsplit one's fingerprint stays as it was)
             self.options["shard"] = list(self.shard)
-        self.database = database if database is not None else os.fspath(source or "")
+        if database is None:  # the name as given (a BLAST database's, not its converted copy's)
+            database = os.fspath(source or "") if isinstance(given, Index) or given is None else os.fspath(given)
+        self.database = database
         self.job_bytes = BLAST_JOB_BYTES
         self.parse_threads = parse_threads(threads)
 
@@ -335,7 +369,23 @@ class BlastTask:
         chunks = []
         for batch, hits in partial:
             out = _TextIO()
-            write_tabular(hits, out, self.outfmt, database=self.database, last=False, header=False)
+            titles = [f"{batch.name(i)} {batch.description(i)}".rstrip() for i in range(len(batch))] \
+                if self.outfmt.split()[0] in ("5", "7", "15") else None
+            if self.outfmt.split()[0] in ("5", "15"):  # BLAST XML / JSON: numbered by the writer
+                one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
+                if self.outfmt.split()[0] == "5":
+                    text = xml_iterations(hits, titles, one.options.karlin, one.ref.db_bases, one.ref.db_sequences,
+                                          self.subjects).encode("utf-8", "surrogateescape")
+                else:
+                    text = json_reports(hits, batch, titles, one.options.karlin, one.ref.db_bases,
+                                        one.ref.db_sequences, self.database, dataclasses.asdict(one.options),
+                                        self.subjects).encode("utf-8", "surrogateescape")
+                first = (titles[0], int(len(batch.sequence(0)))) if len(batch) else ("", 0)
+                mapped = int(len(set(hits.arrays["query"].tolist())))
+                chunks.append(Chunk((text, len(batch), first), dict(records=len(batch), hits=len(hits), mapped=mapped)))
+                continue
+            write_tabular(hits, out, self.outfmt, database=self.database, last=False, header=False,
+                          subjects=self.subjects, query_titles=titles, query_offset=self.query_offset)
             text = "".join(out.parts).encode("utf-8", "surrogateescape")
             chunks.append(Chunk((text, len(batch)), dict(records=len(batch), hits=len(hits),
                                                          mapped=int(len(set(hits.arrays["query"].tolist()))))))
@@ -345,7 +395,11 @@ class BlastTask:
         ref = self.searchers[0].ref
         header = sam_header(ref.contig_names, np.diff(ref.contig_offsets), self.command) \
             if parse_outfmt(self.outfmt)[0] == "sam" else ""
-        return _BlastSink(query, self.outfmt, header, self.index_check)
+        xml = None
+        if parse_outfmt(self.outfmt)[0] == "5":
+            options = dataclasses.asdict(self.searchers[0].options)
+            xml = functools.partial(xml_header, options["task"], self.database, options=options)
+        return _BlastSink(query, self.outfmt, header, self.index_check, xml)
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         combine = self.combine
@@ -380,7 +434,8 @@ def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | l
                 device: str | Backend | None = None, devices: Sequence[str | Backend] | None = None,
                 threads: int | None = None, workers: int = 2,
                 chunk_bytes: int | None = None, bounds: QueueBounds | None = None, database: str | None = None,
-                command: str = "gseek", **overrides: Any) -> dict[str, Any]:
+                command: str = "gseek", subjects: list | None = None, query_offset: int = 0,
+                **overrides: Any) -> dict[str, Any]:
     """Search FASTA query file(s) against an index and write BLAST tabular output (``gseek search
     --task megablast|blastn``; ``devices``: several at once, each taking whole jobs, as
     :class:`BlastTask`). The options come whole as ``options`` (a
@@ -390,11 +445,12 @@ def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | l
     files = [queries] if isinstance(queries, (str, os.PathLike)) else list(queries)
     if not files:
         raise OptionError("no query file given")
-    index_dir = index.path if isinstance(index, Index) else resolve_index(index)
+    index_dir = index.path if isinstance(index, Index) else resolve_database(index)[0]
     check_output(output, files, within=[] if index_dir is None else [index_dir])
     BlastTask.check_output_name(output)
     blast = BlastTask(index, task, options=options, outfmt=outfmt, device=device, devices=devices, threads=threads,
-                      database=database, command=command, **overrides)
+                      database=database, command=command, subjects=subjects,
+                      query_offset=query_offset, **overrides)
     query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
     dispatcher = blast.dispatcher(workers=workers, job_bytes=chunk_bytes, bounds=bounds)
     result, = dispatcher.run([query])

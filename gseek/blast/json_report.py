@@ -1,0 +1,167 @@
+"""``blastn -outfmt 15``: single-file BLAST JSON (``BlastOutput2``), as blastn 2.12 writes it.
+
+One ``report`` a query (:func:`json_reports`), each preceded by :data:`REPORT_MARK` and numbered at
+:data:`~gseek.blast.xml_report.ITER_MARK` by the output's writer, which knows the queries before it;
+:data:`JSON_HEADER` and :data:`JSON_FOOTER` around them.
+
+>>> import json
+>>> json.loads(JSON_HEADER + "{}" + JSON_FOOTER)
+{'BlastOutput2': [{}]}
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .stats import KarlinParams, length_adjustment
+from .xml_report import ITER_MARK, _g, _hit_names
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gseek.seqio import SequenceBatch
+
+    from .searcher import BlastHits
+
+__all__ = ["json_reports", "JSON_HEADER", "JSON_FOOTER", "REPORT_MARK", "report_separator"]
+
+JSON_HEADER = '{\n"BlastOutput2": [\n'
+JSON_FOOTER = "\n]\n}\n"
+#: Before each report: the writer puts ``{`` before the first and ``,`` ``{`` between the others.
+REPORT_MARK = "\x00REPORT\x00"
+_REFERENCE = {
+    "megablast": 'Zheng Zhang, Scott Schwartz, Lukas Wagner, and Webb Miller (2000), "A greedy algorithm for aligning '
+                 'DNA sequences", J Comput Biol 2000; 7(1-2):203-14.',
+    "blastn": 'Stephen F. Altschul, Thomas L. Madden, Alejandro A. Sch&auml;ffer, Jinghui Zhang, Zheng Zhang, Webb '
+              'Miller, and David J. Lipman (1997), "Gapped BLAST and PSI-BLAST: a new generation of protein database '
+              'search programs", Nucleic Acids Res. 25:3389-3402.',
+}
+
+
+def report_separator(first: bool) -> str:
+    """What goes where a :data:`REPORT_MARK` is: the report's opening brace, after a comma but for the first."""
+    return "{\n" if first else "\n,\n{\n"
+
+
+def _s(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _masked(batch: SequenceBatch, options: dict) -> list[list[tuple[int, int]]]:
+    """Each query's masked intervals as blastn lists them (``query_masking``): DUST's, and the lowercase runs
+    with ``-lcase_masking``, merged, 0-based inclusive."""
+    from .dust import dust_intervals
+
+    runs = np.zeros((0, 2), np.int64)
+    if options.get("dust"):
+        level, window, linker = options["dust"]
+        runs = dust_intervals(batch.codes, batch.offsets, level, window, linker)
+    if options.get("lcase_masking") and batch.soft_mask.size:
+        runs = np.concatenate([runs, np.asarray(batch.soft_mask, np.int64).reshape(-1, 2)])
+    offsets = np.asarray(batch.offsets, np.int64)
+    out: list[list[tuple[int, int]]] = [[] for _ in range(len(batch))]
+    for a, b in sorted(runs.tolist()):
+        q = int(np.searchsorted(offsets, a, side="right")) - 1
+        lo, hi = a - int(offsets[q]), b - int(offsets[q])
+        if out[q] and lo <= out[q][-1][1]:
+            out[q][-1] = (out[q][-1][0], max(out[q][-1][1], hi))
+        else:
+            out[q].append((lo, hi))
+    return out
+
+
+def _masked_text(row: np.ndarray, start: int, intervals: list[tuple[int, int]]) -> str:
+    """An aligned query row (plus strand, from query base ``start``) as text, its masked bases in lowercase
+    (blastn's JSON shows the query's masking so)."""
+    text = bytearray(np.frombuffer(b"ACGTN-", np.uint8)[row].tobytes())
+    if intervals:
+        bases = row != 5
+        pos = start + np.cumsum(bases) - 1
+        for lo, hi in intervals:
+            for c in np.flatnonzero(bases & (pos >= lo) & (pos < hi)).tolist():
+                text[c] = text[c] | 0x20
+    return text.decode()
+
+
+def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str], params: KarlinParams,
+                 db_length: int, db_sequences: int, database: str, options: dict,
+                 subjects: list | None = None) -> str:
+    """One ``report`` a query of ``hits`` (its batch ``batch``), each after a :data:`REPORT_MARK`."""
+    from .report import _aligned, _text
+
+    a = hits.arrays
+    query = a["query"]
+    bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
+    masked = _masked(batch, options)
+    filt = ("L;" if options.get("dust") else "") + ("m;" if options.get("soft_masking") else "")
+    head = ('    "report": {\n      "program": "blastn",\n      "version": "BLASTN 2.12.0+",\n'
+            f'      "reference": {_s(_REFERENCE.get(options["task"], _REFERENCE["blastn"]))},\n'
+            f'      "search_target": {{\n        "db": {_s(database)}\n      }},\n'
+            f'      "params": {{\n        "expect": {_g(options["evalue"])},\n'
+            f'        "sc_match": {options["reward"]},\n'
+            f'        "sc_mismatch": {options["penalty"]},\n        "gap_open": {options["gap_open"]},\n'
+            f'        "gap_extend": {options["gap_extend"]},\n        "filter": {_s(filt or "F")}\n      }},\n')
+    out: list[str] = []
+    for q in range(len(hits.query_names)):
+        qlen = int(hits.query_lengths[q])
+        ell = length_adjustment(params, qlen, db_length, db_sequences)
+        space = max(db_length - db_sequences * ell, 1) * (qlen - ell)
+        out.append(REPORT_MARK + head + '      "results": {\n        "search": {\n'
+                   f'          "query_id": "Query_{ITER_MARK}",\n          "query_title": {_s(query_titles[q])},\n'
+                   f'          "query_len": {qlen},\n')
+        if masked[q]:
+            out.append('          "query_masking": [\n' + ",\n".join(
+                f'            {{\n              "from": {lo},\n              "to": {hi - 1}\n            }}'
+                for lo, hi in masked[q]) + "\n          ],\n")
+        out.append('          "hits": [\n')
+        lo, hi = int(bounds[q]), int(bounds[q + 1])
+        hit_texts = []
+        h, n_hit = lo, 0
+        while h < hi:
+            s = int(a["subject"][h])
+            end = h
+            while end < hi and int(a["subject"][end]) == s:
+                end += 1
+            n_hit += 1
+            hid, hdef, hacc = _hit_names(hits, s, subjects)
+            hsps = []
+            for k, i in enumerate(range(h, end), 1):
+                minus = int(a["strand"][i]) < 0
+                qr, sr = _aligned(hits, i)
+                mid = "".join("|" if x == y and x < 4 else " " for x, y in zip(qr.tolist(), sr.tolist()))
+                s0, s1 = int(a["s_start"][i]) + 1, int(a["s_end"][i])
+                ev = float(a["evalue"][i])
+                hsps.append(
+                    f'                {{\n                  "num": {k},\n'
+                    f'                  "bit_score": {_g(float(a["bitscore"][i]))},\n'
+                    f'                  "score": {int(a["score"][i])},\n'
+                    f'                  "evalue": {"0" if ev < 1e-180 else _g(ev)},\n'
+                    f'                  "identity": {int(a["nident"][i])},\n'
+                    f'                  "query_from": {int(a["q_start"][i]) + 1},\n'
+                    f'                  "query_to": {int(a["q_end"][i])},\n'
+                    f'                  "query_strand": "Plus",\n'
+                    f'                  "hit_from": {s1 if minus else s0},\n'
+                    f'                  "hit_to": {s0 if minus else s1},\n'
+                    f'                  "hit_strand": "{"Minus" if minus else "Plus"}",\n'
+                    f'                  "align_len": {int(a["length"][i])},\n'
+                    f'                  "gaps": {int(a["gaps"][i])},\n'
+                    f'                  "qseq": "{_masked_text(qr, int(a["q_start"][i]), masked[q])}",\n'
+                    f'                  "hseq": "{_text(sr)}",\n'
+                    f'                  "midline": "{mid}"\n                }}')
+            hit_texts.append(
+                f'            {{\n              "num": {n_hit},\n              "description": [\n                {{\n'
+                f'                  "id": {_s(hid)},\n                  "accession": {_s(hacc)},\n'
+                f'                  "title": {_s(hdef)}\n                }}\n              ],\n'
+                f'              "len": {int(hits.subject_lengths[s])},\n              "hsps": [\n'
+                + ",\n".join(hsps) + "\n              ]\n            }")
+            h = end
+        out.append((",\n".join(hit_texts) + "\n" if hit_texts else "") + "          ],\n")
+        out.append('          "stat": {\n'
+                   f'            "db_num": {db_sequences},\n            "db_len": {db_length},\n'
+                   f'            "hsp_len": {ell},\n            "eff_space": {space},\n'
+                   f'            "kappa": {_g(params.K)},\n            "lambda": {_g(params.lambda_)},\n'
+                   f'            "entropy": {_g(params.H)}\n          }}'
+                   + (',\n          "message": "No hits found"\n' if hi == lo else "\n")
+                   + "        }\n      }\n    }\n  }")
+    return "".join(out)

@@ -1,0 +1,155 @@
+"""``blastn -outfmt 5``: BLAST XML (NCBI_BlastOutput.dtd), as blastn 2.12 writes it, readable by Biopython's
+``Bio.Blast.NCBIXML`` and ``Bio.SearchIO``.
+
+The output is a header (:func:`xml_header`), one ``<Iteration>`` per query (:func:`xml_iterations`; its
+number is written by the output's writer, which knows how many queries came before: ``ITER_MARK``) and
+:data:`XML_FOOTER`.
+
+>>> print(xml_header("megablast", "nt", "q1 a query", 420, dict(evalue=10.0, reward=1, penalty=-2, gap_open=0,
+...                  gap_extend=0, dust=(20, 64, 1), soft_masking=True, lcase_masking=False)).splitlines()[9])
+  <BlastOutput_query-len>420</BlastOutput_query-len>
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from xml.sax.saxutils import escape
+
+import numpy as np
+
+from .stats import KarlinParams, length_adjustment
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .searcher import BlastHits
+
+__all__ = ["xml_header", "xml_iterations", "XML_FOOTER", "ITER_MARK"]
+
+#: Where an iteration's number goes; the writer replaces each with the query's number in the output.
+ITER_MARK = "\x00ITER\x00"
+XML_FOOTER = "</BlastOutput_iterations>\n</BlastOutput>\n\n"  # (blastn ends with an empty line)
+_REFERENCE = {
+    "megablast": "Zheng Zhang, Scott Schwartz, Lukas Wagner, and Webb Miller (2000), &quot;A greedy algorithm for "
+                 "aligning DNA sequences&quot;, J Comput Biol 2000; 7(1-2):203-14.",
+    "blastn": "Stephen F. Altschul, Thomas L. Madden, Alejandro A. Sch&amp;auml;ffer, Jinghui Zhang, Zheng Zhang, "
+              "Webb Miller, and David J. Lipman (1997), &quot;Gapped BLAST and PSI-BLAST: a new generation of protein "
+              "database search programs&quot;, Nucleic Acids Res. 25:3389-3402.",
+}
+
+
+def _esc(text: str) -> str:
+    """Text as BLAST's XML writes it (``&``, ``<``, ``>``, ``'`` and ``"`` as entities)."""
+    return escape(text, {"'": "&apos;", '"': "&quot;"})
+
+
+def _g(x: float) -> str:
+    """A real as BLAST's XML writes it (``%g``: 6 significant digits)."""
+    return f"{x:g}"
+
+
+def xml_header(task: str, database: str, query_def: str, query_len: int, options: dict) -> str:
+    """``<BlastOutput>`` up to ``<BlastOutput_iterations>``: program, reference, database, the first query, the
+    parameters (``options``: ``BlastOptions``' fields)."""
+    filt = ("L;" if options.get("dust") else "") + ("m;" if options.get("soft_masking") else "")
+    return (
+        '<?xml version="1.0"?>\n'
+        '<!DOCTYPE BlastOutput PUBLIC "-//NCBI//NCBI BlastOutput/EN" '
+        '"http://www.ncbi.nlm.nih.gov/dtd/NCBI_BlastOutput.dtd">\n'
+        "<BlastOutput>\n"
+        "  <BlastOutput_program>blastn</BlastOutput_program>\n"
+        "  <BlastOutput_version>BLASTN 2.12.0+</BlastOutput_version>\n"
+        f"  <BlastOutput_reference>{_REFERENCE.get(task, _REFERENCE['blastn'])}</BlastOutput_reference>\n"
+        f"  <BlastOutput_db>{_esc(database)}</BlastOutput_db>\n"
+        "  <BlastOutput_query-ID>Query_1</BlastOutput_query-ID>\n"
+        f"  <BlastOutput_query-def>{_esc(query_def)}</BlastOutput_query-def>\n"
+        f"  <BlastOutput_query-len>{int(query_len)}</BlastOutput_query-len>\n"
+        "  <BlastOutput_param>\n    <Parameters>\n"
+        f"      <Parameters_expect>{_g(options['evalue'])}</Parameters_expect>\n"
+        f"      <Parameters_sc-match>{options['reward']}</Parameters_sc-match>\n"
+        f"      <Parameters_sc-mismatch>{options['penalty']}</Parameters_sc-mismatch>\n"
+        f"      <Parameters_gap-open>{options['gap_open']}</Parameters_gap-open>\n"
+        f"      <Parameters_gap-extend>{options['gap_extend']}</Parameters_gap-extend>\n"
+        f"      <Parameters_filter>{filt or 'F'}</Parameters_filter>\n"
+        "    </Parameters>\n  </BlastOutput_param>\n"
+        "<BlastOutput_iterations>\n")
+
+
+def _hit_names(hits: BlastHits, subject: int, subjects: list | None) -> tuple[str, str, str]:
+    """``Hit_id``, ``Hit_def``, ``Hit_accession`` of a subject: its parsed ids, else BLAST+'s ordinal id and the
+    whole defline (a database made without ``-parse_seqids``)."""
+    if subjects is not None and subjects[subject].parsed:
+        s = subjects[subject]
+        acc = s.acc.split(":", 1)[-1] if s.seqid.startswith("gnl|") else s.acc  # a general id: its tag
+        return s.seqid, ("No definition line" if s.title == "N/A" else s.title), acc
+    title = subjects[subject].title if subjects is not None else hits.subject_names[subject]
+    return f"gnl|BL_ORD_ID|{subject}", title, str(subject)
+
+
+def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParams, db_length: int, db_sequences: int,
+                   subjects: list | None = None) -> str:
+    """One ``<Iteration>`` per query of ``hits`` (its number :data:`ITER_MARK`), hits grouped by subject in report
+    order, each HSP with its aligned rows and midline, and the query's statistics (the length adjustment and
+    effective search space of ``params`` over the whole database)."""
+    from .report import _aligned, _text
+
+    a = hits.arrays
+    query = a["query"]
+    bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
+    out: list[str] = []
+    for q in range(len(hits.query_names)):
+        qlen = int(hits.query_lengths[q])
+        ell = length_adjustment(params, qlen, db_length, db_sequences)
+        space = max(db_length - db_sequences * ell, 1) * (qlen - ell)
+        out.append(f"<Iteration>\n  <Iteration_iter-num>{ITER_MARK}</Iteration_iter-num>\n"
+                   f"  <Iteration_query-ID>Query_{ITER_MARK}</Iteration_query-ID>\n"
+                   f"  <Iteration_query-def>{_esc(query_titles[q])}</Iteration_query-def>\n"
+                   f"  <Iteration_query-len>{qlen}</Iteration_query-len>\n<Iteration_hits>\n")
+        lo, hi = int(bounds[q]), int(bounds[q + 1])
+        h = lo
+        n_hit = 0
+        while h < hi:
+            s = int(a["subject"][h])
+            end = h
+            while end < hi and int(a["subject"][end]) == s:
+                end += 1
+            n_hit += 1
+            hid, hdef, hacc = _hit_names(hits, s, subjects)
+            out.append(f"<Hit>\n  <Hit_num>{n_hit}</Hit_num>\n  <Hit_id>{_esc(hid)}</Hit_id>\n"
+                       f"  <Hit_def>{_esc(hdef)}</Hit_def>\n  <Hit_accession>{_esc(hacc)}</Hit_accession>\n"
+                       f"  <Hit_len>{int(hits.subject_lengths[s])}</Hit_len>\n  <Hit_hsps>\n")
+            for k, i in enumerate(range(h, end), 1):
+                minus = int(a["strand"][i]) < 0
+                qr, sr = _aligned(hits, i)
+                mid = "".join("|" if x == y and x < 4 else " " for x, y in zip(qr.tolist(), sr.tolist()))
+                s0, s1 = int(a["s_start"][i]) + 1, int(a["s_end"][i])
+                ev = float(a["evalue"][i])
+                out.append(
+                    f"    <Hsp>\n      <Hsp_num>{k}</Hsp_num>\n"
+                    f"      <Hsp_bit-score>{_g(float(a['bitscore'][i]))}</Hsp_bit-score>\n"
+                    f"      <Hsp_score>{int(a['score'][i])}</Hsp_score>\n"
+                    f"      <Hsp_evalue>{'0' if ev < 1e-180 else _g(ev)}</Hsp_evalue>\n"
+                    f"      <Hsp_query-from>{int(a['q_start'][i]) + 1}</Hsp_query-from>\n"
+                    f"      <Hsp_query-to>{int(a['q_end'][i])}</Hsp_query-to>\n"
+                    f"      <Hsp_hit-from>{s1 if minus else s0}</Hsp_hit-from>\n"
+                    f"      <Hsp_hit-to>{s0 if minus else s1}</Hsp_hit-to>\n"
+                    f"      <Hsp_query-frame>1</Hsp_query-frame>\n"
+                    f"      <Hsp_hit-frame>{-1 if minus else 1}</Hsp_hit-frame>\n"
+                    f"      <Hsp_identity>{int(a['nident'][i])}</Hsp_identity>\n"
+                    f"      <Hsp_positive>{int(a['nident'][i])}</Hsp_positive>\n"
+                    f"      <Hsp_gaps>{int(a['gaps'][i])}</Hsp_gaps>\n"
+                    f"      <Hsp_align-len>{int(a['length'][i])}</Hsp_align-len>\n"
+                    f"      <Hsp_qseq>{_text(qr)}</Hsp_qseq>\n      <Hsp_hseq>{_text(sr)}</Hsp_hseq>\n"
+                    f"      <Hsp_midline>{mid}</Hsp_midline>\n    </Hsp>\n")
+            out.append("  </Hit_hsps>\n</Hit>\n")
+            h = end
+        out.append("</Iteration_hits>\n  <Iteration_stat>\n    <Statistics>\n"
+                   f"      <Statistics_db-num>{db_sequences}</Statistics_db-num>\n"
+                   f"      <Statistics_db-len>{db_length}</Statistics_db-len>\n"
+                   f"      <Statistics_hsp-len>{ell}</Statistics_hsp-len>\n"
+                   f"      <Statistics_eff-space>{space}</Statistics_eff-space>\n"
+                   f"      <Statistics_kappa>{_g(params.K)}</Statistics_kappa>\n"
+                   f"      <Statistics_lambda>{_g(params.lambda_)}</Statistics_lambda>\n"
+                   f"      <Statistics_entropy>{_g(params.H)}</Statistics_entropy>\n"
+                   "    </Statistics>\n  </Iteration_stat>\n"
+                   + ("  <Iteration_message>No hits found</Iteration_message>\n" if hi == lo else "")
+                   + "</Iteration>\n")
+    return "".join(out)

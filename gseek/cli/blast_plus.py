@@ -1,0 +1,216 @@
+"""``gseek blastn`` and ``gseek makeblastdb``: BLAST+ 2.12's command lines, run by gseek's engine.
+
+The arguments are read by :mod:`gseek.blast.plus_args` (BLAST+'s syntax, defaults and error texts); the
+search is :func:`~gseek.pipeline.tasks.blast_files`, the same as ``gseek search --task``. Each function
+returns the exit status and writes BLAST+'s messages to ``stderr``.
+
+>>> import io
+>>> err = io.StringIO()
+>>> blastn_main(["-query", "-"], stderr=err)
+1
+>>> print(err.getvalue(), end="")
+BLAST query/options error: Either a BLAST database or subject sequence(s) must be specified
+Please refer to the BLAST+ user manual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import tempfile
+from typing import TextIO
+
+import click
+
+from gseek.blast.plus_args import (VERSION_TEXT, PlusArgError, blastn_usage, options_error, parse_blastn,
+                                   parse_makeblastdb)
+from gseek.errors import GseekError, IndexFormatError, OptionError
+
+from .app import cli
+
+__all__ = ["blastn_main", "makeblastdb_main", "BLASTN_OUTFMTS"]
+
+#: The ``-outfmt`` kinds gseek blastn writes (17: gseek's SAM, the database as the reference: docs/blast.md).
+BLASTN_OUTFMTS = ("5", "6", "7", "10", "15", "17")
+
+
+def _fail(err: PlusArgError, stderr: TextIO) -> int:
+    if err.usage:
+        stderr.write(blastn_usage())
+    stderr.write(f"{err}\n")
+    return err.exit_code
+
+
+def blastn_main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run ``blastn ARGV`` (BLAST+ 2.12's arguments, plus ``-device`` and ``-gpus``); the exit status."""
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    from gseek import __version__
+
+    try:
+        run = parse_blastn(argv)
+        if run.action == "version":
+            stdout.write(VERSION_TEXT.format(version=__version__))
+            return 0
+        if run.action in ("help", "usage"):
+            stdout.write(blastn_usage())
+            return 0
+        kind = run.outfmt.split()[0] if run.outfmt.split() else "0"
+        if kind not in BLASTN_OUTFMTS:
+            raise options_error(f"gseek blastn writes -outfmt {', '.join(BLASTN_OUTFMTS)} (6, 7 and 10 with "
+                                f"BLAST+'s field keywords); -outfmt {kind} is not supported (blastn's default is 0: "
+                                f"give -outfmt 6)")
+        if run.subject_loc is not None:
+            raise PlusArgError('Error: Argument "subject_loc". gseek blastn does not support it yet (docs/blast.md)',
+                               1, False)
+        return _search(run, stderr)
+    except PlusArgError as err:
+        return _fail(err, stderr)
+
+
+def _search(run, stderr: TextIO) -> int:
+    options = {f.name: getattr(run.options, f.name) for f in dataclasses.fields(run.options) if f.name != "task"}
+    outfmt = "sam" if run.outfmt.split()[0] == "17" else run.outfmt
+    with tempfile.TemporaryDirectory(prefix="gseek-blastn-") as folder:
+        return _search_in(run, stderr, options, outfmt, folder)
+
+
+def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> int:
+    from gseek.blast.database import resolve_database
+    from gseek.index.blastdb_defline import defline_ids
+
+    from .tasks import blast_files
+
+    subjects = None
+    try:
+        if run.subject is not None:  # the subjects as a database of their own (blastn's statistics: their total)
+            from gseek.index import Index
+            from gseek.seqio import read_fastx
+
+            batch = read_fastx(run.subject)
+            database = Index.build(batch, parts="text", device="cpu")
+            # blastn prints a subject's first word as its ids and no title ("N/A")
+            subjects = [dataclasses.replace(defline_ids(batch.name(i), "", False), title="N/A", all_titles=("N/A",),
+                                            taxid=-1) for i in range(len(batch))]
+        else:
+            try:
+                resolve_database(run.db)
+            except GseekError as err:
+                if "no such gseek index or BLAST database" not in str(err):
+                    raise
+                raise PlusArgError(f"BLAST Database error: No alias or index file found for nucleotide database "
+                                   f"[{run.db}] in search path [{os.getcwd()}:{os.environ.get('BLASTDB', '')}:]",
+                                   2, False) from None
+            database = run.db
+        devices = [g if g.startswith(("gpu", "cpu")) else f"gpu:{g}" for g in run.gpus] if run.gpus else None
+        query, offset = run.query, 0
+        if run.query_loc is not None:
+            query, offset = _query_pieces(run.query, *run.query_loc, folder), run.query_loc[0] - 1
+        blast_files(database, query, run.out, task=run.options.task, outfmt=outfmt,
+                    device=None if devices else (run.device or "auto"), devices=devices, threads=run.threads,
+                    database=run.db if run.db is not None else "User specified sequence set (Input: "
+                    f"{run.subject})", command="gseek blastn", subjects=subjects, query_offset=offset, **options)
+    except PlusArgError:
+        raise
+    except IndexFormatError as err:  # a database that cannot be read: one line naming its file (blastn: status 2)
+        stderr.write(f"BLAST Database error: {err}\n")
+        return 2
+    except (GseekError, OSError) as err:
+        stderr.write(f"BLAST query/options error: {err}\n" if not isinstance(err, OSError) else
+                     f"Error: {err}\n")
+        return 1
+    return 0
+
+
+def makeblastdb_main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run ``makeblastdb ARGV``: a gseek database ``OUT.gseek`` (a text-only index, what the BLAST-style search
+    reads) from a FASTA file, with the names blastn would print for BLAST+'s database of it."""
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    try:
+        run = parse_makeblastdb(argv)
+    except PlusArgError as err:
+        stderr.write(f"{err}\n")
+        return err.exit_code
+    if run.action == "version":
+        stdout.write("makeblastdb: 2.12.0+ (gseek: a text-only gseek index)\n")
+        return 0
+    if run.action in ("help", "usage"):
+        stdout.write("USAGE\n  makeblastdb -in FASTA -dbtype nucl [-out NAME] [-title TITLE] [-parse_seqids]\n"
+                     "    [-max_file_sz SIZE] [-taxid INT] [-taxid_map FILE] [-blastdb_version 4|5]\n")
+        return 0
+    from gseek.index import Index
+    from gseek.index.blastdb import write_subject_ids
+    from gseek.index.blastdb_defline import defline_ids
+    from gseek.seqio import read_fastx
+
+    try:
+        batch = read_fastx(run.fasta)
+        taxids = _taxid_map(run.taxid_map) if run.taxid_map else {}
+        index = Index.build(batch, parts="text", device="cpu")
+        index.header["blastdb"] = {"title": run.title, "made_by": "gseek makeblastdb"}
+        path = index.save(f"{run.out}.gseek")
+        write_subject_ids(path, [defline_ids(batch.name(i), batch.description(i), run.parse_seqids,
+                                             taxids.get(batch.name(i), run.taxid or 0)) for i in range(len(batch))])
+    except (GseekError, OSError) as err:
+        stderr.write(f"BLAST options error: {err}\n")
+        return 1
+    stdout.write(f"\n\nBuilding a new DB (gseek)\nNew DB name:   {os.path.abspath(run.out)}\nNew DB title:  "
+                 f"{run.title}\nSequence type: Nucleotide\nAdding sequences from FASTA; added {len(batch)} "
+                 f"sequences\n\n")
+    return 0
+
+
+def _query_pieces(path: str, start: int, stop: int, folder: str) -> str:
+    """A FASTA of bases ``start..stop`` (1-based, inclusive) of each query of ``path``, as ``-query_loc`` asks
+    (its statistics are the piece's: blastn reports ``qlen`` and the e-values of the piece)."""
+    out = os.path.join(folder, "query_loc.fa")
+    source = sys.stdin if path == "-" else open(path, encoding="latin-1")
+    try:
+        with open(out, "w", encoding="latin-1") as fh:
+            header, seq = None, []
+            for line in [*source, ">"]:
+                if line.startswith(">"):
+                    if header is not None:
+                        fh.write(f"{header}\n{''.join(seq)[start - 1:stop]}\n")
+                    header, seq = line.rstrip("\n"), []
+                elif line.strip():
+                    seq.append(line.strip())
+    finally:
+        if source is not sys.stdin:
+            source.close()
+    return out
+
+
+def _taxid_map(path: str) -> dict[str, int]:
+    """``-taxid_map``: lines of a sequence id and its taxid (BLAST+'s file), as a dict."""
+    out: dict[str, int] = {}
+    with open(path, encoding="latin-1") as fh:
+        for number, line in enumerate(fh, 1):
+            words = line.split()
+            if not words:
+                continue
+            if len(words) < 2 or not words[1].isdigit():
+                raise OptionError(f"{path}:{number}: expected 'SEQID TAXID'")
+            out[words[0]] = int(words[1])
+    return out
+
+
+# --------------------------------------------------------------------- the commands (BLAST+'s own syntax)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True}, add_help_option=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def blastn(ctx, args) -> None:
+    """BLAST+ 2.12's blastn command line (-db -query -out -outfmt ..., -help), run by gseek (docs/blast.md)."""
+    ctx.exit(blastn_main(list(args)))
+
+
+@cli.command(context_settings={"ignore_unknown_options": True}, add_help_option=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def makeblastdb(ctx, args) -> None:
+    """BLAST+ 2.12's makeblastdb command line (-in -dbtype nucl -out ...): a gseek database (docs/blast.md)."""
+    ctx.exit(makeblastdb_main(list(args)))
