@@ -80,7 +80,7 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
     from gseek.blast.database import resolve_database
     from gseek.index.blastdb_defline import defline_ids
 
-    from .tasks import blast_files
+    from ..pipeline.tasks import blast_files
 
     subjects = None
     try:
