@@ -85,7 +85,7 @@ _LAZY = {
     "map_reads": "gseek.pipeline",
     "align_files": "gseek.pipeline",
     "align_pairs_files": "gseek.pipeline",
-    "blast_files": "gseek.pipeline.tasks",
+    "blast_files": "gseek.pipeline",
     "run_pipeline": "gseek.pipeline",
 }
 

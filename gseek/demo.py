@@ -21,7 +21,7 @@ from gseek.datasets import lambda_genome, lambda_reads, lambda_truth, read_truth
 from .backend import Backend
 from .index import Index
 from .mapper import DEFAULT_MISMATCHES
-from .pipeline.tasks import blast_files, map_reads
+from .pipeline import blast_files, map_reads
 
 #: The demo's ``-v``: the simulated reads carry 0..3 substitutions (``gseek search`` defaults to ``-v 2``).
 MISMATCHES = 3

@@ -172,7 +172,7 @@ def _align(backend: Backend, tmp: Path) -> None:
 def _blast(backend: Backend, tmp: Path) -> None:
     from gseek.datasets.simulate import blast_queries
     from gseek.index import Index
-    from gseek.pipeline.tasks import blast_files
+    from gseek.pipeline import blast_files
 
     ref = _reference(tmp)
     index_path = tmp / "idx.gseek"

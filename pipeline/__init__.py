@@ -3,10 +3,14 @@
 * :mod:`gseek.pipeline.engine` -- :class:`Dispatcher`, the bounded, ordered
   dispatcher over query files; it knows nothing about mapping.
 * :mod:`gseek.pipeline.tasks` -- the tasks (stages and their picklable
-  :class:`TaskSpec`): :class:`MapTask` (read mapping; :func:`map_files`,
-  :func:`map_reads`), :class:`AlignTask` (batched DP of each query file
-  against a target set; :func:`align_files`) and :class:`PairsTask` (named
-  pairs or all-vs-all; :func:`align_pairs_files`).
+  :class:`TaskSpec`, the :class:`Task` protocol): :class:`MapTask` (read
+  mapping), :class:`BlastTask` (the BLAST-style search), :class:`AlignTask`
+  (batched DP of each query file against a target set) and
+  :class:`PairsTask` (named pairs or all-vs-all).
+* :mod:`gseek.pipeline.front` -- the front doors, one a job, through one
+  runner (:func:`run_one`: ``workers``, ``progress``, ``client=``):
+  :func:`map_files`, :func:`map_reads`, :func:`blast_files`,
+  :func:`align_files`, :func:`align_pairs_files`.
 * :mod:`gseek.pipeline.runner` -- :func:`run_pipeline`: a query list, an
   output folder, ``summary.tsv``, resume, progress bars.
 
@@ -15,16 +19,8 @@
 
 from .engine import Chunk, Dispatcher, FileResult, Job, Progress, QueryFile, QueueBounds
 from .runner import PipelineSummary, QueryListError, read_query_list, run_pipeline
-from .tasks import (
-    AlignTask,
-    MapTask,
-    PairsTask,
-    TaskSpec,
-    align_files,
-    align_pairs_files,
-    map_files,
-    map_reads,
-)
+from .front import align_files, align_pairs_files, blast_files, map_files, map_reads, run_one
+from .tasks import AlignTask, BlastTask, MapTask, PairsTask, Task, TaskSpec
 
 __all__ = [
     "Chunk",
@@ -35,6 +31,10 @@ __all__ = [
     "QueryFile",
     "QueueBounds",
     "AlignTask",
+    "BlastTask",
+    "Task",
+    "blast_files",
+    "run_one",
     "MapTask",
     "PairsTask",
     "TaskSpec",

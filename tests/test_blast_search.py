@@ -731,7 +731,7 @@ def test_outfmt_sam_is_valid_and_consistent(lambda_text, queries, tmp_path):
 def test_outfmt_sam_through_the_pipeline(tmp_path, queries):
     """``blast_files(outfmt="sam")`` (``gseek search --outfmt sam``): the header once, then the
     records, the same bytes as ``write_tabular`` of one search; two small jobs change nothing."""
-    from gseek.pipeline.tasks import blast_files
+    from gseek.pipeline import blast_files
 
     index = Index.build(lambda_genome(), wgram=4, device="cpu")
     fasta = tmp_path / "q.fa"

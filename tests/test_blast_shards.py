@@ -213,7 +213,7 @@ def test_volumes_on_two_devices_and_of_a_shard(ref, queries, split_index, tmp_pa
         assert "ShardedSearcher" in repr(task) and task.fingerprint() == BlastTask(
             index, "megablast", devices=["cpu"], shard=shard).fingerprint()
         assert _text(task.searchers[0].search(queries), "6 std btop") == _text(plain, "6 std btop")
-    from gseek.pipeline.tasks import blast_files
+    from gseek.pipeline import blast_files
 
     fasta = tmp_path / "q.fa"
     fasta.write_text((DATA / "search_queries.fa").read_text())
@@ -259,7 +259,7 @@ def test_volumes_chosen_from_free_device_memory(split_index, tmp_path, monkeypat
     import gseek.blast.shards as shards_module
     from gseek.backend import CpuBackend, gpu_available
     from gseek.blast.options import BlastOptions
-    from gseek.pipeline.tasks import blast_files
+    from gseek.pipeline import blast_files
     from gseek.pipeline.tasks.blast import BlastTask
 
     if device == "gpu" and not gpu_available():

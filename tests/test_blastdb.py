@@ -66,7 +66,7 @@ def test_converted_text_is_the_fasta(data, db):
 
 
 def _search(db, out, outfmt=FIELDS, task="megablast", **options):
-    from gseek.pipeline.tasks import blast_files
+    from gseek.pipeline import blast_files
 
     blast_files(db, DATA / "queries.fa", out, task=task, outfmt=outfmt, device="cpu", workers=1, **options)
     return Path(out).read_text()

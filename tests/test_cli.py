@@ -357,10 +357,10 @@ def api(monkeypatch):
         (gseek.backend, "get_backend", recorder("get_backend", lambda device, threads=0: (device, threads))),
         (gseek.pipeline.tasks, "warm_host", lambda: SimpleNamespace(join=lambda: None)),
         (gseek.pipeline, "map_files", recorder("map_files", counts)),
-        (gseek.pipeline.tasks, "align_files", recorder("align_files", dict(rows=0, device="fake"))),
-        (gseek.pipeline.tasks, "align_pairs_files", recorder("align_pairs_files", dict(rows=0, device="fake"))),
+        (gseek.pipeline, "align_files", recorder("align_files", dict(rows=0, device="fake"))),
+        (gseek.pipeline, "align_pairs_files", recorder("align_pairs_files", dict(rows=0, device="fake"))),
         (gseek.pipeline, "run_pipeline", recorder("run_pipeline", summary)),
-        (gseek.pipeline.tasks, "blast_files", recorder("blast_files", dict(queries=0, hsps=0, with_hits=0,
+        (gseek.pipeline, "blast_files", recorder("blast_files", dict(queries=0, hsps=0, with_hits=0,
                                                                           device="fake"))),
         (gseek.seqio, "read_fastx", lambda path, alphabet: (path, alphabet)),
         (gseek.seqio, "FastxReader", recorder("FastxReader", Reader())),
@@ -1297,7 +1297,7 @@ def test_every_command_announces_its_compiles(argv, mapped, tmp_path, capsys, mo
     import gseek.pipeline.tasks
 
     for module, name in ((gseek.demo, "run_demo"), (gseek.index.Index, "build"),
-                         (gseek.pipeline.tasks, "align_files"), (gseek.pipeline.tasks, "blast_files"),
+                         (gseek.pipeline, "align_files"), (gseek.pipeline, "blast_files"),
                          (gseek.pipeline, "run_pipeline")):
         monkeypatch.setattr(module, name, compiling)
     ref = tmp_path / "ref.fa"

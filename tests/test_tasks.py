@@ -18,7 +18,8 @@ from gseek.index import Index
 from gseek.options import ReadOptions
 from gseek.output.tabular import AlignmentWriter
 from gseek.pipeline import QueryFile
-from gseek.pipeline.tasks import AlignTask, MapTask, PairsTask, TaskSpec, align_pairs_files, map_files
+from gseek.pipeline import align_pairs_files, map_files
+from gseek.pipeline.tasks import AlignTask, MapTask, PairsTask, Task, TaskSpec
 from gseek.seqio import read_fastx, write_fasta
 
 
@@ -150,3 +151,28 @@ def test_map_read_options_travel_in_the_spec_and_the_fingerprint(tmp_path):
     for bad in (dict(trim5=-1), dict(upto=0), dict(skip=1.5), dict(phred64="yes")):
         with pytest.raises(OptionError):
             MapTask(saved, 1, device="cpu", **bad)
+
+
+def test_every_task_is_a_task_and_every_front_door_takes_the_same_run_arguments():
+    """The Task protocol (pipeline/tasks/_base.py) is what each task implements; the five front doors
+    (pipeline/front.py) take the same run arguments, client= included."""
+    import inspect
+
+    from gseek.pipeline import BlastTask, Task, align_files, align_pairs_files, blast_files, map_files, map_reads
+    from gseek.pipeline.tasks._base import Task as Protocol
+
+    members = [n for n in dir(Protocol) if not n.startswith("_")] + list(Protocol.__annotations__)
+    for cls in (MapTask, BlastTask, AlignTask, PairsTask):
+        assert [m for m in members if not hasattr(cls, m) and m not in ("spec", "job_bytes")] == [], cls
+    assert Task is Protocol
+    for door in (map_files, blast_files, align_files, align_pairs_files):
+        assert {"workers", "bounds", "progress", "client", "device", "threads"} <= set(inspect.signature(door).parameters)
+    assert "workers" not in inspect.signature(map_reads).parameters  # map_files in the caller's thread
+
+
+def test_pairs_task_fingerprint_follows_its_pairs(seqs):
+    a = PairsTask(seqs["path"], device="cpu", threads=1, mode="local")
+    b = PairsTask(seqs["path"], device="cpu", threads=1, mode="local")
+    c = PairsTask(seqs["path"], queries=seqs["path"], pairs=seqs["pairs"], device="cpu", threads=1, mode="local")
+    assert a.fingerprint() == b.fingerprint() != c.fingerprint()
+    assert isinstance(a, Task)

@@ -37,15 +37,15 @@ def align(seqs, all_vs_all, query, target, pairs, align_options, output, cluster
         if client is not None:
             options["client"] = client
         if all_vs_all:  # every pair i < j of one set
-            from ..pipeline.tasks import align_pairs_files
+            from ..pipeline import align_pairs_files
 
             done = align_pairs_files(seqs, output, total=bar.set_total, **options)
         elif pairs:  # the pairs a list names
-            from ..pipeline.tasks import align_pairs_files
+            from ..pipeline import align_pairs_files
 
             done = align_pairs_files(target, output, queries=query, pairs=pairs, total=bar.set_total, **options)
         else:  # every query against every target: the query file streams (a pipeline of one file)
-            from ..pipeline.tasks import align_files
+            from ..pipeline import align_files
 
             done = align_files(target, query, output, **options)
     say(f"[gseek] align: {done['rows']:,} alignments on {done['device']}")

@@ -1,7 +1,7 @@
 """``gseek blastn`` and ``gseek makeblastdb``: BLAST+ 2.12's command lines, run by gseek's engine.
 
 The arguments are read by :mod:`gseek.blast.plus_args` (BLAST+'s syntax, defaults and error texts); the
-search is :func:`~gseek.pipeline.tasks.blast_files`, the same as ``gseek search --task``. Each function
+search is :func:`~gseek.pipeline.blast_files`, the same as ``gseek search --task``. Each function
 returns the exit status and writes BLAST+'s messages to ``stderr``.
 
 >>> import io
@@ -80,7 +80,7 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
     from gseek.blast.database import resolve_database
     from gseek.index.blastdb_defline import defline_ids
 
-    from ..pipeline.tasks import blast_files
+    from ..pipeline import blast_files
 
     subjects = None
     try:

@@ -177,7 +177,7 @@ def blast_search(index_prefix, queries, task, blast_options, output, devices=Non
         raise click.UsageError(f"--task {task} needs -x INDEX (a `gseek index` directory)")
     if not queries:
         raise click.UsageError(f"--task {task} needs -q FILE (FASTA queries)")
-    from ..pipeline.tasks import blast_files
+    from ..pipeline import blast_files
 
     options, volume_size = blast_value(task, blast_options)
     outfmt = blast_options["outfmt"] or "6"

@@ -1,18 +1,19 @@
 """The pipeline's tasks: the stages a :class:`~gseek.pipeline.engine.Dispatcher` runs, one module a job.
 
-* :mod:`.map` -- read mapping (:class:`MapTask`, :func:`map_files`, :func:`map_reads`);
-* :mod:`.align` -- batched DP against a target set (:class:`AlignTask`,
-  :func:`align_files`) and of named or all pairs (:class:`PairsTask`,
-  :func:`align_pairs_files`);
-* :mod:`.blast` -- the BLAST-style search (:class:`BlastTask`, :func:`blast_files`);
-* :mod:`._base` -- what they share: the picklable :class:`TaskSpec`, the lazy
-  output sink, job sizing, the host warm-up.
+* :mod:`.map` -- read mapping (:class:`MapTask`; its options as values, :func:`~.map.map_values`);
+* :mod:`.align` -- batched DP against a target set (:class:`AlignTask`) and of named or all pairs
+  (:class:`PairsTask`);
+* :mod:`.blast` -- the BLAST-style search (:class:`BlastTask`);
+* :mod:`._base` -- what they share: the :class:`Task` protocol, the picklable :class:`TaskSpec`, the
+  lazy output sink, job sizing, the host warm-up.
+
+The front doors over them (``map_files``, ``blast_files``, ``align_files``, ...) are
+:mod:`gseek.pipeline.front`.
 """
 
-from ._base import TaskSpec, batch_nbytes, warm_host
-from .align import AlignTask, PairsTask, align_files, align_pairs_files
-from .blast import BlastTask, blast_files
-from .map import MapTask, map_files, map_reads
+from ._base import Task, TaskSpec, batch_nbytes, warm_host
+from .align import AlignTask, PairsTask
+from .blast import BlastTask
+from .map import MapTask
 
-__all__ = ["TaskSpec", "MapTask", "AlignTask", "PairsTask", "BlastTask", "map_files", "map_reads", "align_files",
-           "align_pairs_files", "blast_files", "batch_nbytes", "warm_host"]
+__all__ = ["Task", "TaskSpec", "MapTask", "AlignTask", "PairsTask", "BlastTask", "batch_nbytes", "warm_host"]

@@ -14,7 +14,8 @@ import importlib
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from gseek.seqio import FastxReader, SequenceBatch
 
 from ..engine import QueryFile
 
-__all__ = ["TaskSpec", "LazySink", "batch_nbytes", "warm_host", "GPU_JOB_BYTES", "MAX_PARSE_THREADS", "TASK_CLASSES"]
+__all__ = ["Task", "TaskSpec", "LazySink", "batch_nbytes", "warm_host", "GPU_JOB_BYTES", "MAX_PARSE_THREADS", "TASK_CLASSES"]
 
 #: Input per job on a GPU (``DEFAULT_JOB_BYTES`` on the CPU): fewer, larger launches
 #: (search of 1M reads on the H200: 0.16 s in 16 MiB batches, 0.08 s in 64 MiB ones).
@@ -39,6 +40,44 @@ TASK_CLASSES = {
     "pairs": "gseek.pipeline.tasks.align:PairsTask",
     "blast": "gseek.pipeline.tasks.blast:BlastTask",
 }
+
+
+@runtime_checkable
+class Task(Protocol):
+    """What the engine (:class:`~gseek.pipeline.engine.Dispatcher`), the runner (``run_pipeline``,
+    resume), the cluster and the front doors (:mod:`gseek.pipeline.front`) need of a task; every
+    task (:class:`~.map.MapTask`, :class:`~.blast.BlastTask`, :class:`~.align.AlignTask`,
+    :class:`~.align.PairsTask`) is one (``tests/test_tasks.py``)."""
+
+    #: The task's name (:data:`TASK_CLASSES`), and its outputs' suffix in a pipeline's folder.
+    name: str
+    output_suffix: str
+    #: What rebuilds it on another process (None: an index never saved).
+    spec: TaskSpec | None
+    #: Query input per job when the caller sets none.
+    job_bytes: int
+
+    def fingerprint(self) -> str:
+        """Hash of everything that changes the output (``--resume``)."""
+
+    @staticmethod
+    def check_output_name(path: str | os.PathLike, **options: Any) -> None:
+        """Refuse an output name the task cannot write (before any work)."""
+
+    def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[Any]:
+        """The query's payloads, in order."""
+
+    def prelims(self) -> list[Callable[[Any], Any]]:
+        """One prelim callable per device worker."""
+
+    def finalize(self, partial: Any) -> list[Any]:
+        """A job's chunks (text and counts), on a host thread."""
+
+    def open_output(self, query: QueryFile) -> LazySink:
+        """The query's output sink."""
+
+    def dispatcher(self, **options: Any) -> Any:
+        """A :class:`~gseek.pipeline.engine.Dispatcher` over these stages."""
 
 
 @dataclass(frozen=True)

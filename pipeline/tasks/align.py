@@ -5,12 +5,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
 import os
-import sys
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -21,15 +19,13 @@ from gseek.align import AlignOptions, PairAligner, default_traceback_memory, enc
 from gseek.backend import Backend, get_backend, numba_guard
 from gseek.dp import check_range
 from gseek.errors import FastxError, OptionError
-from gseek.output.tabular import AlignmentWriter, TsvFormatter, stream_encoding
+from gseek.output.tabular import AlignmentWriter, TsvFormatter
 from gseek.seqio import FastxReader, SequenceBatch, read_fastx
-from gseek.seqio.atomic import check_output
 
-from ..cluster import cluster_spec, describe_cluster, remote_dispatcher
-from ..engine import Chunk, Dispatcher, Job, Progress, QueryFile, QueueBounds
+from ..engine import Chunk, Dispatcher, Job, QueryFile
 from ._base import GPU_JOB_BYTES, LazySink, TaskSpec, batch_nbytes, parse_threads
 
-__all__ = ["AlignTask", "PairsTask", "align_files", "align_pairs_files", "align_value", "RUN_KEYWORDS"]
+__all__ = ["AlignTask", "PairsTask", "align_value", "RUN_KEYWORDS"]
 
 
 #: DP cells a job aims for (query residues x target residues): about 0.8 s of
@@ -331,6 +327,8 @@ class PairsTask(_DPStages):
                                                           encoding=tuple(encoding), options=value, **run),
                                 devices, threads)
         self.aligners = _aligners(devices, device, threads, value, run)
+        #: What changes the rows, for the fingerprint (options at their defaults left out).
+        self.options = dict(sorted({**value.changed(), **run}.items()))
         first = self.aligners[0]
         alphabet = "protein" if first.scoring.matrix else "dna"
         self.encoding = (str(encoding[0]), str(encoding[1]))
@@ -353,6 +351,18 @@ class PairsTask(_DPStages):
         self.job_bytes = 1  # one chunk of pairs a job
         self.progress_factor = 1  # records are pairs
         self._formatters = threading.local()
+
+    def fingerprint(self) -> str:
+        """Hash of everything that changes the rows: task, options, the sequences and the pairs."""
+        h = hashlib.sha256(json.dumps(dict(task=self.name, options=self.options), sort_keys=True,
+                                      default=str).encode())
+        for s in (self.queries, self.targets):
+            h.update("\0".join(s.names).encode("utf-8", "surrogatepass"))
+            h.update(np.ascontiguousarray(s.offsets).tobytes())
+            h.update(np.ascontiguousarray(s.codes).tobytes())
+        for a in self.pair_list or ():
+            h.update(np.ascontiguousarray(a).tobytes())
+        return h.hexdigest()[:32]
 
     def __repr__(self) -> str:
         return f"PairsTask({self.aligners[0]!r}, pairs={self.total}, workers={len(self.aligners)})"
@@ -378,179 +388,3 @@ class PairsTask(_DPStages):
             for qi, ti in job.payloads:
                 out.append((int(qi.size), list(aligner.iter_pairs(self.queries, self.targets, qi, ti))))
         return out
-
-
-class _PairCount(Progress):
-    """Progress as pairs aligned: ``report(records * factor)`` as chunks are written."""
-
-    def __init__(self, report: Any, factor: int) -> None:
-        self.report, self.factor = report, factor
-
-    def update(self, query: QueryFile, counts: dict[str, int]) -> None:
-        self.report(int(counts.get("records", 0)) * self.factor)
-
-
-def align_files(
-    targets: str | os.PathLike,
-    queries: str | os.PathLike | list[str | os.PathLike],
-    output: str | os.PathLike | None,
-    *,
-    device: str | Backend | None = None,
-    threads: int | None = None,
-    workers: int = 2,
-    job_bytes: int | None = None,
-    bounds: QueueBounds | None = None,
-    progress: Any = None,
-    client: Any = None,
-    **align_options: Any,
-) -> dict[str, Any]:
-    """Align every query of file(s) against every target, to TSV: ``gseek align -q QUERIES -t TARGETS``.
-
-    Runs through the pipeline engine (one query, a pipeline of one).
-    Several query files go to one output, in order; ``output`` None or ``-``
-    is stdout. ``progress(pairs)`` is called as rows are written. Bad input
-    raises. Returns the query ``records``, the ``rows`` written and the
-    ``device`` line.
-
-    Arguments:
-        targets: FASTA/FASTQ of the targets (the database), read once.
-        queries: a query FASTA/FASTQ file (gzip ok) or a list of them.
-        output: the TSV file (written under a temporary name, renamed when
-            complete); None or ``-``: stdout.
-        device, threads: the backend (default ``auto``) and CPU threads.
-        workers: finalize threads (0: every stage in the caller's thread).
-        job_bytes: query input per job (default: about 2^32 DP cells a job
-            on the CPU, 2^40 on a GPU).
-        bounds: the engine's :class:`~gseek.pipeline.engine.QueueBounds`.
-        progress: ``progress(pairs)``, called as rows are written.
-        client: a ``distributed.Client``: each job (a batch of queries) is
-            aligned on a worker, which reads the targets once; the rows are
-            written here in the same order (``docs/cluster.md``). ``device``
-            (other than ``auto``) and ``threads`` are then the workers'.
-        **align_options: ``options`` (an :class:`~gseek.align.options.AlignOptions`) or its fields
-            (``mode``, ``scoring``, ``traceback``, ``min_score``, ``outfmt``, ...), as :class:`AlignTask`.
-
-    >>> import os, tempfile
-    >>> d = tempfile.mkdtemp()
-    >>> targets, queries = os.path.join(d, "targets.fa"), os.path.join(d, "queries.fa")
-    >>> _ = open(targets, "w").write(">t1\\nACGTACGTAC\\n>t2\\nGATTACAGAT\\n")
-    >>> _ = open(queries, "w").write(">q1\\nACGTTCGTAC\\n>q2\\nGATTACA\\n")
-    >>> out = os.path.join(d, "hits.tsv")
-    >>> align_files(targets, queries, out, mode="local", outfmt="6 qseqid sseqid score cigar", device="cpu",
-    ...             threads=1)
-    {'records': 2, 'rows': 4, 'device': 'cpu (numba, 1 threads)'}
-    >>> print(open(out).read(), end="")
-    q1  t1  15  4=1X5=
-    q1  t2  6   3=
-    q2  t1  6   3=
-    q2  t2  14  7=
-    """
-    out, encoding = _output_encoding(output)
-    files = [queries] if isinstance(queries, (str, os.PathLike)) else list(queries)
-    if not files:
-        raise OptionError("no query file given")
-    check_output(out, [*files, targets])
-    here = dict(device="cpu", threads=1) if client is not None else dict(device=device, threads=threads)
-    task = AlignTask(targets, encoding=encoding, **here, **align_options)
-    result = _run_one(task, QueryFile(tuple(os.fspath(f) for f in files), out), workers, bounds, job_bytes, progress,
-                      client, device, threads)
-    return dict(records=result.records, rows=result.hits, device=_device_line(task, client))
-
-
-def align_pairs_files(
-    sequences: str | os.PathLike,
-    output: str | os.PathLike | None,
-    *,
-    queries: str | os.PathLike | None = None,
-    pairs: str | os.PathLike | None = None,
-    device: str | Backend | None = None,
-    threads: int | None = None,
-    workers: int = 2,
-    bounds: QueueBounds | None = None,
-    progress: Any = None,
-    total: Any = None,
-    client: Any = None,
-    **align_options: Any,
-) -> dict[str, Any]:
-    """Align all pairs of one set, or the named pairs of a list, to TSV through the pipeline engine.
-
-    ``gseek align --all-vs-all -i SEQS`` (or ``-q Q -t T --pairs TSV``).
-    ``output`` None or ``-`` is stdout; ``total(pairs)`` is called once the
-    pairs are known, ``progress(pairs)`` as rows are written. Returns the
-    ``pairs`` aligned, the ``rows`` written and the ``device`` line.
-
-    Arguments:
-        sequences: FASTA/FASTQ: the set (all-vs-all: every pair ``i < j``,
-            query ``i``, target ``j``) or, with ``pairs``, the targets.
-        output: the TSV file (written under a temporary name, renamed when
-            complete); None or ``-``: stdout.
-        queries, pairs: a pair list (give both or neither): the queries'
-            FASTA/FASTQ and a file of ``query<TAB>target`` names, one pair
-            a line; rows come in the list's order.
-        device, threads: the backend (default ``auto``) and CPU threads.
-        workers: finalize threads (0: every stage in the caller's thread).
-        bounds: the engine's :class:`~gseek.pipeline.engine.QueueBounds`.
-        progress, total: ``progress(pairs)`` as rows are written,
-            ``total(pairs)`` once the pairs are known.
-        client: a ``distributed.Client``: the pairs are cut into tiles of
-            ``batch_pairs`` (ranges of the triangle in row-major order, or of
-            the list), each aligned on a worker, which reads the sequences
-            once; the rows are written here in the same order, byte for byte
-            the local output (``docs/cluster.md``). ``device`` (other than
-            ``auto``) and ``threads`` are then the workers'.
-        **align_options: ``options`` (an :class:`~gseek.align.options.AlignOptions`) or its fields, as
-            :class:`AlignTask` (``batch_pairs`` sets the pairs per job).
-
-    >>> import os, tempfile
-    >>> d = tempfile.mkdtemp()
-    >>> seqs = os.path.join(d, "seqs.fa")
-    >>> _ = open(seqs, "w").write(">a\\nACGTACGT\\n>b\\nACGACGT\\n>c\\nACGTTCGT\\n")
-    >>> out = os.path.join(d, "pairs.tsv")
-    >>> align_pairs_files(seqs, out, outfmt="6 qseqid sseqid score cigar", device="cpu", threads=1)
-    {'pairs': 3, 'rows': 3, 'device': 'cpu (numba, 1 threads)'}
-    >>> print(open(out).read(), end="")
-    a  b  7  3=1I4=
-    a  c  11 4=1X3=
-    b  c  2  3=1D1X3=
-    """
-    out, encoding = _output_encoding(output)
-    check_output(out, [sequences, queries, pairs])
-    here = dict(device="cpu", threads=1) if client is not None else dict(device=device, threads=threads)
-    task = PairsTask(sequences, queries=queries, pairs=pairs, encoding=encoding, **here, **align_options)
-    if total is not None:
-        total(task.total)
-    result = _run_one(task, QueryFile((os.fspath(pairs or sequences),), out), workers, bounds, None, progress,
-                      client, device, threads)
-    return dict(pairs=result.records, rows=result.hits, device=_device_line(task, client))
-
-
-def _output_encoding(output: str | os.PathLike | None) -> tuple[str, tuple[str, str]]:
-    """The output name (``-``: stdout) and the encoding its rows are made in."""
-    out = "-" if output is None or os.fspath(output) == "-" else os.fspath(output)
-    return out, (stream_encoding(sys.stdout) if out == "-" else ("ascii", "strict"))
-
-
-def _device_line(task: _DPStages, client: Any) -> str:
-    """Where the pairs were aligned: the backend, or the cluster."""
-    return task.aligners[0].backend.describe() if client is None else describe_cluster(client)
-
-
-def _run_one(task: _DPStages, query: QueryFile, workers: int, bounds: QueueBounds | None, job_bytes: int | None,
-             progress: Any, client: Any = None, device: Any = None, threads: int | None = None) -> Any:
-    """Run ``task`` over one query (a pipeline of one), here or with its jobs on ``client``'s
-    cluster (the task built here reads the jobs and writes the rows); raise its error."""
-    options: dict[str, Any] = dict(workers=workers, bounds=bounds, job_bytes=job_bytes)
-    if progress is not None:
-        options["progress"] = _PairCount(progress, task.progress_factor)
-    if client is None:
-        dispatcher = task.dispatcher(**options)
-    else:  # the sequences and the options travel as paths and values: each worker builds its own task
-        paths = {k: os.path.abspath(v) for k, v in task.spec.options if k in ("queries", "pairs") and v is not None}
-        spec = dataclasses.replace(task.spec, source=os.path.abspath(task.spec.source),
-                                   options=tuple(sorted({**dict(task.spec.options), **paths}.items())))
-        options["workers"] = max(1, workers)  # the client's finalize only passes the workers' chunks on
-        dispatcher = remote_dispatcher(client, task, cluster_spec(spec, device=device, threads=threads), **options)
-    result, = dispatcher.run([query])
-    if result.error is not None:
-        raise result.error
-    return result

@@ -9,6 +9,7 @@ HSPs do not depend on the other queries of its batch, so the output is the same
 bytes for any batch size, worker and device count.
 
 >>> import os, tempfile
+>>> from gseek.pipeline import blast_files
 >>> from gseek.datasets import lambda_genome
 >>> from gseek.index import Index
 >>> d = tempfile.mkdtemp()
@@ -49,12 +50,12 @@ from gseek.index import Index
 from gseek.index.text import ReferenceText
 from gseek.output.sam import check_read_names
 from gseek.seqio import FastxReader, SequenceBatch
-from gseek.seqio.atomic import check_output, is_special, open_output
+from gseek.seqio.atomic import is_special, open_output
 
-from ..engine import Chunk, Dispatcher, Job, QueryFile, QueueBounds
+from ..engine import Chunk, Dispatcher, Job, QueryFile
 from ._base import LazySink, TaskSpec, batch_nbytes, parse_threads
 
-__all__ = ["BlastTask", "blast_files", "blast_value"]
+__all__ = ["BlastTask", "blast_value"]
 
 #: Output names BLAST refuses: binary formats its text output is not (:meth:`BlastTask.check_output_name`).
 BINARY_SUFFIXES = (".bam", ".cram")
@@ -426,42 +427,3 @@ def blast_value(task: str = "megablast", options: BlastOptions | None = None,
     if task not in ("megablast", options.task):
         raise OptionError(f"task {task!r} and the options' task {options.task!r} disagree")
     return options
-
-
-def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | list[str | os.PathLike],
-                output: str | os.PathLike, *, task: str = "megablast", options: BlastOptions | None = None,
-                outfmt: str = "6",
-                device: str | Backend | None = None, devices: Sequence[str | Backend] | None = None,
-                threads: int | None = None, workers: int = 2,
-                chunk_bytes: int | None = None, bounds: QueueBounds | None = None, database: str | None = None,
-                command: str = "gseek", subjects: list | None = None, query_offset: int = 0,
-                **overrides: Any) -> dict[str, Any]:
-    """Search FASTA query file(s) against an index and write BLAST tabular output (``gseek search
-    --task megablast|blastn``; ``devices``: several at once, each taking whole jobs, as
-    :class:`BlastTask`). The options come whole as ``options`` (a
-    :class:`~gseek.blast.options.BlastOptions`) or as ``task`` and the loose ``overrides`` of its
-    fields (and ``volume_size``, ``split``, as :class:`BlastTask`). Returns counts ``queries``,
-    ``hsps``, ``with_hits`` and ``device``."""
-    files = [queries] if isinstance(queries, (str, os.PathLike)) else list(queries)
-    if not files:
-        raise OptionError("no query file given")
-    index_dir = index.path if isinstance(index, Index) else resolve_database(index)[0]
-    check_output(output, files, within=[] if index_dir is None else [index_dir])
-    BlastTask.check_output_name(output)
-    blast = BlastTask(index, task, options=options, outfmt=outfmt, device=device, devices=devices, threads=threads,
-                      database=database, command=command, subjects=subjects,
-                      query_offset=query_offset, **overrides)
-    query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output))
-    dispatcher = blast.dispatcher(workers=workers, job_bytes=chunk_bytes, bounds=bounds)
-    result, = dispatcher.run([query])
-    if result.error is not None:
-        raise result.error
-    c = result.counts
-    if os.environ.get("GSEEK_BLAST_TIMING"):  # where the time went (docs/blast.md)
-        import sys
-
-        for s in blast.searchers:
-            print("[gseek] blast stages: " + ", ".join(f"{k} {v:.3f} s" for k, v in s.timings.items())
-                  + "; " + ", ".join(f"{k} {v:,}" for k, v in s.counts.items()), file=sys.stderr)
-    return dict(queries=c["records"], hsps=c["hits"], with_hits=c["mapped"],
-                device=", ".join(dict.fromkeys(s.backend.describe() for s in blast.searchers)))

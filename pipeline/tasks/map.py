@@ -1,4 +1,4 @@
-"""Read mapping as pipeline stages: :class:`MapTask`, and :func:`map_files` / :func:`map_reads` on top.
+"""Read mapping as pipeline stages: :class:`MapTask` (:func:`gseek.pipeline.map_files` / ``map_reads`` on top).
 
 :class:`MapTask` is read mapping: ``read`` streams FASTA/FASTQ batches
 (:class:`~gseek.seqio.FastxReader`), ``prelim`` is :meth:`Mapper.search
@@ -11,11 +11,12 @@ per device, each with its own copy of the index arrays on that device),
 output of a file is the same bytes for any batch size, queue bounds, worker
 and device count: mapping and formatting are per read.
 
-:func:`map_files` runs the engine over one query (a pipeline of one): the
+:func:`~gseek.pipeline.front.map_files` runs the engine over one query (a pipeline of one): the
 front door of ``gseek search --task map``, and, with ``workers=0``, of
-:func:`map_reads`.
+:func:`~gseek.pipeline.front.map_reads`.
 
 >>> import os, tempfile
+>>> from gseek.pipeline import map_files
 >>> from gseek.datasets import lambda_genome, lambda_reads
 >>> from gseek.index import Index
 >>> idx = Index.build(lambda_genome(), wgram=8, device="cpu")
@@ -43,22 +44,21 @@ from gseek import ragged
 from gseek.backend import Backend, get_backend, numba_guard
 from gseek.errors import FastxError, GseekWarning, OptionError
 from gseek.index import Index
-from gseek.index.format import resolve as resolve_index
 from gseek.mapper import STATUS_TOO_LONG, STATUS_TOO_SHORT, Mapper, MappingResult, Placements
 from gseek.mapper.pairs import select_pairs
 from gseek.options import MapOptions, PairOptions, ReadOptions, SamOptions
 from gseek.output.sam import (SamWriter, check_read_names, check_reference, check_sam_output, format_mapping,
-                              remove_made, sam_header)
+                              sam_header)
 from gseek.output.sam_pairs import format_pairs
 from gseek.output.sam_records import BufferPool
 from gseek.seqio import FastxReader, SequenceBatch, looks_phred64, open_output
 from gseek.seqio.pairs import PairedBatch, iter_interleaved, iter_pairs
-from gseek.seqio.atomic import check_output, descriptor_of, is_special, write_all
+from gseek.seqio.atomic import is_special, write_all
 
-from ..engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, Progress, QueryFile, QueueBounds
+from ..engine import DEFAULT_JOB_BYTES, Chunk, Dispatcher, Job, QueryFile
 from ._base import GPU_JOB_BYTES, LazySink, TaskSpec, batch_nbytes, parse_threads
 
-__all__ = ["MapTask", "map_files", "map_reads", "map_values", "VALUE_KEYWORDS"]
+__all__ = ["MapTask", "map_values", "VALUE_KEYWORDS"]
 
 #: Each options value of a mapping run and the loose keywords that make it (:func:`map_values`).
 VALUE_KEYWORDS: dict[str, type] = {
@@ -568,227 +568,3 @@ def _slice(r: MappingResult, lo: int, hi: int) -> MappingResult:
         alt_pos=r.alt_pos[a0:a1], alt_strand=r.alt_strand[a0:a1], alt_mismatches=r.alt_mismatches[a0:a1],
         capped=r.capped[lo:hi] if r.capped.size else np.zeros(hi - lo, dtype=bool),
     )
-
-
-def map_files(
-    index: Index | str | os.PathLike,
-    reads: str | os.PathLike | list[str | os.PathLike],
-    output: str | os.PathLike,
-    *,
-    options: MapOptions | None = None,
-    read_options: ReadOptions | None = None,
-    sam_options: SamOptions | None = None,
-    pair_options: PairOptions | None = None,
-    mate2: str | os.PathLike | None = None,
-    interleaved: bool = False,
-    un: str | os.PathLike | None = None,
-    al: str | os.PathLike | None = None,
-    command: str = "gseek",
-    device: str | Backend | None = None,
-    devices: Sequence[str | Backend] | None = None,
-    threads: int | None = None,
-    chunk_bytes: int | None = None,
-    workers: int = 2,
-    bounds: QueueBounds | None = None,
-    progress: Any = None,
-    **keywords: Any,
-) -> dict[str, int]:
-    """Map FASTA/FASTQ file(s) to SAM/BAM through the pipeline engine, with ``workers`` finalize threads.
-
-    :func:`map_reads` is this with ``workers=0``: same arguments, output and
-    counts. Several read files go to one output, in order. Bad input raises
-    (as ``map_reads``) instead of being recorded. ``workers`` finalize
-    threads format SAM while the device maps the next batch (0: no threads).
-    The output is checked before anything is loaded
-    (:func:`~gseek.seqio.atomic.check_output`: not a read file, not inside
-    the index, a folder that takes it; :func:`~gseek.output.sam.sam_format`).
-
-    The options come as values (:mod:`gseek.options`): ``options`` (a
-    :class:`~gseek.options.MapOptions`: what to report), ``read_options``
-    (:class:`~gseek.options.ReadOptions`), ``sam_options``
-    (:class:`~gseek.options.SamOptions`) and ``pair_options``
-    (:class:`~gseek.options.PairOptions`), or as the loose keywords of their
-    fields (below), made into the values once here (:func:`map_values`).
-
-    Arguments:
-        index: an :class:`~gseek.index.Index`, or the path of a saved one
-            (loaded here; its SHA-256 check runs beside the mapping and is
-            waited for before the output is renamed into place).
-        reads: a FASTA/FASTQ file (gzip ok, ``-`` for stdin) or a list of them.
-        output: the SAM file (``*.sam``), BGZF-compressed SAM (``*.sam.gz``),
-            BAM (``*.bam``), CRAM (``*.cram``), ``-`` for SAM on stdout; written
-            under a temporary name and renamed when complete.
-        mismatches: ``k``, as :class:`~gseek.mapper.Mapper`.
-        command: SAM ``@PG CL``.
-        threads: CPU threads of a backend built here (and of its SAM
-            formatting), and of parsing.
-        no_unal: write no record for unmapped reads.
-        cigar_eq: ``=``/``X`` CIGAR operations instead of ``M``.
-        phred64: FASTQ qualities are Phred+64 (``'@'``..``'~'``), converted
-            to Phred+33 as read; a quality below ``'@'`` is an error at its
-            line. Without it, qualities are Phred+33 (``'!'``..``'~'``) and a
-            file whose first batch looks Phred+64 gives a
-            :class:`~gseek.errors.GseekWarning`.
-        trim5, trim3: bases (and qualities) trimmed from the 5' / 3' end of
-            each read before mapping; SAM holds the trimmed read (bowtie's
-            ``--trim5``/``--trim3``).
-        skip: the first ``skip`` reads (of all ``reads`` files, in order)
-            are neither mapped nor written (bowtie's ``--skip``).
-        upto: map at most this many reads after the skipped ones; the rest
-            of the input is not read (bowtie's ``--upto``).
-        un, al: write the reads that failed to align / aligned (at least one
-            placement reported) to this file, each record as the input gives
-            it (FASTA or FASTQ text, untrimmed, original qualities); gzip for
-            ``*.gz``; written under a temporary name, renamed when complete.
-        read_group: the ``@RG`` line's fields (:func:`~gseek.output.sam.read_group`,
-            ``ID`` first); every record gets ``RG:Z:ID``.
-        sort: coordinate-sort and index a BAM or CRAM output (None: yes for
-            such a file; :func:`~gseek.output.sam.check_sam_output`).
-        compression_level: zlib level (0-9) of a BAM, CRAM or ``.sam.gz`` output, as samtools'
-            ``-l`` (None: samtools' default, 6).
-        reference: the FASTA a CRAM output is encoded against (required for ``*.cram``).
-        mate2: paired-end reads: ``reads`` is the mate 1 file, this the mate 2
-            file (bowtie's ``-1``/``-2``), read side by side; records per pair
-            (``docs/sam.md``, paired-end reads).
-        interleaved: paired-end reads: each file of ``reads`` holds mate 1 and
-            mate 2 of each pair one after the other.
-        minins, maxins, orientation: how mates pair (bowtie's ``-I``, ``-X``,
-            ``--fr``/``--rf``/``--ff``; :class:`~gseek.mapper.pairs.PairOptions`).
-        device: backend of the mapper (default: the index's; for a path: ``auto``).
-        devices: one backend or device name per prelim worker, each with its
-            own :class:`~gseek.mapper.Mapper` and index copy (overrides ``device``).
-        chunk_bytes: read input per job (default 16 MiB, 64 MiB on a GPU).
-        workers: finalize threads (0: every stage in the caller's thread).
-        bounds: the engine's :class:`~gseek.pipeline.engine.QueueBounds`.
-        progress: ``progress(reads)``, called (in the caller's thread) as each
-            chunk's records are written with the number of reads (pairs, for
-            paired-end reads) in it: what ``gseek search``'s progress bar shows.
-        **keywords: the other :class:`~gseek.options.MapOptions` fields
-            (``max_alignments``, ``report_all``, ``max_hits``, ``norc``,
-            ``nofw``, ``xa_limit``, ``min_piece``).
-
-    Returns counts: ``reads`` (mapped or tried: after ``skip``/``upto``),
-    ``mapped``, ``unmapped`` (with ``too_long`` and ``too_short``: reads not
-    searched), ``records`` (SAM records written), ``alignments`` (SAM records
-    of placements), and ``device``, the backend that mapped
-    (:meth:`~gseek.Backend.describe`).
-    Paired-end reads: ``reads``, ``mapped``, ``unmapped`` and
-    ``alignments`` count pairs (mapped: with a concordant pair reported;
-    alignments: concordant pairs reported), ``too_long``/``too_short`` mates,
-    and ``paired`` (True) and ``mates_aligned`` (mates with a placement) are added.
-
-    >>> import os, tempfile
-    >>> from gseek.datasets import lambda_genome, lambda_reads
-    >>> idx = Index.build(lambda_genome(), wgram=8, device="cpu")
-    >>> counts = map_files(idx, lambda_reads(), os.path.join(tempfile.mkdtemp(), "lambda.sam"), mismatches=2, workers=1)
-    >>> {k: v for k, v in counts.items() if k != "device"}
-    {'reads': 2000, 'mapped': 1459, 'unmapped': 541, 'too_long': 0, 'too_short': 0, 'records': 2000, 'alignments': 1459}
-    >>> counts["device"].startswith("cpu (numba")
-    True
-    """
-    files = [reads] if isinstance(reads, (str, os.PathLike)) else list(reads)
-    if not files:
-        raise OptionError("no read file given")
-    opts, read, sam, pairs = map_values(options, read_options, sam_options, pair_options, **keywords)  # checked
-    if mate2 is not None:
-        if len(files) != 1 or interleaved:
-            raise OptionError("paired-end reads: give one mate 1 file with mate2, and not interleaved")
-        files.append(mate2)
-    index_dir = index.path if isinstance(index, Index) else resolve_index(index)
-    within = [] if index_dir is None else [index_dir]
-    check_output(output, [*files, sam.reference], within=within)
-    check_sam_output(output, sort=sam.sort, reference=sam.reference)
-    named: dict[str, Any] = {"output": output, "un": un, "al": al}
-    if mate2 is not None or interleaved:  # paired-end reads: one file of each mate (bowtie's names)
-        named = {"output": output, **{f"{k}_{m}": None if v is None else mate_file_name(v, m)
-                                      for k, v in (("un", un), ("al", al)) for m in (1, 2)}}
-    for name, path in named.items():
-        if path is not None and name != "output":
-            check_output(path, files, within=within)
-    _distinct_outputs({k: v for k, v in named.items() if v is not None})
-    task = MapTask(index, opts, read_options=read, sam_options=sam, pair_options=pairs, interleaved=interleaved,
-                   un=un, al=al, devices=devices, device=device, threads=threads, command=command)
-    query = QueryFile(tuple(os.fspath(f) for f in files), os.fspath(output), paired=mate2 is not None)
-    dispatcher = task.dispatcher(workers=workers, job_bytes=chunk_bytes or task.job_bytes, bounds=bounds,
-                                 **({} if progress is None else {"progress": _ReadCount(progress)}))
-    try:
-        result, = dispatcher.run([query])
-        if result.error is not None:
-            raise result.error
-    except BaseException:
-        remove_made(task.made_indexes)  # a failed CRAM run leaves nothing beside the user's FASTA
-        raise
-    c = result.counts
-    counts = dict(reads=c.get("records", 0), mapped=c.get("mapped", 0),
-                  unmapped=c.get("records", 0) - c.get("mapped", 0), too_long=c.get("too_long", 0),
-                  too_short=c.get("too_short", 0), records=c.get("sam_records", 0), alignments=c.get("hits", 0),
-                  device=", ".join(dict.fromkeys(m.backend.describe() for m in task.mappers)))
-    if mate2 is not None or interleaved:  # reads, mapped, unmapped, alignments count pairs (concordant)
-        counts["paired"] = True
-        counts["mates_aligned"] = c.get("mates_aligned", 0)
-    return counts
-
-
-class _ReadCount(Progress):
-    """``report(reads)`` as each chunk is written (the engine's writer-side hook)."""
-
-    def __init__(self, report: Any) -> None:
-        self.report = report
-
-    def update(self, query: QueryFile, counts: dict[str, int]) -> None:
-        self.report(int(counts.get("records", 0)))
-
-
-def _distinct_outputs(outputs: dict[str, str | os.PathLike]) -> None:
-    """Refuse two outputs of one run under one name (the same file, or both standard output)."""
-    seen: dict[Any, str] = {}
-    for name, path in outputs.items():
-        p = os.fspath(path)
-        if descriptor_of(p) == 1:
-            key: Any = "-"
-        elif is_special(p):
-            continue  # /dev/null and the like take any number of writers
-        else:
-            key = os.path.realpath(p)
-        if key in seen:
-            raise OptionError(f"{p}: both the {seen[key]} and the {name} output")
-        seen[key] = name
-
-
-def map_reads(index: Index | str | os.PathLike, reads: str | os.PathLike | list[str | os.PathLike],
-              output: str | os.PathLike, **options: Any) -> dict[str, int]:
-    """Map FASTA/FASTQ file(s) (gzip ok, ``-`` for stdin) and write SAM, or BAM for ``*.bam``, ``-`` for stdout.
-
-    :func:`map_files` with every stage in the caller's thread (``workers=0``):
-    the same stages, output and counts as ``gseek search``. Several read files
-    go to one output, in order, written under a temporary name and renamed
-    when complete. Returns counts: ``reads``, ``mapped``, ``unmapped`` (with
-    ``too_long`` and ``too_short``: reads not searched), ``records``,
-    ``alignments``, ``device``.
-
-    Arguments:
-        index: an :class:`~gseek.index.Index` or the path of a saved one.
-        reads: a FASTA/FASTQ file or a list of them.
-        output: the SAM file (or ``*.sam.gz``, ``*.bam``, ``*.cram``), ``-`` for stdout.
-        **options: those of :func:`map_files` but ``workers`` (the options
-            values ``options``, ``read_options``, ``sam_options``,
-            ``pair_options`` or their fields as keywords; ``command`` for SAM
-            ``@PG CL``, ``un``, ``al``, ``mate2``, ``interleaved``,
-            ``chunk_bytes``, ``threads``, ``device``, ``devices``, ``bounds``).
-
-    >>> import os, tempfile
-    >>> from gseek import read_fastx, write_fastq
-    >>> from gseek.datasets import lambda_genome
-    >>> genome = read_fastx(lambda_genome()).sequence(0)
-    >>> d = tempfile.mkdtemp()
-    >>> _ = write_fastq(os.path.join(d, "reads.fq"), [("r1", genome[1000:1030], "I" * 30), ("r2", "ACGT", "IIII")])
-    >>> idx = Index.build(lambda_genome(), wgram=8, device="cpu")
-    >>> map_reads(idx, os.path.join(d, "reads.fq"), os.path.join(d, "out.sam"), mismatches=1)  # doctest: +ELLIPSIS
-    {'reads': 2, 'mapped': 1, 'unmapped': 1, 'too_long': 0, 'too_short': 1, 'records': 2, 'alignments': 1, 'device': 'cpu (numba, ...)'}
-    >>> for line in open(os.path.join(d, "out.sam")):
-    ...     if not line.startswith("@"):
-    ...         print(line.split("\\t")[:6])
-    ['r1', '0', 'gi|9626243|ref|NC_001416.1|', '1001', '60', '30M']
-    ['r2', '4', '*', '0', '0', '*']
-    """
-    return map_files(index, reads, output, workers=0, **options)
