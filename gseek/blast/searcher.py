@@ -49,7 +49,7 @@ from .dust import dust_mask
 from .lookup import lookup_of_words, query_strands, seeding, word_codes
 from .options import BlastOptions
 from .gapped_start import traceback_starts
-from .seeds import device_queries, find_seeds, select_seeds, ungapped_extend, unpack_ranges
+from .seeds import device_queries, seed_candidates, unpack_ranges
 from .stats import bit_scores, effective_search_space, evalues
 
 __all__ = ["BlastSearcher", "BlastHits"]
@@ -251,8 +251,12 @@ class BlastSearcher:
         #: Seconds per stage, summed over searches (``docs/blast.md``, "Where the time goes"); the
         #: device is synchronised at stage bounds only when ``GSEEK_BLAST_TIMING`` is set.
         self.timings: dict[str, float] = {}
-        #: Queries, seeds and seeds extended with gaps, summed over searches.
+        #: Queries, seeds and seeds extended with gaps, summed over searches (and the most pairs and
+        #: seeds one chunk of the seed stage held).
         self.counts: dict[str, int] = {"queries": 0, "seeds": 0, "gapped": 0}
+        #: (query, text) pairs the seed stage expands at once (None: ``seeds.PAIR_CHUNK``); the
+        #: results are the same for any value (:func:`gseek.blast.seeds.seed_candidates`).
+        self.pair_chunk: int | None = None
 
     def __repr__(self) -> str:
         where = f", contigs=[{self.ref.first_contig}, {self.ref.first_contig + len(self.ref.contig_names)})" \
@@ -327,13 +331,11 @@ class BlastSearcher:
         clock.lap("queries and lookup table")
         with backend.active():
             qs = device_queries(backend, seq_codes, seq_off, valid, table)
-            seeds = find_seeds(backend, self.ref, qs, lut_w, opts.stride, opts.word_size)
-            clock.lap("scan, lookup, mini-extension")
-            ung = ungapped_extend(backend, self.ref, qs, seeds, opts.reward, opts.penalty, self._n_score,
-                                  opts.raw_xdrop(opts.xdrop_ungap, ungapped=True))
-            triggers = None if opts.ungapped else self._triggers(batch, seq_query)
-            cand = select_seeds(backend, self.ref, qs, seeds, ung, triggers)
-            clock.lap("ungapped extension")
+            triggers = self._ungapped_cutoffs(seq_query) if opts.ungapped else self._triggers(batch, seq_query)
+            cand, found = seed_candidates(backend, self.ref, qs, lut_w, opts.stride, opts.word_size, opts.reward,
+                                          opts.penalty, self._n_score, opts.raw_xdrop(opts.xdrop_ungap, ungapped=True),
+                                          triggers, self.pair_chunk)
+            clock.lap("scan, lookup, mini-extension, ungapped extension")
             if opts.ungapped:
                 hsps = self._ungapped_hsps(cand, seq_codes)
             else:
@@ -341,7 +343,11 @@ class BlastSearcher:
         hits = self._report(batch, hsps, seq_off, seq_query, seq_strand)
         clock.lap("statistics, purge, order")
         self.counts["queries"] += len(batch)
-        self.counts["seeds"] += len(seeds)
+        self.counts["seeds"] += found.seeds
+        with _COUNTS_LOCK:
+            for what, n in (("most pairs in a seed chunk", found.most_pairs),
+                            ("most seeds in a seed chunk", found.most_seeds)):
+                self.counts[what] = max(self.counts.get(what, 0), n)
         self.counts["gapped"] += int(cand["q"].size)
         return hits
 
@@ -358,6 +364,26 @@ class BlastSearcher:
         spaces = self._search_spaces(np.diff(np.asarray(batch.offsets, np.int64)))
         reach = np.ceil(np.log(k.K * spaces / opts.evalue) / k.lambda_)
         return np.minimum(opts.gap_trigger, np.maximum(reach, 1)).astype(np.int64)[seq_query]
+
+    def _ungapped_cutoffs(self, seq_query: np.ndarray) -> np.ndarray:
+        """Per sequence, the least ungapped score whose e-value reaches the cutoff (``--ungapped``:
+        a seed scoring less is never reported, and never purges one that is: the purge drops an
+        HSP for a better one only)."""
+        opts = self.options
+        k = opts.karlin
+        spaces = self._search_spaces(self._qlen)
+        cut = np.maximum(np.ceil(np.log(k.K * spaces / opts.evalue) / k.lambda_), 1).astype(np.int64)
+        while True:  # the least score that reaches the cutoff as the report computes it (e-values fall with the score)
+            lower = (cut > 1) & (evalues(k, cut - 1, spaces) <= opts.evalue)
+            if not lower.any():
+                break
+            cut -= lower
+        while True:
+            higher = evalues(k, cut, spaces) > opts.evalue
+            if not higher.any():
+                break
+            cut += higher
+        return cut[seq_query]
 
     def _ungapped_hsps(self, cand: dict[str, np.ndarray], seq_codes) -> dict[str, np.ndarray]:
         q_start, q_end = cand["q_start"], cand["q_end"]
