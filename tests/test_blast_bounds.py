@@ -126,3 +126,13 @@ def test_a_long_repeat_costs_about_a_stride_a_lookup_pair(tmp_path, device):
     assert np.unique(diag).size == diag.size == 2 * (n - opts.word_size) + 1
     assert (length == n - np.abs(diag)).all()  # each diagonal's run, whole
     assert spent < 20, f"{spent:.1f} s to find the seeds of a 12 kb repeat"
+
+
+def test_a_string_is_one_query(lambda_text):
+    """``search("GGCT...")`` searches one query (issue 38: it was one query a letter, and no hit)."""
+    ref = read_fastx(lambda_genome()).sequence(0)
+    searcher = BlastSearcher(lambda_text, task="megablast", device="cpu")
+    hits = searcher.search(ref[2000:2400])
+    assert hits.query_names == ["query0"]
+    assert _lines(hits) == _lines(searcher.search([("query0", ref[2000:2400])]))
+    assert hits.row(0).split("\t")[:4] == ["query0", "gi|9626243|ref|NC_001416.1|", "100.000", "400"]

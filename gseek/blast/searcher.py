@@ -270,6 +270,8 @@ class BlastSearcher:
             if queries.alphabet != "dna":
                 raise OptionError(f"{queries.path}: BLAST-style search needs nucleotide queries")
             return queries
+        if isinstance(queries, str):  # one query, as Mapper.map takes one read (not one query a letter)
+            queries = [queries]
         names, seqs = [], []
         for k, item in enumerate(queries):
             name, seq = item if isinstance(item, tuple) else (f"query{k}", item)
@@ -313,8 +315,8 @@ class BlastSearcher:
 
     def search(self, queries: Any) -> BlastHits:
         """HSPs of ``queries`` (a :class:`~gseek.seqio.SequenceBatch`, or strings, or
-        ``(name, sequence)`` pairs, or :meth:`prepare`'s result) against the database, in BLAST+'s
-        report order."""
+        ``(name, sequence)`` pairs, or :meth:`prepare`'s result; one string is one query, named
+        ``query0``) against the database, in BLAST+'s report order."""
         opts = self.options
         clock = _Clock(self.backend, self.timings)
         if isinstance(queries, PreparedQueries):
