@@ -136,3 +136,28 @@ def test_a_string_is_one_query(lambda_text):
     assert hits.query_names == ["query0"]
     assert _lines(hits) == _lines(searcher.search([("query0", ref[2000:2400])]))
     assert hits.row(0).split("\t")[:4] == ["query0", "gi|9626243|ref|NC_001416.1|", "100.000", "400"]
+
+
+@pytest.mark.parametrize("window", [7, 1000])
+def test_scan_windows_are_the_whole_scan(tmp_path, many_hits, window):
+    """The scan in windows of ``window`` stride positions (:func:`gseek.blast.seeds.scan_hits`'s
+    ``window``), of the whole text and of shards whose start is no stride position: the hits of one
+    scan, in order."""
+    from gseek.blast.seeds import _stride_positions, device_queries, scan_hits
+
+    genome = read_fastx(lambda_genome()).sequence(0)
+    bounds = (0, 10001, 20003, 33337, len(genome))  # contigs, so that shards start off the stride
+    fa = tmp_path / "cut.fa"
+    fa.write_text("".join(f">c{i}\n{genome[a:b]}\n" for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))))
+    cut = ReferenceText.from_index(Index.build(fa, wgram=4, device="cpu"))
+    searcher = BlastSearcher(cut, task="megablast", device="cpu")
+    opts, be = searcher.options, searcher.backend
+    prep = searcher.prepare(many_hits)
+    qs = device_queries(be, prep.seq_codes, prep.seq_off, prep.valid, prep.table)
+    for text in (cut, *cut.shards(3)):
+        whole = be.to_host(scan_hits(be, text, qs, opts.lut_word, opts.stride)).tolist()
+        n_pos = _stride_positions(text, opts.lut_word, opts.stride)[1]
+        got = [h for j0 in range(0, n_pos, window)
+               for h in be.to_host(scan_hits(be, text, qs, opts.lut_word, opts.stride, (j0, j0 + window))).tolist()]
+        assert got == whole and whole
+    assert any(s.origin % opts.stride for s in cut.shards(3))
