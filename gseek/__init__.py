@@ -70,7 +70,7 @@ _LAZY = {
     "MappedRead": "gseek.mapper",
     "Hit": "gseek.mapper",
     "BlastSearcher": "gseek.blast.searcher",
-    "BlastHits": "gseek.blast.searcher",
+    "BlastHits": "gseek.blast.hits",
     "BlastOptions": "gseek.blast.options",
     "MapOptions": "gseek.options",
     "ReadOptions": "gseek.options",

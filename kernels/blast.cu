@@ -105,7 +105,9 @@ lookup_fill(const i64* __restrict__ hits, i64 n, const u32* __restrict__ text, i
 
 // Exact extension of each pair along its diagonal; a seed when the run is at
 // least `word` long and no earlier stride position of the run starts a listed
-// query word (the first finder keeps it).
+// query word (the first finder keeps it). The left walk stops at the first
+// earlier finder and only a first finder walks right, so a pair inside a long
+// run (a repeat) costs a few strides; run_* are the run's where keep is 1.
 extern "C" __global__ void __launch_bounds__(BLOCK)
 mini_extend(const u32* __restrict__ text, const u32* __restrict__ nmask, int has_n, const i64* __restrict__ contig_off,
             i64 n_contigs, const u8* __restrict__ qcodes, const i64* __restrict__ qoff, i64 n_seq,
@@ -118,25 +120,31 @@ mini_extend(const u32* __restrict__ text, const u32* __restrict__ nmask, int has
         i64 qa = qoff[r], qb = qoff[r + 1], ca = contig_off[c], cb = contig_off[c + 1];
         bool ok = s + lut_w <= cb;
         i64 left = 0, right = lut_w;
+        u8 k = 0;
         if (ok) {
+            // left, stopping at the first earlier stride position of the run that starts a listed
+            // query word (its pair finds the run: this one is no seed); only a first finder walks right
+            k = 1;
+            int step = 0;
             while (q - left - 1 >= qa && s - left - 1 >= ca) {
                 u32 b = qcodes[q - left - 1];
                 i64 g = s - left - 1;
                 if (b > 3u || is_n(nmask, has_n, g) || base_at(text, g) != b) break;
                 ++left;
+                if (++step == stride) {
+                    step = 0;
+                    if (qvalid[q - left]) { k = 0; break; }
+                }
             }
-            while (q + right < qb && s + right < cb) {
-                u32 b = qcodes[q + right];
-                i64 g = s + right;
-                if (b > 3u || is_n(nmask, has_n, g) || base_at(text, g) != b) break;
-                ++right;
+            if (k) {
+                while (q + right < qb && s + right < cb) {
+                    u32 b = qcodes[q + right];
+                    i64 g = s + right;
+                    if (b > 3u || is_n(nmask, has_n, g) || base_at(text, g) != b) break;
+                    ++right;
+                }
+                if (left + right < word) k = 0;
             }
-        }
-        u8 k = 0;
-        if (ok && left + right >= word) {
-            k = 1;
-            for (i64 back = stride; back <= left; back += stride)
-                if (qvalid[q - back]) { k = 0; break; }
         }
         keep[i] = k;
         run_q[i] = q - left;

@@ -24,7 +24,10 @@ strands of every query, one *sequence* each) are base codes ``qcodes`` (0..3,
   ``word`` bases long and this pair is its *first finder*: no earlier stride
   position of the same run (``stride`` bases back, while its table word is
   inside the run) starts a listed query word. So each seed is kept once,
-  whatever the order of the pairs.
+  whatever the order of the pairs. The left walk stops at the first such
+  position, and only a first finder walks right: a pair costs a few strides
+  inside a long run (a repeat), not the run's length. ``run_q``, ``run_s``,
+  ``run_len`` are the run's where ``keep`` is 1 (elsewhere unspecified).
 * ``ungapped_extend``: BLAST's ungapped X-drop extension of every seed run,
   right then left, scoring ``reward`` / ``penalty`` (an N on either side
   scores ``n_score``); the extension ends at its best score.
@@ -144,28 +147,34 @@ def mini_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, 
         ok = s + lut_w <= cb
         left = 0
         right = lut_w
+        k = 0
         if ok:
+            # left, stopping at the first earlier stride position of the run that starts a listed
+            # query word (its pair finds the run: this one is no seed), so that a pair inside a long
+            # run (a repeat) costs at most a few strides, not the run's length
+            k = 1
+            step = 0
             while q - left - 1 >= qa and s - left - 1 >= ca:
                 b = qcodes[q - left - 1]
                 g = s - left - 1
                 if b > 3 or _is_n(nmask, has_n, g) or _base(text, g) != b:
                     break
                 left += 1
-            while q + right < qb and s + right < cb:
-                b = qcodes[q + right]
-                g = s + right
-                if b > 3 or _is_n(nmask, has_n, g) or _base(text, g) != b:
-                    break
-                right += 1
-        k = 0
-        if ok and left + right >= word:
-            k = 1
-            back = stride
-            while back <= left:
-                if qvalid[q - back] != 0:
+                step += 1
+                if step == stride:
+                    step = 0
+                    if qvalid[q - left] != 0:
+                        k = 0
+                        break
+            if k == 1:
+                while q + right < qb and s + right < cb:
+                    b = qcodes[q + right]
+                    g = s + right
+                    if b > 3 or _is_n(nmask, has_n, g) or _base(text, g) != b:
+                        break
+                    right += 1
+                if left + right < word:
                     k = 0
-                    break
-                back += stride
         keep[i] = k
         run_q[i] = q - left
         run_s[i] = s - left

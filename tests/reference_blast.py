@@ -91,7 +91,8 @@ def mini_extend(text, contig_off, qcodes, qoff, listed, pairs, lut_w, stride, wo
     """Per pair: (keep, run_q, run_s, run_len) of the exact run through it, or None where the
     pair's text word crosses its contig's end (never a seed). ``keep``: the run is at least
     ``word`` long and this pair is its first finder — no stride position before it in the run
-    (its table word inside the run) starts a listed query word."""
+    (its table word inside the run) starts a listed query word. The kernels give the run only
+    where ``keep`` is 1 (they stop reading a run at its first earlier finder)."""
     out = []
     for q, s in pairs:
         c = _owner(contig_off, s)

@@ -192,10 +192,10 @@ def test_batch_splits_give_the_same_rows(lambda_text, queries, pairs, cpu_lines,
 def test_extension_launch_size_changes_nothing(lambda_text, pairs, cpu_lines, monkeypatch):
     """Gapped extensions split into launches of 7 seeds (longest expected first, then put back in
     order): the same lines as in one launch."""
-    import gseek.blast.searcher as searcher_module
+    import gseek.blast.gapped as gapped_module
 
     whole = cpu_lines("search_blastn")  # made (and cached) before the launch size changes
-    monkeypatch.setattr(searcher_module, "_EXTEND_CHUNK", 7)
+    monkeypatch.setattr(gapped_module, "_EXTEND_CHUNK", 7)
     assert _lines(BlastSearcher(lambda_text, task="blastn", device="cpu").search(pairs)) == whole
 
 
@@ -208,15 +208,16 @@ def test_seeds_extended_ahead_of_their_round_change_nothing(lambda_text, pairs, 
     searcher does with rounds of few seeds), each result used by the round that takes it: the same
     rounds and lines as rounds that extend only their own seeds; with a large ``_AHEAD`` every
     seed goes in the first launch and no later round launches."""
-    import gseek.blast.searcher as searcher_module
+    import gseek.blast.gapped as gapped_module
+    import gseek.blast.rounds as rounds_module
 
     whole = cpu_lines(f"search_{task}")
-    monkeypatch.setattr(searcher_module, "_AHEAD", {"cpu": 0, "gpu": 0})
+    monkeypatch.setattr(gapped_module, "_AHEAD", {"cpu": 0, "gpu": 0})
     plain = BlastSearcher(lambda_text, task=task, device=device)
     assert _lines(plain.search(pairs)) == whole
     assert plain.counts["rounds launched"] == plain.counts["rounds"] >= 2
-    monkeypatch.setattr(searcher_module, "_AHEAD", {"cpu": ahead, "gpu": ahead})
-    monkeypatch.setattr(searcher_module, "_AHEAD_DEPTH", depth)
+    monkeypatch.setattr(gapped_module, "_AHEAD", {"cpu": ahead, "gpu": ahead})
+    monkeypatch.setattr(rounds_module, "_AHEAD_DEPTH", depth)
     searcher = BlastSearcher(lambda_text, task=task, device=device)
     assert _lines(searcher.search(pairs)) == whole
     counts = searcher.counts
@@ -267,7 +268,8 @@ def test_traceback_skips_hsps_inside_one_traced_back(lambda_text, monkeypatch, d
     could have traced back to the same ends with a higher score, as in BLAST+; docs/blast.md.)"""
     import numpy as np
 
-    import gseek.blast.searcher as searcher_module
+    import gseek.blast.gapped as gapped_module
+    import gseek.blast.rounds as rounds_module
 
     queries = _fragmented_queries()
     seen = []
@@ -282,7 +284,7 @@ def test_traceback_skips_hsps_inside_one_traced_back(lambda_text, monkeypatch, d
     fields = "6 qseqid sseqid sstrand qstart qend sstart send score"
     out = {}
     for rounds in (0, 4):
-        monkeypatch.setattr(searcher_module, "_TRACEBACK_ROUNDS", rounds)
+        monkeypatch.setattr(gapped_module, "_TRACEBACK_ROUNDS", rounds)
         searcher = BlastSearcher(lambda_text, task=task, device=device)
         out[rounds] = (_lines(searcher.search(queries), fields), dict(searcher.counts))
     assert out[4][0] == out[0][0]
@@ -292,7 +294,7 @@ def test_traceback_skips_hsps_inside_one_traced_back(lambda_text, monkeypatch, d
     skipped = np.setdiff1d(sel, ids)
     assert skipped.size == out[4][1]["inside an HSP traced back"]
     column = {c: i for i, c in enumerate(sel.tolist())}
-    near = searcher_module._DIAG_NEAR
+    near = rounds_module._DIAG_NEAR
 
     def inside(q, s, h):
         d0, d1 = res["s_start"][h] - res["q_start"][h], res["s_end"][h] - res["q_end"][h]
@@ -316,21 +318,21 @@ def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, 
     result), and those launches keep to the budget too."""
     import numpy as np
 
-    import gseek.blast.searcher as searcher_module
+    import gseek.blast.gapped as gapped_module
 
     whole = cpu_lines("search_blastn")
     launches, over = [], []
-    cut, extend = searcher_module._launches, searcher_module.xdrop_gapped
+    cut, extend = gapped_module._launches, gapped_module.xdrop_gapped
 
     def xdrop_gapped(backend, codes, q_off, q_len, t_off, t_len, *args, **kwargs):
         if len(t_len) > 1 and 9 * int(np.sum(t_len)) > budget:  # 9 bytes a window base
             over.append(len(t_len))
         return extend(backend, codes, q_off, q_len, t_off, t_len, *args, **kwargs)
 
-    monkeypatch.setattr(searcher_module, "_EXTEND_BYTES", budget)
-    monkeypatch.setattr(searcher_module, "_EXTEND_SHARE", 0.0)  # a GPU's free memory would not split
-    monkeypatch.setattr(searcher_module, "_launches", lambda o, n, b: [launches.append(i.size) or i for i in cut(o, n, b)])
-    monkeypatch.setattr(searcher_module, "xdrop_gapped", xdrop_gapped)
+    monkeypatch.setattr(gapped_module, "_EXTEND_BYTES", budget)
+    monkeypatch.setattr(gapped_module, "_EXTEND_SHARE", 0.0)  # a GPU's free memory would not split
+    monkeypatch.setattr(gapped_module, "_launches", lambda o, n, b: [launches.append(i.size) or i for i in cut(o, n, b)])
+    monkeypatch.setattr(gapped_module, "xdrop_gapped", xdrop_gapped)
     extend_ = BlastSearcher._extend
 
     def narrow(self, *args, **kwargs):
@@ -350,7 +352,7 @@ def test_extension_launch_budget_is_a_share_of_a_gpus_free_memory():
     """A launch may hold _EXTEND_SHARE of a GPU's free memory (fewer launches: fewer tails), never
     less than _EXTEND_BYTES; the CPU's budget is _EXTEND_BYTES."""
     from gseek.backend import CpuBackend
-    from gseek.blast.searcher import _EXTEND_BYTES, _EXTEND_SHARE, _extend_budget
+    from gseek.blast.gapped import _EXTEND_BYTES, _EXTEND_SHARE, _extend_budget
 
     class Gpu:
         def __init__(self, free):
@@ -397,16 +399,16 @@ def test_long_extensions_on_the_host_change_nothing(lambda_text, pairs, cpu_line
     """The longest gapped extensions done on the host's cores beside the launch of the others (what a
     GPU searcher does; on the CPU both sides are the CPU), in launches of 5 seeds: the same lines,
     both passes split (the host's share is asserted non-empty and not everything)."""
-    import gseek.blast.searcher as searcher_module
+    import gseek.blast.gapped as gapped_module
     from gseek.backend import get_backend
 
     whole = cpu_lines(f"search_{task}")
-    monkeypatch.setattr(searcher_module, "_EXTEND_CHUNK", 5)
-    monkeypatch.setattr(searcher_module, "_HOST_MIN_EXTENT", min_extent)
-    monkeypatch.setattr(searcher_module, "_HOST_SPEEDUP", {True: 2.0, False: 2.0})
+    monkeypatch.setattr(gapped_module, "_EXTEND_CHUNK", 5)
+    monkeypatch.setattr(gapped_module, "_HOST_MIN_EXTENT", min_extent)
+    monkeypatch.setattr(gapped_module, "_HOST_SPEEDUP", {True: 2.0, False: 2.0})
     shares = []
-    share = searcher_module._host_share
-    monkeypatch.setattr(searcher_module, "_host_share", lambda *a: shares.append(share(*a)) or shares[-1])
+    share = gapped_module._host_share
+    monkeypatch.setattr(gapped_module, "_host_share", lambda *a: shares.append(share(*a)) or shares[-1])
     searcher = BlastSearcher(lambda_text, task=task, device=device)
     searcher.host = get_backend("cpu", 2)
     assert _lines(searcher.search(pairs)) == whole
@@ -783,7 +785,7 @@ def test_seeds_outside_found_hsps_match_a_brute_force_check():
     diagonals of its ends)."""
     import numpy as np
 
-    from gseek.blast import searcher as S
+    from gseek.blast import rounds as S
 
     rng = np.random.default_rng(5)
     n = 4000
@@ -814,7 +816,7 @@ def test_hsps_contained_in_found_hsps_match_a_brute_force_check():
     and near its diagonals), as a check of every HSP against every found one."""
     import numpy as np
 
-    from gseek.blast import searcher as S
+    from gseek.blast import rounds as S
 
     rng = np.random.default_rng(7)
     n = 3000
@@ -858,7 +860,7 @@ def test_chain_extents_match_a_brute_force_check():
     the greatest end of the HSPs of its key within ``near`` diagonals of its own, itself included."""
     import numpy as np
 
-    from gseek.blast import searcher as S
+    from gseek.blast import rounds as S
 
     rng = np.random.default_rng(11)
     for n, keys, spread, near in [(1, 1, 10, 5), (400, 3, 300, 20), (2000, 40, 2000, 256), (300, 1, 5, 0)]:
@@ -885,7 +887,8 @@ def test_host_passes_beside_other_searchers_under_the_workqueue_layer(tmp_path):
     script.write_text('''
 import threading
 import numpy as np
-from gseek.blast.searcher import _contained, _found_block, _gather, _outside
+from gseek.blast.hits import _gather
+from gseek.blast.rounds import _contained, _found_block, _outside
 rng = np.random.default_rng(0)
 n = 100_000
 key, q, s = rng.integers(0, 50, n), rng.integers(0, 10_000, n), rng.integers(0, 10**6, n)

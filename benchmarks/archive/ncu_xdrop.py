@@ -18,6 +18,7 @@ import sys
 import time
 
 os.environ["GSEEK_BLAST_TIMING"] = "1"
+import gseek.blast.gapped as G  # noqa: E402
 import gseek.blast.searcher as S  # noqa: E402
 import gseek.dp.xdrop as X  # noqa: E402
 from gseek.index import Index  # noqa: E402
@@ -34,7 +35,7 @@ aheads = [None] if aheads is None else [int(a) for a in aheads.split(";")]
 tb_rounds = os.environ.get("XD_TBROUNDS")
 tb_rounds = [None] if tb_rounds is None else [int(a) for a in tb_rounds.split(";")]
 variants = [(v, a, t) for v in variants for a in aheads for t in tb_rounds]
-default_speedup = dict(S._HOST_SPEEDUP)
+default_speedup = dict(G._HOST_SPEEDUP)
 ref = ReferenceText.from_index(Index.build(db, parts="text", device="cpu"))
 searchers = {}
 for r in range(repeat + (repeat > 1)):
@@ -42,14 +43,14 @@ for r in range(repeat + (repeat > 1)):
         queries = read_fastx(path)
         for v, ahead, tb in variants:
             if tb is not None:
-                S._TRACEBACK_ROUNDS = tb
+                G._TRACEBACK_ROUNDS = tb
             if ahead is not None:
-                S._AHEAD = {"gpu": ahead, "cpu": 0}
+                G._AHEAD = {"gpu": ahead, "cpu": 0}
             if v is not None:
                 kinds, _, host = v.partition("@")
                 X.WARP_SCORE, X.WARP_FILL = "score" in kinds.split(","), "fill" in kinds.split(",")
                 speed = host.split("/") if host and host != "off" else None
-                S._HOST_SPEEDUP = ({True: 1e-12, False: 1e-12} if host == "off" else dict(default_speedup)
+                G._HOST_SPEEDUP = ({True: 1e-12, False: 1e-12} if host == "off" else dict(default_speedup)
                                    if speed is None else {True: float(speed[0]), False: float(speed[1])})
             searcher = searchers.setdefault(task, S.BlastSearcher(ref, task=task,
                                                                   device=os.environ.get("NCU_DEVICE", "gpu")))

@@ -39,6 +39,8 @@ def main() -> int:
 
     import numpy as np
 
+    import gseek.blast.gapped as G
+    import gseek.blast.rounds as R
     import gseek.blast.searcher as S
     from gseek.index import Index
     from gseek.seqio import read_fastx
@@ -84,11 +86,11 @@ def main() -> int:
             return out
         return run
 
-    S._select_round = timed("_select_round", S._select_round)
-    S._inside = timed("_inside", S._inside)
-    S.xdrop_gapped = timed("xdrop_gapped", S.xdrop_gapped, sync=True)
+    G._select_round = timed("_select_round", G._select_round)
+    R._inside = timed("_inside", R._inside)
+    G.xdrop_gapped = timed("xdrop_gapped", G.xdrop_gapped, sync=True)
     launches: list[tuple[int, float]] = []
-    xdrop = S.xdrop_gapped
+    xdrop = G.xdrop_gapped
 
     def per_launch(backend, codes, *a, **k):
         t = time.perf_counter()
@@ -97,7 +99,7 @@ def main() -> int:
                          int(np.asarray(a[3]).sum())))
         return out
 
-    S.xdrop_gapped = per_launch
+    G.xdrop_gapped = per_launch
     chunk = S.BlastSearcher._extend_chunk
     S.BlastSearcher._extend_chunk = timed("_extend_chunk (all)", chunk)
 

@@ -25,7 +25,7 @@ from gseek.errors import OptionError
 from .stats import format_bitscore, format_evalue
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .searcher import BlastHits
+    from .hits import BlastHits
 
 __all__ = ["FIELDS", "STD", "parse_fields", "parse_outfmt", "sam_header", "sam_record", "tabular_lines", "tabular_row",
            "write_tabular"]

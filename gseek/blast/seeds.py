@@ -8,6 +8,7 @@ of one batch (each strand of each query that is searched), concatenated.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,10 +22,18 @@ from gseek.kernels import blast as kblast
 
 from .lookup import LookupTable
 
-__all__ = ["QuerySet", "Seeds", "find_seeds", "scan_hits", "select_seeds", "ungapped_extend", "unpack_ranges"]
+__all__ = ["QuerySet", "Seeds", "find_seeds", "scan_hits", "seed_candidates", "select_seeds", "ungapped_extend",
+           "unpack_ranges"]
 
-#: Largest number of (query, text) pairs expanded in one lookup launch.
-PAIR_CHUNK = 1 << 24
+#: Stride positions of the text scanned at once (:func:`seed_candidates`, :func:`find_seeds`): a
+#: scan window's hits, 24 bytes each with their counts, are at most this many.
+SCAN_CHUNK = 1 << 24
+#: Largest number of (query, text) pairs expanded in one lookup launch (a single hit with more is a
+#: chunk of its own: at most the query positions of one word). With its seeds' ungapped extensions,
+#: a chunk holds ~100 bytes a pair: this bounds the seed stage's memory whatever the number of hits
+#: (issue 36: ``--word-size 4`` gave 7.7 GB for a 200 kb query against lambda when every seed was
+#: held at once).
+PAIR_CHUNK = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -71,9 +80,17 @@ def _text(backend: Backend, ref: ReferenceText) -> tuple[Any, Any, np.int32, np.
     return dev.text, dev.nmask, np.int32(1 if ref.has_amb else 0), np.int64(ref.n_words)
 
 
+def _stride_positions(ref: ReferenceText, lut_w: int, stride: int) -> tuple[int, int]:
+    """The first stride position of ``ref`` and their number."""
+    phase = -ref.origin % stride
+    return phase, (ref.n_bases - phase - lut_w) // stride + 1 if ref.n_bases >= phase + lut_w else 0
+
+
 @on_device
-def scan_hits(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: int, stride: int) -> Any:
-    """Stride positions of the text whose table word is present (PV bit set), sorted (device array).
+def scan_hits(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: int, stride: int,
+              window: tuple[int, int] | None = None) -> Any:
+    """Stride positions of the text whose table word is present (PV bit set), sorted (device array);
+    with ``window`` ``(j0, j1)``, of stride positions ``j0 .. j1 - 1`` only.
 
     The stride positions are those of the whole database (multiples of ``stride`` there): a shard
     (``ref.origin > 0``) scans from ``-origin mod stride``, so that it finds the seeds the whole
@@ -81,13 +98,17 @@ def scan_hits(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: in
     stride positions fall in it)."""
     xp = backend.xp
     text, nmask, has_n, n_words = _text(backend, ref)
-    phase = -ref.origin % stride
-    n_pos = (ref.n_bases - phase - lut_w) // stride + 1 if ref.n_bases >= phase + lut_w else 0
+    phase, n_pos = _stride_positions(ref, lut_w, stride)
+    n_bases = ref.n_bases
+    if window is not None:  # the scan of positions phase + j * stride, j in [j0, j1)
+        j0, j1 = max(0, window[0]), min(n_pos, window[1])
+        phase, n_pos = phase + j0 * stride, max(0, j1 - j0)
+        n_bases = phase + (n_pos - 1) * stride + lut_w if n_pos else 0
     capacity = max(1024, n_pos // 64)
     while True:
         hits = xp.empty(capacity, dtype=np.int64)
         n_hits = xp.zeros(1, dtype=np.int64)
-        backend.launch(kblast, "scan_pv", n_pos, text, nmask, has_n, n_words, np.int64(ref.n_bases),
+        backend.launch(kblast, "scan_pv", n_pos, text, nmask, has_n, n_words, np.int64(n_bases),
                        np.int32(lut_w), np.int32(stride), np.int64(phase), queries.pv, hits, n_hits, np.int64(capacity))
         count = int(backend.to_host(n_hits)[0])
         if count <= capacity:
@@ -95,54 +116,102 @@ def scan_hits(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: in
         capacity = count
 
 
-@on_device
-def find_seeds(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: int, stride: int,
-               word: int) -> Seeds:
-    """Every seed run once: table-word hits expanded to (query, text) pairs, extended exactly."""
+def _seed_chunks(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: int, stride: int, word: int,
+                 scan_chunk: int, pair_chunk: int) -> Iterator[tuple[Seeds, int]]:
+    """The seeds in chunks (each seed once, in no order) and each chunk's number of pairs: the text
+    scanned ``scan_chunk`` stride positions at a time, each window's hits expanded into (query,
+    text) pairs ``pair_chunk`` at a time (a single hit may exceed it) and extended exactly."""
     xp = backend.xp
-    hits = scan_hits(backend, ref, queries, lut_w, stride)
     text, nmask, has_n, n_words = _text(backend, ref)
     dev = ref.on(backend)
     n_contigs = np.int64(len(ref.contig_names))
-    n = int(hits.size)
-    counts = xp.empty(n, dtype=np.int64)
-    backend.launch(kblast, "lookup_count", n, hits, np.int64(n), text, n_words, np.int32(lut_w),
-                   queries.first, counts)
-    # the pair counts' prefix sum stays on the device (tens of millions of hits): the host reads
-    # only the chunk bounds
-    cum = xp.cumsum(counts)
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    a = 0
-    while a < n:  # hit chunks of at most PAIR_CHUNK pairs (a single hit may exceed it)
-        base = int(cum[a - 1]) if a else 0
-        limit = xp.asarray(np.array([base + PAIR_CHUNK], np.int64))
-        b = max(a + 1, int(xp.searchsorted(cum, limit, side="right")[0]))
-        b = min(b, n)
-        m = int(cum[b - 1]) - base
-        if m:
-            q_pos, s_pos = xp.empty(m, dtype=np.int32), xp.empty(m, dtype=np.int64)
-            sub = hits[a:b]
-            starts = cum[a:b] - counts[a:b] - base  # each hit's first pair
-            backend.launch(kblast, "lookup_fill", b - a, sub, np.int64(b - a), text, n_words, np.int32(lut_w),
-                           queries.first, queries.positions, starts, q_pos, s_pos)
-            keep = xp.empty(m, dtype=np.uint8)
-            run_q, run_s = xp.empty(m, dtype=np.int64), xp.empty(m, dtype=np.int64)
-            run_len = xp.empty(m, dtype=np.int32)
-            backend.launch(kblast, "mini_extend", m, text, nmask, has_n, dev.contig_offsets, n_contigs,
-                           queries.codes, queries.offsets, np.int64(queries.n_seq), queries.valid, q_pos, s_pos,
-                           np.int64(m), np.int32(lut_w), np.int32(stride), np.int32(word), keep, run_q, run_s,
-                           run_len)
-            idx = xp.nonzero(keep)[0]
-            parts.append((run_q[idx], run_s[idx], run_len[idx]))
-        a = b
+    _, n_pos = _stride_positions(ref, lut_w, stride)
+    for j0 in range(0, n_pos, max(1, scan_chunk)):
+        hits = scan_hits(backend, ref, queries, lut_w, stride, (j0, j0 + max(1, scan_chunk)))
+        n = int(hits.size)
+        counts = xp.empty(n, dtype=np.int64)
+        backend.launch(kblast, "lookup_count", n, hits, np.int64(n), text, n_words, np.int32(lut_w),
+                       queries.first, counts)
+        # the pair counts' prefix sum stays on the device (tens of millions of hits): the host reads
+        # only the chunk bounds
+        cum = xp.cumsum(counts)
+        a = 0
+        while a < n:  # hit chunks of at most pair_chunk pairs (a single hit may exceed it)
+            base = int(cum[a - 1]) if a else 0
+            limit = xp.asarray(np.array([base + pair_chunk], np.int64))
+            b = max(a + 1, int(xp.searchsorted(cum, limit, side="right")[0]))
+            b = min(b, n)
+            m = int(cum[b - 1]) - base
+            if m:
+                q_pos, s_pos = xp.empty(m, dtype=np.int32), xp.empty(m, dtype=np.int64)
+                sub = hits[a:b]
+                starts = cum[a:b] - counts[a:b] - base  # each hit's first pair
+                backend.launch(kblast, "lookup_fill", b - a, sub, np.int64(b - a), text, n_words, np.int32(lut_w),
+                               queries.first, queries.positions, starts, q_pos, s_pos)
+                keep = xp.empty(m, dtype=np.uint8)
+                run_q, run_s = xp.empty(m, dtype=np.int64), xp.empty(m, dtype=np.int64)
+                run_len = xp.empty(m, dtype=np.int32)
+                backend.launch(kblast, "mini_extend", m, text, nmask, has_n, dev.contig_offsets, n_contigs,
+                               queries.codes, queries.offsets, np.int64(queries.n_seq), queries.valid, q_pos, s_pos,
+                               np.int64(m), np.int32(lut_w), np.int32(stride), np.int32(word), keep, run_q, run_s,
+                               run_len)
+                del q_pos, s_pos
+                idx = xp.nonzero(keep)[0]
+                yield Seeds(run_q[idx], run_s[idx], run_len[idx]), m
+            a = b
+
+
+@on_device
+def find_seeds(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: int, stride: int,
+               word: int) -> Seeds:
+    """Every seed run once: table-word hits expanded to (query, text) pairs, extended exactly; all
+    at once, sorted by (q, s) (the search takes them in chunks: :func:`seed_candidates`)."""
+    xp = backend.xp
+    parts = [s for s, _ in _seed_chunks(backend, ref, queries, lut_w, stride, word, SCAN_CHUNK, PAIR_CHUNK)]
     if parts:
-        q = xp.concatenate([p[0] for p in parts])
-        s = xp.concatenate([p[1] for p in parts])
-        length = xp.concatenate([p[2] for p in parts])
+        q = xp.concatenate([p.q for p in parts])
+        s = xp.concatenate([p.s for p in parts])
+        length = xp.concatenate([p.length for p in parts])
     else:
         q, s, length = xp.zeros(0, np.int64), xp.zeros(0, np.int64), xp.zeros(0, np.int32)
     order = xp.lexsort(xp.stack([s, q]))
     return Seeds(q[order], s[order], length[order])
+
+
+@dataclass
+class SeedStats:
+    """What :func:`seed_candidates` did: ``seeds`` found, ``most_pairs`` (the most (query, text)
+    pairs one chunk held), ``most_seeds`` (the most seeds one chunk held), ``chunks``."""
+
+    seeds: int = 0
+    most_pairs: int = 0
+    most_seeds: int = 0
+    chunks: int = 0
+
+
+@on_device
+def seed_candidates(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: int, stride: int, word: int,
+                    reward: int, penalty: int, n_score: int, xdrop: int, triggers: np.ndarray | None,
+                    pair_chunk: int | None = None, scan_chunk: int | None = None
+                    ) -> tuple[dict[str, np.ndarray], SeedStats]:
+    """The seeds worth extending further (:func:`select_seeds`'s, the same for any chunk sizes),
+    found, extended without gaps and filtered by ``triggers`` chunk by chunk (:func:`_seed_chunks`;
+    None: :data:`PAIR_CHUNK`, :data:`SCAN_CHUNK`), so that only the chunk's seeds and the
+    candidates so far are held: memory independent of the number of hits. A candidate's ungapped
+    score is a function of its extent, so filtering each chunk before picking the first seed of
+    each extent (:func:`select_seeds`) picks the same seeds."""
+    stats = SeedStats()
+    kept: list[dict[str, Any]] = []
+    chunks = _seed_chunks(backend, ref, queries, lut_w, stride, word, scan_chunk or SCAN_CHUNK,
+                          pair_chunk or PAIR_CHUNK)
+    for seeds, pairs in chunks:
+        stats.chunks += 1
+        stats.seeds += len(seeds)
+        stats.most_pairs = max(stats.most_pairs, pairs)
+        stats.most_seeds = max(stats.most_seeds, len(seeds))
+        ung = ungapped_extend(backend, ref, queries, seeds, reward, penalty, n_score, xdrop)
+        kept.append(_passing(backend, ref, queries, seeds, ung, triggers))
+    return _first_of_extents(backend, kept), stats
 
 
 @on_device
@@ -164,38 +233,62 @@ def ungapped_extend(backend: Backend, ref: ReferenceText, queries: QuerySet, see
     return {"score": score, "q_start": q_start, "q_end": q_end}
 
 
+def _passing(backend: Backend, ref: ReferenceText, queries: QuerySet, seeds: Seeds, ung: dict[str, Any],
+             triggers: np.ndarray | None) -> dict[str, Any]:
+    """The seeds with an ungapped score of at least their sequence's ``triggers`` entry (None: all),
+    with their extension, sequence and contig (device arrays)."""
+    xp = backend.xp
+    cols = {"q": seeds.q, "s": seeds.s, "length": seeds.length, "score": ung["score"], "q_start": ung["q_start"],
+            "q_end": ung["q_end"]}
+    if triggers is not None and len(triggers):  # first the lowest trigger of all (most seeds of a chunk fail it)
+        idx = xp.nonzero(ung["score"] >= int(np.min(triggers)))[0]
+        cols = {k: v[idx] for k, v in cols.items()}
+    cols["seq"] = xp.searchsorted(queries.offsets, cols["q"], side="right") - 1
+    cols["contig"] = xp.searchsorted(ref.on(backend).contig_offsets, cols["s"], side="right") - 1
+    if triggers is None:
+        return cols
+    idx = xp.nonzero(cols["score"] >= backend.asarray(np.asarray(triggers, np.int64))[cols["seq"]])[0]
+    return {k: v[idx] for k, v in cols.items()}
+
+
+def _first_of_extents(backend: Backend, parts: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Of seeds (``parts``, any order), the first in (q, s) order of each distinct ungapped extent of
+    a query sequence's diagonal, on the host in rank order (ungapped score, best first, then query
+    and text position)."""
+    xp = backend.xp
+    names = ("q", "s", "length", "score", "q_start", "q_end", "seq", "contig")
+    if parts:
+        c = {k: xp.concatenate([p[k] for p in parts]) for k in names}
+    else:
+        c = {k: xp.zeros(0, np.int32 if k in ("length", "score") else np.int64) for k in names}
+    n = int(c["q"].size)
+    if n:
+        diag = c["s"] - c["q"]
+        seq = c["seq"].astype(np.int64)
+        order = xp.lexsort(xp.stack([c["s"], c["q"], c["q_end"], c["q_start"], diag, seq]))
+        a = xp.stack([seq[order], diag[order], c["q_start"][order], c["q_end"][order]])
+        first = xp.ones(n, dtype=bool)
+        first[1:] = (a[:, 1:] != a[:, :-1]).any(axis=0)
+        idx = order[first]
+        # rank order: ungapped score (best first), then query position, then text position
+        idx = idx[xp.lexsort(xp.stack([c["s"][idx], c["q"][idx], -c["score"][idx].astype(np.int64)]))]
+    else:
+        idx = xp.zeros(0, np.int64)
+    host = backend.to_host
+    out = {k: host(c[k][idx]) for k in names}
+    out["seq"], out["contig"] = out["seq"].astype(np.int64), out["contig"].astype(np.int32)
+    return out
+
+
 @on_device
 def select_seeds(backend: Backend, ref: ReferenceText, queries: QuerySet, seeds: Seeds, ung: dict[str, Any],
                  triggers: np.ndarray | None) -> dict[str, np.ndarray]:
-    """The seeds worth extending further, on the host: the first seed (in seed order) of each
+    """The seeds worth extending further, on the host: the first seed (in (q, s) order) of each
     distinct ungapped extent of a query sequence's diagonal, with an ungapped score of at least
     its sequence's ``triggers`` entry (None: any score). Returns host arrays ``q``, ``s``,
     ``length``, ``score``, ``q_start``, ``q_end``, ``seq``, ``contig`` in rank order (ungapped
     score, best first, then query and text position)."""
-    xp = backend.xp
-    n = len(seeds)
-    dev = ref.on(backend)
-    seq = xp.searchsorted(queries.offsets, seeds.q, side="right") - 1
-    contig = xp.searchsorted(dev.contig_offsets, seeds.s, side="right") - 1
-    keep = xp.zeros(n, dtype=bool)
-    if n:
-        diag = seeds.s - seeds.q
-        order = xp.lexsort(xp.stack([xp.arange(n, dtype=np.int64), ung["q_end"], ung["q_start"], diag,
-                                     seq.astype(np.int64)]))
-        a = xp.stack([seq[order].astype(np.int64), diag[order], ung["q_start"][order], ung["q_end"][order]])
-        first = xp.ones(n, dtype=bool)
-        first[1:] = (a[:, 1:] != a[:, :-1]).any(axis=0)
-        keep[order[first]] = True
-        if triggers is not None:
-            keep &= ung["score"] >= backend.asarray(np.asarray(triggers, np.int64))[seq]
-    idx = xp.nonzero(keep)[0]
-    # rank order: ungapped score (best first), then query position, then text position
-    idx = idx[xp.lexsort(xp.stack([seeds.s[idx], seeds.q[idx], -ung["score"][idx].astype(np.int64)]))]
-    host = backend.to_host
-    return {"q": host(seeds.q[idx]), "s": host(seeds.s[idx]), "length": host(seeds.length[idx]),
-            "score": host(ung["score"][idx]), "q_start": host(ung["q_start"][idx]),
-            "q_end": host(ung["q_end"][idx]), "seq": host(seq[idx]).astype(np.int64),
-            "contig": host(contig[idx]).astype(np.int32)}
+    return _first_of_extents(backend, [_passing(backend, ref, queries, seeds, ung, triggers)])
 
 
 @on_device

@@ -35,7 +35,9 @@ from gseek import ragged
 from gseek.backend import Backend, get_backend, numba_guard
 from gseek.errors import OptionError
 
-from .searcher import BlastHits, BlastSearcher, _gather, _report_order
+from .hits import BlastHits, _gather
+from .purge import _report_order
+from .searcher import BlastSearcher
 
 __all__ = ["ShardedSearcher", "merge_hits", "split_hits"]
 

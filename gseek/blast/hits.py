@@ -1,0 +1,115 @@
+"""The results of a BLAST-style search and its prepared queries: :class:`BlastHits`, :class:`PreparedQueries`.
+
+:class:`BlastHits` is struct-of-arrays (one entry an HSP) and knows its text form
+(:meth:`BlastHits.row`, ``blastn -outfmt 6``, through :mod:`gseek.blast.report`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gseek import ragged
+from gseek.backend import numba_guard
+from gseek.index.text import ReferenceText
+from gseek.kernels.ragged import gather as gather_on_host
+from gseek.seqio.batch import SequenceBatch
+
+from . import tables
+from .options import BlastOptions
+
+__all__ = ["BlastHits", "PreparedQueries"]
+
+
+def _gather(data: Any, offs: Any, idx: Any) -> tuple[Any, Any]:
+    """Items ``idx`` of a ragged array (the HSPs' CIGAR runs): on the host in one parallel pass that
+    holds no GIL (the searchers of a GPU run side by side on threads), else :func:`gseek.ragged.gather`."""
+    if isinstance(data, np.ndarray):
+        with numba_guard():  # a parallel pass: under Numba's workqueue layer, one thread at a time
+            return gather_on_host(data, offs, idx)
+    return ragged.gather(data, offs, idx)
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedQueries:
+    """A query batch made ready for :meth:`~gseek.blast.searcher.BlastSearcher.search` (:meth:`~gseek.blast.searcher.BlastSearcher.prepare`):
+    the options it was made with, the batch, its sequences (both strands, query-major:
+    ``seq_codes``, offsets ``seq_off``, ``seq_query``, ``seq_strand``), the lookup table and
+    the valid-word flags."""
+
+    options: BlastOptions
+    batch: SequenceBatch
+    seq_codes: np.ndarray
+    seq_off: np.ndarray
+    seq_query: np.ndarray
+    seq_strand: np.ndarray
+    table: Any
+    valid: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class BlastHits:
+    """HSPs of one search, struct-of-arrays, in BLAST+'s report order.
+
+    Per HSP: ``query`` (record number), ``subject`` (contig number), ``strand`` (+1/-1),
+    ``q_start``/``q_end`` (0-based half-open on the query's plus strand), ``s_start``/``s_end``
+    (0-based half-open on the subject's forward strand), ``score`` (raw), ``bitscore``,
+    ``evalue``, ``length`` (alignment columns), ``nident``, ``mismatch``, ``gapopen``, ``gaps``
+    (gap columns), and the alignment as BAM CIGAR runs (``=``/``X``/``I``/``D``) of the
+    searched strand of the query against the forward subject, ``cigar[cigar_offsets[h]:...]``.
+    """
+
+    arrays: dict[str, np.ndarray]
+    query_names: list[str]
+    query_lengths: np.ndarray
+    subject_names: tuple[str, ...]
+    subject_lengths: np.ndarray
+    _query_codes: np.ndarray = field(repr=False)
+    _query_offsets: np.ndarray = field(repr=False)
+    _ref: ReferenceText | tuple[ReferenceText, ...] = field(repr=False)
+
+    @property
+    def texts(self) -> tuple[ReferenceText, ...]:
+        """The database text(s) the subjects are read from: one, or each shard's after a merge
+        (:func:`gseek.blast.shards.merge_hits`)."""
+        return self._ref if isinstance(self._ref, tuple) else (self._ref,)
+
+    def __len__(self) -> int:
+        return int(self.arrays["score"].size)
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        try:
+            return self.__dict__["arrays"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __iter__(self) -> Iterator[tuple]:
+        return tables.hsp_records(self)  # an Hsp namedtuple an HSP, -outfmt 6 std columns (gseek.blast.tables)
+
+    def to_pandas(self, fields: str | Iterable[str] | None = None) -> Any:
+        return tables.to_pandas(self, fields)  # a DataFrame of the -outfmt 6 columns (gseek.blast.tables)
+
+    def to_arrow(self, fields: str | Iterable[str] | None = None) -> Any:
+        return tables.to_arrow(self, fields)  # a pyarrow Table of the same (gseek.blast.tables)
+
+    def row(self, h: int, fields: Iterable[str] | None = None) -> str:
+        """HSP ``h`` as a ``blastn -outfmt 6`` line (default fields: ``std``)."""
+        from .report import tabular_row
+
+        return tabular_row(self, h, fields)
+
+    def query_codes(self, q: int) -> np.ndarray:
+        """Base codes of query ``q`` (plus strand)."""
+        return self._query_codes[self._query_offsets[q]:self._query_offsets[q + 1]]
+
+    def subject_codes(self, start: int, end: int, subject: int) -> np.ndarray:
+        """Base codes of subject ``subject`` ``[start, end)`` (forward strand)."""
+        for ref in self.texts:
+            local = subject - ref.first_contig
+            if 0 <= local < len(ref.contig_names):
+                base = int(ref.contig_offsets[local])
+                return ref.bases(base + start, base + end)
+        raise IndexError(f"subject {subject} is in none of the texts of these hits")
