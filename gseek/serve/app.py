@@ -130,7 +130,7 @@ class Service:
             searcher = await loop.run_in_executor(engine.host, engine.searcher, req.database, req.options)
             key = (req.database.name, req.options)
             parts = await asyncio.gather(*[self.batcher.search(key, searcher, b) for b in batches])
-            data = await loop.run_in_executor(engine.host, engine.blast_text, req, list(parts))
+            data = await loop.run_in_executor(engine.host, engine.blast_text, req, list(parts), batches)
         if len(data) > self.limits.max_result:
             raise RequestError(413, "limit", f"result of {len(data):,} bytes: over this server's limit of "
                                              f"{self.limits.max_result:,}; send fewer queries")

@@ -327,7 +327,7 @@ class Engine:
                     out.append(exc)
             return out
 
-    def blast_text(self, req: SearchRequest, parts: list[Any]) -> bytes:
+    def blast_text(self, req: SearchRequest, parts: list[Any], batches: list[Any] | None = None) -> bytes:
         """The request's output (a host thread): the bytes ``gseek search --task T -x PATH`` writes
         for its queries, or JSON records (``format: json``)."""
         import numpy as np
@@ -341,8 +341,12 @@ class Engine:
         if kind == "sam":
             ref = req.database.ref
             out.write(sam_header(ref.contig_names, np.diff(ref.contig_offsets), req.command))
-        for hits in parts:
-            write_tabular(hits, out, req.outfmt, database=req.database.path, last=False, header=False)
+        for i, hits in enumerate(parts):
+            batch = None if batches is None else batches[i]
+            titles = None if batch is None or kind != "7" else \
+                [f"{batch.name(j)} {batch.description(j)}".rstrip() for j in range(len(batch))]
+            write_tabular(hits, out, req.outfmt, database=req.database.path, last=False, header=False,
+                          query_titles=titles)
         if kind == "7" and req.queries:
             out.write(f"# BLAST processed {req.queries} queries\n")
         return "".join(out.parts).encode("utf-8", "surrogateescape")

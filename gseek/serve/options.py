@@ -129,5 +129,6 @@ def output_format(task: str, fmt: Any) -> str:
         return "json"
     from gseek.blast.report import parse_outfmt
 
-    parse_outfmt(text)
+    if parse_outfmt(text)[0] not in ("6", "7", "sam", "10"):  # XML and JSON reports: gseek blastn's, not here
+        raise OptionError(f"format {text!r}: the service writes BLAST tabular (6, 7, 10), sam or json records")
     return text
