@@ -37,6 +37,7 @@ def data(tmp_path_factory):
 def service(data):
     svc = Service(data / "lambda.gseek", cwd=data)
     yield svc
+    assert call(svc.url + "/api/v1/databases")[0] == 200  # this worker's service answered one (pytest -n)
     assert svc.stop() == 0, svc.err.decode()
     log = svc.err.decode().splitlines()  # one line per request
     assert "gseek serve: 127.0.0.1 GET /api/v1/databases 200 " in "\n".join(log)
