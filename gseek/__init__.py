@@ -49,6 +49,7 @@ from .errors import (  # noqa: E402 - after __version__, which gseek.errors' use
     IndexFormatError,
     KernelCompileError,
     OptionError,
+    OutputClash,
 )
 
 #: Public name -> the module that defines it (imported on first use).
@@ -87,6 +88,7 @@ _LAZY = {
     "align_pairs_files": "gseek.pipeline",
     "blast_files": "gseek.pipeline",
     "run_pipeline": "gseek.pipeline",
+    "Client": "gseek.serve.client",
 }
 
 __all__ = [
@@ -96,6 +98,7 @@ __all__ = [
     "BackendError",
     "KernelCompileError",
     "OptionError",
+    "OutputClash",
     "IndexFormatError",
     *_LAZY,
 ]

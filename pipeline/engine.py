@@ -101,7 +101,7 @@ _POLL = 0.05
 #: cannot be interrupted, or a lock left held by the interrupted caller) must not keep the run alive.
 _JOIN_AFTER_ERROR = 10.0
 #: Environment variable: a JSON file to write the stage spans of every run to
-#: (stage, thread, start, end, job; ``benchmarks/trace_summary.py`` reads it).
+#: (stage, thread, start, end, job; ``benchmarks/tools/trace_summary.py`` reads it).
 TRACE_ENV = "GSEEK_TRACE"
 #: Thread names start with this (tests look for leaks by it).
 THREAD_PREFIX = "gseek-pipeline"

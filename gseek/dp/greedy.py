@@ -33,7 +33,7 @@ SUB, INS, DEL = greedy.SUB, greedy.INS, greedy.DEL
 RING = 128
 #: One warp a seed (``*_warp`` kernels: a distance's diagonals 32 at a time) where the backend has warp
 #: kernels, instead of one thread a seed; the same results either way. One thread a seed was 5x slower than
-#: the DP's warp on 100 kb pairs at 15 % divergence on an H100 (``benchmarks/probe_greedy.py``).
+#: the DP's warp on 100 kb pairs at 15 % divergence on an H100 (``benchmarks/archive/probe_greedy.py``).
 WARP = True
 
 
