@@ -146,12 +146,12 @@ def status() -> ShippedStatus:
     from . import __version__
     from .kernels import _cupy_cache
     from .kernels._cuda import cubin_manifest, cubin_status
-    from .kernels._jit import prebuilt_modules, prebuilt_status
+    from .kernels._jit import prebuilt_folder, prebuilt_modules, prebuilt_status
 
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
     cupy_version, backend, arch = _gpu()
     modules = prebuilt_modules()
-    current = bool(modules) and all(modules.values())
+    current = prebuilt_folder() is not None and bool(modules) and all(modules.values())  # GSEEK_PREBUILT=0: off
     pinned = pins().get(python, {})
     notes = []
     here = {"numba": numba.__version__, "llvmlite": llvmlite.__version__}
