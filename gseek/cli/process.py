@@ -85,16 +85,19 @@ def run() -> None:
     """
     sys.modules.setdefault("scipy.linalg.cython_blas", None)  # type: ignore[arg-type]
     _standard_streams()
-    for signum in TERMINATING_SIGNALS:
-        if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored stays ignored (nohup: SIGHUP)
-            signal.signal(signum, _terminate)
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where the shell ignores it (&)
-        signal.signal(signal.SIGINT, _interrupt)
-    try:
+    try:  # a signal as soon as its handler is in place (before main's own try) still says one line
+        for signum in TERMINATING_SIGNALS:
+            if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored stays ignored (nohup: SIGHUP)
+                signal.signal(signum, _terminate)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where the shell ignores it (&)
+            signal.signal(signal.SIGINT, _interrupt)
         code = main()
     except Terminated as exc:  # arrived before main's own handler: said here, as main says it
         print(f"gseek: {exc}", file=sys.stderr)
         code = exc.exit_status
+    except KeyboardInterrupt:
+        print("gseek: interrupted", file=sys.stderr)
+        code = 130
     exit_now(code)
 
 
