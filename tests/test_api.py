@@ -125,7 +125,6 @@ def test_blast_searcher_takes_an_index_path(saved):
     assert len(hits) == 1 and hits.row(0).split("\t")[8:10] == ["2001", "2600"]
 
 
-@pytest.mark.xfail(strict=False, reason="BlastSearcher.search(str) is issue 38 item 3, in the searcher's split (i36b)")
 def test_blast_search_of_a_str_is_one_query(saved):
     genome = gseek.read_fastx(lambda_genome()).sequence(0)
     hits = gseek.BlastSearcher(saved, device="cpu").search(genome[2000:2600])
