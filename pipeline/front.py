@@ -30,7 +30,8 @@ from gseek.output.sam import check_sam_output, remove_made
 from gseek.output.tabular import stream_encoding
 from gseek.seqio.atomic import check_output, descriptor_of, is_special
 
-from .cluster import cluster_spec, describe_cluster, remote_dispatcher
+from .cluster import cluster_spec, describe_cluster
+from .cluster_jobs import remote_dispatcher
 from .engine import FileResult, Progress, QueryFile, QueueBounds
 from .tasks import AlignTask, BlastTask, MapTask, PairsTask
 from .tasks.map import map_values, mate_file_name

@@ -76,7 +76,8 @@ from gseek.index.format import sha256_file
 from gseek.seqio.atomic import check_output, index_files, remove_stale_temporaries
 from gseek.seqio import open_output
 
-from .cluster import ClusterFiles, cluster_spec, remote_dispatcher, shard_dispatcher
+from .cluster import ClusterFiles, cluster_spec
+from .cluster_jobs import remote_dispatcher, shard_dispatcher
 from .engine import FileResult, Progress, QueryFile, QueueBounds
 from .tasks import AlignTask, BlastTask, MapTask, TaskSpec
 from .query_list import SUMMARY_NAME, QueryListError, default_output, read_query_list  # noqa: F401 - its names too

@@ -426,6 +426,7 @@ def test_two_jobs_on_one_worker_run_at_once_on_different_stages():
 
     import gseek.pipeline.cluster as cluster_module
 
+
     both = threading.Barrier(2, timeout=5)
     used: list[int] = []
 
@@ -503,10 +504,10 @@ def test_align_on_a_cluster_is_byte_identical(client, data, tmp_path, form):
 
 def remote_stats(monkeypatch) -> dict:
     """The stats of the last cluster ``align`` run (jobs per worker, backup copies), filled as it ends."""
-    import gseek.pipeline.cluster as cluster_module
+    import gseek.pipeline.cluster_jobs as cluster_jobs
 
     seen: dict = {}
-    real = cluster_module._RemoteDispatcher.run
+    real = cluster_jobs._RemoteDispatcher.run
 
     def run(self, queries):
         try:
@@ -514,7 +515,7 @@ def remote_stats(monkeypatch) -> dict:
         finally:
             seen.update(self.stats)
 
-    monkeypatch.setattr(cluster_module._RemoteDispatcher, "run", run)
+    monkeypatch.setattr(cluster_jobs._RemoteDispatcher, "run", run)
     return seen
 
 
@@ -523,12 +524,13 @@ def test_backup_copies_at_the_run_s_end_change_no_row(client, data, tmp_path, mo
     whichever copy finishes first, the rows are the single-process ones, each once; each job is
     counted once, for the worker whose copy was used."""
     import gseek.pipeline.cluster as cluster_module
+    import gseek.pipeline.cluster_jobs as cluster_jobs
 
     align_pairs_files(data["seqs"], tmp_path / "local.tsv", **ALIGN)
     monkeypatch.setattr(cluster_module, "BACKUP_AFTER", 0.0)
     monkeypatch.setattr(cluster_module, "POLL_SECONDS", 0.001)  # looks again before the last job is done
     # every worker counts as idle: the copies go to a worker that may also run the original
-    monkeypatch.setattr(cluster_module._RemoteStage, "_idle_workers",
+    monkeypatch.setattr(cluster_jobs._RemoteStage, "_idle_workers",
                         lambda self: list(self.client.scheduler_info()["workers"]))
     seen = remote_stats(monkeypatch)
     sent = []
@@ -629,7 +631,7 @@ def test_a_cpu_worker_beside_a_gpu_worker_runs_no_job(client, data, tmp_path, mo
 
 
 class StandInClient:
-    """What :class:`~gseek.pipeline.cluster._RemoteStage` asks a client when it places a job."""
+    """What :class:`~gseek.pipeline.cluster_jobs._RemoteStage` asks a client when it places a job."""
 
     def __init__(self, processing: dict[str, list[str]]) -> None:
         self.jobs = processing
@@ -646,9 +648,10 @@ def test_a_slow_worker_gets_no_new_job_and_copies_go_to_the_fastest_idle_worker(
     ``BACKUP_AFTER`` s) is left out of new jobs' workers; a copy goes to the idle worker timed
     fastest, then to one not timed yet, never to one that would not beat the running copy."""
     import gseek.pipeline.cluster as cluster_module
+    import gseek.pipeline.cluster_jobs as cluster_jobs
 
     assert cluster_module.BACKUP_AFTER == 2.0 and cluster_module.SLOW_WORKER == 10.0
-    stage = cluster_module._RemoteStage(StandInClient({"gpu": [], "cpu0": [], "cpu1": ["job-3"], "new": []}),
+    stage = cluster_jobs._RemoteStage(StandInClient({"gpu": [], "cpu0": [], "cpu1": ["job-3"], "new": []}),
                                         None, "token", 0)
     stage.kinds = dict.fromkeys(stage.client.jobs, "?")  # workers that did not say their kind: timings alone
     assert stage._slow() == set() and stage._placement() == {}  # nothing timed yet
@@ -684,9 +687,9 @@ def test_cpu_workers_beside_a_gpu_worker_get_no_job_nor_copy():
     """The kinds the workers said (``_device_kind``): while a GPU worker is up, the CPU workers are
     left out of new jobs and backup copies before any job is timed (a worker of no known kind is
     not); once no GPU worker is up, they take jobs again."""
-    import gseek.pipeline.cluster as cluster_module
+    import gseek.pipeline.cluster_jobs as cluster_jobs
 
-    stage = cluster_module._RemoteStage(StandInClient({"gpu": ["job-1"], "cpu0": [], "cpu1": [], "new": []}),
+    stage = cluster_jobs._RemoteStage(StandInClient({"gpu": ["job-1"], "cpu0": [], "cpu1": [], "new": []}),
                                         None, "token", 0)
     stage.kinds = {"gpu": "gpu", "cpu0": "cpu", "cpu1": "cpu", "new": "?"}
     assert stage._placement() == {"workers": ["gpu", "new"], "allow_other_workers": False}
@@ -830,13 +833,14 @@ def test_a_database_split_on_a_cluster_without_workers_waits_then_fails_clearly(
     """No worker (a cluster starting, or its workers restarting): the split waits a while for one,
     then fails with one line naming the wait."""
     import gseek.pipeline.cluster as cluster_module
+    import gseek.pipeline.cluster_jobs as cluster_jobs
     from gseek.errors import ClusterError
 
     monkeypatch.setattr(cluster_module, "WORKER_WAIT_SECONDS", 0.5)
     with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None,
                                   silence_logs=logging.CRITICAL) as empty, distributed.Client(empty) as c:
         with pytest.raises(ClusterError, match=r"no worker \(waited 0.5 s\)"):
-            cluster_module.shard_dispatcher(c, None, None)
+            cluster_jobs.shard_dispatcher(c, None, None)
 
 
 @pytest.mark.parametrize("shard", [False, True])

@@ -187,7 +187,7 @@ class BlastTask:
             the output is the same bytes either way (``docs/blast.md``, "Database split").
         shard: ``(i, n)``: search shard ``i`` of ``n`` of the database only, with the whole
             database's statistics and subject numbers (a Dask worker's part of a database split
-            across a cluster, :func:`~gseek.pipeline.cluster.shard_dispatcher`).
+            across a cluster, :func:`~gseek.pipeline.cluster_jobs.shard_dispatcher`).
         volume_size: search the database in volumes of about this many bases, one volume's text on a
             device at a time (``--db-volume-size``; :class:`~gseek.blast.shards.ShardedSearcher`); the
             output is the same bytes. None: the database resident where it fits in a share of each
