@@ -22,28 +22,9 @@ from .runner import PipelineSummary, QueryListError, read_query_list, run_pipeli
 from .front import align_files, align_pairs_files, blast_files, map_files, map_reads, run_one
 from .tasks import AlignTask, BlastTask, MapTask, PairsTask, Task, TaskSpec
 
-__all__ = [
-    "Chunk",
-    "Dispatcher",
-    "FileResult",
-    "Job",
-    "Progress",
-    "QueryFile",
-    "QueueBounds",
-    "AlignTask",
-    "BlastTask",
-    "Task",
-    "blast_files",
-    "run_one",
-    "MapTask",
-    "PairsTask",
+__all__ = [  # the engine, the runner, the front doors, the tasks
+    "align_files", "align_pairs_files", "AlignTask", "blast_files", "BlastTask", "Chunk", "Dispatcher",
+    "FileResult", "Job", "map_files", "map_reads", "MapTask", "PairsTask", "PipelineSummary", "Progress",
+    "QueryFile", "QueryListError", "QueueBounds", "read_query_list", "run_one", "run_pipeline", "Task",
     "TaskSpec",
-    "align_files",
-    "align_pairs_files",
-    "map_files",
-    "map_reads",
-    "PipelineSummary",
-    "QueryListError",
-    "read_query_list",
-    "run_pipeline",
 ]

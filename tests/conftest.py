@@ -78,3 +78,15 @@ def no_thread_leak():
     yield
     leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
     assert not leaked, f"threads leaked: {leaked}"
+
+
+@pytest.fixture
+def blastdb(tmp_path):
+    """The BLAST+ database fixtures (``tests/data/blastdb/``) copied to a writable folder: the conversion
+    is cached beside a database (``tests/test_blastdb.py``, ``tests/test_blast_plus.py``)."""
+    import shutil
+    from pathlib import Path
+
+    out = tmp_path / "db"
+    shutil.copytree(Path(__file__).parent / "data" / "blastdb", out)
+    return out

@@ -16,20 +16,19 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).parent))
+from blastdb_fixtures import DATA, FIELDS, needs_blast  # noqa: E402 - the blastdb fixture: conftest.py
+
 from gseek.blast.plus_args import BLASTN_FLAGS, BLASTN_REFUSED, PlusArgError, parse_blastn, parse_makeblastdb
 from gseek.cli.blast_plus import blastn_main, makeblastdb_main
 
-DATA = Path(__file__).parent / "data" / "blastdb"
-FIELDS = "6 std sseqid sacc stitle salltitles"
-needs_blast = pytest.mark.skipif(shutil.which("makeblastdb") is None or shutil.which("blastn") is None,
-                                 reason="needs BLAST+ (makeblastdb, blastn) on PATH")
 
-
-@pytest.fixture
-def data(tmp_path):
-    out = tmp_path / "db"
-    shutil.copytree(DATA, out)
-    return out
+def _same_as_blastn(args):
+    """blastn 2.12 and ``gseek blastn`` (on the CPU) print the same for ``args``."""
+    want = subprocess.run(["blastn", *args], capture_output=True, text=True, check=True).stdout
+    code, out, err = _blastn(args + ["-device", "cpu"])
+    assert code == 0, err
+    assert out == want
 
 
 def _blastn(args):
@@ -159,10 +158,10 @@ def test_every_flag_is_read(in_folder):
     assert set(BLASTN_FLAGS) >= {"db", "query", "out", "task", "subject", "subject_loc", "query_loc", "version", "help"}
 
 
-def test_blastn_on_a_blast_database_equals_blastn(data, tmp_path):
+def test_blastn_on_a_blast_database_equals_blastn(blastdb, tmp_path):
     out = tmp_path / "o.tsv"
     for db in ("v4", "v5ps", "mv", "both"):
-        code, _, err = _blastn(["-db", data / db, "-query", DATA / "queries.fa", "-outfmt", FIELDS, "-out", out,
+        code, _, err = _blastn(["-db", blastdb / db, "-query", DATA / "queries.fa", "-outfmt", FIELDS, "-out", out,
                                 "-device", "cpu"])
         assert code == 0, err
         assert out.read_text() == (DATA / f"{db}.blastn.tsv").read_text(), db
@@ -175,18 +174,18 @@ def test_missing_database_and_query(tmp_path):
     assert code == 1 and err == f'Command line argument error: Argument "query". File is not accessible:  `{tmp_path}/nofile.fa\'\n'
 
 
-def test_unreadable_database_one_line(data):
+def test_unreadable_database_one_line(blastdb):
     """A truncated volume: one line naming the file, status 2 as blastn's database errors (blastn 2.12 itself
     searches a truncated .nsq without a word)."""
-    (data / "v4.nsq").write_bytes((data / "v4.nsq").read_bytes()[:1000])
-    code, out, err = _blastn(["-db", data / "v4", "-query", DATA / "queries.fa", "-outfmt", "6", "-device", "cpu"])
+    (blastdb / "v4.nsq").write_bytes((blastdb / "v4.nsq").read_bytes()[:1000])
+    code, out, err = _blastn(["-db", blastdb / "v4", "-query", DATA / "queries.fa", "-outfmt", "6", "-device", "cpu"])
     assert (code, out) == (2, "")
-    assert err == f"BLAST Database error: {data}/v4.nsq: truncated or replaced sequence file (1000 bytes; the index " \
+    assert err == f"BLAST Database error: {blastdb}/v4.nsq: truncated or replaced sequence file (1000 bytes; the index " \
                   "says 4237)\n"
 
 
-def test_cli_wiring(data, tmp_path):
-    run = subprocess.run([sys.executable, "-m", "gseek", "blastn", "-db", str(data / "v4"), "-query",
+def test_cli_wiring(blastdb, tmp_path):
+    run = subprocess.run([sys.executable, "-m", "gseek", "blastn", "-db", str(blastdb / "v4"), "-query",
                           str(DATA / "queries.fa"), "-outfmt", FIELDS, "-device", "cpu"], capture_output=True, text=True)
     assert run.returncode == 0 and run.stdout == (DATA / "v4.blastn.tsv").read_text()
     run = subprocess.run([sys.executable, "-m", "gseek", "blastn", "-foo", "1"], capture_output=True, text=True)
@@ -239,22 +238,16 @@ def test_subject_equals_blastn(tmp_path, task, outfmt):
     (the first word; no title: N/A)."""
     args = ["-task", task, "-query", str(DATA / "queries.fa"), "-subject", str(DATA / "db.fa"), "-outfmt", outfmt,
             "-evalue", "1e-5"]
-    want = subprocess.run(["blastn", *args], capture_output=True, text=True, check=True).stdout
-    code, out, err = _blastn(args + ["-device", "cpu"])
-    assert code == 0, err
-    assert out == want
+    _same_as_blastn(args)
 
 
 @needs_blast
 @pytest.mark.parametrize("extra", [["-strand", "plus"], ["-max_hsps", "1", "-max_target_seqs", "2"],
                                    ["-perc_identity", "99", "-qcov_hsp_perc", "50"], ["-dust", "no"],
                                    ["-ungapped"], ["-word_size", "16"]])
-def test_options_equal_blastn(data, extra):
-    args = ["-db", str(data / "mv"), "-query", str(DATA / "queries.fa"), "-outfmt", FIELDS, "-evalue", "1e-5", *extra]
-    want = subprocess.run(["blastn", *args], capture_output=True, text=True, check=True).stdout
-    code, out, err = _blastn(args + ["-device", "cpu"])
-    assert code == 0, err
-    assert out == want
+def test_options_equal_blastn(blastdb, extra):
+    args = ["-db", str(blastdb / "mv"), "-query", str(DATA / "queries.fa"), "-outfmt", FIELDS, "-evalue", "1e-5", *extra]
+    _same_as_blastn(args)
 
 
 @needs_blast
@@ -270,29 +263,23 @@ def test_qcovs_equals_blastn(tmp_path, task):
                                    f">two_subjects\n{a[500:900]}{b[100:300]}\n")
     args = ["-task", task, "-query", str(tmp_path / "q.fa"), "-subject", str(DATA / "db.fa"), "-evalue", "1e-5",
             "-outfmt", "6 qseqid sseqid qstart qend qlen qcovs qcovhsp"]
-    want = subprocess.run(["blastn", *args], capture_output=True, text=True, check=True).stdout
-    code, out, err = _blastn(args + ["-device", "cpu"])
-    assert code == 0, err
-    assert out == want
+    _same_as_blastn(args)
 
 
 @needs_blast
 @pytest.mark.parametrize("task", ["megablast", "blastn"])
-def test_query_loc_equals_blastn(data, task):
+def test_query_loc_equals_blastn(blastdb, task):
     """-query_loc: each query's piece searched (its length the statistics'), qstart/qend in the whole query."""
-    args = ["-task", task, "-db", str(data / "v4"), "-query", str(DATA / "queries.fa"), "-query_loc", "51-420",
+    args = ["-task", task, "-db", str(blastdb / "v4"), "-query", str(DATA / "queries.fa"), "-query_loc", "51-420",
             "-outfmt", "7 std qlen qcovhsp qseq", "-evalue", "1e-5"]
-    want = subprocess.run(["blastn", *args], capture_output=True, text=True, check=True).stdout
-    code, out, err = _blastn(args + ["-device", "cpu"])
-    assert code == 0, err
-    assert out == want
+    _same_as_blastn(args)
 
 
-def test_outfmt5_is_read_by_biopython(data):
+def test_outfmt5_is_read_by_biopython(blastdb):
     """-outfmt 5 (BLAST XML): Biopython's NCBIXML reads it; its HSPs are the tabular lines' (v4.blastn.tsv)."""
     from Bio.Blast import NCBIXML
 
-    code, out, err = _blastn(["-db", data / "v4", "-query", DATA / "queries.fa", "-outfmt", "5", "-device", "cpu"])
+    code, out, err = _blastn(["-db", blastdb / "v4", "-query", DATA / "queries.fa", "-outfmt", "5", "-device", "cpu"])
     assert code == 0, err
     rows = []
     for record in NCBIXML.parse(io.StringIO(out)):
@@ -305,11 +292,11 @@ def test_outfmt5_is_read_by_biopython(data):
     assert [r[3:8] for r in rows] == [(int(w[3]), int(w[6]), int(w[7]), int(w[8]), int(w[9])) for w in want]
 
 
-def test_outfmt15_is_json(data):
+def test_outfmt15_is_json(blastdb):
     """-outfmt 15 (single-file BLAST JSON): one report a query, its hits those of the tabular lines."""
     import json
 
-    code, out, err = _blastn(["-db", data / "v4", "-query", DATA / "queries.fa", "-outfmt", "15", "-device", "cpu"])
+    code, out, err = _blastn(["-db", blastdb / "v4", "-query", DATA / "queries.fa", "-outfmt", "15", "-device", "cpu"])
     assert code == 0, err
     reports = json.loads(out)["BlastOutput2"]
     assert len(reports) == len(read_queries())
@@ -331,21 +318,21 @@ def read_queries():
 @pytest.mark.parametrize("task", ["megablast", "blastn"])
 @pytest.mark.parametrize("extra", [[], ["-dust", "no"], ["-soft_masking", "false", "-strand", "minus"],
                                    ["-lcase_masking"]])
-def test_outfmt5_equals_blastn(data, task, extra, outfmt):
+def test_outfmt5_equals_blastn(blastdb, task, extra, outfmt):
     """-outfmt 5 and 15: blastn's XML and JSON, byte for byte (databases with and without -parse_seqids, several
     volumes; JSON's query_masking: DUST's intervals and, with -lcase_masking, the lowercase runs)."""
-    run = lambda *a: subprocess.run(a, check=True, capture_output=True, text=True, cwd=data)  # noqa: E731
+    run = lambda *a: subprocess.run(a, check=True, capture_output=True, text=True, cwd=blastdb)  # noqa: E731
     run("makeblastdb", "-in", "db.fa", "-dbtype", "nucl", "-out", "ps", "-parse_seqids")
     queries = DATA / "queries.fa"
     if outfmt == "15":  # JSON lists DUST's intervals: not the query ending in a run of N (docs/blast.md, DUST)
         text = queries.read_text()
-        queries = data / "queries_no_n.fa"
+        queries = blastdb / "queries_no_n.fa"
         queries.write_text("".join(">" + r for r in text.split(">")[1:] if not r.startswith("q_plainword")))
     for db in ("v4", "ps", "mv"):
         args = ["-task", task, "-db", db, "-query", str(queries), "-outfmt", outfmt, "-evalue", "1e-5", *extra]
         want = run("blastn", *args).stdout
         cwd = os.getcwd()
-        os.chdir(data)
+        os.chdir(blastdb)
         try:
             code, out, err = _blastn(args + ["-device", "cpu"])
         finally:
@@ -355,18 +342,18 @@ def test_outfmt5_equals_blastn(data, task, extra, outfmt):
 
 
 @needs_blast
-def test_staxid_equals_blastn(data, tmp_path):
+def test_staxid_equals_blastn(blastdb, tmp_path):
     """staxid / staxids: a database's taxids (makeblastdb -taxid, with and without -parse_seqids), none (N/A, 0),
     -subject (N/A, N/A); gseek makeblastdb -taxid / -taxid_map the same."""
-    run = lambda *a: subprocess.run(a, check=True, capture_output=True, text=True, cwd=data)  # noqa: E731
+    run = lambda *a: subprocess.run(a, check=True, capture_output=True, text=True, cwd=blastdb)  # noqa: E731
     run("makeblastdb", "-in", "db.fa", "-dbtype", "nucl", "-out", "tx_ps", "-parse_seqids", "-taxid", "9606")
     run("makeblastdb", "-in", "db.fa", "-dbtype", "nucl", "-out", "tx_plain", "-taxid", "562")
     fields = ["-outfmt", "6 qseqid sseqid staxid staxids", "-evalue", "1e-5"]
     for db in ("tx_ps", "tx_plain", "v4"):
         want = run("blastn", "-db", db, "-query", str(DATA / "queries.fa"), *fields).stdout
-        assert _blastn(["-db", data / db, "-query", DATA / "queries.fa", *fields, "-device", "cpu"])[1] == want, db
+        assert _blastn(["-db", blastdb / db, "-query", DATA / "queries.fa", *fields, "-device", "cpu"])[1] == want, db
     want = run("blastn", "-subject", "db.fa", "-query", str(DATA / "queries.fa"), *fields).stdout
-    assert _blastn(["-subject", data / "db.fa", "-query", DATA / "queries.fa", *fields, "-device", "cpu"])[1] == want
+    assert _blastn(["-subject", blastdb / "db.fa", "-query", DATA / "queries.fa", *fields, "-device", "cpu"])[1] == want
     assert makeblastdb_main(["-in", str(DATA / "db.fa"), "-dbtype", "nucl", "-out", str(tmp_path / "g"),
                              "-taxid", "562"], stdout=io.StringIO()) == 0
     want = run("blastn", "-db", "tx_plain", "-query", str(DATA / "queries.fa"), *fields).stdout

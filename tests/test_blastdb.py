@@ -12,7 +12,6 @@ themselves skip without them.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,25 +19,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+sys.path.insert(0, str(Path(__file__).parent))
+from blastdb_fixtures import DATA, FIELDS, needs_blast  # noqa: E402 - the blastdb fixture: conftest.py
+
 from gseek.errors import IndexFormatError
 from gseek.index import Index
 from gseek.index.blastdb import SUBJECTS_FILE, find_blastdb, open_blastdb
 from gseek.index.text import ReferenceText
 from gseek.seqio import read_fastx
 
-DATA = Path(__file__).parent / "data" / "blastdb"
-FIELDS = "6 std sseqid sacc stitle salltitles"
 DBS = {"v4": "db.fa", "v5ps": "db.fa", "mv": "many.fa", "both": ("db.fa", "many.fa")}
-needs_blast = pytest.mark.skipif(shutil.which("makeblastdb") is None or shutil.which("blastn") is None,
-                                 reason="needs BLAST+ (makeblastdb, blastn) on PATH")
-
-
-@pytest.fixture
-def data(tmp_path):
-    """The fixtures copied to a writable folder (the conversion is cached beside the database)."""
-    out = tmp_path / "db"
-    shutil.copytree(DATA, out)
-    return out
 
 
 def _fasta_codes(names):
@@ -50,8 +40,8 @@ def _fasta_codes(names):
 
 
 @pytest.mark.parametrize("db", list(DBS))
-def test_converted_text_is_the_fasta(data, db):
-    path = open_blastdb(find_blastdb(data / db))
+def test_converted_text_is_the_fasta(blastdb, db):
+    path = open_blastdb(find_blastdb(blastdb / db))
     ref = ReferenceText.from_index(Index.load(path, device="cpu", parts=["text"]))
     codes, lengths, names = _fasta_codes(DBS[db])
     assert np.array_equal(np.diff(ref.contig_offsets), lengths)
@@ -73,15 +63,15 @@ def _search(db, out, outfmt=FIELDS, task="megablast", **options):
 
 
 @pytest.mark.parametrize("db", list(DBS))
-def test_search_equals_blastn(data, tmp_path, db):
-    got = _search(data / db, tmp_path / "g.tsv")
+def test_search_equals_blastn(blastdb, tmp_path, db):
+    got = _search(blastdb / db, tmp_path / "g.tsv")
     assert got == (DATA / f"{db}.blastn.tsv").read_text()
 
 
-def test_converted_index_is_the_fasta_index(data):
+def test_converted_index_is_the_fasta_index(blastdb):
     """The conversion writes the parts ``gseek index --parts text`` writes of the FASTA, bit for bit."""
     built = Index.build(DATA / "db.fa", parts="text", device="cpu")
-    conv = Index.load(open_blastdb(find_blastdb(data / "v4")), device="cpu", parts=["text"])
+    conv = Index.load(open_blastdb(find_blastdb(blastdb / "v4")), device="cpu", parts=["text"])
     for part in ("text", "amb_runs", "contig_offsets", "seg_text_start", "seg_ref_start", "seg_contig"):
         assert np.array_equal(conv.arrays[part], built.arrays[part]), part
     # names: the FASTA index keeps each record's id, the database its whole defline (stitle prints it)
@@ -89,91 +79,91 @@ def test_converted_index_is_the_fasta_index(data):
     assert conv.header["C"] == built.header["C"] and conv.header["stats"] == built.header["stats"]
 
 
-def test_search_equals_the_fasta_index(data, tmp_path):
+def test_search_equals_the_fasta_index(blastdb, tmp_path):
     """The database searched gives the lines of its FASTA's gseek index (ids and titles aside, which
     follow -parse_seqids)."""
     idx = Index.build(DATA / "db.fa", parts="text", device="cpu")
     fasta = _search(idx, tmp_path / "f.tsv", outfmt="6 qseqid pident length mismatch gapopen qstart qend sstart "
                                                     "send evalue bitscore slen")
     for db in ("v4", "v5ps"):
-        got = _search(data / db, tmp_path / f"{db}.tsv", outfmt="6 qseqid pident length mismatch gapopen qstart qend "
+        got = _search(blastdb / db, tmp_path / f"{db}.tsv", outfmt="6 qseqid pident length mismatch gapopen qstart qend "
                                                                  "sstart send evalue bitscore slen")
         assert got == fasta
 
 
-def test_cache_reused_then_renewed(data):
-    db = find_blastdb(data / "v4")
+def test_cache_reused_then_renewed(blastdb):
+    db = find_blastdb(blastdb / "v4")
     first = open_blastdb(db)
     stamp = (first / "header.json").stat().st_mtime_ns
-    assert open_blastdb(find_blastdb(data / "v4")) == first
+    assert open_blastdb(find_blastdb(blastdb / "v4")) == first
     assert (first / "header.json").stat().st_mtime_ns == stamp  # not converted again
-    os.utime(data / "v4.nsq", ns=(1, 1))  # the database changed: converted again
-    again = open_blastdb(find_blastdb(data / "v4"))
+    os.utime(blastdb / "v4.nsq", ns=(1, 1))  # the database changed: converted again
+    again = open_blastdb(find_blastdb(blastdb / "v4"))
     assert (again / "header.json").stat().st_mtime_ns != stamp
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes into read-only folders")
-def test_read_only_folder_caches_under_home(data, tmp_path, monkeypatch):
+def test_read_only_folder_caches_under_home(blastdb, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    os.chmod(data, 0o555)
+    os.chmod(blastdb, 0o555)
     try:
-        path = open_blastdb(find_blastdb(data / "v4"))
+        path = open_blastdb(find_blastdb(blastdb / "v4"))
     finally:
-        os.chmod(data, 0o755)
+        os.chmod(blastdb, 0o755)
     assert str(path).startswith(str(tmp_path / "cache" / "gseek" / "blastdb"))
 
 
-def test_blastdb_env(data, monkeypatch):
-    monkeypatch.setenv("BLASTDB", str(data))
-    monkeypatch.chdir(data.parent)
-    assert find_blastdb("v4").volumes == [str(data / "v4")]
+def test_blastdb_env(blastdb, monkeypatch):
+    monkeypatch.setenv("BLASTDB", str(blastdb))
+    monkeypatch.chdir(blastdb.parent)
+    assert find_blastdb("v4").volumes == [str(blastdb / "v4")]
 
 
-def _error(data, name) -> str:
+def _error(blastdb, name) -> str:
     with pytest.raises(IndexFormatError) as err:
-        open_blastdb(find_blastdb(data / name))
+        open_blastdb(find_blastdb(blastdb / name))
     return str(err.value)
 
 
-def test_bad_databases_one_line_naming_the_file(data):
-    nsq = (data / "v4.nsq").read_bytes()
-    (data / "v4.nsq").write_bytes(nsq[:1000])
-    assert _error(data, "v4") == f"{data}/v4.nsq: truncated or replaced sequence file (1000 bytes; the index says 4237)"
-    (data / "v4.nsq").write_bytes(nsq)
-    nin = bytearray((data / "v4.nin").read_bytes())
-    (data / "v4.nin").write_bytes(bytes(reversed(nin[:4])) + bytes(nin[4:]))
-    assert _error(data, "v4") == f"{data}/v4.nin: written in the other byte order (little-endian); BLAST databases " \
+def test_bad_databases_one_line_naming_the_file(blastdb):
+    nsq = (blastdb / "v4.nsq").read_bytes()
+    (blastdb / "v4.nsq").write_bytes(nsq[:1000])
+    assert _error(blastdb, "v4") == f"{blastdb}/v4.nsq: truncated or replaced sequence file (1000 bytes; the index says 4237)"
+    (blastdb / "v4.nsq").write_bytes(nsq)
+    nin = bytearray((blastdb / "v4.nin").read_bytes())
+    (blastdb / "v4.nin").write_bytes(bytes(reversed(nin[:4])) + bytes(nin[4:]))
+    assert _error(blastdb, "v4") == f"{blastdb}/v4.nin: written in the other byte order (little-endian); BLAST databases " \
                                  "are big-endian: rebuild it with makeblastdb"
-    (data / "v4.nin").write_bytes(b"\x00\x00\x00\x06" + bytes(nin[4:]))
-    assert _error(data, "v4") == f"{data}/v4.nin: BLAST database format version 6; gseek reads versions 4 and 5"
-    (data / "v4.nin").write_bytes(bytes(nin[:4]) + b"\x00\x00\x00\x01" + bytes(nin[8:]))
-    assert _error(data, "v4") == f"{data}/v4.nin: a protein BLAST database; gseek searches nucleotide databases"
-    (data / "v4.nin").write_bytes(bytes(nin[:70]))
-    assert "v4.nin: truncated index file (70 bytes; ends inside the" in _error(data, "v4")
-    (data / "v4.nin").write_bytes(bytes(nin))
-    nhr = (data / "v4.nhr").read_bytes()
-    (data / "v4.nhr").write_bytes(b"\x31" + nhr[1:])
-    assert _error(data, "v4") == f"{data}/v4.nhr: record 1: not a Blast-def-line-set (no SEQUENCE at its start)"
+    (blastdb / "v4.nin").write_bytes(b"\x00\x00\x00\x06" + bytes(nin[4:]))
+    assert _error(blastdb, "v4") == f"{blastdb}/v4.nin: BLAST database format version 6; gseek reads versions 4 and 5"
+    (blastdb / "v4.nin").write_bytes(bytes(nin[:4]) + b"\x00\x00\x00\x01" + bytes(nin[8:]))
+    assert _error(blastdb, "v4") == f"{blastdb}/v4.nin: a protein BLAST database; gseek searches nucleotide databases"
+    (blastdb / "v4.nin").write_bytes(bytes(nin[:70]))
+    assert "v4.nin: truncated index file (70 bytes; ends inside the" in _error(blastdb, "v4")
+    (blastdb / "v4.nin").write_bytes(bytes(nin))
+    nhr = (blastdb / "v4.nhr").read_bytes()
+    (blastdb / "v4.nhr").write_bytes(b"\x31" + nhr[1:])
+    assert _error(blastdb, "v4") == f"{blastdb}/v4.nhr: record 1: not a Blast-def-line-set (no SEQUENCE at its start)"
 
 
-def test_protein_and_alias_refusals(data):
-    (data / "prot.pin").write_bytes(b"\x00\x00\x00\x04")
+def test_protein_and_alias_refusals(blastdb):
+    (blastdb / "prot.pin").write_bytes(b"\x00\x00\x00\x04")
     with pytest.raises(IndexFormatError, match="prot.pin: a protein BLAST database"):
-        find_blastdb(data / "prot")
-    (data / "sub.nal").write_text("TITLE x\nDBLIST v4\nGILIST v4.gil\n")
+        find_blastdb(blastdb / "prot")
+    (blastdb / "sub.nal").write_text("TITLE x\nDBLIST v4\nGILIST v4.gil\n")
     with pytest.raises(IndexFormatError, match=r"sub.nal: GILIST \(a subset of the databases listed\) is not supported"):
-        find_blastdb(data / "sub")
-    (data / "gone.nal").write_text("DBLIST v4 nowhere\n")
+        find_blastdb(blastdb / "sub")
+    (blastdb / "gone.nal").write_text("DBLIST v4 nowhere\n")
     with pytest.raises(IndexFormatError, match=r"nowhere.nin: no such BLAST database volume \(listed in .*gone.nal\)"):
-        find_blastdb(data / "gone")
-    (data / "loop.nal").write_text("DBLIST loop\n")
+        find_blastdb(blastdb / "gone")
+    (blastdb / "loop.nal").write_text("DBLIST loop\n")
     with pytest.raises(IndexFormatError, match="loop.nal: alias files list each other in a loop"):
-        find_blastdb(data / "loop")
+        find_blastdb(blastdb / "loop")
 
 
-def test_cli_error_is_one_line(data, tmp_path):
-    (data / "v4.nsq").write_bytes(b"\x00")
-    run = subprocess.run([sys.executable, "-m", "gseek", "search", "--task", "megablast", "-x", str(data / "v4"), "-q",
+def test_cli_error_is_one_line(blastdb, tmp_path):
+    (blastdb / "v4.nsq").write_bytes(b"\x00")
+    run = subprocess.run([sys.executable, "-m", "gseek", "search", "--task", "megablast", "-x", str(blastdb / "v4"), "-q",
                           str(DATA / "queries.fa"), "-o", str(tmp_path / "o.tsv"), "--device", "cpu"],
                          capture_output=True, text=True)
     assert run.returncode != 0

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .stats import KarlinParams, length_adjustment
-from .xml_report import ITER_MARK, _g, _hit_names
+from .xml_report import ITER_MARK, _g, by_subject, hsp_view
 
 if TYPE_CHECKING:  # pragma: no cover
     from gseek.seqio import SequenceBatch
@@ -88,7 +88,7 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                  db_length: int, db_sequences: int, database: str, options: dict,
                  subjects: list | None = None) -> str:
     """One ``report`` a query of ``hits`` (its batch ``batch``), each after a :data:`REPORT_MARK`."""
-    from .report import _aligned, _text
+    from .report import _text
 
     a = hits.arrays
     query = a["query"]
@@ -117,21 +117,10 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
         out.append('          "hits": [\n')
         lo, hi = int(bounds[q]), int(bounds[q + 1])
         hit_texts = []
-        h, n_hit = lo, 0
-        while h < hi:
-            s = int(a["subject"][h])
-            end = h
-            while end < hi and int(a["subject"][end]) == s:
-                end += 1
-            n_hit += 1
-            hid, hdef, hacc = _hit_names(hits, s, subjects)
+        for n_hit, s, (hid, hdef, hacc), rows in by_subject(hits, lo, hi, subjects):
             hsps = []
-            for k, i in enumerate(range(h, end), 1):
-                minus = int(a["strand"][i]) < 0
-                qr, sr = _aligned(hits, i)
-                mid = "".join("|" if x == y and x < 4 else " " for x, y in zip(qr.tolist(), sr.tolist()))
-                s0, s1 = int(a["s_start"][i]) + 1, int(a["s_end"][i])
-                ev = float(a["evalue"][i])
+            for k, i in enumerate(rows, 1):
+                minus, qr, sr, mid, s0, s1, ev = hsp_view(hits, i)
                 hsps.append(
                     f'                {{\n                  "num": {k},\n'
                     f'                  "bit_score": {_g(float(a["bitscore"][i]))},\n'
@@ -155,7 +144,6 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                 f'                  "title": {_s(hdef)}\n                }}\n              ],\n'
                 f'              "len": {int(hits.subject_lengths[s])},\n              "hsps": [\n'
                 + ",\n".join(hsps) + "\n              ]\n            }")
-            h = end
         out.append((",\n".join(hit_texts) + "\n" if hit_texts else "") + "          ],\n")
         out.append('          "stat": {\n'
                    f'            "db_num": {db_sequences},\n            "db_len": {db_length},\n'

@@ -73,6 +73,33 @@ def xml_header(task: str, database: str, query_def: str, query_len: int, options
         "<BlastOutput_iterations>\n")
 
 
+def by_subject(hits: BlastHits, lo: int, hi: int, subjects: list | None):
+    """One query's HSPs ``lo:hi`` by subject, in order (the XML and JSON reports' hits): each
+    ``(hit number, subject, (id, def, accession), the HSPs' rows)``."""
+    a = hits.arrays
+    h, n_hit = lo, 0
+    while h < hi:
+        s = int(a["subject"][h])
+        end = h
+        while end < hi and int(a["subject"][end]) == s:
+            end += 1
+        n_hit += 1
+        yield n_hit, s, _hit_names(hits, s, subjects), range(h, end)
+        h = end
+
+
+def hsp_view(hits: BlastHits, i: int) -> tuple:
+    """What the XML and JSON reports print of HSP ``i``: (minus strand, query row, subject row, midline,
+    subject start 1-based, subject end, e-value)."""
+    from .report import _aligned
+
+    a = hits.arrays
+    qr, sr = _aligned(hits, i)
+    mid = "".join("|" if x == y and x < 4 else " " for x, y in zip(qr.tolist(), sr.tolist()))
+    return (int(a["strand"][i]) < 0, qr, sr, mid, int(a["s_start"][i]) + 1, int(a["s_end"][i]),
+            float(a["evalue"][i]))
+
+
 def _hit_names(hits: BlastHits, subject: int, subjects: list | None) -> tuple[str, str, str]:
     """``Hit_id``, ``Hit_def``, ``Hit_accession`` of a subject: its parsed ids, else BLAST+'s ordinal id and the
     whole defline (a database made without ``-parse_seqids``)."""
@@ -89,7 +116,7 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
     """One ``<Iteration>`` per query of ``hits`` (its number :data:`ITER_MARK`), hits grouped by subject in report
     order, each HSP with its aligned rows and midline, and the query's statistics (the length adjustment and
     effective search space of ``params`` over the whole database)."""
-    from .report import _aligned, _text
+    from .report import _text
 
     a = hits.arrays
     query = a["query"]
@@ -104,24 +131,12 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
                    f"  <Iteration_query-def>{_esc(query_titles[q])}</Iteration_query-def>\n"
                    f"  <Iteration_query-len>{qlen}</Iteration_query-len>\n<Iteration_hits>\n")
         lo, hi = int(bounds[q]), int(bounds[q + 1])
-        h = lo
-        n_hit = 0
-        while h < hi:
-            s = int(a["subject"][h])
-            end = h
-            while end < hi and int(a["subject"][end]) == s:
-                end += 1
-            n_hit += 1
-            hid, hdef, hacc = _hit_names(hits, s, subjects)
+        for n_hit, s, (hid, hdef, hacc), rows in by_subject(hits, lo, hi, subjects):
             out.append(f"<Hit>\n  <Hit_num>{n_hit}</Hit_num>\n  <Hit_id>{_esc(hid)}</Hit_id>\n"
                        f"  <Hit_def>{_esc(hdef)}</Hit_def>\n  <Hit_accession>{_esc(hacc)}</Hit_accession>\n"
                        f"  <Hit_len>{int(hits.subject_lengths[s])}</Hit_len>\n  <Hit_hsps>\n")
-            for k, i in enumerate(range(h, end), 1):
-                minus = int(a["strand"][i]) < 0
-                qr, sr = _aligned(hits, i)
-                mid = "".join("|" if x == y and x < 4 else " " for x, y in zip(qr.tolist(), sr.tolist()))
-                s0, s1 = int(a["s_start"][i]) + 1, int(a["s_end"][i])
-                ev = float(a["evalue"][i])
+            for k, i in enumerate(rows, 1):
+                minus, qr, sr, mid, s0, s1, ev = hsp_view(hits, i)
                 out.append(
                     f"    <Hsp>\n      <Hsp_num>{k}</Hsp_num>\n"
                     f"      <Hsp_bit-score>{_g(float(a['bitscore'][i]))}</Hsp_bit-score>\n"
@@ -140,7 +155,6 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
                     f"      <Hsp_qseq>{_text(qr)}</Hsp_qseq>\n      <Hsp_hseq>{_text(sr)}</Hsp_hseq>\n"
                     f"      <Hsp_midline>{mid}</Hsp_midline>\n    </Hsp>\n")
             out.append("  </Hit_hsps>\n</Hit>\n")
-            h = end
         out.append("</Iteration_hits>\n  <Iteration_stat>\n    <Statistics>\n"
                    f"      <Statistics_db-num>{db_sequences}</Statistics_db-num>\n"
                    f"      <Statistics_db-len>{db_length}</Statistics_db-len>\n"
