@@ -121,3 +121,11 @@ def local_search(index: Path, queries: Path, *args: str, cwd: Path) -> tuple[int
 
 def without_pg(sam: bytes) -> bytes:
     return b"".join(line for line in sam.splitlines(keepends=True) if not line.startswith(b"@PG"))
+
+
+def lambda_index(folder):
+    """The embedded lambda genome's index, saved as ``folder/lambda.gseek`` (what the services serve)."""
+    from gseek.datasets import lambda_genome
+    from gseek.index import Index
+
+    return Index.build(lambda_genome(), wgram=8, device="cpu").save(folder / "lambda.gseek")

@@ -15,17 +15,15 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from serve_helpers import Service, call, local_search, make_queries, search_body, without_pg  # noqa: E402
+from serve_helpers import lambda_index, Service, call, local_search, make_queries, search_body, without_pg  # noqa: E402
 
-from gseek.datasets import lambda_genome, lambda_reads  # noqa: E402
+from gseek.datasets import lambda_reads  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    from gseek.index import Index
-
     d = tmp_path_factory.mktemp("serve")
-    Index.build(lambda_genome(), wgram=8, device="cpu").save(d / "lambda.gseek")
+    lambda_index(d)
     for k in range(4):
         make_queries(d / f"q{k}.fa", 3 + 2 * k, seed=k)
     make_queries(d / "bad.fa", 2, seed=9, bad_line=True)

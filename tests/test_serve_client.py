@@ -12,17 +12,15 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from serve_helpers import CALL_S, Service, local_search, make_queries, without_pg  # noqa: E402
+from serve_helpers import lambda_index, CALL_S, Service, local_search, make_queries, without_pg  # noqa: E402
 
-from gseek.datasets import lambda_genome, lambda_reads  # noqa: E402
+from gseek.datasets import lambda_reads  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    from gseek.index import Index
-
     d = tmp_path_factory.mktemp("client")
-    Index.build(lambda_genome(), wgram=8, device="cpu").save(d / "lambda.gseek")
+    lambda_index(d)
     make_queries(d / "q.fa", 6, seed=3)
     make_queries(d / "bad.fa", 2, seed=4, bad_line=True)
     (d / "reads.fq").write_text("".join(open(lambda_reads()).readlines()[:400]))

@@ -118,19 +118,6 @@ def test_kept_job_results_are_bounded(data, service):
     call(service.url + f"/api/v1/jobs/{json.loads(text)['id']}", method="DELETE", token=TOKEN)
 
 
-def test_a_slow_request_is_504():
-    from gseek.serve.app import Service as AppService
-    from gseek.serve.engine import RequestError
-
-    async def slow(req):
-        await asyncio.sleep(10)
-
-    fake = SimpleNamespace(run=slow, limits=SimpleNamespace(timeout=0.01))
-    with pytest.raises(RequestError) as info:
-        asyncio.run(AppService.timed(fake, None))
-    assert info.value.status == 504 and info.value.as_json()["kind"] == "timeout"
-
-
 def _raw(url: str, data: bytes, pause: float = 0.0) -> bytes:
     """Send ``data`` on a fresh connection (after ``pause`` s), close the sending side, read what comes back."""
     u = urlparse(url)
@@ -215,17 +202,19 @@ def test_a_failing_batch_fails_alone(tmp_path):
     assert request_error(got[1]).status == 503 and request_error(got[1]).kind == "resources"
 
 
-def test_a_slow_body_is_408():
+@pytest.mark.parametrize("stage, slow_part, status", [("timed", "run", 504), ("body", "_body", 408)])
+def test_a_slow_request_or_body_times_out(stage, slow_part, status):
+    """A search past its time is 504; a body that does not arrive in time 408 (both JSON, kind timeout)."""
     from gseek.serve.app import Service as AppService
     from gseek.serve.engine import RequestError
 
-    async def slow(request):
+    async def slow(_):
         await asyncio.sleep(10)
 
-    fake = SimpleNamespace(_body=slow, limits=SimpleNamespace(timeout=0.01))
+    fake = SimpleNamespace(**{slow_part: slow}, limits=SimpleNamespace(timeout=0.01))
     with pytest.raises(RequestError) as info:
-        asyncio.run(AppService.body(fake, None))
-    assert info.value.status == 408 and info.value.as_json()["kind"] == "timeout"
+        asyncio.run(getattr(AppService, stage)(fake, None))
+    assert info.value.status == status and info.value.as_json()["kind"] == "timeout"
 
 
 def test_a_slow_upload_holds_up_no_one(data, service):
