@@ -278,15 +278,20 @@ def _run_stages(spec: Any, payloads: list[Any]) -> Any:
     """Prelim and finalize of one job's payloads on this worker: its chunks (one per payload)."""
     task, _ = runtime(spec)
     try:
-        prelim, slot = _free_stage(task)
-        try:
-            partial = prelim(_Payloads(payloads))
-        finally:
-            slot.release()
-        _index_checked(task)
-        return task.finalize(partial)
+        return task.finalize(_prelim_here(task, payloads))
     except task.file_errors as exc:
         return _FileFailure(exc)
+
+
+def _prelim_here(task: Any, payloads: list[Any]) -> Any:
+    """A job's prelim on a free prelim stage of this worker's task, then its index check waited for."""
+    prelim, slot = _free_stage(task)
+    try:
+        partial = prelim(_Payloads(payloads))
+    finally:
+        slot.release()
+    _index_checked(task)
+    return partial
 
 
 def _run_shard(spec: Any, payloads: list[Any], keep_queries: bool) -> list[Any]:
@@ -296,12 +301,7 @@ def _run_shard(spec: Any, payloads: list[Any], keep_queries: bool) -> list[Any]:
     and, unless ``keep_queries``, without the query sequences (the first shard's serve all).
     """
     task, _ = runtime(spec)
-    prelim, slot = _free_stage(task)
-    try:
-        partial = prelim(_Payloads(payloads))
-    finally:
-        slot.release()
-    _index_checked(task)
+    partial = _prelim_here(task, payloads)
     empty = np.zeros(0, np.uint8)
     return [dataclasses.replace(hits, _ref=(), **({} if keep_queries else {"_query_codes": empty,
                                                                             "_query_offsets": empty}))

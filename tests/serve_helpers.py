@@ -15,7 +15,13 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from gseek.datasets import lambda_genome
+
+# the service's extra (gseek[serve]): the modules that use these helpers skip without it
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
 
 #: Seconds a service may take to start (imports, index load, first compile from the cache).
 START_S = 240

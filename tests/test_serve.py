@@ -12,10 +12,7 @@ import sys
 
 import pytest
 
-pytest.importorskip("starlette")
-pytest.importorskip("uvicorn")
-
-from serve_helpers import lambda_index, Service, call, local_search, make_queries, search_body, without_pg  # noqa: E402
+from serve_helpers import Service, call, lambda_index, local_search, make_queries, search_body, without_pg  # noqa: E402
 
 from gseek.datasets import lambda_reads  # noqa: E402
 

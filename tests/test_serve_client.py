@@ -9,10 +9,7 @@ import sys
 
 import pytest
 
-pytest.importorskip("starlette")
-pytest.importorskip("uvicorn")
-
-from serve_helpers import lambda_index, CALL_S, Service, local_search, make_queries, without_pg  # noqa: E402
+from serve_helpers import CALL_S, Service, lambda_index, local_search, make_queries, without_pg  # noqa: E402
 
 from gseek.datasets import lambda_reads  # noqa: E402
 

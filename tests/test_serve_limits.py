@@ -13,9 +13,6 @@ from urllib.parse import urlparse
 
 import pytest
 
-pytest.importorskip("starlette")
-pytest.importorskip("uvicorn")
-
 from serve_helpers import Service, call, local_search, make_queries, search_body  # noqa: E402
 
 from gseek.datasets import lambda_genome  # noqa: E402
