@@ -14,9 +14,9 @@ import numpy as np
 s = np.random.default_rng(1).choice(np.frombuffer(b'ACGT', np.uint8), 4_600_000).tobytes().decode()
 open('/tmp/ref.fa', 'w').write('>chr\n' + '\n'.join(s[i:i + 80] for i in range(0, len(s), 80)) + '\n')"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/device.txt"
-timeout 330 python3 benchmarks/ab.py --a /tmp/a --b /tmp/b --base /tmp/site --json "$OUT/ab_map.json" \
-    map --reference /tmp/ref.fa --reads 10000000 --repeat 2 > "$OUT/ab_map.md" 2> "$OUT/ab_map.err"
+timeout 330 python3 benchmarks/ab.py --a /tmp/a --b /tmp/b --base /tmp/site --json "$OUT/ab_map.json" --repeat 2 \
+    map --reference /tmp/ref.fa --reads 10000000 > "$OUT/ab_map.md" 2> "$OUT/ab_map.err"
 echo "map exit $?" >> "$OUT/ab_map.md"
-timeout 200 python3 benchmarks/ab.py --a /tmp/a --b /tmp/b --base /tmp/site --json "$OUT/ab_align.json" \
-    align --seqs 5000 --repeat 2 > "$OUT/ab_align.md" 2> "$OUT/ab_align.err"
+timeout 200 python3 benchmarks/ab.py --a /tmp/a --b /tmp/b --base /tmp/site --json "$OUT/ab_align.json" --repeat 2 \
+    align --seqs 5000 > "$OUT/ab_align.md" 2> "$OUT/ab_align.err"
 echo "align exit $?" >> "$OUT/ab_align.md"
