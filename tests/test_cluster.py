@@ -866,3 +866,24 @@ def test_a_worker_with_a_corrupted_index_sends_back_no_results(tmp_path, shard):
     part.write_bytes(bytes(data))  # a new file state: the worker builds the task again
     with pytest.raises(IndexFormatError, match="text.npy: corrupted part"):
         run()
+
+
+def test_the_front_doors_on_a_cluster_write_the_local_bytes(client, data, blast_data, tmp_path):
+    """map_files and blast_files with client=: each job mapped or searched and formatted on a worker, the
+    output the local run's (SAM but its @PG line; BLAST's database name and -query_loc offset reach the
+    workers, which format the text)."""
+    from gseek.pipeline import blast_files, map_files
+
+    reads = data["files"][0]
+    for name, extra in (("local.sam", {}), ("cluster.sam", dict(client=client))):
+        map_files(data["index"], reads, tmp_path / name, mismatches=2, device="cpu", threads=1, cigar_eq=True,
+                  trim5=2, **extra)
+    sam = [(tmp_path / n).read_text().splitlines() for n in ("local.sam", "cluster.sam")]
+    assert [x for x in sam[0] if not x.startswith("@PG")] == [x for x in sam[1] if not x.startswith("@PG")]
+    queries = blast_data["root"] / "a.fa"
+    for name, extra in (("local.tsv", {}), ("cluster.tsv", dict(client=client))):
+        blast_files(blast_data["index"], queries, tmp_path / name, outfmt="7 std", database="MYDB", query_offset=100,
+                    device="cpu", threads=1, **extra)
+    text = (tmp_path / "local.tsv").read_text()
+    assert "# Database: MYDB" in text and (tmp_path / "cluster.tsv").read_text() == text
+    no_tasks_left(client)

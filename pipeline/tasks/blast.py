@@ -240,8 +240,12 @@ class BlastTask:
         source = index.path if isinstance(index, Index) else index
         if volume_size is not None and int(volume_size) < 1:
             raise OptionError(f"database volume size must be at least 1 base, not {volume_size}")
+        # what changes the text travels too: a worker formats it (a job a task on a cluster)
+        shown = {k: v for k, v in dict(database=database, query_offset=self.query_offset or None,
+                                       subjects=None if subjects is None else tuple(subjects)).items()
+                 if v is not None}
         self.spec = None if source is None else TaskSpec.of(
-            "blast", source, dict(options=self.blast_options, outfmt=self.outfmt,
+            "blast", source, dict(options=self.blast_options, outfmt=self.outfmt, **shown,
                                   **({} if shard is None else {"shard": tuple(shard)}),
                                   **({} if volume_size is None else {"volume_size": int(volume_size)})),
             devices, threads)

@@ -224,6 +224,10 @@ class MapTask:
 
     name = "map"
     output_suffix = ".sam"
+    #: Errors that fail one query file (bad records, an unreadable file).
+    file_errors = (FastxError, OSError)
+    #: Bytes of one payload (job sizing; a batch or a batch of pairs).
+    payload_bytes = staticmethod(batch_nbytes)
 
     def __init__(
         self,
@@ -490,8 +494,8 @@ class MapTask:
         # GPU kernels load while the first batch is read; the CPU twins need no warm-up
         # (and a parallel Numba call beside the others would need the lock)
         options.setdefault("setup", [m.warm_up if m.backend.name == "gpu" else None for m in self.mappers])
-        return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=batch_nbytes,
-                          combine=True, file_errors=(FastxError, OSError), **options)
+        return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=self.payload_bytes,
+                          combine=True, file_errors=self.file_errors, **options)
 
 
 def mate_file_name(path: str | os.PathLike, mate: int) -> str:
