@@ -175,3 +175,30 @@ def test_every_package_is_installed():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     packages = {name for name, path in MODULES.items() if path.name == "__init__.py"}
     assert packages == listed, f"missing: {sorted(packages - listed)}, extra: {sorted(listed - packages)}"
+
+
+def test_no_module_is_a_room_to_split():
+    """No module of the package (gseek/, index/, pipeline/, datasets/) is over 600 lines (kernels/ holds
+    the kernel families and their twins, one file a family)."""
+    big = {name: n for name, path in MODULES.items() if not name.startswith("gseek.kernels")
+           and (n := len(path.read_text().splitlines())) > 600}
+    assert big == {}
+
+
+def test_command_modules_import_public_names_only():
+    """The CLI's command modules import no private gseek module or name (build status is
+    gseek.precompile.status())."""
+    private = []
+    for name, path in MODULES.items():
+        if not name.startswith("gseek.cli"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                parts = (node.module or "").split(".") + [a.name for a in node.names]
+                if any(p.startswith("_") and not p.startswith("__") for p in parts):
+                    private.append(f"{name}: from {'.' * node.level}{node.module} import "
+                                   f"{', '.join(a.name for a in node.names)}")
+            elif isinstance(node, ast.Import):
+                private += [f"{name}: import {a.name}" for a in node.names
+                            if any(p.startswith("_") for p in a.name.split("."))]
+    assert private == []
