@@ -202,3 +202,12 @@ def test_command_modules_import_public_names_only():
                 private += [f"{name}: import {a.name}" for a in node.names
                             if any(p.startswith("_") for p in a.name.split("."))]
     assert private == []
+
+
+def test_the_command_line_starts_without_numba():
+    """``import gseek.cli`` (every command's start, and ``gseek search --server``'s whole client) loads
+    neither NumPy, Numba nor a stage package: each command imports what it runs."""
+    code = ("import sys, gseek.cli; print(sorted(m for m in ('numpy', 'numba', 'cupy', 'gseek.blast', 'gseek.mapper',"
+            " 'gseek.index', 'gseek.pipeline', 'starlette') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

@@ -21,13 +21,10 @@ import sys
 import tempfile
 from typing import TextIO
 
-import click
-
 from gseek.blast.plus_args import (VERSION_TEXT, PlusArgError, blastn_usage, options_error, parse_blastn,
                                    parse_makeblastdb)
 from gseek.errors import GseekError, IndexFormatError, OptionError
 
-from .app import cli
 
 __all__ = ["blastn_main", "makeblastdb_main", "BLASTN_OUTFMTS"]
 
@@ -195,22 +192,3 @@ def _taxid_map(path: str) -> dict[str, int]:
                 raise OptionError(f"{path}:{number}: expected 'SEQID TAXID'")
             out[words[0]] = int(words[1])
     return out
-
-
-# --------------------------------------------------------------------- the commands (BLAST+'s own syntax)
-
-
-@cli.command(context_settings={"ignore_unknown_options": True}, add_help_option=False)
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
-def blastn(ctx, args) -> None:
-    """BLAST+ 2.12's blastn command line (-db -query -out -outfmt ..., -help), run by gseek (docs/blast.md)."""
-    ctx.exit(blastn_main(list(args)))
-
-
-@cli.command(context_settings={"ignore_unknown_options": True}, add_help_option=False)
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
-def makeblastdb(ctx, args) -> None:
-    """BLAST+ 2.12's makeblastdb command line (-in -dbtype nucl -out ...): a gseek database (docs/blast.md)."""
-    ctx.exit(makeblastdb_main(list(args)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 
-from .app import STATE, say
+from .app import STATE
 
 def bowtie_summary(reads: int, aligned: int, alignments: int, *, paired: bool = False) -> list[str]:
     """The lines bowtie 1.3.1 prints on stderr after a run (``-v`` mode, no ``-m``).
