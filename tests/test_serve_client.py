@@ -116,3 +116,15 @@ def test_the_client_imports_nothing_heavy():
              "'click') if m in sys.modules))"
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stderr
+
+
+def test_the_server_command_imports_neither_numpy_nor_numba(data, service):
+    """``gseek search --server`` (the whole command, the CLI group's compile notice included) loads no
+    NumPy and no Numba: it starts in about 0.2 s (docs/serve.md), and writes the service's bytes."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "gseek", "search", "--server", service.url, "-x",
+                           "lambda", "-q", "q.fa", "--task", "megablast"], capture_output=True, text=True, cwd=data,
+                          timeout=CALL_S)
+    assert proc.returncode == 0 and proc.stdout.startswith("s3q0\t"), proc.stderr[-500:]
+    imported = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "gseek.cli.search" in imported and "gseek.serve.client" in imported
+    assert not {m for m in imported if m.split(".")[0] in ("numpy", "numba", "cupy", "starlette")}

@@ -13,7 +13,7 @@ from .options import usage_errors
 
 def with_limit_options(func):
     """``gseek serve``'s limits, one option each (``--max-body`` ...), into one ``limits`` dict."""
-    from ..serve.engine import LIMIT_HELP, Limits
+    from ..serve.limits import LIMIT_HELP, Limits
 
     fields = dataclasses.fields(Limits)
 
@@ -41,7 +41,7 @@ def with_limit_options(func):
 def serve(databases, host, port, token_file, insecure, limits) -> None:
     """Serve searches of DATABASES over HTTP (docs/serve.md): databases loaded once, concurrent
     requests batched; SIGTERM/SIGINT drain the requests in flight, then exit 0."""
-    from ..serve.engine import Limits
+    from ..serve.limits import Limits
     from ..serve.server import check_exposure
     from ..serve.server import serve as run_service
 
