@@ -8,9 +8,11 @@
 # SequenceServer-style peer (one blastn -num_threads T per request, queued), the GPU's utilization sampled
 # by nvidia-smi every 100 ms.
 #
-# On the GPU machine, from the repository root (the device copy of the main checkout), this tree carried as
-# .carry/NAME.tar and extracted to /tmp/t, carry .whl and benchmarks/peers/bundle:
-#   mkdir -p /tmp/t && tar -xf .carry/serve39.tar -C /tmp/t && bash /tmp/t/benchmarks/archive/gpu_serve_scale.sh
+# On the GPU machine, from the repository root (the device copy of the main checkout), this branch's changed
+# files carried as .carry/serve39.tar.gz (`git diff --name-only main | tar -czf ...`: the whole tree with the
+# wheels and the peers is over the 64 MiB a call carries) laid over a copy of the tree in /tmp/t; carry .whl,
+# .carry/serve39.tar.gz and benchmarks/peers/bundle:
+#   cp -a . /tmp/t && tar -xzf .carry/serve39.tar.gz -C /tmp/t && bash /tmp/t/benchmarks/archive/gpu_serve_scale.sh
 # Here, on the CPU with tiny sizes (a check of the script itself; the venv's gseek, blastn on PATH):
 #   NO_INSTALL=1 DEVICE=cpu THREADS=2 SMALL_BP=2000000 BIG_BP=4000000 RUNS=5 READS=100 \
 #     bash benchmarks/archive/gpu_serve_scale.sh
