@@ -86,7 +86,7 @@ def test_bad_queries_get_the_command_line_message(data, service):
     ({"database": "nt", "queries": ">a\nACGT\n"}, 404, "no database 'nt'"),
     ({"database": "lambda", "task": "tblastx", "queries": ">a\nACGT\n"}, 400, "task 'tblastx'"),
     ({"database": "lambda", "queries": ">a\nACGT\n", "options": {"word_size": 2}}, 400, "word size must be at least"),
-    ({"database": "lambda", "queries": ">a\nACGT\n", "options": {"nope": 1}}, 400, "unknown BLAST option"),
+    ({"database": "lambda", "queries": ">a\nACGT\n", "options": {"nope": 1}}, 400, "unknown BlastOptions option"),
     ({"database": "lambda", "queries": ">a\nACGT\n", "format": "5"}, 400, "format '5': the service writes"),
     ({"database": "lambda", "task": "map", "queries": ">a\nACGT\n", "options": {"mismatches": 9}}, 400, "mismatch"),
     ({"database": "lambda", "queries": ">a\nACGT\n", "path": "/etc/passwd"}, 400, "unknown field"),

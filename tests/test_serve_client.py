@@ -3,6 +3,7 @@ codes and one-line errors, from a service started by the test (a child process o
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -104,7 +105,7 @@ def test_client_api(data, service):
     assert len(result.queries) == 7 and len(result) >= 6
     assert {"qaccver", "saccver", "pident", "evalue", "qseq", "sseq"} <= set(result.records[0])
     assert result.records[0]["qaccver"] == "s3q0"
-    with pytest.raises(ServerError, match="unknown BLAST option"):
+    with pytest.raises(ServerError, match="unknown BlastOptions option"):
         client.search("lambda", ">a\nACGT\n", nope=1)
     pd = pytest.importorskip("pandas")
     frame = result.to_pandas()
@@ -128,3 +129,24 @@ def test_the_server_command_imports_neither_numpy_nor_numba(data, service):
     imported = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "gseek.cli.search" in imported and "gseek.serve.client" in imported
     assert not {m for m in imported if m.split(".")[0] in ("numpy", "numba", "cupy", "starlette")}
+
+
+@pytest.mark.parametrize("task, options, args", [
+    ("megablast", {"word_size": 2}, ["--task", "megablast", "--word-size", "2"]),
+    ("blastn", {"gap_open": 1, "gap_extend": 9}, ["--task", "blastn", "--gapopen", "1", "--gapextend", "9"]),
+    ("map", {"max_alignments": 2, "report_all": True}, ["-k", "2", "--all"]),
+    ("map", {"max_hits": 3}, ["--max-hits", "3"]),
+    ("map", {"norc": True, "nofw": True}, ["--norc", "--nofw"]),
+])
+def test_a_bad_option_gets_the_command_lines_message(data, service, task, options, args):
+    """The request's options are made into the option values the command makes (gseek.serve.options):
+    a bad one is refused with 400 and the one line the command prints for it (a usage error, exit 2)."""
+    from serve_helpers import call
+
+    queries = "reads.fq" if task == "map" else "q.fa"
+    code, _, err = local_search(data / "lambda.gseek", data / queries, *args, cwd=data)
+    body = {"database": "lambda", "task": task, "options": options, "queries": (data / queries).read_text()}
+    status, text, _ = call(service.url + "/api/v1/search", body)
+    error = json.loads(text)
+    assert code == 2 and status == 400 and error["kind"] == "usage"
+    assert err.decode().splitlines()[-1] == f"Error: {error['error']}"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
-import dataclasses
 import json
 import os
 import shutil
@@ -95,7 +94,7 @@ def database_spec(spec: str) -> tuple[str, str]:
 @dataclass
 class SearchRequest:
     """One checked request: the database, task, options (a :class:`~gseek.blast.options.BlastOptions`
-    or :func:`~gseek.pipeline.map_files` keywords), output format, the ``@PG CL`` command and the
+    or a :class:`~gseek.serve.options.MapRequestOptions`), output format, the ``@PG CL`` command and the
     query files as (name the client gave, bytes)."""
 
     database: Database
@@ -214,8 +213,7 @@ class Engine:
                 return found
         from gseek.blast.searcher import BlastSearcher
 
-        overrides = {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.name != "task"}
-        made = BlastSearcher(db.ref, task=options.task, device=self.backend, **overrides)
+        made = BlastSearcher(db.ref, device=self.backend, options=options)
         with self._lock:
             found = self._searchers.setdefault(key, made)
             self._searchers.move_to_end(key)
@@ -228,7 +226,7 @@ class Engine:
         out); errors name the client's file; the request's limits checked."""
         from gseek.seqio import FastxReader, SequenceBatch
 
-        phred = 64 if req.task == "map" and req.options.get("phred64") else 33
+        phred = 64 if req.task == "map" and req.options.read_options.phred64 else 33
         batches = []
         folder = tempfile.mkdtemp(dir=self.workdir)
         try:
@@ -322,7 +320,7 @@ class Engine:
             output = os.path.join(folder, "out.sam")
             try:
                 map_files(req.database.index, paths, output, workers=0, threads=self.threads, command=req.command,
-                          **req.options)
+                          **req.options.keywords())
             except FastxError as exc:
                 raise FastxError(req.files[paths.index(exc.path)][0] if exc.path in paths else exc.path,
                                  exc.line, exc.rule) from None
