@@ -101,15 +101,46 @@ def test_client_api(data, service):
 
     client = Client(service.url)
     assert [d["name"] for d in client.databases()] == ["lambda"]
-    result = client.search("lambda", [("q.fa", (data / "q.fa").read_text())], task="megablast", evalue=1e-10)
-    assert len(result.queries) == 7 and len(result) >= 6
-    assert {"qaccver", "saccver", "pident", "evalue", "qseq", "sseq"} <= set(result.records[0])
-    assert result.records[0]["qaccver"] == "s3q0"
+    queries = client.records("lambda", [("q.fa", (data / "q.fa").read_text())], task="megablast", evalue=1e-10)
+    assert len(queries) == 7 and sum(len(q["hits"]) for q in queries) >= 6
+    assert {"qaccver", "saccver", "pident", "evalue", "qseq", "sseq"} <= set(queries[0]["hits"][0])
+    assert queries[0]["name"] == "s3q0" and queries[0]["hits"][0]["qaccver"] == "s3q0"
     with pytest.raises(ServerError, match="unknown BlastOptions option"):
         client.search("lambda", ">a\nACGT\n", nope=1)
+
+
+@pytest.mark.parametrize("task, options", [("megablast", {}), ("blastn", {"evalue": 1e-10, "dust": None}),
+                                           ("megablast", {"strand": "minus", "max_hsps": 1})])
+def test_client_search_returns_the_local_apis_hits(data, service, task, options):
+    """``Client.search`` returns a BlastHits, as ``BlastSearcher.search`` does: the same rows in every
+    field (the sequences and BTOP read from the subjects' windows it carries), the same tables."""
+    from gseek import BlastSearcher, Index
+    from gseek.blast.hits import BlastHits
+    from gseek.blast.tables import hsp_fields
+    from gseek.serve.client import Client
+
+    files = [("q.fa", (data / "q.fa").read_text()), ("q2.fa", (data / "bad.fa").read_text().split("@oops")[0])]
+    got = Client(service.url).search("lambda", files, task=task, **options)
+    searcher = BlastSearcher(Index.load(data / "lambda.gseek", device="cpu"), task=task, device="cpu", **options)
+    local = searcher.search(_both(data))
+    assert isinstance(got, BlastHits) and len(got) == len(local) > 0
+    fields = "std qlen slen sstrand nident gaps score qseq sseq btop"
+    words = hsp_fields(fields)
+    assert [got.row(h, words) for h in range(len(got))] == [local.row(h, words) for h in range(len(local))]
+    assert list(got.query_names) == list(local.query_names)
     pd = pytest.importorskip("pandas")
-    frame = result.to_pandas()
-    assert isinstance(frame, pd.DataFrame) and len(frame) == len(result)
+    assert got.to_pandas(fields).equals(local.to_pandas(fields))
+    assert isinstance(got.to_pandas(), pd.DataFrame)
+    pytest.importorskip("pyarrow")
+    assert got.to_arrow(fields).equals(local.to_arrow(fields))
+
+
+def _both(data):
+    """The queries of q.fa and bad.fa's good records, as one batch (what the two files searched at once hold)."""
+    from gseek.seqio import SequenceBatch, read_fastx
+
+    (data / "good.fa").write_text((data / "bad.fa").read_text().split("@oops")[0])
+    return SequenceBatch.concat([read_fastx(data / "q.fa"), read_fastx(data / "good.fa")])
 
 
 def test_the_client_imports_nothing_heavy():

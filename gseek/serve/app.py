@@ -39,7 +39,7 @@ __all__ = ["create_app"]
 STATIC = Path(__file__).resolve().parent / "static"
 #: The page's files, by URL (nothing else under ``/static`` is served).
 ASSETS = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
-_MEDIA = {"json": "application/json", "sam": "text/plain; charset=utf-8"}
+_MEDIA = {"json": "application/json", "sam": "text/plain; charset=utf-8", "hits": "application/x-npz"}
 
 
 def _error(exc: RequestError, headers: dict[str, str] | None = None) -> JSONResponse:

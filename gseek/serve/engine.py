@@ -242,6 +242,8 @@ class Engine:
                     batches.append(SequenceBatch.concat(found))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+        if req.outfmt == "hits" and len(batches) > 1:  # one BlastHits of every file: one batch (the same HSPs)
+            batches = [SequenceBatch.concat(batches)]
         req.queries = sum(len(b) for b in batches)
         req.bases = sum(int(b.codes.size) for b in batches)
         if not req.queries:  # as the local command (the pipeline's sink): an error, nothing written
@@ -289,6 +291,10 @@ class Engine:
 
         if req.outfmt == "json":
             return json_records(req, parts)
+        if req.outfmt == "hits":
+            from .wire import hits_to_bytes
+
+            return hits_to_bytes(parts[0])
         out = _Text()
         kind = parse_outfmt(req.outfmt)[0]
         if kind == "sam":
