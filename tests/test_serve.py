@@ -125,6 +125,37 @@ def test_sixteen_concurrent_clients_get_their_own_bytes(data, service):
     assert batches < requests  # gathered: one search answered several requests
 
 
+def test_sixteen_concurrent_mapping_clients_get_their_own_bytes(data, service):
+    """Mapping requests of one database and options are gathered into one pipeline run (Engine.map_group):
+    each of 16 clients gets the bytes the local command writes for its reads alone (its own @PG CL),
+    a client with a bad file among them its own error."""
+    lines = open(lambda_reads()).readlines()
+    expected = {}
+    for k in range(4):
+        (data / f"m{k}.fq").write_text("".join(lines[400 * k:400 * k + 40 * (k + 1)]))
+        code, out, _ = local_search(data / "lambda.gseek", data / f"m{k}.fq", "-v", "1", cwd=data)
+        assert code == 0
+        expected[f"m{k}.fq"] = out
+    (data / "mbad.fq").write_text(lines[0] + lines[1] + "+\n" + lines[3][:-5] + "\n")
+    _, before, _ = call(service.url + "/healthz")
+    jobs = [f"m{k % 4}.fq" for k in range(16)] + ["mbad.fq"]
+    bodies = [search_body(data / name, "map", "sam", {"mismatches": 1}, command=f"gseek client {i}")
+              for i, name in enumerate(jobs)]
+    with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+        answers = list(pool.map(lambda body: call(service.url + "/api/v1/search", body), bodies))
+    for i, (name, (status, body, _)) in enumerate(zip(jobs, answers)):
+        if name == "mbad.fq":
+            assert status == 400 and b"mbad.fq:" in body, body
+            continue
+        assert status == 200 and without_pg(body) == without_pg(expected[name]), name
+        pg = [line for line in body.split(b"\n") if line.startswith(b"@PG")]
+        assert len(pg) == 1 and f"\tCL:gseek client {i}\t".encode() in pg[0] + b"\t", pg
+    _, after, _ = call(service.url + "/healthz")
+    before, after = json.loads(before), json.loads(after)
+    requests, batches = after["map_requests"] - before["map_requests"], after["map_batches"] - before["map_batches"]
+    assert requests == 16 and batches < requests  # gathered: one run answered several requests
+
+
 def test_jobs(data, service):
     status, body, headers = call(service.url + "/api/v1/jobs", search_body(data / "q0.fa"))
     assert status == 202

@@ -68,6 +68,8 @@ class Service:
         self.engine, self.limits, self.token, self.log = engine, engine.limits, token, log
         lim = self.limits
         self.batcher = Batcher(engine.search_group, engine.device, lim.window, lim.batch_queries, lim.batch_bases)
+        #: Mapping requests of one database and options: one pipeline run (:meth:`Engine.map_group`).
+        self.map_batcher = Batcher(engine.map_group, engine.device, lim.window, lim.batch_queries, lim.batch_bases)
         self.active = 0
         #: Requests cancelled because their client went away.
         self.cancelled = 0
@@ -125,7 +127,8 @@ class Service:
         engine = self.engine
         batches = await loop.run_in_executor(engine.host, engine.read_queries, req)
         if req.task == "map":
-            data = await loop.run_in_executor(engine.device, engine.map_reads, req)
+            data = await self.map_batcher.search((req.database.name, req.options), (req.database, req.options), req,
+                                                 (req.queries, req.bases))
         else:
             searcher = await loop.run_in_executor(engine.host, engine.searcher, req.database, req.options)
             key = (req.database.name, req.options)
@@ -218,6 +221,7 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok", "databases": list(engine.databases), "active": service.active,
                              "requests": service.batcher.requests, "batches": service.batcher.groups,
+                             "map_requests": service.map_batcher.requests, "map_batches": service.map_batcher.groups,
                              "cancelled": service.cancelled,
                              "uptime": round(time.time() - service.started, 3)})
 

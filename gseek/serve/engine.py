@@ -35,6 +35,8 @@ __all__ = ["Database", "Engine", "Limits", "RequestError", "SearchRequest", "dat
 
 #: Searchers kept per engine (one per database and options; the least recently used goes first).
 SEARCHERS_KEPT = 32
+#: The ``@PG CL`` of a batched mapping run, replaced by each request's ``command`` in its output.
+COMMAND_MARK = "gseek-serve-command-of-the-request"
 #: Longest ``command`` a request may give (SAM ``@PG CL``).
 MAX_COMMAND = 4096
 #: The fields of a JSON record (BLAST+'s keywords; the alignment's rows for the pairwise view).
@@ -312,25 +314,55 @@ class Engine:
 
     # ------------------------------------------------------------------ mapping
 
-    def map_reads(self, req: SearchRequest) -> bytes:
-        """``gseek search --task map`` of the request's reads (the device thread): the SAM bytes."""
-        from gseek.pipeline import map_files
+    def map_group(self, target: tuple[Database, Any], reqs: list[SearchRequest]) -> list[Any]:
+        """The mapping requests ``reqs`` of one database and options (``target``) in one pipeline run
+        (the device thread): one :class:`~gseek.pipeline.MapTask`, a query per request, the reads
+        of several requests joined into one search per job (the task's ``combine``), each request's
+        output its own: the bytes ``map_files`` writes for it alone, its ``@PG CL`` its command.
+        Where the joined run fails, each request runs alone (a failure is its own only). Each item:
+        SAM bytes or that request's exception (errors name the client's files)."""
+        from gseek.pipeline import MapTask, QueryFile
 
+        db, options = target
         folder = tempfile.mkdtemp(dir=self.workdir)
         try:
-            paths = []
-            for k, (_, data) in enumerate(req.files):
-                paths.append(os.path.join(folder, f"{k}.fq"))
-                with open(paths[-1], "wb") as fh:
-                    fh.write(data)
-            output = os.path.join(folder, "out.sam")
+            queries = []
+            for r, req in enumerate(reqs):
+                paths = []
+                for k, (_, data) in enumerate(req.files):
+                    paths.append(os.path.join(folder, f"{r}.{k}.fq"))
+                    with open(paths[-1], "wb") as fh:
+                        fh.write(data)
+                queries.append(QueryFile(tuple(paths), os.path.join(folder, f"{r}.sam")))
+
+            def run(which: list[int]) -> list[Any]:
+                task = MapTask(db.index, options.options, read_options=options.read_options,
+                               sam_options=options.sam_options, threads=self.threads, command=COMMAND_MARK)
+                return task.dispatcher(workers=0).run([queries[r] for r in which])
+
             try:
-                map_files(req.database.index, paths, output, workers=0, threads=self.threads, command=req.command,
-                          **req.options.keywords())
-            except FastxError as exc:
-                raise FastxError(req.files[paths.index(exc.path)][0] if exc.path in paths else exc.path,
-                                 exc.line, exc.rule) from None
-            return Path(output).read_bytes()
+                results = run(list(range(len(reqs))))
+            except Exception:  # noqa: BLE001 - each alone below: the failure is one request's
+                if len(reqs) == 1:
+                    raise
+                results = []
+                for r in range(len(reqs)):
+                    try:
+                        results += run([r])
+                    except Exception as exc:  # noqa: BLE001 - that request's error, reported to it
+                        results.append(exc)
+            out: list[Any] = []
+            for req, query, result in zip(reqs, queries, results):
+                error = result if isinstance(result, BaseException) else result.error
+                if isinstance(error, FastxError):
+                    names = dict(zip(query.paths, (name for name, _ in req.files)))
+                    error = FastxError(names.get(error.path, error.path), error.line, error.rule)
+                if error is not None:
+                    out.append(error)
+                    continue
+                data = Path(query.output).read_bytes()
+                out.append(data.replace(COMMAND_MARK.encode(), req.command.encode("utf-8", "surrogateescape"), 1))
+            return out
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
