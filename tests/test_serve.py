@@ -246,3 +246,54 @@ def test_no_cors(service):
     status, _, headers = call(service.url + "/api/v1/search", method="OPTIONS",
                               headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"})
     assert status == 405 and not any(k.lower().startswith("access-control-") for k in headers)
+
+
+def _chunked(url: str, body: dict) -> tuple[dict, list[bytes]]:
+    """One POST over a raw socket: the response's headers (lower case) and its body's chunks as sent
+    (chunked transfer encoding), or the whole body as one item."""
+    import socket
+    from urllib.parse import urlparse
+
+    u = urlparse(url)
+    data = json.dumps(body).encode()
+    with socket.create_connection((u.hostname, u.port), timeout=120) as s:
+        s.sendall(f"POST {u.path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                  f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+        raw = b""
+        for _ in range(100_000):  # bounded: until the service closes the connection
+            got = s.recv(1 << 16)
+            if not got:
+                break
+            raw += got
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    headers = dict(line.decode().lower().split(": ", 1) for line in head.split(b"\r\n")[1:])
+    if headers.get("transfer-encoding") != "chunked":
+        return headers, [rest]
+    chunks = []
+    while True:
+        size, _, rest = rest.partition(b"\r\n")
+        n = int(size, 16)
+        if n == 0:
+            return headers, chunks
+        chunks.append(rest[:n])
+        rest = rest[n + 2:]
+
+
+def test_a_large_result_is_streamed_in_pieces(data):
+    """A result over --stream-chunk arrives in several chunks (chunked transfer encoding) whose bytes
+    are the local command's; a smaller one in one piece."""
+    make_queries(data / "large.fa", 40, seed=21, length=1000)
+    fmt = "6 std qseq sseq btop"
+    code, local, _ = local_search(data / "lambda.gseek", data / "large.fa", "--task", "megablast", "--outfmt", fmt,
+                                  cwd=data)
+    assert code == 0 and len(local) > 40_000
+    svc = Service(data / "lambda.gseek", "--stream-chunk", "16384", cwd=data)
+    try:
+        headers, chunks = _chunked(svc.url + "/api/v1/search", search_body(data / "large.fa", "megablast", fmt))
+        assert headers["transfer-encoding"] == "chunked" and "content-length" not in headers
+        assert len(chunks) == -(-len(local) // 16384) >= 3 and b"".join(chunks) == local
+        headers, chunks = _chunked(svc.url + "/api/v1/search", search_body(data / "q0.fa"))
+        assert "transfer-encoding" not in headers and int(headers["content-length"]) == len(chunks[0])
+        assert svc.stop() == 0
+    finally:
+        svc.kill()

@@ -25,7 +25,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from gseek.errors import FastxError, GseekError, OptionError, one_line
@@ -44,6 +44,20 @@ _MEDIA = {"json": "application/json", "sam": "text/plain; charset=utf-8", "hits"
 
 def _error(exc: RequestError, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse(exc.as_json(), status_code=exc.status, headers=headers)
+
+
+def _response(data: bytes, media: str, headers: dict[str, str] | None, chunk: int) -> Response:
+    """``data`` as one response, or streamed in pieces of ``chunk`` bytes (chunked transfer
+    encoding: the client reads the first piece while the rest are sent) where it is larger."""
+    if len(data) <= chunk:
+        return Response(data, media_type=media, headers=headers)
+    view = memoryview(data)
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for start in range(0, len(view), chunk):
+            yield view[start:start + chunk]
+
+    return StreamingResponse(pieces(), media_type=media, headers=headers)
 
 
 def request_error(exc: BaseException) -> RequestError:
@@ -245,8 +259,8 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
             finally:
                 service.active -= 1
                 note(request, **req.summary())
-            return Response(data, media_type=media, headers={"X-Gseek-Queries": str(req.queries),
-                                                             "X-Gseek-Bases": str(req.bases)})
+            headers = {"X-Gseek-Queries": str(req.queries), "X-Gseek-Bases": str(req.bases)}
+            return _response(data, media, headers, service.limits.stream_chunk)
         return await api(request, handler)
 
     async def job_run(job: Job) -> None:
@@ -300,7 +314,7 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
             job = find_job(request)
             if job.result is None:
                 raise RequestError(409, "input", f"job {job.id} is {job.status}: no result")
-            return Response(job.result, media_type=job.media)
+            return _response(job.result, job.media, None, service.limits.stream_chunk)
         return await api(request, handler)
 
     async def job_delete(request: Request) -> Response:

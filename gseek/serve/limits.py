@@ -30,7 +30,8 @@ class Limits:
     to requests in flight at SIGTERM/SIGINT; ``window`` seconds a batch waits for more requests,
     ``batch_queries`` / ``batch_bases`` its bounds; ``jobs`` jobs kept, ``job_ttl`` seconds a
     finished job's result is kept, ``job_bytes`` bytes of results kept (a new job beyond: 429).
-    ``timeout`` also bounds the reading of a request's body (408).
+    ``timeout`` also bounds the reading of a request's body (408). A result larger than
+    ``stream_chunk`` bytes is streamed (chunked transfer encoding) in pieces of that size.
     """
 
     max_body: int = 64 << 20
@@ -46,6 +47,7 @@ class Limits:
     jobs: int = 64
     job_ttl: float = 3600.0
     job_bytes: int = 1 << 30
+    stream_chunk: int = 1 << 20
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -63,4 +65,5 @@ LIMIT_HELP = {
     "requests", "batch_queries": "queries of one batch", "batch_bases": "bases of one batch",
     "jobs": "jobs kept at once", "job_ttl": "seconds a finished job's result is kept",
     "job_bytes": "bytes of the finished jobs' results kept at once (429 for a new job beyond)",
+    "stream_chunk": "bytes of one piece of a streamed result (a larger result is streamed in pieces)",
 }
