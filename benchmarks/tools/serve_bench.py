@@ -129,6 +129,14 @@ class GpuSampler:
                 "busy_share": round(sum(v >= 50 for v in s) / len(s), 3) if s else None}
 
 
+def _progress(args: argparse.Namespace, record: dict, line: str) -> None:
+    """A measurement done: one line on stderr (flushed), the record so far in ``--json`` (a run cut
+    short keeps what it measured)."""
+    print(f"[serve_bench {time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(record, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", help="a gseek index (default: lambda, built here)")
@@ -165,6 +173,7 @@ def main() -> None:
         Index.build(reference, wgram=8, device="cpu").save(index)
     genome = _genome(reference)
     rng = random.Random(39)
+    _progress(args, {}, f"reference read: {sum(map(len, genome)):,} bases")
     sets = {"megablast 1 x 500 bp": _queries(genome, 1, 500, rng, "one"),
             "megablast 100 x 500 bp": _queries(genome, 100, 500, rng, "hundred")}
     if args.tenkb:
@@ -177,6 +186,7 @@ def main() -> None:
     record: dict = {"device": args.device, "index": str(index), "start_s": round(time.perf_counter() - started, 2),
                     "threads": args.threads}
     client = Client(svc.url)
+    _progress(args, record, f"service started in {record['start_s']} s")
     rows: list[tuple[str, float, float, float | None]] = []
     try:
         for _ in range(3):  # warm: the searcher of these options made, the kernels run once
@@ -200,6 +210,8 @@ def main() -> None:
                 peer = statistics.median([_blastn(args.blastdb, path, args.threads, work)
                                           for _ in range(args.blast_runs)])
             rows.append((name, statistics.median(t), _percentile(t, 99), peer))
+            record["latency"] = {n: {"p50_s": p50, "p99_s": p99, "blastn_s": b} for n, p50, p99, b in rows}
+            _progress(args, record, f"{name}: p50 {rows[-1][1]:.4f} s, blastn {peer}")
         if args.reads and "map" in client.databases()[0]["tasks"]:
             t = latency(_reads(genome, args.reads, rng), args.runs, "map", "sam")
             rows.append((f"map {args.reads} x 100 bp reads (-v 2)", statistics.median(t), _percentile(t, 99), None))
@@ -237,6 +249,8 @@ def main() -> None:
                              "requests": after["requests"] - before["requests"]}
             if args.gpu_sample:
                 throughput[n]["gpu"] = sampler.summary()
+            record["throughput"] = throughput
+            _progress(args, record, f"{n} clients: {throughput[n]}")
         record["throughput"] = throughput
         if args.blastdb and args.peer_requests:  # SequenceServer-style: one blastn per request, one at a time
             n = max(throughput)
@@ -245,6 +259,7 @@ def main() -> None:
                 path = work / "peer.fa"
                 path.write_text(_queries(genome, 10, 1000, random.Random(1000 * n + k % n), f"c{k % n}_"))
                 times.append(_blastn(args.blastdb, path, args.threads, work))
+                _progress(args, record, f"queued blastn request {k + 1}: {times[-1]:.2f} s")
             record["peer_queued"] = {"requests": len(times), "requests_per_s": len(times) / sum(times),
                                      "median_s": statistics.median(times)}
     finally:
