@@ -16,6 +16,8 @@
 # Here, on the CPU with tiny sizes (a check of the script itself; the venv's gseek, blastn on PATH):
 #   NO_INSTALL=1 DEVICE=cpu THREADS=2 SMALL_BP=2000000 BIG_BP=4000000 RUNS=5 READS=100 \
 #     bash benchmarks/archive/gpu_serve_scale.sh
+# SKIP_SMALL=1: the 1 Gbp half alone. serve_bench logs each measurement to $OUT/log.txt and rewrites its
+# --json as it goes, so a call cut short keeps what it measured.
 # Results: $OUT/serve75.md (.json), $OUT/serve_big.md (.json), $OUT/log.txt.
 set -uo pipefail
 OUT=${OUT:-/tmp/gseek-out}; mkdir -p "$OUT"
@@ -58,6 +60,7 @@ PY
 }
 
 cd "$W"
+if [ -z "${SKIP_SMALL:-}" ]; then
 random_db small.fa "$SMALL_BP" 12 5 || exit 1; log "small.fa: $(stat -c %s small.fa) bytes"
 $GSEEK index small.fa -o small || exit 1; log "gseek index small (FM-index)"
 makeblastdb -in small.fa -dbtype nucl -out bsmall > /dev/null || exit 1; log "makeblastdb small"
@@ -67,6 +70,7 @@ timeout 400 $PY "$HERE/benchmarks/tools/serve_bench.py" --device "$DEVICE" --thr
 log "serve_bench small: exit $?"
 cat "$OUT/serve75.md"
 rm -rf small.gseek bsmall.* small.fa
+fi
 
 if [ $((SECONDS - START)) -gt "$BIG_AFTER_S" ]; then log "no time left for the big database"; exit 0; fi
 random_db big.fa "$BIG_BP" 16 7 || exit 1; log "big.fa: $(stat -c %s big.fa) bytes"
