@@ -44,7 +44,8 @@ EVENT_MODULE = "numba.core.event"
 
 class _WhenLoaded(importlib.abc.MetaPathFinder):
     """Calls ``then(module)`` once :data:`EVENT_MODULE` has been executed (the finder's only module:
-    every other import goes by as if it were not there)."""
+    every other import goes by as if it were not there); the first such finder on ``sys.meta_path``
+    loads the module and calls every one's ``then`` (notices entered one inside another)."""
 
     def __init__(self, then: Callable[[Any], None]) -> None:
         self.then = then
@@ -55,7 +56,7 @@ class _WhenLoaded(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        loader, then = spec.loader, self.then
+        loader = spec.loader
 
         class Loader(importlib.abc.Loader):
             def create_module(self, spec: Any) -> Any:
@@ -63,7 +64,8 @@ class _WhenLoaded(importlib.abc.MetaPathFinder):
 
             def exec_module(self, module: Any) -> None:
                 loader.exec_module(module)
-                then(module)
+                for finder in [f for f in sys.meta_path if isinstance(f, _WhenLoaded)]:
+                    finder.then(module)
 
         spec.loader = Loader()
         return spec

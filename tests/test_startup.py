@@ -60,13 +60,15 @@ def test_the_notice_waits_for_numba_and_hears_its_first_compile():
     code = """if True:
         import io, sys
         from gseek.compile_notice import CompileNotice
-        out = io.StringIO()
+        out, inner = io.StringIO(), io.StringIO()
         finders = list(sys.meta_path)
         with CompileNotice(stream=lambda: out):
-            assert "numba" not in sys.modules and "numpy" not in sys.modules
-            from gseek.kernels._jit import njit
-            assert njit()(lambda x: x + 1)(1) == 2
+            with CompileNotice(stream=lambda: inner):  # one inside another: both hear it
+                assert "numba" not in sys.modules and "numpy" not in sys.modules
+                from gseek.kernels._jit import njit
+                assert njit()(lambda x: x + 1)(1) == 2
         assert sys.meta_path == finders
+        assert inner.getvalue() == out.getvalue()
         print(out.getvalue().count("compiling"), out.getvalue().splitlines()[-1][:26])
     """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
