@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Issue 40: the per-stage profile of the BLAST search on the GPU in steady state (benchmarks/tools/profile_blast_stages.py)
+# on the issue's 75 Mbp random sets (megablast 100 x 10 kb and 156 x 30 kb, blastn task 100 x 10 kb). Run from the
+# tree to profile (B; e.g. extracted from .carry/gpu40.tar); ROOT holds .whl (Python 3.12 wheels) and, with AB=1,
+# .carry/gpu40-base.tar: that tree (A) against this one, processes alternating A, B (ROUNDS rounds), the rows'
+# digests compared. ARGS: more options of the profile (e.g. "--repeat 3 --cpu-check megablast-10kb").
+#   mkdir /tmp/t && tar -xf .carry/gpu40.tar -C /tmp/t && cd /tmp/t && ROOT=$OLDPWD bash benchmarks/archive/gpu_stages.sh
+# Results: $OUT/stages.md (the tables, the digests), $OUT/stages-TREEROUND.json, $OUT/stages.err.
+set -uo pipefail
+OUT=${OUT:-/tmp/gseek-out}; mkdir -p "$OUT"
+ROOT=${ROOT:-$PWD}
+export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$ROOT"/.whl/*.whl \
+  || exit 1
+PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/b . || exit 1
+trees=B
+if [ "${AB:-0}" = 1 ]; then
+  mkdir -p /tmp/asrc && tar -xf "$ROOT/.carry/gpu40-base.tar" -C /tmp/asrc || exit 1
+  (cd /tmp/asrc && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
+    --target /tmp/a .) || exit 1
+  trees="A B"
+fi
+S=$PWD/benchmarks/tools/profile_blast_stages.py
+for r in $(seq "${ROUNDS:-1}"); do
+  for t in $trees; do
+    lib=/tmp/$(echo $t | tr AB ab)
+    PYTHONPATH=$lib:/tmp/site python3 -P "$S" --work /tmp/stages --tag "$t$r" --out "$OUT/stages-$t$r.json" ${ARGS:-} \
+      2>>"$OUT/stages.err" | tee -a "$OUT/stages.md"
+  done
+done
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$OUT/stages.md"
+python3 - "$OUT" <<'PY' | tee -a "$OUT/stages.md"
+import json, statistics, sys
+from pathlib import Path
+runs = [json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob("stages-*.json"))]
+print("\n| set | tree | steady search s (each process's median) | rows SHA-256 | same in every search |")
+print("|---|---|---|---|---|")
+digests = {}
+for run in runs:
+    for rec in run["sets"]:
+        digests.setdefault(rec["set"], set()).add(rec["sha256"])
+        print(f"| {rec['set']} | {run['tag']} | {statistics.median(rec['search_s']):.3f} | {rec['sha256'][:16]} | "
+              f"{rec['same_rows']} |")
+for name, d in digests.items():
+    print(f"{name}: {'outputs identical' if len(d) == 1 else 'OUTPUTS DIFFER'} across {len(runs)} processes")
+PY
