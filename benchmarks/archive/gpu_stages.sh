@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Issue 40: the per-stage profile of the BLAST search on the GPU in steady state (benchmarks/tools/profile_blast_stages.py)
 # on the issue's 75 Mbp random sets (megablast 100 x 10 kb and 156 x 30 kb, blastn task 100 x 10 kb). Run from the
-# tree to profile (B; e.g. extracted from .carry/gpu40.tar); ROOT holds .whl (Python 3.12 wheels) and, with AB=1,
-# .carry/gpu40-base.tar: that tree (A) against this one, processes alternating A, B (ROUNDS rounds), the rows'
+# tree to profile (B; e.g. extracted from .carry/gpu40.tar.gz); ROOT holds .whl (Python 3.12 wheels) and, with AB=1,
+# .carry/gpu40-base.tar.gz: that tree (A) against this one, processes alternating A, B (ROUNDS rounds), the rows'
 # digests compared. ARGS: more options of the profile (e.g. "--repeat 3 --cpu-check megablast-10kb").
-#   mkdir /tmp/t && tar -xf .carry/gpu40.tar -C /tmp/t && cd /tmp/t && ROOT=$OLDPWD bash benchmarks/archive/gpu_stages.sh
+#   mkdir /tmp/t && tar -xzf .carry/gpu40.tar.gz -C /tmp/t && cd /tmp/t && ROOT=$OLDPWD bash benchmarks/archive/gpu_stages.sh
+# The trees: `git archive REV | tar --delete --wildcards "kernels/prebuilt/py3.1[13]*" | gzip` (the carry limit).
 # Results: $OUT/stages.md (the tables, the digests), $OUT/stages-TREEROUND.json, $OUT/stages.err.
 set -uo pipefail
 OUT=${OUT:-/tmp/gseek-out}; mkdir -p "$OUT"
@@ -15,7 +16,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/b . || exit 1
 trees=B
 if [ "${AB:-0}" = 1 ]; then
-  mkdir -p /tmp/asrc && tar -xf "$ROOT/.carry/gpu40-base.tar" -C /tmp/asrc || exit 1
+  mkdir -p /tmp/asrc && tar -xzf "$ROOT/.carry/gpu40-base.tar.gz" -C /tmp/asrc || exit 1
   (cd /tmp/asrc && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
     --target /tmp/a .) || exit 1
   trees="A B"
