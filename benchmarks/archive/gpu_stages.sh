@@ -3,7 +3,8 @@
 # on the issue's 75 Mbp random sets (megablast 100 x 10 kb and 156 x 30 kb, blastn task 100 x 10 kb). Run from the
 # tree to profile (B; e.g. extracted from .carry/gpu40.tar.gz); ROOT holds .whl (Python 3.12 wheels) and, with AB=1,
 # .carry/gpu40-base.tar.gz: that tree (A) against this one, processes alternating A, B (ROUNDS rounds), the rows'
-# digests compared. ARGS: more options of the profile (e.g. "--repeat 3 --cpu-check megablast-10kb").
+# digests compared. ARGS: more options of the profile (e.g. "--repeat 3"), ARGS_B: more for B's first round only
+# (e.g. "--cpu-check megablast-10kb"); TESTS: test files (and options) run first with -m gpu on tree B.
 #   mkdir /tmp/t && tar -xzf .carry/gpu40.tar.gz -C /tmp/t && cd /tmp/t && ROOT=$OLDPWD bash benchmarks/archive/gpu_stages.sh
 # The trees: `git archive REV | tar --delete --wildcards "kernels/prebuilt/py3.1[13]*" | gzip` (the carry limit).
 # Results: $OUT/stages.md (the tables, the digests), $OUT/stages-TREEROUND.json, $OUT/stages.err.
@@ -21,11 +22,16 @@ if [ "${AB:-0}" = 1 ]; then
     --target /tmp/a .) || exit 1
   trees="A B"
 fi
+if [ -n "${TESTS:-}" ]; then
+  PYTHONPATH=/tmp/b:/tmp/site timeout 300 python3 -P -m pytest -q -p no:randomly -p no:cacheprovider -m gpu $TESTS \
+    2>&1 | tail -15 | tee -a "$OUT/stages.md"
+fi
 S=$PWD/benchmarks/tools/profile_blast_stages.py
 for r in $(seq "${ROUNDS:-1}"); do
   for t in $trees; do
     lib=/tmp/$(echo $t | tr AB ab)
-    PYTHONPATH=$lib:/tmp/site python3 -P "$S" --work /tmp/stages --tag "$t$r" --out "$OUT/stages-$t$r.json" ${ARGS:-} \
+    extra=; [ "$t$r" = B1 ] && extra=${ARGS_B:-}
+    PYTHONPATH=$lib:/tmp/site python3 -P "$S" --work /tmp/stages --tag "$t$r" --out "$OUT/stages-$t$r.json" ${ARGS:-} $extra \
       2>>"$OUT/stages.err" | tee -a "$OUT/stages.md"
   done
 done

@@ -53,6 +53,11 @@ REGIONS = [
     ("gseek.blast.seeds", "_passing", "trigger filter"),
     ("gseek.blast.seeds", "_first_of_extents", "seed selection (first of extents, rank order, to host)"),
     ("gseek.blast.gapped", "_select_round", "round selection (_select_round)"),
+    ("gseek.blast.gapped", "select_round", "round selection, isolated seeds on the device (select_round)"),
+    ("gseek.blast.device_rounds", "_select_round", "round selection (_select_round)"),
+    ("gseek.blast.device_rounds", "isolated", "isolated seeds (isolated)"),
+    ("gseek.blast.gapped", "found_block", "found HSPs sorted on the device (found_block)"),
+    ("gseek.blast.gapped", "longest_first", "launch order on the device (longest_first)"),
     ("gseek.blast.gapped", "_ahead", "seeds ahead of their round (_ahead)"),
     ("gseek.blast.gapped", "_found_block", "found HSPs sorted (_found_block)"),
     ("gseek.blast.gapped", "_outside", "seeds on a found path (_outside)"),
@@ -142,7 +147,10 @@ def _patch(timeline: Timeline, backend) -> contextlib.ExitStack:
         stack.callback(setattr, owner, attr, old)
 
     for module, attr, name in REGIONS:
-        owner = importlib.import_module(module)
+        try:
+            owner = importlib.import_module(module)
+        except ImportError:  # a module this tree does not have (an A/B's other tree)
+            continue
         if "." in attr:
             cls, attr = attr.split(".")
             owner = getattr(owner, cls)
