@@ -6,7 +6,6 @@ through them, on the CPU and on a GPU, against the host passes' lines."""
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,12 +15,8 @@ from gseek.blast import device_rounds as D
 from gseek.blast.report import write_tabular
 from gseek.blast.rounds import _DIAG_BAND, _found_block, _select_round
 from gseek.blast.searcher import BlastSearcher
-from gseek.datasets import lambda_genome
-from gseek.index import Index
-from gseek.index.text import ReferenceText
-from gseek.seqio import read_fastx
 
-DATA = Path(__file__).resolve().parent / "data" / "blast"
+from test_blast_search import lambda_text, queries  # noqa: F401  (the fixtures: the lambda text, the test queries)
 
 
 def _candidates(seed: int, n: int = 3000, keys: int = 5):
@@ -86,16 +81,6 @@ def test_found_block_on_the_device_equals_the_host_pass(score):
 def test_longest_first_is_a_stable_argsort():
     expect = np.random.default_rng(2).integers(0, 30, 10_000)
     assert D.longest_first(get_backend("cpu"), expect).tolist() == np.argsort(-expect, kind="stable").tolist()
-
-
-@pytest.fixture(scope="module")
-def lambda_text():
-    return ReferenceText.from_index(Index.build(lambda_genome(), wgram=4, device="cpu"))
-
-
-@pytest.fixture(scope="module")
-def queries():
-    return read_fastx(DATA / "search_queries.fa")
 
 
 def _lines(hits) -> list[str]:
