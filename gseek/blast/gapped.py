@@ -24,6 +24,7 @@ from gseek.dp.greedy import greedy_gapped
 from gseek.dp.scoring import Scoring
 from gseek.dp.xdrop import xdrop_gapped
 
+from .device_rounds import DEVICE_MIN, found_block, longest_first, select_round
 from .gapped_start import traceback_starts
 from .hits import _gather
 from .rounds import _ahead, _chain_extent, _contained, _found_block, _outside, _reach, _select_round
@@ -94,6 +95,11 @@ _START_MARGIN = 16
 #: 2026-11-24, tenth session). Extents under the minimum stay on the GPU.
 _HOST_SPEEDUP = {True: 0.0, False: 0.0}
 _HOST_MIN_EXTENT = 1000
+#: A round pass over at least this many seeds (or HSPs) goes through the searcher's device
+#: (:mod:`gseek.blast.device_rounds`: the same results); None: always on the host. The blastn task's
+#: 100 x 10 kb queries on a random 75 Mbp database (H200, benchmarks/RESULTS.md, 2026-11-28): the first
+#: round's ~680k seeds, ``_select_round`` 0.11 s, ``_found_block`` 0.07 s, the launches' order ~0.03 s.
+_DEVICE_ROUNDS = {"gpu": DEVICE_MIN, "cpu": None}
 #: Guards the searchers' ``counts`` (a search's two sides of split extensions run on two threads).
 _COUNTS_LOCK = threading.Lock()
 
@@ -138,7 +144,7 @@ class GappedPasses:
         # s_start, s_end (global), diagonal range; with the block's longest subject extent
         blocks: list[tuple[np.ndarray, int]] = []
         while todo.size:
-            take = _select_round(key[todo], mid_s[todo], diag[todo], apart[todo])
+            take = self._select(key[todo], mid_s[todo], diag[todo], apart[todo])
             sel, rest = todo[take], todo[~take]
             self._count("rounds", 1)
             need = sel[~done[sel]]
@@ -163,7 +169,7 @@ class GappedPasses:
             spans.append(np.stack([res["q_start"], res["q_end"], res["s_start"], res["s_end"]]))
             if greedy:
                 starts.append(np.stack([res["q_seed"], res["s_seed"]]))
-            blocks.append(_found_block(key[sel], res))
+            blocks.append(self._block(key[sel], res))
             # ``rest`` lies outside every earlier round's HSPs already (it was this round's ``todo``)
             todo = _outside(rest, key, mid_q, mid_s, blocks[-1:])
         if not chosen:
@@ -205,6 +211,19 @@ class GappedPasses:
         res["score"] = res["score"].astype(np.int64) // scale
         clock.lap("gapped extension with trace-back")
         return res
+
+    def _select(self, key, s, diag, apart) -> np.ndarray:
+        """Which seeds a round takes (:func:`_select_round`; with many seeds on a GPU, the isolated ones found
+        on the device: :func:`gseek.blast.device_rounds.select_round`)."""
+        if _device_pass(self.backend, key.size):
+            return select_round(self.backend, key, s, diag, apart)
+        return _select_round(key, s, diag, apart)
+
+    def _block(self, key, res, score=None) -> tuple[np.ndarray, int]:
+        """A round's found HSPs as :func:`_found_block` gives them (sorted on a GPU for many HSPs)."""
+        if _device_pass(self.backend, key.size):
+            return found_block(self.backend, key, res, score)
+        return _found_block(key, res, score)
 
     def _host_backend(self) -> Backend:
         """The host's backend (the searcher's own on a CPU)."""
@@ -268,7 +287,7 @@ class GappedPasses:
         while todo.size:
             cc = c[todo]
             last = len(parts) + 1 >= _TRACEBACK_ROUNDS  # (0 or 1: one round of all, as without skipping)
-            take = np.ones(todo.size, bool) if last else _select_round(key[cc], mid_s[cc], diag[cc], apart[cc])
+            take = np.ones(todo.size, bool) if last else self._select(key[cc], mid_s[cc], diag[cc], apart[cc])
             t = todo[take]
             ct = c[t]
             parts.append(self._extend(scoring, xdrop, qs, seq_codes, seq_off, seq_of[ct], contig_of[ct], mid_q[ct],
@@ -278,7 +297,7 @@ class GappedPasses:
             self._count("extended with trace-back", t.size)
             todo = todo[~take]
             if todo.size:
-                blocks.append(_found_block(key[ct], parts[-1], parts[-1]["score"] // scale))  # reported units
+                blocks.append(self._block(key[ct], parts[-1], parts[-1]["score"] // scale))  # reported units
                 inside = _contained(key[c[todo]], sp[0][todo], sp[1][todo], sp[2][todo], sp[3][todo], sc[todo],
                                     blocks)
                 self._count("inside an HSP traced back", np.count_nonzero(inside))
@@ -367,7 +386,7 @@ class GappedPasses:
             self._count(f"launches, {side}", 1)
             return self._extend_chunk(scoring, xdrop, query_codes, seq_off, seq, contig, mq, ms, traceback, span,
                                       margin, backend)
-        order = np.argsort(-expect, kind="stable")
+        order = longest_first(backend, expect) if _device_pass(backend, n) else np.argsort(-expect, kind="stable")
         parts, picks = [], []
         for i in _launches(order, need[order], budget):
             self._count(f"launches, {side}", 1)
@@ -467,6 +486,12 @@ class _Clock:
         now = time.perf_counter()
         self.timings[stage] = self.timings.get(stage, 0.0) + now - self.last
         self.last = now
+
+
+def _device_pass(backend: Backend, n: int) -> bool:
+    """Whether a round pass over ``n`` items goes through ``backend``'s device (:data:`_DEVICE_ROUNDS`)."""
+    least = _DEVICE_ROUNDS.get(backend.name)
+    return least is not None and n >= least
 
 
 def _extend_budget(backend: Backend, searchers: int = 1) -> int:

@@ -1,0 +1,115 @@
+"""The gapped rounds' largest host passes with a device beside them (issue 40): which seeds a round
+takes (:func:`select_round`), the sorted block of a round's HSPs (:func:`found_block`) and the
+order of a round's launches (:func:`longest_first`).
+
+A round's choice is BLAST+'s greedy pass in rank order (:func:`gseek.blast.rounds._select_round`,
+serial, on the host). A seed alone in its 3 x 3 neighbourhood of conflict cells (key, ``apart`` of
+subject, ``_DIAG_BAND`` diagonals) can conflict with no other seed, so that pass takes it whatever
+comes before and it keeps no other seed out: :func:`isolated` finds those seeds with one sort and
+nine binary searches, and the host's pass runs over the others only (the first round of the
+blastn task's 100 x 10 kb queries on a random 75 Mbp database: ~680k seeds, nearly all alone).
+:func:`found_block` is :func:`gseek.blast.rounds._found_block` with its stable sort and gathers
+on the device, :func:`longest_first` a stable argsort there. Each gives the host pass's result
+exactly, on any backend (``tests/test_blast_device_rounds.py`` runs them on NumPy against the
+host passes); a GPU searcher uses them for rounds of :data:`DEVICE_MIN` seeds or more
+(:class:`gseek.blast.gapped.GappedPasses`).
+
+>>> from gseek.backend import get_backend
+>>> key, s = np.array([0, 0, 0, 1]), np.array([10, 50, 90_000, 20])
+>>> isolated(np, key, s, np.zeros(4, np.int64), np.full(4, 100)).tolist()  # the first two share a cell
+[False, False, True, True]
+>>> select_round(get_backend("cpu"), key, s, np.zeros(4, np.int64), np.full(4, 100)).tolist()
+[True, False, True, True]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gseek.backend import Backend
+
+from .rounds import _DIAG_BAND, _DIAG_NEAR, _found_block, _select_round
+
+#: Seeds (or HSPs) of a round from which a GPU searcher's round passes go through the device; fewer
+#: stay on the host, where the pass costs less than the transfers.
+DEVICE_MIN = 1 << 15
+
+
+def isolated(xp: Any, key: Any, s: Any, diag: Any, apart: Any) -> Any:
+    """Whether each candidate (arrays of ``xp``) is the only one in its 3 x 3 neighbourhood of
+    conflict cells (key, ``s // apart``, ``diag // _DIAG_BAND``): ``_select_round`` takes it and it
+    keeps none out (a conflict needs the same key, ``|Δs| <= apart`` and ``|Δdiag| <= _DIAG_BAND``,
+    which lie in neighbouring cells; ``apart`` is the same for every candidate of a key). None where
+    the cells' numbers do not fit in 62 bits (or a key is negative)."""
+    n = int(key.size)
+    if n == 0:
+        return xp.zeros(0, dtype=bool)
+    cs = s // xp.maximum(apart, 1)
+    cd = diag // _DIAG_BAND
+    bounds = xp.stack([key.min(), key.max(), cs.min(), cs.max(), cd.min(), cd.max()])
+    k_lo, k_hi, cs_lo, cs_hi, cd_lo, cd_hi = (int(v) for v in (bounds.get() if hasattr(bounds, "get") else bounds))
+    ns, nd = cs_hi - cs_lo + 3, cd_hi - cd_lo + 3  # a free cell each side: a neighbour never wraps
+    if k_lo < 0 or (k_hi + 1) * ns * nd >= 1 << 62:
+        return None
+    cell = (key * ns + (cs - (cs_lo - 1))) * nd + (cd - (cd_lo - 1))
+    cells, counts = xp.unique(cell, return_counts=True)
+    last = cells.size - 1
+    near = xp.zeros(n, dtype=np.int64)
+    for ds in (-1, 0, 1):
+        for dd in (-1, 0, 1):
+            probe = cell + (ds * nd + dd)
+            at = xp.minimum(xp.searchsorted(cells, probe), last)
+            near += xp.where(cells[at] == probe, counts[at], 0)
+    return near == 1
+
+
+def select_round(backend: Backend, key: np.ndarray, s: np.ndarray, diag: np.ndarray,
+                 apart: np.ndarray) -> np.ndarray:
+    """``_select_round(key, s, diag, apart)`` (host arrays): the isolated candidates
+    (:func:`isolated`, on ``backend``) taken, the host's greedy pass over the others."""
+    alone = None
+    if key.size:
+        with backend.active():
+            got = isolated(backend.xp, *(backend.asarray(np.ascontiguousarray(a, np.int64))
+                                         for a in (key, s, diag, apart)))
+            alone = None if got is None else backend.to_host(got)
+    if alone is None:
+        return _select_round(key, s, diag, apart)
+    rest = np.flatnonzero(~alone)
+    take = np.ones(key.size, bool)
+    if rest.size:
+        take[rest] = _select_round(key[rest], s[rest], diag[rest], apart[rest])
+    return take
+
+
+def found_block(backend: Backend, key: np.ndarray, res: dict[str, np.ndarray],
+                score: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """:func:`gseek.blast.rounds._found_block`'s rows and longest subject extent, its stable sort
+    of the combined key and its gathers on ``backend`` (the host's pass where the combined key
+    does not fit)."""
+    qa, qb, sa, sb = (np.asarray(res[k], np.int64) for k in ("q_start", "q_end", "s_start", "s_end"))
+    key = np.asarray(key, np.int64)
+    if not (key.size and key.max() < (1 << 23) and sa.max() < (1 << 40) and min(key.min(), sa.min()) >= 0):
+        return _found_block(key, res, score)
+    xp = backend.xp
+    with backend.active():
+        cols = [backend.asarray(c) for c in (key, qa, qb, sa, sb)]
+        order = xp.argsort(cols[0] * (1 << 40) + cols[3], kind="stable")
+        rows = xp.zeros((8, key.size), dtype=np.int64)
+        for j, column in enumerate(cols):
+            rows[j] = column[order]
+        d0, d1 = rows[3] - rows[1], rows[4] - rows[2]
+        rows[5] = xp.minimum(d0, d1) - _DIAG_NEAR
+        rows[6] = xp.maximum(d0, d1) + _DIAG_NEAR
+        if score is not None:
+            rows[7] = backend.asarray(np.asarray(score, np.int64))[order]
+        return backend.to_host(rows), int((sb - sa).max())
+
+
+def longest_first(backend: Backend, expect: np.ndarray) -> np.ndarray:
+    """``np.argsort(-expect, kind="stable")`` (the launches' order, longest expected extent first),
+    sorted on ``backend``."""
+    with backend.active():
+        return backend.to_host(backend.xp.argsort(-backend.asarray(np.asarray(expect, np.int64)), kind="stable"))
