@@ -10,6 +10,12 @@ functions and seconds as they go; when the notice is left, one more line says ho
 took how long. Nothing is printed while ``quiet()`` is true, nor for compiles outside the ``with``
 block.
 
+Entering a notice does not import Numba (0.2 s of a command such as ``gseek search --server``, which
+never compiles): it listens at once where Numba's event module is loaded, and otherwise from the
+moment it is (a finder on ``sys.meta_path`` that waits for ``numba.core.event`` alone, removed when
+the notice is left). No compile can happen before that module is loaded: it is the one that
+announces them.
+
 >>> import io
 >>> from gseek.kernels._jit import njit
 >>> out = io.StringIO()
@@ -23,12 +29,46 @@ block.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import sys
 import threading
 import time
-from typing import Callable, TextIO
+from typing import Any, Callable, TextIO
 
 __all__ = ["CompileNotice"]
+
+#: The Numba module that raises the compile events (loaded by ``import numba``).
+EVENT_MODULE = "numba.core.event"
+
+
+class _WhenLoaded(importlib.abc.MetaPathFinder):
+    """Calls ``then(module)`` once :data:`EVENT_MODULE` has been executed (the finder's only module:
+    every other import goes by as if it were not there); the first such finder on ``sys.meta_path``
+    loads the module and calls every one's ``then`` (notices entered one inside another)."""
+
+    def __init__(self, then: Callable[[Any], None]) -> None:
+        self.then = then
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != EVENT_MODULE:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader = spec.loader
+
+        class Loader(importlib.abc.Loader):
+            def create_module(self, spec: Any) -> Any:
+                return loader.create_module(spec)
+
+            def exec_module(self, module: Any) -> None:
+                loader.exec_module(module)
+                for finder in [f for f in sys.meta_path if isinstance(f, _WhenLoaded)]:
+                    finder.then(module)
+
+        spec.loader = Loader()
+        return spec
 
 
 class CompileNotice:
@@ -56,8 +96,20 @@ class CompileNotice:
         self._tty = False
 
     def __enter__(self) -> CompileNotice:
-        from numba.core import event
+        self._listener: Any = None
+        self._finder: _WhenLoaded | None = None
+        event = sys.modules.get(EVENT_MODULE)
+        if event is not None:
+            self._listen(event)
+        else:  # Numba not loaded: listen once it is
+            self._finder = _WhenLoaded(self._listen)
+            sys.meta_path.insert(0, self._finder)
+        return self
 
+    def _listen(self, event: Any) -> None:
+        """Listen to ``event`` (Numba's event module) for compiles."""
+        if self._listener is not None:  # the module loaded again: one listener is enough
+            return
         notice = self
 
         class Listener(event.Listener):
@@ -69,12 +121,15 @@ class CompileNotice:
 
         self._listener = Listener()
         event.register("numba:compile", self._listener)
-        return self
 
     def __exit__(self, *exc) -> None:
-        from numba.core import event
-
-        event.unregister("numba:compile", self._listener)
+        if self._finder is not None:
+            try:
+                sys.meta_path.remove(self._finder)
+            except ValueError:
+                pass
+        if self._listener is not None:
+            sys.modules[EVENT_MODULE].unregister("numba:compile", self._listener)
         self._stop.set()
         if self._ticker is not None:
             self._ticker.join()

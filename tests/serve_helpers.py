@@ -53,11 +53,13 @@ def make_queries(path: Path, n: int, seed: int, length: int = 500, bad_line: boo
 class Service:
     """``gseek serve`` in a child process; ``url`` once it listens; :meth:`stop` ends it (SIGTERM)."""
 
-    def __init__(self, index: Path, *args: str, cwd: Path | None = None, device: str = "cpu") -> None:
-        cmd = [sys.executable, "-m", "gseek", "--device", device, "-p", "2", "serve", "-x", f"lambda={index}",
+    def __init__(self, index: Path, *args: str, cwd: Path | None = None, device: str = "cpu", threads: int = 2,
+                 name: str = "lambda") -> None:
+        cmd = [sys.executable, "-m", "gseek", "--device", device, "-p", str(threads), "serve", "-x", f"{name}={index}",
                "--port", "0", *args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.err = b""
         self.line = self._first_line()
         self.url = self.line.split("listening on ", 1)[1].split(" ", 1)[0]
         self.err = b""
@@ -69,14 +71,14 @@ class Service:
         data = b""
         while b"\n" not in data:
             left = deadline - time.monotonic()
-            if left <= 0 or self.proc.poll() is not None and not sel.select(0):
-                self.kill()
-                raise AssertionError(f"service did not start: {data!r} {self.proc.stderr.read()!r}")
-            if sel.select(min(left, 1.0)):
+            ended = False
+            if left > 0 and sel.select(min(left, 1.0)):
                 chunk = os.read(self.proc.stdout.fileno(), 4096)
-                if not chunk and self.proc.poll() is not None:
-                    continue
                 data += chunk
+                ended = not chunk  # stdout closed: the service ended
+            if left <= 0 or ended:
+                self.kill()
+                raise AssertionError(f"service did not start: {data!r} {self.err!r}")
         sel.close()
         return data.decode().splitlines()[0]
 
@@ -94,7 +96,7 @@ class Service:
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-        self.proc.communicate(timeout=30)
+        self.err = self.proc.communicate(timeout=30)[1]
 
 
 def call(url: str, body: bytes | dict | None = None, method: str | None = None, token: str | None = None,

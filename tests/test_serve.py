@@ -86,7 +86,7 @@ def test_bad_queries_get_the_command_line_message(data, service):
     ({"database": "nt", "queries": ">a\nACGT\n"}, 404, "no database 'nt'"),
     ({"database": "lambda", "task": "tblastx", "queries": ">a\nACGT\n"}, 400, "task 'tblastx'"),
     ({"database": "lambda", "queries": ">a\nACGT\n", "options": {"word_size": 2}}, 400, "word size must be at least"),
-    ({"database": "lambda", "queries": ">a\nACGT\n", "options": {"nope": 1}}, 400, "unknown BLAST option"),
+    ({"database": "lambda", "queries": ">a\nACGT\n", "options": {"nope": 1}}, 400, "unknown BlastOptions option"),
     ({"database": "lambda", "queries": ">a\nACGT\n", "format": "5"}, 400, "format '5': the service writes"),
     ({"database": "lambda", "task": "map", "queries": ">a\nACGT\n", "options": {"mismatches": 9}}, 400, "mismatch"),
     ({"database": "lambda", "queries": ">a\nACGT\n", "path": "/etc/passwd"}, 400, "unknown field"),
@@ -125,6 +125,37 @@ def test_sixteen_concurrent_clients_get_their_own_bytes(data, service):
     assert batches < requests  # gathered: one search answered several requests
 
 
+def test_sixteen_concurrent_mapping_clients_get_their_own_bytes(data, service):
+    """Mapping requests of one database and options are gathered into one pipeline run (Engine.map_group):
+    each of 16 clients gets the bytes the local command writes for its reads alone (its own @PG CL),
+    a client with a bad file among them its own error."""
+    lines = open(lambda_reads()).readlines()
+    expected = {}
+    for k in range(4):
+        (data / f"m{k}.fq").write_text("".join(lines[400 * k:400 * k + 40 * (k + 1)]))
+        code, out, _ = local_search(data / "lambda.gseek", data / f"m{k}.fq", "-v", "1", cwd=data)
+        assert code == 0
+        expected[f"m{k}.fq"] = out
+    (data / "mbad.fq").write_text(lines[0] + lines[1] + "+\n" + lines[3][:-5] + "\n")
+    _, before, _ = call(service.url + "/healthz")
+    jobs = [f"m{k % 4}.fq" for k in range(16)] + ["mbad.fq"]
+    bodies = [search_body(data / name, "map", "sam", {"mismatches": 1}, command=f"gseek client {i}")
+              for i, name in enumerate(jobs)]
+    with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+        answers = list(pool.map(lambda body: call(service.url + "/api/v1/search", body), bodies))
+    for i, (name, (status, body, _)) in enumerate(zip(jobs, answers)):
+        if name == "mbad.fq":
+            assert status == 400 and b"mbad.fq:" in body, body
+            continue
+        assert status == 200 and without_pg(body) == without_pg(expected[name]), name
+        pg = [line for line in body.split(b"\n") if line.startswith(b"@PG")]
+        assert len(pg) == 1 and f"\tCL:gseek client {i}\t".encode() in pg[0] + b"\t", pg
+    _, after, _ = call(service.url + "/healthz")
+    before, after = json.loads(before), json.loads(after)
+    requests, batches = after["map_requests"] - before["map_requests"], after["map_batches"] - before["map_batches"]
+    assert requests == 16 and batches < requests  # gathered: one run answered several requests
+
+
 def test_jobs(data, service):
     status, body, headers = call(service.url + "/api/v1/jobs", search_body(data / "q0.fa"))
     assert status == 202
@@ -157,6 +188,14 @@ def test_other_hosts_need_a_token(data, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "gseek", "serve", "-x", str(data / "lambda.gseek"), "--token-file",
                            str(token)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "readable by others" in proc.stderr
+
+
+def test_gpus_is_refused_by_name(data):
+    proc = subprocess.run([sys.executable, "-m", "gseek", "serve", "-x", str(data / "lambda.gseek"), "--gpus", "0,1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.splitlines()[-1] == (
+        "Error: --gpus: one engine per GPU is not built yet; run one gseek serve per GPU (CUDA_VISIBLE_DEVICES=N, a "
+        "port each) behind a proxy")
 
 
 def test_drain_on_sigterm(data):
@@ -215,3 +254,54 @@ def test_no_cors(service):
     status, _, headers = call(service.url + "/api/v1/search", method="OPTIONS",
                               headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"})
     assert status == 405 and not any(k.lower().startswith("access-control-") for k in headers)
+
+
+def _chunked(url: str, body: dict) -> tuple[dict, list[bytes]]:
+    """One POST over a raw socket: the response's headers (lower case) and its body's chunks as sent
+    (chunked transfer encoding), or the whole body as one item."""
+    import socket
+    from urllib.parse import urlparse
+
+    u = urlparse(url)
+    data = json.dumps(body).encode()
+    with socket.create_connection((u.hostname, u.port), timeout=120) as s:
+        s.sendall(f"POST {u.path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                  f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+        raw = b""
+        for _ in range(100_000):  # bounded: until the service closes the connection
+            got = s.recv(1 << 16)
+            if not got:
+                break
+            raw += got
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    headers = dict(line.decode().lower().split(": ", 1) for line in head.split(b"\r\n")[1:])
+    if headers.get("transfer-encoding") != "chunked":
+        return headers, [rest]
+    chunks = []
+    while True:
+        size, _, rest = rest.partition(b"\r\n")
+        n = int(size, 16)
+        if n == 0:
+            return headers, chunks
+        chunks.append(rest[:n])
+        rest = rest[n + 2:]
+
+
+def test_a_large_result_is_streamed_in_pieces(data):
+    """A result over --stream-chunk arrives in several chunks (chunked transfer encoding) whose bytes
+    are the local command's; a smaller one in one piece."""
+    make_queries(data / "large.fa", 40, seed=21, length=1000)
+    fmt = "6 std qseq sseq btop"
+    code, local, _ = local_search(data / "lambda.gseek", data / "large.fa", "--task", "megablast", "--outfmt", fmt,
+                                  cwd=data)
+    assert code == 0 and len(local) > 40_000
+    svc = Service(data / "lambda.gseek", "--stream-chunk", "16384", cwd=data)
+    try:
+        headers, chunks = _chunked(svc.url + "/api/v1/search", search_body(data / "large.fa", "megablast", fmt))
+        assert headers["transfer-encoding"] == "chunked" and "content-length" not in headers
+        assert len(chunks) == -(-len(local) // 16384) >= 3 and b"".join(chunks) == local
+        headers, chunks = _chunked(svc.url + "/api/v1/search", search_body(data / "q0.fa"))
+        assert "transfer-encoding" not in headers and int(headers["content-length"]) == len(chunks[0])
+        assert svc.stop() == 0
+    finally:
+        svc.kill()

@@ -3,6 +3,7 @@ codes and one-line errors, from a service started by the test (a child process o
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -100,15 +101,46 @@ def test_client_api(data, service):
 
     client = Client(service.url)
     assert [d["name"] for d in client.databases()] == ["lambda"]
-    result = client.search("lambda", [("q.fa", (data / "q.fa").read_text())], task="megablast", evalue=1e-10)
-    assert len(result.queries) == 7 and len(result) >= 6
-    assert {"qaccver", "saccver", "pident", "evalue", "qseq", "sseq"} <= set(result.records[0])
-    assert result.records[0]["qaccver"] == "s3q0"
-    with pytest.raises(ServerError, match="unknown BLAST option"):
+    queries = client.records("lambda", [("q.fa", (data / "q.fa").read_text())], task="megablast", evalue=1e-10)
+    assert len(queries) == 7 and sum(len(q["hits"]) for q in queries) >= 6
+    assert {"qaccver", "saccver", "pident", "evalue", "qseq", "sseq"} <= set(queries[0]["hits"][0])
+    assert queries[0]["name"] == "s3q0" and queries[0]["hits"][0]["qaccver"] == "s3q0"
+    with pytest.raises(ServerError, match="unknown BlastOptions option"):
         client.search("lambda", ">a\nACGT\n", nope=1)
+
+
+@pytest.mark.parametrize("task, options", [("megablast", {}), ("blastn", {"evalue": 1e-10, "dust": None}),
+                                           ("megablast", {"strand": "minus", "max_hsps": 1})])
+def test_client_search_returns_the_local_apis_hits(data, service, task, options):
+    """``Client.search`` returns a BlastHits, as ``BlastSearcher.search`` does: the same rows in every
+    field (the sequences and BTOP read from the subjects' windows it carries), the same tables."""
+    from gseek import BlastSearcher, Index
+    from gseek.blast.hits import BlastHits
+    from gseek.blast.tables import hsp_fields
+    from gseek.serve.client import Client
+
+    files = [("q.fa", (data / "q.fa").read_text()), ("q2.fa", (data / "bad.fa").read_text().split("@oops")[0])]
+    got = Client(service.url).search("lambda", files, task=task, **options)
+    searcher = BlastSearcher(Index.load(data / "lambda.gseek", device="cpu"), task=task, device="cpu", **options)
+    local = searcher.search(_both(data))
+    assert isinstance(got, BlastHits) and len(got) == len(local) > 0
+    fields = "std qlen slen sstrand nident gaps score qseq sseq btop"
+    words = hsp_fields(fields)
+    assert [got.row(h, words) for h in range(len(got))] == [local.row(h, words) for h in range(len(local))]
+    assert list(got.query_names) == list(local.query_names)
     pd = pytest.importorskip("pandas")
-    frame = result.to_pandas()
-    assert isinstance(frame, pd.DataFrame) and len(frame) == len(result)
+    assert got.to_pandas(fields).equals(local.to_pandas(fields))
+    assert isinstance(got.to_pandas(), pd.DataFrame)
+    pytest.importorskip("pyarrow")
+    assert got.to_arrow(fields).equals(local.to_arrow(fields))
+
+
+def _both(data):
+    """The queries of q.fa and bad.fa's good records, as one batch (what the two files searched at once hold)."""
+    from gseek.seqio import SequenceBatch, read_fastx
+
+    (data / "good.fa").write_text((data / "bad.fa").read_text().split("@oops")[0])
+    return SequenceBatch.concat([read_fastx(data / "q.fa"), read_fastx(data / "good.fa")])
 
 
 def test_the_client_imports_nothing_heavy():
@@ -116,3 +148,36 @@ def test_the_client_imports_nothing_heavy():
              "'click') if m in sys.modules))"
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stderr
+
+
+def test_the_server_command_imports_neither_numpy_nor_numba(data, service):
+    """``gseek search --server`` (the whole command, the CLI group's compile notice included) loads no
+    NumPy and no Numba: it starts in about 0.2 s (docs/serve.md), and writes the service's bytes."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "gseek", "search", "--server", service.url, "-x",
+                           "lambda", "-q", "q.fa", "--task", "megablast"], capture_output=True, text=True, cwd=data,
+                          timeout=CALL_S)
+    assert proc.returncode == 0 and proc.stdout.startswith("s3q0\t"), proc.stderr[-500:]
+    imported = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "gseek.cli.search" in imported and "gseek.serve.client" in imported
+    assert not {m for m in imported if m.split(".")[0] in ("numpy", "numba", "cupy", "starlette")}
+
+
+@pytest.mark.parametrize("task, options, args", [
+    ("megablast", {"word_size": 2}, ["--task", "megablast", "--word-size", "2"]),
+    ("blastn", {"gap_open": 1, "gap_extend": 9}, ["--task", "blastn", "--gapopen", "1", "--gapextend", "9"]),
+    ("map", {"max_alignments": 2, "report_all": True}, ["-k", "2", "--all"]),
+    ("map", {"max_hits": 3}, ["--max-hits", "3"]),
+    ("map", {"norc": True, "nofw": True}, ["--norc", "--nofw"]),
+])
+def test_a_bad_option_gets_the_command_lines_message(data, service, task, options, args):
+    """The request's options are made into the option values the command makes (gseek.serve.options):
+    a bad one is refused with 400 and the one line the command prints for it (a usage error, exit 2)."""
+    from serve_helpers import call
+
+    queries = "reads.fq" if task == "map" else "q.fa"
+    code, _, err = local_search(data / "lambda.gseek", data / queries, *args, cwd=data)
+    body = {"database": "lambda", "task": task, "options": options, "queries": (data / queries).read_text()}
+    status, text, _ = call(service.url + "/api/v1/search", body)
+    error = json.loads(text)
+    assert code == 2 and status == 400 and error["kind"] == "usage"
+    assert err.decode().splitlines()[-1] == f"Error: {error['error']}"

@@ -52,3 +52,25 @@ def test_on_a_terminal_the_line_counts_functions_and_seconds():
     assert len(updates) >= 4 and all(u.startswith(CompileNotice.TEXT + ": ") for u in updates[:-1])
     assert f"{CompileNotice.TEXT}: 3 functions, 0 s" in shown
     assert shown.endswith("\n[gseek] compiled 3 kernel functions in 0.2 s (later commands load them from the cache)\n")
+
+
+def test_the_notice_waits_for_numba_and_hears_its_first_compile():
+    """Entering a notice loads no Numba (``gseek search --server`` never compiles: 0.2 s saved); a compile
+    once Numba is loaded later in the command is still announced, and leaving the notice leaves no finder."""
+    code = """if True:
+        import io, sys
+        from gseek.compile_notice import CompileNotice
+        out, inner = io.StringIO(), io.StringIO()
+        finders = list(sys.meta_path)
+        with CompileNotice(stream=lambda: out):
+            with CompileNotice(stream=lambda: inner):  # one inside another: both hear it
+                assert "numba" not in sys.modules and "numpy" not in sys.modules
+                from gseek.kernels._jit import njit
+                assert njit()(lambda x: x + 1)(1) == 2
+        assert sys.meta_path == finders
+        assert inner.getvalue() == out.getvalue()
+        print(out.getvalue().count("compiling"), out.getvalue().splitlines()[-1][:26])
+    """
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "1 [gseek] compiled 1 kernel \n"

@@ -64,14 +64,23 @@ class BlastSearcher(GappedPasses):
             passing a shard as ``index``), with the whole database's statistics and subject
             numbers, so that :func:`gseek.blast.shards.merge_hits` of every shard's hits is the
             whole search's (``docs/blast.md``, "Database split").
-        **options: overrides of :class:`~gseek.blast.options.BlastOptions` (``evalue``,
+        options: a :class:`~gseek.blast.options.BlastOptions`, whole (its task is the search's;
+            ``task`` is then not given).
+        **overrides: overrides of :class:`~gseek.blast.options.BlastOptions` (``evalue``,
             ``word_size``, ``reward``, ``penalty``, ``gap_open``, ``gap_extend``, ``dust``, ...),
-            checked together; unknown names raise :class:`~gseek.errors.OptionError`.
+            checked together (on ``options`` where given); unknown names raise
+            :class:`~gseek.errors.OptionError`.
     """
 
-    def __init__(self, index: Any, task: str = "megablast", device: str | Backend = "auto",
-                 threads: int | None = None, shard: tuple[int, int] | None = None, **options: Any) -> None:
-        self.options = BlastOptions.for_task(task, **options)
+    def __init__(self, index: Any, task: str | None = None, device: str | Backend = "auto",
+                 threads: int | None = None, shard: tuple[int, int] | None = None,
+                 options: BlastOptions | None = None, **overrides: Any) -> None:
+        if options is None:
+            self.options = BlastOptions.for_task(task or "megablast", **overrides)
+        elif task is not None and task != options.task:
+            raise OptionError(f"task {task!r} and options of task {options.task!r}: give one of them")
+        else:
+            self.options = options.replace(**overrides) if overrides else options
         _ = self.options.karlin_ungapped  # computed (and cached) here, not by each searcher's first search at once
         #: Searchers launching on this one's device at once (its launches' memory budget is its share).
         self.device_searchers = 1

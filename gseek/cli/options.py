@@ -237,14 +237,18 @@ def with_sam_options(func):
     @functools.wraps(func)
     def wrapper(**kwargs):
         v = {name: kwargs.pop(name) for name in SAM_OPTIONS}
-        from ..output.sam import read_group, read_group_line
-
         with usage_errors():
-            if v["rg_line"] is not None:
+            if v["rg_line"] is None and v["rg_id"] is None and not v["rg_fields"]:
+                group = None  # no read group: the SAM module (NumPy, Numba) not imported
+            elif v["rg_line"] is not None:
+                from ..output.sam import read_group_line
+
                 if v["rg_id"] is not None or v["rg_fields"]:
                     raise OptionError("-R and --rg-id/--rg both give the read group; give one of them")
                 group = read_group_line(v["rg_line"])
             else:
+                from ..output.sam import read_group
+
                 group = read_group(v["rg_id"], v["rg_fields"])
             sam_options = SamOptions(no_unal=kwargs.pop("no_unal", False), cigar_eq=kwargs.pop("cigar_eq", False),
                                      read_group=None if group is None else tuple(group.items()), sort=v["sort"],

@@ -13,7 +13,7 @@ from .options import usage_errors
 
 def with_limit_options(func):
     """``gseek serve``'s limits, one option each (``--max-body`` ...), into one ``limits`` dict."""
-    from ..serve.engine import LIMIT_HELP, Limits
+    from ..serve.limits import LIMIT_HELP, Limits
 
     fields = dataclasses.fields(Limits)
 
@@ -36,12 +36,16 @@ def with_limit_options(func):
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (0: a free one).")
 @click.option("--token-file", metavar="FILE", help="Require 'Authorization: Bearer TOKEN', TOKEN the file's first line.")
 @click.option("--insecure", is_flag=True, help="Allow a non-loopback --host without a token.")
+@click.option("--gpus", metavar="0,1,...", help="Not built yet: one service per GPU (CUDA_VISIBLE_DEVICES=N) for now.")
 @with_limit_options
 @common
-def serve(databases, host, port, token_file, insecure, limits) -> None:
+def serve(databases, host, port, token_file, insecure, gpus, limits) -> None:
     """Serve searches of DATABASES over HTTP (docs/serve.md): databases loaded once, concurrent
     requests batched; SIGTERM/SIGINT drain the requests in flight, then exit 0."""
-    from ..serve.engine import Limits
+    if gpus is not None:
+        raise click.UsageError("--gpus: one engine per GPU is not built yet; run one gseek serve per GPU "
+                               "(CUDA_VISIBLE_DEVICES=N, a port each) behind a proxy")
+    from ..serve.limits import Limits
     from ..serve.server import check_exposure
     from ..serve.server import serve as run_service
 

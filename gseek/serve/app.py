@@ -25,7 +25,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from gseek.errors import FastxError, GseekError, OptionError, one_line
@@ -39,11 +39,25 @@ __all__ = ["create_app"]
 STATIC = Path(__file__).resolve().parent / "static"
 #: The page's files, by URL (nothing else under ``/static`` is served).
 ASSETS = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
-_MEDIA = {"json": "application/json", "sam": "text/plain; charset=utf-8"}
+_MEDIA = {"json": "application/json", "sam": "text/plain; charset=utf-8", "hits": "application/x-npz"}
 
 
 def _error(exc: RequestError, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse(exc.as_json(), status_code=exc.status, headers=headers)
+
+
+def _response(data: bytes, media: str, headers: dict[str, str] | None, chunk: int) -> Response:
+    """``data`` as one response, or streamed in pieces of ``chunk`` bytes (chunked transfer
+    encoding: the client reads the first piece while the rest are sent) where it is larger."""
+    if len(data) <= chunk:
+        return Response(data, media_type=media, headers=headers)
+    view = memoryview(data)
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for start in range(0, len(view), chunk):
+            yield view[start:start + chunk]
+
+    return StreamingResponse(pieces(), media_type=media, headers=headers)
 
 
 def request_error(exc: BaseException) -> RequestError:
@@ -68,6 +82,8 @@ class Service:
         self.engine, self.limits, self.token, self.log = engine, engine.limits, token, log
         lim = self.limits
         self.batcher = Batcher(engine.search_group, engine.device, lim.window, lim.batch_queries, lim.batch_bases)
+        #: Mapping requests of one database and options: one pipeline run (:meth:`Engine.map_group`).
+        self.map_batcher = Batcher(engine.map_group, engine.device, lim.window, lim.batch_queries, lim.batch_bases)
         self.active = 0
         #: Requests cancelled because their client went away.
         self.cancelled = 0
@@ -125,7 +141,8 @@ class Service:
         engine = self.engine
         batches = await loop.run_in_executor(engine.host, engine.read_queries, req)
         if req.task == "map":
-            data = await loop.run_in_executor(engine.device, engine.map_reads, req)
+            data = await self.map_batcher.search((req.database.name, req.options), (req.database, req.options), req,
+                                                 (req.queries, req.bases))
         else:
             searcher = await loop.run_in_executor(engine.host, engine.searcher, req.database, req.options)
             key = (req.database.name, req.options)
@@ -218,6 +235,7 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok", "databases": list(engine.databases), "active": service.active,
                              "requests": service.batcher.requests, "batches": service.batcher.groups,
+                             "map_requests": service.map_batcher.requests, "map_batches": service.map_batcher.groups,
                              "cancelled": service.cancelled,
                              "uptime": round(time.time() - service.started, 3)})
 
@@ -241,8 +259,8 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
             finally:
                 service.active -= 1
                 note(request, **req.summary())
-            return Response(data, media_type=media, headers={"X-Gseek-Queries": str(req.queries),
-                                                             "X-Gseek-Bases": str(req.bases)})
+            headers = {"X-Gseek-Queries": str(req.queries), "X-Gseek-Bases": str(req.bases)}
+            return _response(data, media, headers, service.limits.stream_chunk)
         return await api(request, handler)
 
     async def job_run(job: Job) -> None:
@@ -296,7 +314,7 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
             job = find_job(request)
             if job.result is None:
                 raise RequestError(409, "input", f"job {job.id} is {job.status}: no result")
-            return Response(job.result, media_type=job.media)
+            return _response(job.result, job.media, None, service.limits.stream_chunk)
         return await api(request, handler)
 
     async def job_delete(request: Request) -> Response:

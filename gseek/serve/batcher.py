@@ -1,4 +1,5 @@
-"""Concurrent requests for one database and options gathered into one search (one lookup table, one scan).
+"""Concurrent requests for one database and options gathered into one search (one lookup table, one scan;
+for mapping, one pipeline run whose jobs join the requests' reads).
 
 A request's parsed query batch waits in its *group* (one per database and
 options, and per kind of batch: FASTA or FASTQ) for at most ``window``
@@ -53,11 +54,12 @@ class Batcher:
         self.requests = 0
         self.groups = 0
 
-    async def search(self, key: Any, searcher: Any, batch: Any) -> Any:
-        """The HSPs of ``batch``, searched with the other batches of ``key`` that arrive meanwhile."""
+    async def search(self, key: Any, searcher: Any, batch: Any, size: tuple[int, int] | None = None) -> Any:
+        """The result of ``batch``, run with the other batches of ``key`` that arrive meanwhile
+        (``size``: its queries and bases; default: those of a query batch)."""
         loop = asyncio.get_running_loop()
-        queries, bases = len(batch), int(batch.codes.size)
-        key = (key, batch.quals is None)
+        queries, bases = size if size is not None else (len(batch), int(batch.codes.size))
+        key = (key, getattr(batch, "quals", None) is None)
         group = self._pending.get(key)
         if group is not None and (group.queries + queries > self.max_queries or group.bases + bases > self.max_bases):
             self._flush(group)

@@ -25,7 +25,7 @@ from typing import Any
 
 from gseek.errors import FastxError, GseekError
 
-__all__ = ["Client", "SearchResult", "ServerError", "search_on_server"]
+__all__ = ["Client", "ServerError", "search_on_server"]
 
 #: Seconds a request may wait for its answer (the server has its own limit).
 TIMEOUT = 3600.0
@@ -38,33 +38,6 @@ class ServerError(GseekError):
     def __init__(self, message: str, status: int = 0, kind: str = "connection") -> None:
         super().__init__(message)
         self.status, self.kind = status, kind
-
-
-class SearchResult:
-    """A search's JSON records: :attr:`queries` (name, length, hits), :attr:`records` (one dict per
-    HSP, BLAST+'s field keywords), :meth:`to_pandas`."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.database, self.task = data["database"], data["task"]
-        self.queries: list[dict[str, Any]] = data["queries"]
-
-    @property
-    def records(self) -> list[dict[str, Any]]:
-        return [hit for q in self.queries for hit in q["hits"]]
-
-    def __len__(self) -> int:
-        return sum(len(q["hits"]) for q in self.queries)
-
-    def __repr__(self) -> str:
-        return f"SearchResult(database={self.database!r}, task={self.task!r}, queries={len(self.queries)}, hsps={len(self)})"
-
-    def to_pandas(self) -> Any:
-        """The HSPs as a DataFrame, one row each, with the columns of the tabular text."""
-        import pandas as pd
-
-        from .engine import JSON_FIELDS
-
-        return pd.DataFrame(self.records, columns=list(JSON_FIELDS))
 
 
 class Client:
@@ -124,10 +97,23 @@ class Client:
         return self._call("/api/v1/search", body)
 
     def search(self, database: str, queries: str | Sequence[tuple[str, str]], task: str = "megablast",
-               **options: Any) -> SearchResult:
-        """The HSPs of ``queries`` as :class:`SearchResult` (``options``: BlastOptions fields)."""
+               **options: Any) -> Any:
+        """The HSPs of ``queries`` as the local API's :class:`~gseek.blast.hits.BlastHits` (what
+        :meth:`BlastSearcher.search <gseek.blast.searcher.BlastSearcher.search>` returns, with
+        ``to_pandas()`` / ``to_arrow()``; one for every file of ``queries``); ``options``:
+        :class:`~gseek.blast.options.BlastOptions` fields. NumPy and the BLAST package are imported
+        here, on the first call (the command line's client never is)."""
+        from .wire import hits_from_bytes
+
+        data, _ = self.search_bytes(database, queries, task, options, "hits")
+        return hits_from_bytes(data)
+
+    def records(self, database: str, queries: str | Sequence[tuple[str, str]], task: str = "megablast",
+                **options: Any) -> list[dict[str, Any]]:
+        """The HSPs of ``queries`` as JSON records (``format: json``: per query its name, length and
+        hits, each hit BLAST+'s fields), on the standard library alone."""
         data, _ = self.search_bytes(database, queries, task, options, "json")
-        return SearchResult(json.loads(data))
+        return json.loads(data)["queries"]
 
 
 def _read_query(path: str) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
-import dataclasses
 import json
 import os
 import shutil
@@ -29,64 +28,21 @@ from typing import Any
 
 from gseek.errors import FastxError, GseekError, OptionError
 
+from .limits import LIMIT_HELP, Limits
 from .options import BLAST_TASKS, TASKS, blast_options, map_options, output_format
 
 __all__ = ["Database", "Engine", "Limits", "RequestError", "SearchRequest", "database_spec", "parse_request"]
 
 #: Searchers kept per engine (one per database and options; the least recently used goes first).
 SEARCHERS_KEPT = 32
+#: The ``@PG CL`` of a batched mapping run, replaced by each request's ``command`` in its output.
+COMMAND_MARK = "gseek-serve-command-of-the-request"
 #: Longest ``command`` a request may give (SAM ``@PG CL``).
 MAX_COMMAND = 4096
 #: The fields of a JSON record (BLAST+'s keywords; the alignment's rows for the pairwise view).
 JSON_FIELDS = ("qaccver", "saccver", "pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send",
                "evalue", "bitscore", "score", "qlen", "slen", "sstrand", "qseq", "sseq")
 _TEXT_FIELDS = {"qaccver", "saccver", "sstrand", "qseq", "sseq"}
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one request, and the service, may ask for (``gseek serve``'s limit options; ``docs/serve.md``).
-
-    ``max_body`` bytes of request body; ``max_queries`` records and ``max_bases`` bases of one
-    request; ``max_result`` bytes of one result; ``timeout`` seconds of one request (504 after);
-    ``queue`` requests at once, searches and jobs running (429 beyond); ``drain`` seconds given
-    to requests in flight at SIGTERM/SIGINT; ``window`` seconds a batch waits for more requests,
-    ``batch_queries`` / ``batch_bases`` its bounds; ``jobs`` jobs kept, ``job_ttl`` seconds a
-    finished job's result is kept, ``job_bytes`` bytes of results kept (a new job beyond: 429).
-    ``timeout`` also bounds the reading of a request's body (408).
-    """
-
-    max_body: int = 64 << 20
-    max_queries: int = 100_000
-    max_bases: int = 64_000_000
-    max_result: int = 256 << 20
-    timeout: float = 300.0
-    queue: int = 64
-    drain: float = 30.0
-    window: float = 0.005
-    batch_queries: int = 10_000
-    batch_bases: int = 8 << 20
-    jobs: int = 64
-    job_ttl: float = 3600.0
-    job_bytes: int = 1 << 30
-
-    def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if not value > 0 and not (f.name == "window" and value == 0):
-                raise OptionError(f"limit {f.name.replace('_', '-')} must be > 0, not {value}")
-
-
-#: ``gseek serve``'s option of each limit (``--max-body`` ...): its help.
-LIMIT_HELP = {
-    "max_body": "bytes of one request body", "max_queries": "query records of one request",
-    "max_bases": "query bases of one request", "max_result": "bytes of one result",
-    "timeout": "seconds one request may take (504 after)", "queue": "requests in progress at once (429 beyond)",
-    "drain": "seconds given to requests in flight at SIGTERM/SIGINT", "window": "seconds a batch waits for more "
-    "requests", "batch_queries": "queries of one batch", "batch_bases": "bases of one batch",
-    "jobs": "jobs kept at once", "job_ttl": "seconds a finished job's result is kept",
-    "job_bytes": "bytes of the finished jobs' results kept at once (429 for a new job beyond)",
-}
 
 
 class RequestError(GseekError):
@@ -140,7 +96,7 @@ def database_spec(spec: str) -> tuple[str, str]:
 @dataclass
 class SearchRequest:
     """One checked request: the database, task, options (a :class:`~gseek.blast.options.BlastOptions`
-    or :func:`~gseek.pipeline.map_files` keywords), output format, the ``@PG CL`` command and the
+    or a :class:`~gseek.serve.options.MapRequestOptions`), output format, the ``@PG CL`` command and the
     query files as (name the client gave, bytes)."""
 
     database: Database
@@ -259,8 +215,7 @@ class Engine:
                 return found
         from gseek.blast.searcher import BlastSearcher
 
-        overrides = {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.name != "task"}
-        made = BlastSearcher(db.ref, task=options.task, device=self.backend, **overrides)
+        made = BlastSearcher(db.ref, device=self.backend, options=options)
         with self._lock:
             found = self._searchers.setdefault(key, made)
             self._searchers.move_to_end(key)
@@ -273,7 +228,7 @@ class Engine:
         out); errors name the client's file; the request's limits checked."""
         from gseek.seqio import FastxReader, SequenceBatch
 
-        phred = 64 if req.task == "map" and req.options.get("phred64") else 33
+        phred = 64 if req.task == "map" and req.options.read_options.phred64 else 33
         batches = []
         folder = tempfile.mkdtemp(dir=self.workdir)
         try:
@@ -289,6 +244,8 @@ class Engine:
                     batches.append(SequenceBatch.concat(found))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+        if req.outfmt == "hits" and len(batches) > 1:  # one BlastHits of every file: one batch (the same HSPs)
+            batches = [SequenceBatch.concat(batches)]
         req.queries = sum(len(b) for b in batches)
         req.bases = sum(int(b.codes.size) for b in batches)
         if not req.queries:  # as the local command (the pipeline's sink): an error, nothing written
@@ -336,6 +293,10 @@ class Engine:
 
         if req.outfmt == "json":
             return json_records(req, parts)
+        if req.outfmt == "hits":
+            from .wire import hits_to_bytes
+
+            return hits_to_bytes(parts[0])
         out = _Text()
         kind = parse_outfmt(req.outfmt)[0]
         if kind == "sam":
@@ -353,25 +314,55 @@ class Engine:
 
     # ------------------------------------------------------------------ mapping
 
-    def map_reads(self, req: SearchRequest) -> bytes:
-        """``gseek search --task map`` of the request's reads (the device thread): the SAM bytes."""
-        from gseek.pipeline import map_files
+    def map_group(self, target: tuple[Database, Any], reqs: list[SearchRequest]) -> list[Any]:
+        """The mapping requests ``reqs`` of one database and options (``target``) in one pipeline run
+        (the device thread): one :class:`~gseek.pipeline.MapTask`, a query per request, the reads
+        of several requests joined into one search per job (the task's ``combine``), each request's
+        output its own: the bytes ``map_files`` writes for it alone, its ``@PG CL`` its command.
+        Where the joined run fails, each request runs alone (a failure is its own only). Each item:
+        SAM bytes or that request's exception (errors name the client's files)."""
+        from gseek.pipeline import MapTask, QueryFile
 
+        db, options = target
         folder = tempfile.mkdtemp(dir=self.workdir)
         try:
-            paths = []
-            for k, (_, data) in enumerate(req.files):
-                paths.append(os.path.join(folder, f"{k}.fq"))
-                with open(paths[-1], "wb") as fh:
-                    fh.write(data)
-            output = os.path.join(folder, "out.sam")
+            queries = []
+            for r, req in enumerate(reqs):
+                paths = []
+                for k, (_, data) in enumerate(req.files):
+                    paths.append(os.path.join(folder, f"{r}.{k}.fq"))
+                    with open(paths[-1], "wb") as fh:
+                        fh.write(data)
+                queries.append(QueryFile(tuple(paths), os.path.join(folder, f"{r}.sam")))
+
+            def run(which: list[int]) -> list[Any]:
+                task = MapTask(db.index, options.options, read_options=options.read_options,
+                               sam_options=options.sam_options, threads=self.threads, command=COMMAND_MARK)
+                return task.dispatcher(workers=0).run([queries[r] for r in which])
+
             try:
-                map_files(req.database.index, paths, output, workers=0, threads=self.threads, command=req.command,
-                          **req.options)
-            except FastxError as exc:
-                raise FastxError(req.files[paths.index(exc.path)][0] if exc.path in paths else exc.path,
-                                 exc.line, exc.rule) from None
-            return Path(output).read_bytes()
+                results = run(list(range(len(reqs))))
+            except Exception:  # noqa: BLE001 - each alone below: the failure is one request's
+                if len(reqs) == 1:
+                    raise
+                results = []
+                for r in range(len(reqs)):
+                    try:
+                        results += run([r])
+                    except Exception as exc:  # noqa: BLE001 - that request's error, reported to it
+                        results.append(exc)
+            out: list[Any] = []
+            for req, query, result in zip(reqs, queries, results):
+                error = result if isinstance(result, BaseException) else result.error
+                if isinstance(error, FastxError):
+                    names = dict(zip(query.paths, (name for name, _ in req.files)))
+                    error = FastxError(names.get(error.path, error.path), error.line, error.rule)
+                if error is not None:
+                    out.append(error)
+                    continue
+                data = Path(query.output).read_bytes()
+                out.append(data.replace(COMMAND_MARK.encode(), req.command.encode("utf-8", "surrogateescape"), 1))
+            return out
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 

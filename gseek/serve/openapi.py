@@ -42,10 +42,12 @@ OPENAPI: dict[str, Any] = {
                                "megablast/blastn: BlastOptions fields (evalue, word_size, reward, penalty, gap_open, "
                                "gap_extend, dust [level, window, linker] or null, soft_masking, lcase_masking, strand, "
                                "max_target_seqs, max_hsps, perc_identity, qcov_hsp_perc, xdrop_ungap, xdrop_gap, "
-                               "xdrop_gap_final, ungapped); map: mismatches, max_alignments, report_all, max_hits, "
-                               "norc, nofw, no_unal, xa_limit, cigar_eq, phred64, trim5, trim3, skip, upto")},
+                               "xdrop_gap_final, ungapped); map: the fields of MapOptions (mismatches, max_alignments, "
+                               "report_all, max_hits, norc, nofw, xa_limit, min_piece), ReadOptions (phred64, trim5, "
+                               "trim3, skip, upto) and SamOptions' no_unal, cigar_eq")},
                            "format": {"type": "string", "description": "6 or 7 (with BLAST+ field keywords), sam, "
-                                                                      "json; map: sam", "default": "6"},
+                                                                      "json, hits (gseek.Client's BlastHits, .npz); "
+                                                                      "map: sam", "default": "6"},
                            "command": {"type": "string", "description": "SAM @PG CL"}}},
             "Job": {"type": "object", "properties": {
                 "id": {"type": "string"}, "status": {"type": "string",

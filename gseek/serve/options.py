@@ -1,17 +1,31 @@
-"""A request's options as JSON, made into the values the engine takes (and back).
+"""A request's options as JSON, made into the option values the front doors take, whole.
 
-These few functions are the one place where the JSON of a request becomes
-options: when the options objects of the front doors exist, they replace the
-bodies here, the JSON staying the same.
+A BLAST request's ``options`` object holds fields of
+:class:`~gseek.blast.options.BlastOptions`; a mapping request's, fields of
+:class:`~gseek.options.MapOptions`, :class:`~gseek.options.ReadOptions` and the
+``no_unal`` / ``cigar_eq`` of :class:`~gseek.options.SamOptions` side by side
+(:class:`MapRequestOptions`). Each value is made by its own
+:meth:`~gseek.values.OptionsValue.from_dict`, so a request is checked by the
+rules the command line's options are checked by, with the same one-line
+messages; the JSON types are checked first against each field's annotation (a
+string where a number belongs is refused here, not deep in a search).
 
 >>> blast_options("blastn", {"evalue": 1e-5, "dust": [20, 64, 1]})
 BlastOptions(task='blastn', evalue=1e-05)
->>> blast_options("megablast", {"wordsize": 3})
+>>> blast_options("megablast", {"word_size": 2})
 Traceback (most recent call last):
 ...
-gseek.errors.OptionError: unknown BLAST option(s): wordsize
->>> map_options({"mismatches": 1, "no_unal": True})
-{'mismatches': 1, 'no_unal': True}
+gseek.errors.OptionError: word size must be at least 4 for task megablast, not 2
+>>> blast_options("megablast", {"evalue": "small"})
+Traceback (most recent call last):
+...
+gseek.errors.OptionError: option evalue: expected a number, not 'small'
+>>> map_options({"mismatches": 1, "no_unal": True, "trim5": 2})
+MapRequestOptions(options=MapOptions(mismatches=1), read_options=ReadOptions(trim5=2), sam_options=SamOptions(no_unal=True))
+>>> map_options({"max_alignments": 2, "report_all": True})
+Traceback (most recent call last):
+...
+gseek.errors.OptionError: choose one of -k N and --all
 >>> output_format("megablast", "7 std qlen"), output_format("map", None)
 ('7 std qlen', 'sam')
 """
@@ -20,19 +34,34 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from gseek.errors import OptionError
+from gseek.options import MapOptions, ReadOptions, SamOptions
 
-__all__ = ["BLAST_TASKS", "MAP_KEYS", "TASKS", "blast_options", "blast_options_json", "map_options", "output_format"]
+__all__ = ["BLAST_TASKS", "MAP_KEYS", "SAM_KEYS", "TASKS", "MapRequestOptions", "blast_options", "map_options",
+           "output_format"]
 
 BLAST_TASKS = ("megablast", "blastn")
 TASKS = (*BLAST_TASKS, "map")
-#: The read-mapping options a request may give (``gseek search --task map``'s, as
-#: :func:`~gseek.pipeline.map_files` takes them): nothing that names a file.
-MAP_KEYS = ("mismatches", "max_alignments", "report_all", "max_hits", "norc", "nofw", "no_unal", "xa_limit",
-            "cigar_eq", "phred64", "trim5", "trim3", "skip", "upto")
-_MAP_TYPES = {"report_all": bool, "norc": bool, "nofw": bool, "no_unal": bool, "cigar_eq": bool, "phred64": bool}
+#: The SAM options a mapping request may give (the others name files or shape a BAM).
+SAM_KEYS = ("no_unal", "cigar_eq")
+#: Every option a mapping request may give: nothing that names a file.
+MAP_KEYS = (*MapOptions.field_names(), *ReadOptions.field_names(), *SAM_KEYS)
+
+
+@dataclass(frozen=True)
+class MapRequestOptions:
+    """A mapping request's option values, passed whole to :func:`~gseek.pipeline.map_files`
+    (:meth:`keywords`); hashable: the batcher's key."""
+
+    options: MapOptions = MapOptions()
+    read_options: ReadOptions = ReadOptions()
+    sam_options: SamOptions = SamOptions()
+
+    def keywords(self) -> dict[str, Any]:
+        return {"options": self.options, "read_options": self.read_options, "sam_options": self.sam_options}
 
 
 def _object(options: Any) -> dict[str, Any]:
@@ -43,74 +72,57 @@ def _object(options: Any) -> dict[str, Any]:
     return options
 
 
+def _checked(cls: type, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` (JSON) checked against the annotations of ``cls``'s fields (unknown names are
+    left to :meth:`~gseek.values.OptionsValue.from_dict`, which names them)."""
+    types = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+    return {name: _json_value(name, value, types[name]) if name in types else value for name, value in values.items()}
+
+
+def _json_value(name: str, value: Any, annotation: str) -> Any:
+    """A JSON ``value`` of the field ``name`` checked against its ``annotation`` (``int``,
+    ``float``, ``bool``, ``str``, ``tuple[int, ...]``, each perhaps ``| None``)."""
+    kind = annotation.split("|")[0].strip()
+    if value is None and "None" in annotation:
+        return None
+    if kind == "bool" and isinstance(value, bool) or kind == "str" and isinstance(value, str):
+        return value
+    if kind == "int" and type(value) is int:
+        return value
+    if kind == "float" and type(value) in (int, float) and math.isfinite(value):
+        return float(value)
+    if kind.startswith("tuple[int") and isinstance(value, list) and all(type(v) is int for v in value):
+        return tuple(value)
+    want = {"bool": "true/false", "str": "a string", "int": "an integer", "float": "a number"}.get(kind, "a list of integers")
+    raise OptionError(f"option {name}: expected {want}{' or null' if 'None' in annotation else ''}, not {value!r}")
+
+
 def blast_options(task: str, options: Any) -> Any:
     """The :class:`~gseek.blast.options.BlastOptions` of ``task`` with the JSON object ``options``
-    (its field names, ``dust`` null or ``[level, window, linker]``) applied and checked."""
+    (its field names; ``dust`` null or ``[level, window, linker]``) applied and checked."""
     from gseek.blast.options import BlastOptions
 
     values = dict(_object(options))
-    if "task" in values and values.pop("task") != task:
-        raise OptionError(f"options: task {options['task']!r} is not the request's task {task!r}")
-    defaults = {f.name: f.default for f in dataclasses.fields(BlastOptions)}
-    for name, value in values.items():
-        if name in defaults:
-            values[name] = _json_value(name, value, defaults[name])
-    return BlastOptions.for_task(task, **values)
+    if values.get("task", task) != task:
+        raise OptionError(f"options: task {values['task']!r} is not the request's task {task!r}")
+    values["task"] = task
+    return BlastOptions.from_dict(_checked(BlastOptions, values))
 
 
-def _json_value(name: str, value: Any, default: Any) -> Any:
-    """A JSON ``value`` of the BlastOptions field ``name`` checked against the type of its ``default``."""
-    if name == "dust":  # null (no DUST) or [level, window, linker]
-        if value is None:
-            return None
-        if isinstance(value, list) and len(value) == 3 and all(type(v) is int for v in value):
-            return tuple(value)
-        raise OptionError(f"option dust: expected null or [level, window, linker], not {value!r}")
-    if value is None and name == "max_hsps":
-        return None
-    if isinstance(default, bool) or isinstance(default, str):
-        if type(value) is not type(default):
-            raise OptionError(f"option {name}: expected {'true/false' if isinstance(default, bool) else 'a string'}, "
-                              f"not {value!r}")
-        return value
-    if isinstance(default, float) and type(value) in (int, float) and math.isfinite(value):
-        return float(value)
-    if type(value) is int and not isinstance(default, float):
-        return value
-    raise OptionError(f"option {name}: expected {'a number' if isinstance(default, float) else 'an integer'}, "
-                      f"not {value!r}")
-
-
-def blast_options_json(options: Any) -> dict[str, Any]:
-    """``options`` (a :class:`~gseek.blast.options.BlastOptions`) as the JSON object of a request."""
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(options).items()}
-
-
-def map_options(options: Any) -> dict[str, Any]:
-    """The JSON object ``options`` as :func:`~gseek.pipeline.map_files` keywords, checked as
-    ``gseek search --task map`` checks them."""
-    values = dict(_object(options))
+def map_options(options: Any) -> MapRequestOptions:
+    """The JSON object ``options`` as a mapping request's values, checked as ``gseek search
+    --task map`` checks them."""
+    values = _object(options)
     unknown = sorted(set(values) - set(MAP_KEYS))
     if unknown:
-        raise OptionError(f"unknown mapping option(s): {', '.join(unknown)}")
-    for name, value in values.items():
-        want = _MAP_TYPES.get(name, int)
-        if value is None and name in ("max_alignments", "max_hits", "upto"):
-            continue
-        if want is bool and not isinstance(value, bool) or want is int and (isinstance(value, bool)
-                                                                            or not isinstance(value, int)):
-            raise OptionError(f"option {name}: expected {'true/false' if want is bool else 'an integer'}, "
-                              f"not {value!r}")
-        if want is int and value < 0:
-            raise OptionError(f"option {name}: must be >= 0, not {value}")
+        raise OptionError(f"unknown mapping option(s): {', '.join(unknown)} (known: {', '.join(MAP_KEYS)})")
     if values.get("max_hits") is not None and not values.get("report_all"):
-        raise OptionError("--max-hits caps --all; give --all too")
-    from gseek.mapper import check_map_options
-
-    checked = {k: values[k] for k in ("max_alignments", "report_all", "max_hits", "norc", "nofw", "xa_limit")
-               if k in values}
-    check_map_options(values.get("mismatches", 2), **checked)
-    return values
+        raise OptionError("--max-hits caps --all; give --all too")  # the command line's words
+    parts = {}
+    for field, cls in (("options", MapOptions), ("read_options", ReadOptions), ("sam_options", SamOptions)):
+        names = set(cls.field_names()) & set(MAP_KEYS)
+        parts[field] = cls.from_dict(_checked(cls, {k: v for k, v in values.items() if k in names}))
+    return MapRequestOptions(**parts)
 
 
 def output_format(task: str, fmt: Any) -> str:
@@ -125,8 +137,8 @@ def output_format(task: str, fmt: Any) -> str:
         return "sam"
     if text in ("", "6"):
         return "6"
-    if text == "json":
-        return "json"
+    if text in ("json", "hits"):
+        return text
     from gseek.blast.report import parse_outfmt
 
     if parse_outfmt(text)[0] not in ("6", "7", "sam", "10"):  # XML and JSON reports: gseek blastn's, not here

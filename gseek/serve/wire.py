@@ -1,0 +1,89 @@
+"""A search's :class:`~gseek.blast.hits.BlastHits` sent from the service to :class:`~gseek.serve.client.Client`.
+
+The request's ``format: "hits"``: the HSPs' arrays, the queries (names, lengths, codes) and of each
+subject hit its name, its length and its text from the first to the last base any HSP covers, in
+one NumPy ``.npz`` (no pickles: :func:`numpy.load` with ``allow_pickle=False``). The client's
+:class:`~gseek.blast.hits.BlastHits` formats every ``-outfmt 6`` field (``qseq``, ``sseq`` and
+``btop`` included) as the service's does, so ``to_pandas()`` / ``to_arrow()`` give the local API's
+tables. Its subjects are numbered anew, from 0, in the order of their first number (their
+``subject_names`` are those hit, not the database's).
+
+Both ends import NumPy (the client only when a search returns hits).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+__all__ = ["hits_from_bytes", "hits_to_bytes"]
+
+#: The format's version (``meta["version"]``): a client refuses another.
+VERSION = 1
+
+
+def hits_to_bytes(hits: Any) -> bytes:
+    """``hits`` (one search's, against the whole database text) as the ``hits`` format's bytes."""
+    import numpy as np
+
+    a = hits.arrays
+    used, subject = np.unique(np.asarray(a["subject"], np.int64), return_inverse=True)
+    lo = np.full(used.size, np.iinfo(np.int64).max, np.int64)
+    hi = np.zeros(used.size, np.int64)
+    np.minimum.at(lo, subject, np.asarray(a["s_start"], np.int64))
+    np.maximum.at(hi, subject, np.asarray(a["s_end"], np.int64))
+    windows = [hits.subject_codes(int(lo[i]), int(hi[i]), int(s)) for i, s in enumerate(used)]
+    window_off = np.zeros(used.size + 1, np.int64)
+    np.cumsum([w.size for w in windows], out=window_off[1:])
+    meta = {"version": VERSION, "query_names": list(hits.query_names),
+            "subject_names": [hits.subject_names[int(s)] for s in used]}
+    parts = {f"a.{k}": np.asarray(v) for k, v in a.items()}
+    parts["a.subject"] = subject.astype(a["subject"].dtype)
+    out = io.BytesIO()
+    np.savez_compressed(out, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
+                        query_lengths=np.asarray(hits.query_lengths), query_codes=np.asarray(hits._query_codes),
+                        query_offsets=np.asarray(hits._query_offsets),
+                        subject_lengths=np.asarray(hits.subject_lengths)[used], window_start=lo,
+                        window_codes=np.concatenate(windows) if windows else np.zeros(0, np.uint8),
+                        window_offsets=window_off, **parts)
+    return out.getvalue()
+
+
+def _packed(codes: Any) -> tuple[Any, Any]:
+    """Base codes 0..4 as :class:`~gseek.index.text.ReferenceText` holds them: 2-bit words (16 bases
+    a word, the first in the high bits) and the runs of N (code 4) as ``(k, 2)`` [start, end)."""
+    import numpy as np
+
+    padded = np.zeros(-(-codes.size // 16) * 16, np.uint32)
+    padded[:codes.size] = codes & 3
+    shifts = np.arange(30, -1, -2, dtype=np.uint32)
+    words = np.bitwise_or.reduce(padded.reshape(-1, 16) << shifts, axis=1).astype(np.uint32)
+    n = np.concatenate([[False], codes == 4, [False]]).astype(np.int8)
+    edges = np.flatnonzero(np.diff(n))
+    return words, edges.reshape(-1, 2).astype(np.int64)
+
+
+def hits_from_bytes(data: bytes) -> Any:
+    """The :class:`~gseek.blast.hits.BlastHits` of the ``hits`` format's bytes."""
+    import numpy as np
+
+    from gseek.blast.hits import BlastHits
+    from gseek.errors import GseekError
+    from gseek.index.text import ReferenceText
+
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        f = {k: z[k] for k in z.files}
+    meta = json.loads(f["meta"].tobytes())
+    if meta.get("version") != VERSION:
+        raise GseekError(f"the service sent hits of format version {meta.get('version')}; this client reads "
+                         f"{VERSION} (use the same gseek at both ends)")
+    texts = []
+    for i, name in enumerate(meta["subject_names"]):
+        start, codes = int(f["window_start"][i]), f["window_codes"][f["window_offsets"][i]:f["window_offsets"][i + 1]]
+        words, runs = _packed(codes)
+        # the window [start, start + len) of subject i: its offsets make subject coordinates index it
+        texts.append(ReferenceText(words, runs, (name,), np.array([-start, codes.size], np.int64), first_contig=i))
+    arrays = {k[2:]: f[k] for k in f if k.startswith("a.")}
+    return BlastHits(arrays, list(meta["query_names"]), f["query_lengths"], tuple(meta["subject_names"]),
+                     f["subject_lengths"], f["query_codes"], f["query_offsets"], tuple(texts))
