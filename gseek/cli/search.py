@@ -46,7 +46,8 @@ def _small_input(paths) -> int | None:
 @click.option("-1", "mate1", metavar="FILE", help="map: paired-end reads, mate 1 (FASTA/FASTQ, gzip ok); with -2.")
 @click.option("-2", "mate2", metavar="FILE", help="map: paired-end reads, mate 2; with -1.")
 @click.option("--interleaved", metavar="FILE", help="map: paired-end reads, mate 1 and mate 2 of each pair in turn.")
-@click.option("--task", type=click.Choice(["map", "megablast", "blastn"]), default="map", show_default=True,
+@click.option("--task", type=click.Choice(["map", "megablast", "blastn", "blastn-short",
+                                            "dc-megablast"]), default="map", show_default=True,
               help="map: complete k-mismatch read mapping; megablast/blastn: seed-and-extend search.")
 @with_map_options
 @with_pair_options
