@@ -60,21 +60,23 @@ def _write(path: str, records: list[tuple[str, str]]) -> None:
                 f.write(seq[k:k + 70] + "\n")
 
 
-def main() -> None:
-    rng = np.random.default_rng(41)
-    genes = [_gene(rng) for _ in range(24)]
+def main(out: str = ".", n_records: int = 6, probes: int = 60, seed: int = 41, lambda_bases: int = 8000) -> None:
+    """The fixtures (the defaults), or a larger set of the same kinds (``benchmarks/tools/blast_tasks_recall.py``):
+    ``n_records`` records of 4 genes each, ``probes`` primers and probes."""
+    rng = np.random.default_rng(seed)
+    genes = [_gene(rng) for _ in range(4 * n_records)]
     records = []
-    for r in range(6):
+    for r in range(n_records):
         parts = [_random(rng, int(rng.integers(200, 800)))]
         for g in genes[4 * r:4 * r + 4]:
             parts += [g, _random(rng, int(rng.integers(200, 800)))]
         records.append((f"contig{r + 1}", "".join(parts)))
-    lam = read_fastx(lambda_genome()).sequence(0)[:8000]
+    lam = read_fastx(lambda_genome()).sequence(0)[:lambda_bases]
     records.append(("lambda8k", lam))
-    _write("db.fa", records)
+    _write(f"{out}/db.fa", records)
     text = "".join(s for _, s in records)
     short = []
-    for k in range(60):
+    for k in range(probes):
         n = int(rng.integers(20, 31))
         rec = records[int(rng.integers(0, len(records)))][1]
         a = int(rng.integers(0, len(rec) - n))
@@ -86,7 +88,7 @@ def main() -> None:
             p = p.translate(COMP)[::-1]
         short.append((f"probe{k + 1}", p))
     short += [(f"random{k + 1}", _random(rng, int(rng.integers(20, 31)))) for k in range(6)]
-    _write("short.fa", short)
+    _write(f"{out}/short.fa", short)
     dc = []
     for k, g in enumerate(genes):
         o = _diverge_codons(rng, g, 0.5 + 0.1 * (k % 3), 0.05 + 0.02 * (k % 2))
@@ -94,7 +96,7 @@ def main() -> None:
     for k in range(4):
         a = int(rng.integers(0, len(lam) - 2000))
         dc.append((f"lambda_div{k + 1}", _diverge(rng, lam[a:a + int(rng.integers(1000, 2000))], 0.25)))
-    _write("dc.fa", dc)
+    _write(f"{out}/dc.fa", dc)
     assert len(text) > 20000
 
 
