@@ -35,13 +35,15 @@ def main() -> None:
     ap.add_argument("--probes", type=int, default=400)
     ap.add_argument("--lambda-bases", type=int, default=48502)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--harder", type=float, default=0.0, help="added divergence (make_inputs.main's harder)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     spec = importlib.util.spec_from_file_location("make_inputs", ROOT / "tests/data/blast_tasks/make_inputs.py")
     make = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(make)
-    make.main(str(out), args.records, args.probes, seed=7, lambda_bases=args.lambda_bases)
+    make.main(str(out), args.records, args.probes, seed=7, lambda_bases=args.lambda_bases,
+              harder=args.harder)
     subprocess.run(["makeblastdb", "-in", out / "db.fa", "-dbtype", "nucl", "-out", out / "bdb"], check=True,
                    capture_output=True)
     subprocess.run([sys.executable, "-m", "gseek", "--device", "cpu", "makeblastdb", "-in", out / "db.fa", "-dbtype",

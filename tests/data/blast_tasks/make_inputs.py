@@ -60,9 +60,11 @@ def _write(path: str, records: list[tuple[str, str]]) -> None:
                 f.write(seq[k:k + 70] + "\n")
 
 
-def main(out: str = ".", n_records: int = 6, probes: int = 60, seed: int = 41, lambda_bases: int = 8000) -> None:
+def main(out: str = ".", n_records: int = 6, probes: int = 60, seed: int = 41, lambda_bases: int = 8000,
+         harder: float = 0.0) -> None:
     """The fixtures (the defaults), or a larger set of the same kinds (``benchmarks/tools/blast_tasks_recall.py``):
-    ``n_records`` records of 4 genes each, ``probes`` primers and probes."""
+    ``n_records`` records of 4 genes each, ``probes`` primers and probes; ``harder`` added to the
+    orthologs' third-base rate (a third of it to the other two) and to the lambda pieces' rate."""
     rng = np.random.default_rng(seed)
     genes = [_gene(rng) for _ in range(4 * n_records)]
     records = []
@@ -91,11 +93,11 @@ def main(out: str = ".", n_records: int = 6, probes: int = 60, seed: int = 41, l
     _write(f"{out}/short.fa", short)
     dc = []
     for k, g in enumerate(genes):
-        o = _diverge_codons(rng, g, 0.5 + 0.1 * (k % 3), 0.05 + 0.02 * (k % 2))
+        o = _diverge_codons(rng, g, 0.5 + 0.1 * (k % 3) + harder, 0.05 + 0.02 * (k % 2) + harder / 3)
         dc.append((f"ortholog{k + 1}", o if k % 2 else o.translate(COMP)[::-1]))
     for k in range(4):
         a = int(rng.integers(0, len(lam) - 2000))
-        dc.append((f"lambda_div{k + 1}", _diverge(rng, lam[a:a + int(rng.integers(1000, 2000))], 0.25)))
+        dc.append((f"lambda_div{k + 1}", _diverge(rng, lam[a:a + int(rng.integers(1000, 2000))], 0.25 + harder / 2)))
     _write(f"{out}/dc.fa", dc)
     assert len(text) > 20000
 
