@@ -97,7 +97,7 @@ class BlastOptions(OptionsValue):
 
     @classmethod
     def for_task(cls, task: str = "megablast", **overrides) -> BlastOptions:
-        """The preset of ``task`` (``megablast`` or ``blastn``) with ``overrides`` applied and checked."""
+        """The preset of ``task`` (a name of :data:`TASKS`) with ``overrides`` applied and checked."""
         if task not in TASKS:
             raise OptionError(f"unknown task {task!r}; gseek has: {', '.join(TASKS)}")
         names = {f.name for f in dataclasses.fields(cls)} - {"task"}

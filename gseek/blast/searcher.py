@@ -1,4 +1,4 @@
-"""BLASTN-style search of an index's text: :class:`BlastSearcher` (``gseek search --task megablast|blastn``).
+"""BLASTN-style search of an index's text: :class:`BlastSearcher` (``gseek search --task megablast|blastn|...``).
 
 Stages (``docs/blast.md``): the queries' lookup table and presence vector
 (host), then on the backend the scan of the whole 2-bit text, the lookup,
@@ -57,7 +57,7 @@ class BlastSearcher(GappedPasses):
 
     Arguments:
         index: a :class:`~gseek.index.Index` (or a path to one: only its text is loaded).
-        task: ``megablast`` or ``blastn`` (BLAST+'s presets).
+        task: ``megablast``, ``blastn``, ``blastn-short`` or ``dc-megablast`` (BLAST+'s presets).
         device, threads: the backend (``auto``, ``cpu``, ``gpu``, ``gpu:N``).
         shard: ``(i, n)``: search only shard ``i`` of ``n`` of the database
             (:meth:`ReferenceText.shard <gseek.index.text.ReferenceText.shard>`; also given by
