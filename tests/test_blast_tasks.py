@@ -287,7 +287,7 @@ def test_gpu_gives_the_cpus_bytes(db_text, task, query, options, geometry):
 
 
 def test_both_spellings_give_the_same_bytes(tmp_path):
-    """``gseek blastn -task dc-megablast`` and ``gseek search --task dc-megablast`` (one engine)."""
+    """``gseek blastn -task T``, ``gseek search --task T`` and ``gseek pipeline --task T`` (one engine)."""
     from click.testing import CliRunner
 
     from gseek.cli import cli
@@ -309,3 +309,9 @@ def test_both_spellings_give_the_same_bytes(tmp_path):
                                   "-q", str(DATA / query), "-o", str(b), *extra_search])
         assert got.exit_code == 0, got.output
         assert a.read_bytes() == b.read_bytes() and a.stat().st_size > 500
+        (tmp_path / "list.txt").write_text(f"{DATA / query}\tq.tsv\n")
+        got = runner.invoke(cli, ["--device", "cpu", "pipeline", "--task", task, "--queries", str(tmp_path / "list.txt"),
+                                  "-x", str(tmp_path / "db.gseek"), "--outdir", str(tmp_path / f"out-{task}"),
+                                  *extra_search])
+        assert got.exit_code == 0, got.output
+        assert (tmp_path / f"out-{task}" / "q.tsv").read_bytes() == a.read_bytes()

@@ -47,7 +47,8 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, split, resume
              pair_options, interleaved, sam_options, align_options, blast_options, workers, job_mb, cluster) -> None:
     """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
     if split == "database" and task in ("map", "align"):
-        raise click.UsageError("--split database: for --task megablast|blastn (with --gpus, or on a cluster)")
+        raise click.UsageError("--split database: for --task megablast|blastn|blastn-short|dc-megablast (with --gpus, "
+                               "or on a cluster)")
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
     if gpus is not None and cluster is not None:
