@@ -79,9 +79,12 @@ def _row(prof, Hp, Hc, Ec, F, count, oe, e):
 
 
 @njit(cache=True, nogil=True)
-def _group(codes, qo, m, t_off, t_len, lanes, table, alpha, o, e, flags, pad, out_score, out_q_end, out_t_end):
-    """Sweep the pairs ``lanes`` (slots, at most LANES, one query ``codes[qo:qo+m]``)
-    and write their score and end cell."""
+def _group(codes, q_off, q_len, t_off, t_len, lanes, split, table, alpha, o, e, flags, pad, out_score, out_q_end,
+           out_t_end):
+    """Sweep the pairs ``lanes`` (slots, at most LANES) and write their score and end cell. The
+    pairs ``lanes[:split]`` share one query, ``lanes[split:]`` (local only) another: a row of the
+    profile is then one residue of each, and rows past a query's end score ``pad`` in its lanes
+    (padding again, which a local end cell never falls on)."""
     local = (flags & LOCAL) != 0
     qs = local or (flags & FREE_QS) != 0
     ts = local or (flags & FREE_TS) != 0
@@ -92,20 +95,35 @@ def _group(codes, qo, m, t_off, t_len, lanes, table, alpha, o, e, flags, pad, ou
     for l in range(k):
         nmax = max(nmax, t_len[lanes[l]])
     size = (nmax + 1) * LANES
-    # the substitution score of each residue of the query against every lane's column
-    prof = np.empty((alpha, size), dtype=np.int16)
-    used = np.zeros(alpha, dtype=np.bool_)
+    qa, ma = q_off[lanes[0]], q_len[lanes[0]]
+    qb, mb = (q_off[lanes[split]], q_len[lanes[split]]) if split < k else (qa, 0)
+    m = max(ma, mb)
+    # the profile: a row for each pair of residues (query A's, query B's; alpha: past its end) met in
+    # the rows, the substitution score of its residue against every lane's column
+    width = alpha + 1
+    row_of = np.full(width * width, -1, dtype=np.int64)
+    row = np.empty(m, dtype=np.int64)
+    rows = 0
     for i in range(m):
-        used[codes[qo + i]] = True
-    for a in range(alpha):
-        if not used[a]:
+        pair = (codes[qa + i] if i < ma else alpha) * width + (codes[qb + i] if i < mb else alpha)
+        if row_of[pair] < 0:
+            row_of[pair] = rows
+            rows += 1
+        row[i] = row_of[pair]
+    prof = np.empty((rows, size), dtype=np.int16)
+    for pair in range(width * width):
+        r = row_of[pair]
+        if r < 0:
             continue
         for x in range(size):
-            prof[a, x] = pad
+            prof[r, x] = pad
         for l in range(k):
+            a = pair // width if l < split else pair % width
+            if a == alpha:
+                continue
             to = t_off[lanes[l]]
             for j in range(t_len[lanes[l]]):
-                prof[a, (j + 1) * LANES + l] = table[a * alpha + codes[to + j]]
+                prof[r, (j + 1) * LANES + l] = table[a * alpha + codes[to + j]]
     Hp = np.empty(size, dtype=np.int16)
     Hc = np.empty(size, dtype=np.int16)
     Ec = np.empty(size, dtype=np.int16)
@@ -138,14 +156,13 @@ def _group(codes, qo, m, t_off, t_len, lanes, table, alpha, o, e, flags, pad, ou
         for l in range(LANES):
             Hc[l] = hleft
             Ec[l] = NEG16
-        a = codes[qo + i - 1]
         if local:
-            _row_local(prof[a], Hp, Hc, Ec, F, R, J, column, last_x, oe16, e16)
+            _row_local(prof[row[i - 1]], Hp, Hc, Ec, F, R, J, column, last_x, oe16, e16)
             for l in range(k):
                 if R[last_x + l] > best[l]:
                     best[l], bi[l], bj[l] = R[last_x + l], i, J[last_x + l]
         else:
-            _row(prof[a], Hp, Hc, Ec, F, last_x, oe16, e16)
+            _row(prof[row[i - 1]], Hp, Hc, Ec, F, last_x, oe16, e16)
             last = te and i == m
             for l in range(k):
                 n = t_len[lanes[l]]
@@ -169,13 +186,13 @@ def _group(codes, qo, m, t_off, t_len, lanes, table, alpha, o, e, flags, pad, ou
 
 
 @njit(cache=True, nogil=True)
-def dp_score_lanes(codes, q_off, q_len, t_off, t_len, slots, group_off, table, alpha, gap_open, gap_extend, flags,
-                   pad, first, step, out_score, out_q_end, out_t_end):
+def dp_score_lanes(codes, q_off, q_len, t_off, t_len, slots, group_off, group_split, table, alpha, gap_open,
+                   gap_extend, flags, pad, first, step, out_score, out_q_end, out_t_end):
     """Score and end cell of the pairs ``slots[group_off[g]:group_off[g + 1]]`` of the groups
-    g = first, first + step, ... (at most LANES pairs a group, one query), as ``dp_score16``
-    gives them; the stage checked the range. One call a thread (the GIL released): a
-    ``prange`` over the groups compiled the sweep ~6x slower (LLVM left its loops scalar)."""
+    g = first, first + step, ... (at most LANES pairs a group, the first ``group_split[g]`` of one
+    query, the others of another), as ``dp_score16`` gives them; the stage checked the range. One
+    call a thread (the GIL released): a ``prange`` over the groups compiled the sweep ~6x slower
+    (LLVM left its loops scalar)."""
     for g in range(first, group_off.size - 1, step):
-        lanes = slots[group_off[g]:group_off[g + 1]]
-        _group(codes, q_off[lanes[0]], q_len[lanes[0]], t_off, t_len, lanes, table, alpha, gap_open, gap_extend,
-               flags, pad, out_score, out_q_end, out_t_end)
+        _group(codes, q_off, q_len, t_off, t_len, slots[group_off[g]:group_off[g + 1]], group_split[g], table, alpha,
+               gap_open, gap_extend, flags, pad, out_score, out_q_end, out_t_end)

@@ -134,7 +134,7 @@ def test_lanes_equal_the_one_pair_kernels_on_longer_pairs(mode, free, monkeypatc
     qs = [roots[0][:900]] * 20 + [roots[1][:100]] * 20
     ts = [_mutate(rng, q, "ACGTN") for q in qs]
     args = (*_stage(wide, qs, ts), wide, dp_flags(mode, free))
-    slots, _ = nwsw._lane_groups(args[1], args[2], args[4], wide, args[-1])
+    slots, _, _ = nwsw._lane_groups(args[1], args[2], args[4], wide, args[-1])
     assert sorted(slots.tolist()) == list(range(20, 40))  # the short pairs in lanes, the long ones not
     one = _one_pair_kernels(monkeypatch, CpuBackend(threads=2), *args)
     lanes = score_pairs(CpuBackend(threads=2), *args)
@@ -167,16 +167,20 @@ def test_lanes_at_the_edge_of_the_int16_range(mode, monkeypatch):
     assert abs(int(got["score"][0])) > dp_lanes.INT16_REACH * 0.8
 
 
-def test_lane_groups_hold_one_query_and_at_most_lanes_pairs():
+@pytest.mark.parametrize("mode", ["local", "global"])
+def test_lane_groups_hold_one_or_two_queries_and_at_most_lanes_pairs(mode):
+    """Queries of 70, 3 and 2 pairs: two full groups of the first; its last 6 pairs with the 2 of the
+    third (local DNA: two queries share a group), the 3 of the second alone."""
     sc = Scoring()
     q_off = np.array([0] * 70 + [5] * 3 + [0] * 2, np.int64)
     q_len = np.array([5] * 70 + [5] * 3 + [4] * 2, np.int64)
     t_len = np.arange(75, dtype=np.int64) % 9 + 1
-    slots, offsets = nwsw._lane_groups(q_off, q_len, t_len, sc, dp_flags("local", ()))
+    slots, offsets, split = nwsw._lane_groups(q_off, q_len, t_len, sc, dp_flags(mode, ()))
     assert sorted(slots.tolist()) == list(range(75))
     sizes = np.diff(offsets)
-    assert sizes.max() <= dp_lanes.LANES and sizes.sum() == 75 and len(sizes) == 5
-    for a, b in zip(offsets[:-1], offsets[1:]):
-        group = slots[a:b]
-        assert len({(q_off[s], q_len[s]) for s in group}) == 1
-        assert t_len[group].tolist() == sorted(t_len[group].tolist(), reverse=True)
+    assert sorted(sizes.tolist()) == ([3, 8, 32, 32] if mode == "local" else [2, 3, 6, 32, 32])
+    for a, b, k in zip(offsets[:-1], offsets[1:], split):
+        for part in (slots[a:a + k], slots[a + k:b]):
+            assert len({(q_off[s], q_len[s]) for s in part}) <= 1
+            assert t_len[part].tolist() == sorted(t_len[part].tolist(), reverse=True)
+        assert (k < b - a) == (b - a == 8)

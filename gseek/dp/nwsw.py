@@ -209,15 +209,17 @@ def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, tracebac
 
 
 def _lane_groups(q_off: np.ndarray, q_len: np.ndarray, t_len: np.ndarray, scoring: Scoring,
-                 flags: int) -> tuple[np.ndarray, np.ndarray]:
+                 flags: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The pairs the CPU sweeps a SIMD lane each (:mod:`gseek.kernels.dp_lanes`), in groups of at most
-    LANES pairs of one query: (slots, group offsets), longest groups first.
+    LANES pairs: (slots, group offsets, group splits), longest groups first. A group holds one
+    query's pairs, or (local DNA) the last pairs of two queries, ``split`` pairs of the first.
 
     A pair is taken where no value of its DP can leave ``[-INT16_REACH, INT16_REACH]``: H lies
     between the all-gap path, ``-(2 gap_open + (m + n) gap_extend)`` (local: 0), and the best
     substitution times the shorter length; E and F are at most one gap open below it, a diagonal
     step one substitution off it.
     """
+    lanes = dp_lanes.LANES
     table = scoring.table
     o, e = scoring.gap_open, scoring.gap_extend
     q_len, t_len = q_len.astype(np.int64), t_len.astype(np.int64)
@@ -228,29 +230,44 @@ def _lane_groups(q_off: np.ndarray, q_len: np.ndarray, t_len: np.ndarray, scorin
     # one query's pairs side by side (longest targets first), cut every LANES pairs
     slots = taken[np.lexsort((-t_len[taken], q_len[taken], q_off[taken]))]
     if slots.size == 0:
-        return slots, np.zeros(1, np.int64)
+        return slots, np.zeros(1, np.int64), np.zeros(0, np.int64)
     new_query = np.ones(slots.size, bool)
     new_query[1:] = (q_off[slots][1:] != q_off[slots][:-1]) | (q_len[slots][1:] != q_len[slots][:-1])
     run_start = np.flatnonzero(new_query)
     rank = np.arange(slots.size) - np.repeat(run_start, np.diff(np.append(run_start, slots.size)))
-    starts = np.flatnonzero(rank % dp_lanes.LANES == 0)
+    starts = np.flatnonzero(rank % lanes == 0)
+    sizes = np.diff(np.append(starts, slots.size))
+    size_of = dict(zip(starts.tolist(), sizes.tolist()))
+    chunks = [[a] for a, k in size_of.items() if k == lanes]
+    part = sorted((a for a, k in size_of.items() if k < lanes), key=lambda a: -size_of[a])
+    # a local query's last pairs share a group with another's (a profile row per pair of residues:
+    # DNA, (alpha + 1)^2 rows at most): 60 sequences all-vs-all fill 92% of the lanes, not 64%
+    two = flags & dp.LOCAL and (table.shape[0] + 1) ** 2 <= 64
+    first, last = 0, len(part) - 1
+    while first <= last:
+        if two and first < last and size_of[part[first]] + size_of[part[last]] <= lanes:
+            chunks.append([part[first], part[last]])
+            last -= 1
+        else:
+            chunks.append([part[first]])
+        first += 1
     # the longest sweeps first, so that the threads (dealt groups in turn) end together
-    cost = q_len[slots[starts]] * t_len[slots[starts]]
-    by_cost = np.argsort(-cost, kind="stable")
-    sizes = np.diff(np.append(starts, slots.size))[by_cost]
-    slots = np.concatenate([slots[a:a + k] for a, k in zip(starts[by_cost], sizes)])
-    return slots, ragged.offsets(sizes)
+    cost = [max(q_len[slots[a]] for a in c) * max(t_len[slots[a]] for a in c) for c in chunks]
+    chunks = [chunks[c] for c in np.argsort(-np.array(cost), kind="stable")]
+    slots = np.concatenate([slots[a:a + size_of[a]] for c in chunks for a in c])
+    split = np.array([size_of[c[0]] for c in chunks], np.int64)
+    return slots, ragged.offsets(np.array([sum(size_of[a] for a in c) for c in chunks])), split
 
 
 def _score_lanes(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, out) -> np.ndarray:
     """Score the pairs :func:`_lane_groups` takes into ``out`` (their ``rerun`` stays False: their
     values never leave int16); True where a pair was scored."""
-    slots, group_off = _lane_groups(q_off, q_len, t_len, scoring, flags)
+    slots, group_off, group_split = _lane_groups(q_off, q_len, t_len, scoring, flags)
     done = np.zeros(q_len.size, bool)
     if slots.size == 0:
         return done
     pad = np.int16(min(int(scoring.table.min()), -1))
-    args = (codes, q_off, q_len, t_off, t_len, slots, group_off, scoring.table.ravel(),
+    args = (codes, q_off, q_len, t_off, t_len, slots, group_off, group_split, scoring.table.ravel(),
             np.int32(scoring.table.shape[0]), np.int32(scoring.gap_open), np.int32(scoring.gap_extend),
             np.int32(flags), pad)
     threads = min(backend.threads, group_off.size - 1)
