@@ -184,3 +184,19 @@ def test_lane_groups_hold_one_or_two_queries_and_at_most_lanes_pairs(mode):
             assert len({(q_off[s], q_len[s]) for s in part}) <= 1
             assert t_len[part].tolist() == sorted(t_len[part].tolist(), reverse=True)
         assert (k < b - a) == (b - a == 8)
+
+
+def test_rows_past_the_shorter_query_score_nothing(monkeypatch):
+    """Two queries in one local group, the first 20 bases, the second 40: the first's targets go on
+    with bases that would extend its alignment if the rows past its end scored anything."""
+    sc = Scoring()
+    short, long = "ACGT" * 5, "TTGCA" * 8
+    qs = [short] * 5 + [long] * 5
+    ts = [short + "A" * 12, short[5:] + "AAAA", "A" * 30, short, "GG"] + [long[3:], long, "C", "TTGCA", "A" * 9]
+    args = (*_stage(sc, qs, ts), sc, dp_flags("local", ()))
+    assert nwsw._lane_groups(args[1], args[2], args[4], sc, args[-1])[2].tolist() == [5]  # one group, split 5
+    got = score_pairs(CpuBackend(threads=1), *args)
+    for k, (q, t) in enumerate(zip(qs, ts)):
+        r = ref.align(list(sc.encode(q)), list(sc.encode(t)), sc.table.tolist(), sc.gap_open, sc.gap_extend, "local",
+                      (False,) * 4, sc.no_match_code)
+        assert (got["score"][k], got["q_end"][k], got["t_end"][k]) == (r.score, r.q_end, r.t_end), (q, t)
