@@ -44,6 +44,8 @@ LANES = 32
 NEG16 = -(1 << 14)
 #: Bound on |every DP value| of a group swept in int16 (the stage's check).
 INT16_REACH = 16000
+#: Longest target swept here: a local row's end column is tracked in int16.
+MAX_COLUMNS = 32767
 
 
 @njit(cache=True, nogil=True)

@@ -184,6 +184,9 @@ def test_lane_groups_hold_one_or_two_queries_and_at_most_lanes_pairs(mode):
             assert len({(q_off[s], q_len[s]) for s in part}) <= 1
             assert t_len[part].tolist() == sorted(t_len[part].tolist(), reverse=True)
         assert (k < b - a) == (b - a == 8)
+    if mode == "local":  # a 10-residue query: in int16 range; the end column must fit int16 too
+        long = np.array([dp_lanes.MAX_COLUMNS, dp_lanes.MAX_COLUMNS + 1])
+        assert nwsw._lane_groups(np.zeros(2, np.int64), np.full(2, 10), long, sc, dp_flags(mode, ()))[0].tolist() == [0]
 
 
 def test_rows_past_the_shorter_query_score_nothing(monkeypatch):

@@ -217,7 +217,8 @@ def _lane_groups(q_off: np.ndarray, q_len: np.ndarray, t_len: np.ndarray, scorin
     A pair is taken where no value of its DP can leave ``[-INT16_REACH, INT16_REACH]``: H lies
     between the all-gap path, ``-(2 gap_open + (m + n) gap_extend)`` (local: 0), and the best
     substitution times the shorter length; E and F are at most one gap open below it, a diagonal
-    step one substitution off it.
+    step one substitution off it. Targets longer than MAX_COLUMNS stay out (a local end column is
+    kept in int16).
     """
     lanes = dp_lanes.LANES
     table = scoring.table
@@ -226,7 +227,7 @@ def _lane_groups(q_off: np.ndarray, q_len: np.ndarray, t_len: np.ndarray, scorin
     high = max(int(table.max()), 0) * np.minimum(q_len, t_len)
     low = 0 if flags & dp.LOCAL else 2 * o + (q_len + t_len) * e
     reach = np.maximum(high, low) + o + e + int(np.abs(table).max())
-    taken = np.flatnonzero(reach <= dp_lanes.INT16_REACH)
+    taken = np.flatnonzero((reach <= dp_lanes.INT16_REACH) & (t_len <= dp_lanes.MAX_COLUMNS))
     # one query's pairs side by side (longest targets first), cut every LANES pairs
     slots = taken[np.lexsort((-t_len[taken], q_len[taken], q_off[taken]))]
     if slots.size == 0:
