@@ -1,8 +1,8 @@
 """The CPU's score-only Gotoh DP across pairs: one SIMD lane a pair (CPU only; no CUDA twin).
 
 The GPU sweeps one pair a thread; a CPU core has vector units instead. Here
-LANES pairs that share their query are swept together, row by row of the
-query, their cells laid out ``[column][lane]`` in int16, so the cell loop of a
+LANES pairs that share their query (local DNA: or the last pairs of two
+queries) are swept together, row by row, their cells laid out ``[column][lane]`` in int16, so the cell loop of a
 row is one flat loop over ``column * LANES + lane`` that LLVM vectorises (16
 or 32 lanes an instruction; SSE2 on the generic CPU of the prebuilt code).
 The recurrences, ties and end cells are those of ``dp_score16`` in
@@ -12,14 +12,14 @@ numbers: ``tests/test_dp_lanes.py`` holds every mode to
 
 What keeps the lanes apart:
 
-* Targets shorter than the group's longest are padded with a negative
-  substitution score. A padded cell depends only on cells before it in
+* Targets shorter than the group's longest (and rows past the shorter of
+  two queries) are padded with a negative substitution score. A padded cell depends only on cells before it in
   row-major order, always minus something, so it never beats (nor ties) a
   real cell that came before it: a local end cell never falls on padding,
   and a real cell never depends on padding (dependencies run right and down).
 * Every value of a group stays inside ``[-INT16_REACH, INT16_REACH]``, which
   the stage checks before it gives a pair to this kernel
-  (:func:`gseek.dp.nwsw` ``_lane_pairs``); the int16 arithmetic then never
+  (``_lane_groups`` in :mod:`gseek.dp.nwsw`); the int16 arithmetic then never
   wraps, and ``dp_score16``'s 16-bit check could never have fired (``rerun``
   is False for these pairs).
 * Loops are written ``for x in range(count)`` with non-negative offsets
@@ -35,7 +35,7 @@ from gseek.kernels._jit import njit
 
 from .dp import FREE_QE, FREE_QS, FREE_TE, FREE_TS, LOCAL
 
-#: Pairs swept together (one query, up to LANES targets). 32 int16 lanes are two
+#: Pairs swept together. 32 int16 lanes are two
 #: AVX2 vectors a column: two independent dependency chains keep the core busy
 #: (measured on the 2-core VM: 3.2 GCUPS a core at 32 lanes, 1.9 at 16).
 LANES = 32
