@@ -15,9 +15,16 @@ triplet to the left, and the best score inside ``[s, e)`` is the larger of those
 ``O(bases * window)``, in one Numba pass per record. Scores are compared as integer
 cross-products, never as floats.
 
-As dustmasker, a base other than A/C/G/T (``code > 3``) is read as A: an N does not break a
-repeat. Known difference: dustmasker never masks a run of N inside a record, where gseek masks
-a run of 7 or more as poly-A (see ``docs/blast.md``, "DUST").
+An N (``code > 3``) is read as blastn reads it. BLAST+'s DUST (``CSymDustMasker``, since the
+end of 2015, 2.12 included) reads each N as a pseudo-random base: the low bits of ``CRandom``'s
+lagged Fibonacci generator from its fixed start, a new generator per query, one draw each time
+the masker reads an N. It reads some bases twice: after a homopolymer window (``window`` equal
+bases) it starts again from that window's start, and after the record's end it reads the last
+``window`` bases again; each reading draws its own N's, and the intervals of all readings are
+merged. :func:`_readings_with_n` follows those readings, so a record holding an N gets blastn's
+intervals (a run of N is masked only where its draws happen to repeat); a record without one
+gets the single pass above, which equals them. Code 4 stands for every ambiguous letter, and all
+are read so, where blastn reads the others (R, Y, ...) as A (``docs/blast.md``, "DUST").
 
 >>> import numpy as np
 >>> from gseek.alphabet import encode_dna
@@ -105,6 +112,108 @@ def _perfect_reach(seq, level, window, reach):
             counts[tri[s]] -= 1
 
 
+#: ``CRandom``'s start (BLAST+ ``util/random_gen.cpp``, ``Reset``): 33 words of state, read from
+#: index ``_LFG_J`` and ``_LFG_K`` down.
+_LFG_STATE = np.array([
+    0xd53f1852, 0xdfc78b83, 0x4f256096, 0x0e643df7, 0x82c359bf, 0xc7794dfa, 0xd5e9ffaa, 0x2c8cb64a,
+    0x2f07b334, 0xad5a7eb5, 0x96dc0cde, 0x6fc24589, 0xa5853646, 0xe71576e2, 0x0dae30df, 0xb09ce711,
+    0x5e56ef87, 0x4b4b0082, 0x6f4f340e, 0xc5bb17e8, 0xd788d765, 0x67498087, 0x9d7aba26, 0x261351d4,
+    0x411ee7ea, 0x0393a263, 0x2c5a5835, 0xc115fcd8, 0x25e9132c, 0xd0c6e906, 0xc2bc5b2d, 0x6c065c98,
+    0x6e37bd55], np.int64)
+_LFG_J, _LFG_K = 12, 32
+
+
+@njit(cache=True, nogil=True)
+def _read_base(seq, p, state, jk):
+    """The base the masker reads at ``seq[p]``: itself, or for an N (``> 3``) the next draw of the
+    generator (``state``, and its two indices ``jk``): the sum of two state words (mod 2^32)
+    replaces one, both indices step down; ``GetRand`` drops the lowest bit, the masker keeps two."""
+    if seq[p] <= 3:
+        return seq[p]
+    j, k = jk[0], jk[1]
+    r = (state[k] + state[j]) & 0xFFFFFFFF
+    state[k] = r
+    j -= 1
+    k -= 1
+    if k < 0:
+        k = state.size - 1
+    elif j < 0:
+        j = state.size - 1
+    jk[0], jk[1] = j, k
+    return (r >> 1) & 3
+
+
+@njit(cache=True, nogil=True)
+def _add_reach(seq, base, level, window, linker, out, k, first):
+    """The perfect intervals of ``seq`` (codes 0-3), at ``base`` in ``out``'s coordinates, merged
+    after ``out[first:k]`` (those fewer than ``linker`` bases after the last one join it);
+    returns the new ``k``."""
+    reach = np.empty(seq.size, np.int64)
+    _perfect_reach(seq, level, window, reach)
+    for s in range(seq.size):
+        e = reach[s]
+        if e < 0:
+            continue
+        if k > first and base + s - out[k - 1, 1] < linker:
+            if base + e > out[k - 1, 1]:
+                out[k - 1, 1] = base + e
+        else:
+            out[k, 0], out[k, 1] = base + s, base + e
+            k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _readings_with_n(seq, base, level, window, linker, out, k, first):
+    """:func:`_add_reach` of a record holding an N, as blastn's masker reads it: reading after
+    reading (each from ``start``, N's drawn as read), a window of ``window - 2`` triplets sliding
+    over the bases read. A window of one triplet (a homopolymer) is extended base by base while
+    it stays one; where it stops, the reading ends before the base that broke it, and the next
+    begins at the window's start. A reading that reaches the record's end is followed by one of
+    the last ``window`` bases (where the window had slid); one that never slid is the last."""
+    n = seq.size
+    state = _LFG_STATE.copy()
+    jk = np.array([_LFG_J, _LFG_K], np.int64)
+    cap = window - 2
+    read = np.empty(n, np.int64)  # the values of the current reading
+    ring = np.empty(cap, np.int64)  # the window's triplets, oldest at ``head``
+    counts = np.zeros(64, np.int64)
+    start = 0
+    while n - 1 > start + 2:
+        counts[:] = 0
+        head = size = slid = distinct = 0
+        read[start] = _read_base(seq, start, state, jk)
+        read[start + 1] = _read_base(seq, start + 1, state, jk)
+        t = read[start] * 4 + read[start + 1]
+        pos, end, homopolymer = start + 2, n, False
+        while pos < n:
+            read[pos] = _read_base(seq, pos, state, jk)
+            t = ((t << 2) & 63) + read[pos]
+            if size >= cap:  # slide: the oldest triplet leaves
+                old = ring[head]
+                head = (head + 1) % cap
+                size -= 1
+                slid += 1
+                counts[old] -= 1
+                if counts[old] == 0:
+                    distinct -= 1
+            ring[(head + size) % cap] = t
+            size += 1
+            if counts[t] == 0:
+                distinct += 1
+            counts[t] += 1
+            if homopolymer and distinct > 1:
+                end = pos  # the reading stops before the base that broke the homopolymer
+                break
+            homopolymer = size >= cap and distinct <= 1
+            pos += 1
+        k = _add_reach(read[start:end], base + start, level, window, linker, out, k, first)
+        if slid == 0:
+            break
+        start += slid
+    return k
+
+
 @njit(cache=True, nogil=True)
 def _intervals(codes, offsets, level, window, linker):
     out = np.empty((codes.size + 1, 2), np.int64)
@@ -112,22 +221,15 @@ def _intervals(codes, offsets, level, window, linker):
     for q in range(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]
         seq = codes[a:b].astype(np.int64)
+        has_n = False
         for i in range(seq.size):
             if seq[i] > 3:
-                seq[i] = 0  # dustmasker reads a non-ACGT letter as A
-        reach = np.empty(seq.size, np.int64)
-        _perfect_reach(seq, level, window, reach)
-        first = k
-        for s in range(seq.size):
-            e = reach[s]
-            if e < 0:
-                continue
-            if k > first and a + s - out[k - 1, 1] < linker:
-                if a + e > out[k - 1, 1]:
-                    out[k - 1, 1] = a + e
-            else:
-                out[k, 0], out[k, 1] = a + s, a + e
-                k += 1
+                has_n = True
+                break
+        if has_n:
+            k = _readings_with_n(seq, a, level, window, linker, out, k, k)
+        else:
+            k = _add_reach(seq, a, level, window, linker, out, k, k)
     return out[:k].copy()
 
 
