@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .searcher import BlastHits
 
-__all__ = ["json_reports", "JSON_HEADER", "JSON_FOOTER", "REPORT_MARK", "report_separator"]
+__all__ = ["json_reports", "query_masking", "JSON_HEADER", "JSON_FOOTER", "REPORT_MARK", "report_separator"]
 
 JSON_HEADER = '{\n"BlastOutput2": [\n'
 JSON_FOOTER = "\n]\n}\n"
@@ -48,7 +48,7 @@ def _s(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _masked(batch: SequenceBatch, options: dict) -> list[list[tuple[int, int]]]:
+def query_masking(batch: SequenceBatch, options: dict) -> list[list[tuple[int, int]]]:
     """Each query's masked intervals as blastn lists them (``query_masking``): DUST's, and the lowercase runs
     with ``-lcase_masking``, merged, 0-based inclusive."""
     from .dust import dust_intervals
@@ -93,7 +93,7 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
     a = hits.arrays
     query = a["query"]
     bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
-    masked = _masked(batch, options)
+    masked = query_masking(batch, options)
     filt = ("L;" if options.get("dust") else "") + ("m;" if options.get("soft_masking") else "")
     head = ('    "report": {\n      "program": "blastn",\n      "version": "BLASTN 2.12.0+",\n'
             f'      "reference": {_s(_REFERENCE.get(options["task"], _REFERENCE["blastn"]))},\n'
