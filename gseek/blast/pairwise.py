@@ -126,8 +126,8 @@ def score_texts(evalue: float, bits: float) -> tuple[str, str]:
 
 
 def wrap_flat(text: str, width: int = LINE) -> list[str]:
-    """``text`` in lines of at most ``width`` (longer where a word is), broken after a space, a comma or a hyphen
-    as BLAST+ wraps its titles (the toolkit's ``NStr::Wrap``, flat-file mode)."""
+    """``text`` in lines of at most ``width``, broken at the last space, else after a comma or a hyphen, else
+    within a word, as BLAST+ wraps its titles (the toolkit's ``NStr::Wrap``, flat-file mode)."""
     out: list[str] = []
     pos, n = 0, len(text)
     while pos < n:
@@ -145,12 +145,10 @@ def wrap_flat(text: str, width: int = LINE) -> list[str]:
                 score, at = 2, p + 1
             elif c == "-" and p < n - 1 and column < width:
                 score, at = 1, p + 1
-            if score and score >= best_score and at > pos:
+            if score >= best_score and at > pos:  # (a word longer than the line: cut at its end)
                 best, best_score = at, score
             p += 1
             column += 1
-        if best is None:  # no break: the whole word (BLAST+ does not hyphenate)
-            best = p
         out.append(text[pos:best])
         pos = best
         if best_score == 3:

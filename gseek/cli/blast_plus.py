@@ -85,15 +85,15 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
             from gseek.index import Index
             from gseek.seqio import read_fastx
 
-            batch = read_fastx(run.subject)
-            frame = dict(source="subject", database_title=f"User specified sequence set (Input: {run.subject}).",
-                         subject_titles=tuple(f"{batch.name(i)} {batch.description(i)}".strip()
-                                              for i in range(len(batch))))
+            frame = dict(source="subject", database_title=f"User specified sequence set (Input: {run.subject}).")
             if run.subject_loc is not None:  # each subject's piece searched (blastn's statistics: the pieces')
                 start, stop = run.subject_loc
-                frame.update(subject_offset=start - 1,
-                             subject_lengths=tuple(int(n) for n in (batch.offsets[1:] - batch.offsets[:-1]).tolist()))
-                batch = read_fastx(_pieces(run.subject, start, stop, folder, "subject_loc.fa"))
+                lengths: list[int] = []
+                batch = read_fastx(_pieces(run.subject, start, stop, folder, "subject_loc.fa", lengths))
+                frame.update(subject_offset=start - 1, subject_lengths=tuple(lengths))
+            else:
+                batch = read_fastx(run.subject)
+            frame["subject_titles"] = tuple(f"{batch.name(i)} {batch.description(i)}".strip() for i in range(len(batch)))
             database = Index.build(batch, parts="text", device="cpu")
             # blastn prints a subject's first word as its ids and no title ("N/A")
             subjects = [dataclasses.replace(defline_ids(batch.name(i), "", False), title="N/A", all_titles=("N/A",),
@@ -111,10 +111,10 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
         devices = [g if g.startswith(("gpu", "cpu")) else f"gpu:{g}" for g in run.gpus] if run.gpus else None
         query, offset = run.query, 0
         if run.query_loc is not None:
-            lengths: list[int] = []
-            query = _pieces(run.query, *run.query_loc, folder, "query_loc.fa", lengths)
+            whole: list[int] = []
+            query = _pieces(run.query, *run.query_loc, folder, "query_loc.fa", whole)
             offset = run.query_loc[0] - 1
-            frame["query_lengths"] = tuple(lengths)
+            frame["query_lengths"] = tuple(whole)
         layout = PairwiseLayout(run.num_descriptions, run.num_alignments, run.line_length, run.html)
         blast_files(database, query, run.out, task=run.options.task, outfmt=outfmt,
                     device=None if devices else (run.device or "auto"), devices=devices, threads=run.threads,
@@ -183,8 +183,8 @@ def _pieces(path: str, start: int, stop: int, folder: str, name: str, lengths: l
             header, seq = None, []
             for line in [*source, ">"]:
                 if line.startswith(">"):
-                    if header is not None:
-                        whole = "".join(seq)
+                    whole = "".join(seq)
+                    if header is not None and start <= len(whole):  # (blastn skips a record the range misses)
                         fh.write(f"{header}\n{whole[start - 1:stop]}\n")
                         if lengths is not None:
                             lengths.append(len(whole))
