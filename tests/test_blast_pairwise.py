@@ -81,13 +81,15 @@ def test_default_outfmt_is_pairwise(blastdb):
 
 def test_subject_reports_equal_blastn(tmp_path):
     """-subject (its database line, ``>`` and a space before each title, ``Posted date:  Unknown``), in HTML; and
-    -subject_loc with -query_loc on the minus strand (whole coordinates and lengths, the pieces' statistics)."""
+    -subject_loc with -query_loc, a minus-strand HSP (whole coordinates and lengths, the pieces' statistics; a
+    coordinate of more digits than the piece's last base)."""
     (tmp_path / "db.fa").write_bytes((DATA / "db.fa").read_bytes())
     (tmp_path / "queries.fa").write_bytes((DATA / "queries.fa").read_bytes())
+    (tmp_path / "chimera.fa").write_bytes((GOLDEN / "chimera.fa").read_bytes())
     got = _report(["-query", "queries.fa", "-subject", "db.fa", "-evalue", "1e-5", "-html"], cwd=tmp_path)
     _same(got, (GOLDEN / "subject.html").read_text())
-    got = _report(["-query", "queries.fa", "-subject", "db.fa", "-subject_loc", "151-420", "-query_loc", "31-480",
-                   "-strand", "minus", "-task", "blastn", "-evalue", "1e-5"], cwd=tmp_path)
+    got = _report(["-query", "chimera.fa", "-subject", "db.fa", "-subject_loc", "701-1100", "-query_loc", "31-480",
+                   "-task", "blastn", "-evalue", "1e-5"], cwd=tmp_path)
     _same(got, (GOLDEN / "subject_loc.txt").read_text())
 
 

@@ -34,9 +34,9 @@ blastn -query queries.fa -db v4 $E > "$here"/v4.txt
 blastn -query queries.fa -db ps $E > "$here"/ps.txt
 blastn -query queries.fa -db ps $E -html > "$here"/ps.html
 blastn -query queries.fa -subject db.fa $E -html > "$here"/subject.html
-blastn -query queries.fa -subject db.fa -subject_loc 151-420 -query_loc 31-480 -strand minus -task blastn $E \
-  > "$here"/subject_loc.txt
 blastn -query "$here"/lambda_queries.fa -db lambda > "$here"/lambda_megablast.txt
 blastn -query "$here"/lambda_queries.fa -db lambda -task blastn $E -html > "$here"/lambda_blastn.html
 blastn -query "$here"/chimera.fa -db both $E -num_descriptions 3 -num_alignments 1 -line_length 50 > "$here"/both_limits.txt 2> /dev/null
 blastn -query "$here"/chimera.fa -db both -max_target_seqs 2 > "$here"/both_max2.txt 2> /dev/null
+cp "$here"/chimera.fa .  # (-subject and its title name the files as given)
+blastn -query chimera.fa -subject db.fa -subject_loc 701-1100 -query_loc 31-480 -task blastn $E > "$here"/subject_loc.txt
