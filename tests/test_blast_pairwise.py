@@ -198,3 +198,15 @@ def test_subject_loc_tabular_equals_blastn():
             "-evalue", "1e-5", "-outfmt", "6 std slen qlen"]
     want = subprocess.run(["blastn", *args], check=True, capture_output=True, text=True).stdout
     assert _report(args) == want
+
+
+@needs_blast
+@pytest.mark.parametrize("outfmt,extra", [
+    ("5", ["-subject", DATA / "db.fa"]), ("5", ["-subject", DATA / "db.fa", "-subject_loc", "151-420"]),
+    ("5", ["-db", "v4", "-query_loc", "51-420"]), ("15", ["-db", "v4", "-query_loc", "51-420"])])
+def test_structured_reports_of_pieces_equal_blastn(blastdb, outfmt, extra):
+    """-outfmt 5 and 15 with -query_loc (whole-query coordinates, JSON's masks too), -subject (blastn's names for
+    the subjects, database size 0) and -subject_loc (whole-subject coordinates and lengths)."""
+    args = ["-query", str(DATA / "queries.fa"), "-evalue", "1e-5", "-outfmt", outfmt, *map(str, extra)]
+    want = subprocess.run(["blastn", *args], cwd=blastdb, check=True, capture_output=True, text=True).stdout
+    assert _report(args, cwd=blastdb) == want

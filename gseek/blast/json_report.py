@@ -86,8 +86,11 @@ def _masked_text(row: np.ndarray, start: int, intervals: list[tuple[int, int]]) 
 
 def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str], params: KarlinParams,
                  db_length: int, db_sequences: int, database: str, options: dict,
-                 subjects: list | None = None) -> str:
-    """One ``report`` a query of ``hits`` (its batch ``batch``), each after a :data:`REPORT_MARK`."""
+                 subjects: list | None = None, frame=None, query_offset: int = 0) -> str:
+    """One ``report`` a query of ``hits`` (its batch ``batch``), each after a :data:`REPORT_MARK`; ``frame`` and
+    ``query_offset``: ``-subject_loc``'s and ``-query_loc``'s coordinates, as :func:`~gseek.blast.xml_report.xml_iterations`."""
+    s_off = 0 if frame is None else frame.subject_offset
+    s_len = hits.subject_lengths if frame is None or frame.subject_lengths is None else frame.subject_lengths
     from .report import _text
 
     a = hits.arrays
@@ -112,7 +115,8 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                    f'          "query_len": {qlen},\n')
         if masked[q]:
             out.append('          "query_masking": [\n' + ",\n".join(
-                f'            {{\n              "from": {lo},\n              "to": {hi - 1}\n            }}'
+                f'            {{\n              "from": {lo + query_offset},\n              "to": {hi - 1 + query_offset}\n'
+                f'            }}'
                 for lo, hi in masked[q]) + "\n          ],\n")
         out.append('          "hits": [\n')
         lo, hi = int(bounds[q]), int(bounds[q + 1])
@@ -121,14 +125,15 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
             hsps = []
             for k, i in enumerate(rows, 1):
                 minus, qr, sr, mid, s0, s1, ev = hsp_view(hits, i)
+                s0, s1 = s0 + s_off, s1 + s_off
                 hsps.append(
                     f'                {{\n                  "num": {k},\n'
                     f'                  "bit_score": {_g(float(a["bitscore"][i]))},\n'
                     f'                  "score": {int(a["score"][i])},\n'
                     f'                  "evalue": {"0" if ev < 1e-180 else _g(ev)},\n'
                     f'                  "identity": {int(a["nident"][i])},\n'
-                    f'                  "query_from": {int(a["q_start"][i]) + 1},\n'
-                    f'                  "query_to": {int(a["q_end"][i])},\n'
+                    f'                  "query_from": {int(a["q_start"][i]) + 1 + query_offset},\n'
+                    f'                  "query_to": {int(a["q_end"][i]) + query_offset},\n'
                     f'                  "query_strand": "Plus",\n'
                     f'                  "hit_from": {s1 if minus else s0},\n'
                     f'                  "hit_to": {s0 if minus else s1},\n'
@@ -142,7 +147,7 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                 f'            {{\n              "num": {n_hit},\n              "description": [\n                {{\n'
                 f'                  "id": {_s(hid)},\n                  "accession": {_s(hacc)},\n'
                 f'                  "title": {_s(hdef)}\n                }}\n              ],\n'
-                f'              "len": {int(hits.subject_lengths[s])},\n              "hsps": [\n'
+                f'              "len": {int(s_len[s])},\n              "hsps": [\n'
                 + ",\n".join(hsps) + "\n              ]\n            }")
         out.append((",\n".join(hit_texts) + "\n" if hit_texts else "") + "          ],\n")
         out.append('          "stat": {\n'

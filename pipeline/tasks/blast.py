@@ -410,11 +410,11 @@ class BlastTask:
                 one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
                 if self.outfmt.split()[0] == "5":
                     text = xml_iterations(hits, titles, one.options.karlin, one.ref.db_bases, one.ref.db_sequences,
-                                          self.subjects).encode("utf-8", "surrogateescape")
+                                          self.subjects, self.frame, self.query_offset).encode("utf-8", "surrogateescape")
                 else:
                     text = json_reports(hits, batch, titles, one.options.karlin, one.ref.db_bases,
                                         one.ref.db_sequences, self.database, dataclasses.asdict(one.options),
-                                        self.subjects).encode("utf-8", "surrogateescape")
+                                        self.subjects, self.frame, self.query_offset).encode("utf-8", "surrogateescape")
                 first = (titles[0], int(len(batch.sequence(0)))) if len(batch) else ("", 0)
                 mapped = int(len(set(hits.arrays["query"].tolist())))
                 chunks.append(Chunk((text, len(batch), first), dict(records=len(batch), hits=len(hits), mapped=mapped)))
@@ -434,7 +434,8 @@ class BlastTask:
         xml = None
         if parse_outfmt(self.outfmt)[0] == "5":
             options = dataclasses.asdict(self.searchers[0].options)
-            xml = functools.partial(xml_header, options["task"], self.database, options=options)
+            shown = "" if self.frame.source == "subject" else self.database  # (blastn: none for -subject)
+            xml = functools.partial(xml_header, options["task"], shown, options=options)
         around = ("", "")
         if parse_outfmt(self.outfmt)[0] == "0":
             around = self.report_around()
