@@ -88,7 +88,8 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                  db_length: int, db_sequences: int, database: str, options: dict,
                  subjects: list | None = None, frame=None, query_offset: int = 0) -> str:
     """One ``report`` a query of ``hits`` (its batch ``batch``), each after a :data:`REPORT_MARK`; ``frame`` and
-    ``query_offset``: ``-subject_loc``'s and ``-query_loc``'s coordinates, as :func:`~gseek.blast.xml_report.xml_iterations`."""
+    ``query_offset``: ``-subject_loc``'s and ``-query_loc``'s coordinates, as
+    :func:`~gseek.blast.xml_report.xml_iterations`."""
     s_off = 0 if frame is None else frame.subject_offset
     s_len = hits.subject_lengths if frame is None or frame.subject_lengths is None else frame.subject_lengths
     from .report import _text
@@ -115,8 +116,8 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                    f'          "query_len": {qlen},\n')
         if masked[q]:
             out.append('          "query_masking": [\n' + ",\n".join(
-                f'            {{\n              "from": {lo + query_offset},\n              "to": {hi - 1 + query_offset}\n'
-                f'            }}'
+                f'            {{\n              "from": {lo + query_offset},\n'
+                f'              "to": {hi - 1 + query_offset}\n            }}'
                 for lo, hi in masked[q]) + "\n          ],\n")
         out.append('          "hits": [\n')
         lo, hi = int(bounds[q]), int(bounds[q + 1])

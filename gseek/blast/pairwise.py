@@ -32,8 +32,8 @@ from .stats import KarlinParams, length_adjustment, ungapped_params
 if TYPE_CHECKING:  # pragma: no cover
     from .hits import BlastHits
 
-__all__ = ["PairwiseLayout", "ReportFrame", "pairwise_prolog", "pairwise_queries", "pairwise_epilog", "score_texts", "wrap_flat",
-           "wrap_title"]
+__all__ = ["PairwiseLayout", "ReportFrame", "pairwise_prolog", "pairwise_queries", "pairwise_epilog", "score_texts",
+           "wrap_flat", "wrap_title"]
 
 #: The width of the report's text: titles, the descriptions' column (BLAST+'s ``kFormatLineLength``).
 LINE = 68
@@ -43,9 +43,10 @@ _PROLOG = {
     ("blastn", False): 'Reference: Stephen F. Altschul, Thomas L. Madden, Alejandro A.\nSchaffer, Jinghui Zhang, Zheng '
                        'Zhang, Webb Miller, and David J.\nLipman (1997), "Gapped BLAST and PSI-BLAST: a new generation '
                        'of\nprotein database search programs", Nucleic Acids Res. 25:3389-3402.\n',
-    ("megablast", True): '<b><a\nhref="https://www.ncbi.nlm.nih.gov/entrez/query.fcgi?db=PubMed&cmd=R\netrieve&list_uids'
-                         '=10890397&dopt=Citation">Reference</a>:</b>\nZheng Zhang, Scott Schwartz, Lukas Wagner, and '
-                         'Webb Miller (2000),\n"A greedy algorithm for aligning DNA sequences", J Comput Biol 2000;\n'
+    ("megablast", True): '<b><a\nhref="https://www.ncbi.nlm.nih.gov/entrez/query.fcgi?db=PubMed&cmd=R\netrieve&'
+                         'list_uids=10890397&dopt=Citation">Reference</a>:</b>\nZheng Zhang, Scott Schwartz, Lukas '
+                         'Wagner, and Webb Miller (2000),\n"A greedy algorithm for aligning DNA sequences", J Comput '
+                         'Biol 2000;\n'
                          '7(1-2):203-14.\n',
     ("blastn", True): '<b><a\nhref="https://www.ncbi.nlm.nih.gov/entrez/query.fcgi?db=PubMed&cmd=R\netrieve&list_uids='
                       '9254694&dopt=Citation">Reference</a>:</b>\nStephen F. Altschul, Thomas L. Madden, Alejandro A. '
@@ -217,7 +218,7 @@ def _subject_view(hits: BlastHits, s: int, subjects: list | None, frame: ReportF
     sid = subjects[s] if subjects is not None else None
     if frame.source == "subject":  # -subject: the whole defline, no id
         title = frame.subject_titles[s] if frame.subject_titles is not None else hits.subject_names[s]
-        return dict(id=None, title=title, anchor=f"Subject_{s + 1}", link=None)
+        return dict(id=None, title=title, anchor=f"Subject_{s + 1}", link=None, bl2seq=True)
     if sid is not None and sid.parsed:
         title = "" if sid.title == "N/A" else sid.title
         gi = sid.seqid.split("|")[1] if sid.seqid.startswith("gi|") else None
@@ -263,7 +264,7 @@ def _defline(view: dict, length: int, rank: int, html: bool) -> str:
             out.append(view["id"])
     if html:
         out.append(f"<a name={view['anchor']}></a>")
-    if len("".join(out)) > 1 or view["anchor"].startswith("Subject_"):  # (blastn: always for -subject)
+    if len("".join(out)) > 1 or view.get("bl2seq"):  # (blastn: always for -subject)
         out.append(" ")
     if view["title"]:
         out.append(wrap_title(_h(view["title"], html)))

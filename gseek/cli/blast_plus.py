@@ -73,11 +73,10 @@ def _search(run, stderr: TextIO) -> int:
 
 def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> int:
     from gseek.blast.database import resolve_database
+    from gseek.blast.pairwise import PairwiseLayout, ReportFrame
     from gseek.index.blastdb_defline import defline_ids
 
     from ..pipeline import blast_files
-
-    from gseek.blast.pairwise import PairwiseLayout, ReportFrame
 
     subjects, frame = None, {}
     try:
@@ -93,7 +92,8 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
                 frame.update(subject_offset=start - 1, subject_lengths=tuple(lengths))
             else:
                 batch = read_fastx(run.subject)
-            frame["subject_titles"] = tuple(f"{batch.name(i)} {batch.description(i)}".strip() for i in range(len(batch)))
+            frame["subject_titles"] = tuple(f"{batch.name(i)} {batch.description(i)}".strip()
+                                            for i in range(len(batch)))
             database = Index.build(batch, parts="text", device="cpu")
             # blastn prints a subject's first word as its ids and no title ("N/A")
             subjects = [dataclasses.replace(defline_ids(batch.name(i), "", False), title="N/A", all_titles=("N/A",),

@@ -410,11 +410,13 @@ class BlastTask:
                 one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
                 if self.outfmt.split()[0] == "5":
                     text = xml_iterations(hits, titles, one.options.karlin, one.ref.db_bases, one.ref.db_sequences,
-                                          self.subjects, self.frame, self.query_offset).encode("utf-8", "surrogateescape")
+                                          self.subjects, self.frame, self.query_offset)
+                    text = text.encode("utf-8", "surrogateescape")
                 else:
                     text = json_reports(hits, batch, titles, one.options.karlin, one.ref.db_bases,
                                         one.ref.db_sequences, self.database, dataclasses.asdict(one.options),
-                                        self.subjects, self.frame, self.query_offset).encode("utf-8", "surrogateescape")
+                                        self.subjects, self.frame, self.query_offset)
+                    text = text.encode("utf-8", "surrogateescape")
                 first = (titles[0], int(len(batch.sequence(0)))) if len(batch) else ("", 0)
                 mapped = int(len(set(hits.arrays["query"].tolist())))
                 chunks.append(Chunk((text, len(batch), first), dict(records=len(batch), hits=len(hits), mapped=mapped)))
