@@ -93,6 +93,17 @@ def test_subject_reports_equal_blastn(tmp_path):
     _same(got, (GOLDEN / "subject_loc.txt").read_text())
 
 
+@pytest.mark.parametrize("golden,extra", [("titles.txt", []), ("titles.html", ["-html"]),
+                                          ("titles_subject.html", ["-html", "-subject", "titles.fa"])])
+def test_titles_equal_blastn(blastdb, golden, extra):
+    """Query and subject titles with punctuation, quotes, ``&`` and ``<>``, runs of blanks and words longer than a
+    line: wrapped as blastn wraps them (HTML: entities one column, a break at any punctuation), encoded in HTML."""
+    (blastdb / "titles.fa").write_bytes((GOLDEN / "titles.fa").read_bytes())
+    db = [] if "-subject" in extra else ["-db", "v4"]
+    got = _report(["-query", "titles.fa", "-evalue", "1e-5", *db, *extra], cwd=blastdb)
+    _same(got, (GOLDEN / golden).read_text())
+
+
 @pytest.mark.parametrize("golden,extra", [("lambda_megablast.txt", []),
                                           ("lambda_blastn.html", ["-task", "blastn", "-evalue", "1e-5", "-html"])])
 def test_lambda_report_equals_blastn(lambda_db, golden, extra):

@@ -61,6 +61,7 @@ _MASK = '<font color="#000000">{}</font>'
 #: Seq-id types blastn links to Entrez's nucleotide records in its HTML.
 _LINKED = {"ref", "gb", "emb", "dbj", "tpg", "tpe", "tpd", "gpp", "nat"}
 _LETTERS = "ACGTN-"
+_PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
 
 @dataclass(frozen=True)
@@ -126,34 +127,44 @@ def score_texts(evalue: float, bits: float) -> tuple[str, str]:
     return e, b
 
 
-def wrap_flat(text: str, width: int = LINE) -> list[str]:
+def wrap_flat(text: str, width: int = LINE, html: bool = False) -> list[str]:
     """``text`` in lines of at most ``width``, broken at the last space, else after a comma or a hyphen, else
-    within a word, as BLAST+ wraps its titles (the toolkit's ``NStr::Wrap``, flat-file mode)."""
+    within a word, as BLAST+ wraps its titles (the toolkit's ``NStr::Wrap``, flat-file mode; ``html``: its
+    HTML mode, an entity one column, a break also at other punctuation, one blank dropped at a break)."""
     out: list[str] = []
     pos, n = 0, len(text)
     while pos < n:
-        if n - pos <= width:
-            out.append(text[pos:])
-            break
-        best, best_score = None, 0  # scores: 0 forced, 1 punctuation, 2 comma, 3 space
-        column = 0
-        p = pos
+        best, best_score = n, 0  # scores: 0 forced, 1 punctuation, 2 comma, 3 space
+        column, p = 0, pos
         while p < n and column <= width:
             c, score, at = text[p], 0, p
             if c.isspace():
+                if html and p > 0 and text[p - 1].isspace():  # the first blank of a run
+                    p, column = p + 1, column + 1
+                    continue
                 score = 3
+            elif html and c == "&":  # an entity: one column
+                q = p + 1
+                while q < n and (text[q].isalnum() or text[q] == "#"):
+                    q += 1
+                p = q if q < n and text[q] == ";" else p
             elif c == "," and column < width and p < n - 1:
                 score, at = 2, p + 1
-            elif c == "-" and p < n - 1 and column < width:
-                score, at = 1, p + 1
+            elif c == "-" or (html and c in _PUNCT):
+                if html and c in "([{<`":
+                    score = 1
+                elif p < n - 1 and column < width:
+                    score, at = 1, p + 1
             if score >= best_score and at > pos:  # (a word longer than the line: cut at its end)
                 best, best_score = at, score
-            p += 1
-            column += 1
+            p, column = p + 1, column + 1
+        if p >= n and column <= width:  # the rest fits
+            best = n
         out.append(text[pos:best])
         pos = best
-        if best_score == 3:
-            while pos < n and text[pos] == " ":
+        if best_score == 3 and best < n:
+            pos += 1
+            while not html and pos < n and text[pos] == " ":
                 pos += 1
     return out
 
@@ -182,14 +193,14 @@ def pairwise_prolog(task: str, title: str, sequences: int, letters: int, html: b
     """The report's opening: program, reference, the database's title and size."""
     head = (_HTML_HEAD + "<b>BLASTN 2.12.0+</b>\n") if html else "BLASTN 2.12.0+\n"
     return (head + "\n\n" + _PROLOG[("megablast" if task == "megablast" else "blastn", html)] + "\n\n\n"
-            + "Database: " + "".join(line + "\n" for line in wrap_flat(_h(title, html)))
+            + "Database: " + "".join(line + "\n" for line in wrap_flat(title))
             + f"           {_commas(sequences)} sequences; {_commas(letters)} total letters\n\n")
 
 
 def pairwise_epilog(title: str, date: str, sequences: int, letters: int, options: dict, html: bool = False) -> str:
     """The report's closing: the database's title, date and size, the scoring (``options``: ``BlastOptions``'
     fields)."""
-    out = ["\n\n  Database: ", "".join(line + "\n" for line in wrap_flat(_h(title, html))),
+    out = ["\n\n  Database: ", "".join(line + "\n" for line in wrap_flat(title)),
            f"    Posted date:  {date}\n  Number of letters in database: {_commas(letters)}\n"
            f"  Number of sequences in database:  {_commas(sequences)}\n\n",
            f"\n\nMatrix: blastn matrix {options['reward']} {options['penalty']}\n"]
@@ -204,7 +215,8 @@ def pairwise_epilog(title: str, date: str, sequences: int, letters: int, options
 
 
 def _h(text: str, html: bool) -> str:
-    return _html.escape(text, quote=False) if html else text
+    """Text as blastn's HTML encodes it (``"&<>``)."""
+    return _html.escape(text, quote=False).replace('"', "&quot;") if html else text
 
 
 def _karlin(params: KarlinParams, gapped: bool) -> str:
@@ -369,7 +381,8 @@ def pairwise_queries(hits: BlastHits, query_titles: list[str], params: KarlinPar
         qlen = int(hits.query_lengths[q])
         whole = qlen if frame.query_lengths is None else int(frame.query_lengths[first_record + q])
         out.append("\n\n" + ("<b>Query=</b> " if html else "Query= ")
-                   + "".join(line + "\n" for line in wrap_flat(_h(query_titles[q], html))) + f"\nLength={whole}\n")
+                   + "".join(line + "\n" for line in wrap_flat(_h(query_titles[q], html), html=html))
+                   + f"\nLength={whole}\n")
         lo, hi = int(bounds[q]), int(bounds[q + 1])
         if hi == lo:
             out.append("\n\n***** No hits found *****\n\n\n")

@@ -92,7 +92,8 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
                 frame.update(subject_offset=start - 1, subject_lengths=tuple(lengths))
             else:
                 batch = read_fastx(run.subject)
-            frame["subject_titles"] = tuple(f"{batch.name(i)} {batch.description(i)}".strip()
+            # each subject's defline, its blanks collapsed (blastn's title of a -subject)
+            frame["subject_titles"] = tuple(" ".join(f"{batch.name(i)} {batch.description(i)}".split())
                                             for i in range(len(batch)))
             database = Index.build(batch, parts="text", device="cpu")
             # blastn prints a subject's first word as its ids and no title ("N/A")

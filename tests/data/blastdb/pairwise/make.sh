@@ -38,5 +38,15 @@ blastn -query "$here"/lambda_queries.fa -db lambda > "$here"/lambda_megablast.tx
 blastn -query "$here"/lambda_queries.fa -db lambda -task blastn $E -html > "$here"/lambda_blastn.html
 blastn -query "$here"/chimera.fa -db both $E -num_descriptions 3 -num_alignments 1 -line_length 50 > "$here"/both_limits.txt 2> /dev/null
 blastn -query "$here"/chimera.fa -db both -max_target_seqs 2 > "$here"/both_max2.txt 2> /dev/null
-cp "$here"/chimera.fa .  # (-subject and its title name the files as given)
+# titles with punctuation, entities, runs of blanks, words longer than a line (the wrapping, HTML's encoding)
+awk '/^>/{n++; if (n == 1) print ">q1 A \"quoted\" title & more <tags> with punctuation: a/b/c; x(y)z, " \
+  "long-hyphenated-words and_underscores_here.dots.many.more text text text"; if (n == 2) print ">q4 " \
+  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx  yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy   zzzzzzzzzzzzzzzzzzzz (paren" \
+  "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp|ab|ab,cd,ef-gh"; if (n == 3) {
+  printf ">q5 "; for (i = 0; i < 30; i++) printf "|ab.cd"; print ""}; next} n <= 3' \
+  queries.fa > "$here"/titles.fa
+blastn -query "$here"/titles.fa -db v4 $E -html > "$here"/titles.html
+blastn -query "$here"/titles.fa -db v4 $E > "$here"/titles.txt
+cp "$here"/chimera.fa "$here"/titles.fa .  # (-subject and its title name the files as given)
+blastn -query titles.fa -subject titles.fa $E -html > "$here"/titles_subject.html
 blastn -query chimera.fa -subject db.fa -subject_loc 701-1100 -query_loc 31-480 -task blastn $E > "$here"/subject_loc.txt
