@@ -222,26 +222,13 @@ def _aligned(hits: BlastHits, h: int) -> tuple[np.ndarray, np.ndarray]:
     else:
         qseq = _COMPLEMENT[qcodes[::-1][L - a["q_end"][h]:L - a["q_start"][h]]]
     sseq = hits.subject_codes(int(a["s_start"][h]), int(a["s_end"][h]), int(a["subject"][h]))
-    runs = a["cigar"][a["cigar_offsets"][h]:a["cigar_offsets"][h + 1]]
-    qrow, srow = [], []
-    i = j = 0
-    for r in runs.tolist():
-        n, op = r >> 4, r & 15
-        if op in (0, 7, 8):
-            qrow.append(qseq[i:i + n])
-            srow.append(sseq[j:j + n])
-            i += n
-            j += n
-        elif op == 1:
-            qrow.append(qseq[i:i + n])
-            srow.append(np.full(n, 5, np.uint8))
-            i += n
-        elif op == 2:
-            qrow.append(np.full(n, 5, np.uint8))
-            srow.append(sseq[j:j + n])
-            j += n
-    qr = np.concatenate(qrow) if qrow else np.zeros(0, np.uint8)
-    sr = np.concatenate(srow) if srow else np.zeros(0, np.uint8)
+    runs = a["cigar"][a["cigar_offsets"][h]:a["cigar_offsets"][h + 1]].astype(np.int64)
+    n, op = runs >> 4, runs & 15
+    on_q = np.repeat((op == 0) | (op == 7) | (op == 8) | (op == 1), n)  # a column holding a query base
+    on_s = np.repeat((op == 0) | (op == 7) | (op == 8) | (op == 2), n)
+    qi, si = np.cumsum(on_q) - 1, np.cumsum(on_s) - 1
+    qr = np.where(on_q, qseq[np.clip(qi, 0, max(qseq.size - 1, 0))] if qseq.size else 5, 5).astype(np.uint8)
+    sr = np.where(on_s, sseq[np.clip(si, 0, max(sseq.size - 1, 0))] if sseq.size else 5, 5).astype(np.uint8)
     if strand < 0:  # show the query's plus strand: reverse-complement both rows
         comp = np.array([3, 2, 1, 0, 4, 5], np.uint8)
         qr, sr = comp[qr[::-1]], comp[sr[::-1]]

@@ -95,7 +95,8 @@ def hsp_view(hits: BlastHits, i: int) -> tuple:
 
     a = hits.arrays
     qr, sr = _aligned(hits, i)
-    mid = "".join("|" if x == y and x < 4 else " " for x, y in zip(qr.tolist(), sr.tolist()))
+    mid = np.where((qr == sr) & (qr < 4), 124, 32).astype(np.uint8).tobytes().decode()  # '|' or ' '
+
     return (int(a["strand"][i]) < 0, qr, sr, mid, int(a["s_start"][i]) + 1, int(a["s_end"][i]),
             float(a["evalue"][i]))
 
