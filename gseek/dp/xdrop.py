@@ -29,8 +29,9 @@ WARP_FILL = True
 #: On the CPU, the extension with trace-back is one sweep a side and the walk, a seed at a time on
 #: host threads (:func:`_traceback_on_host`), instead of the score, fill and walk launches a GPU
 #: runs (the second sweep sizes the GPU's memory before the launch); the same results either way.
-#: The blastn task of 600 x 500 bp queries against 240 kb (benchmarks/RESULTS.md, 2026-11-28):
-#: the trace-back's cells swept once, not 1.6 times.
+#: The blastn task of 600 x 500 bp queries against 240 kb (benchmarks/RESULTS.md, 2026-11-28): the
+#: trace-back's 117 M cells swept once, where the launches swept them and then the 28 M up to the best
+#: rows again, storing bytes (the fill: 0.45 s of the 1.3 s trace-back on 2 cores).
 HOST_TRACEBACK = True
 #: The trace-back bytes a host thread holds at first (grown as one seed needs more).
 HOST_TB_BYTES = 1 << 16
