@@ -484,6 +484,17 @@ def _xdrop_cell(up_h, up_f, hleft, erun, diag, s, oe, e):
     return h, ecur, fcur, bits
 
 
+@njit(cache=True, inline="always")
+def _xdrop_live(h, i, j, lo, best, bi, bj, floor, xdrop):
+    """A live cell's bookkeeping in row ``i``: the row's first live column, the side's best cell
+    and its X-drop floor."""
+    if lo < 0:
+        lo = j
+    if h > best:
+        return lo, h, i, j, h - xdrop
+    return lo, best, bi, bj, floor
+
+
 @njit(cache=True)
 def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xdrop, H, F, stop_row,
                  tb, tb_base, row_start, row_tb, row_base, write, tb_cap=-1):
@@ -613,18 +624,12 @@ def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xd
                 hleft = NEG_INF
                 erun = NEG_INF
             else:
-                if lo < 0:
-                    lo = j
+                lo, best, bi, bj, floor = _xdrop_live(h, i, j, lo, best, bi, bj, floor, xdrop)
                 hi = j
                 H[j] = h
                 F[j] = fcur
                 hleft = h
                 erun = ecur
-                if h > best:
-                    best = h
-                    bi = i
-                    bj = j
-                    floor = best - xdrop
             j += 1
         while j <= n:  # past it: nothing above, the row ends at its first dropped cell
             e_open = hleft - oe
@@ -641,18 +646,12 @@ def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xd
                 H[j] = NEG_INF
                 F[j] = NEG_INF
                 break
-            if lo < 0:
-                lo = j
+            lo, best, bi, bj, floor = _xdrop_live(h, i, j, lo, best, bi, bj, floor, xdrop)
             hi = j
             H[j] = h
             F[j] = f_far
             hleft = h
             erun = ecur
-            if h > best:
-                best = h
-                bi = i
-                bj = j
-                floor = best - xdrop
             j += 1
         cells += row_cells
         if bi == i:
