@@ -495,6 +495,21 @@ def _xdrop_live(h, i, j, lo, best, bi, bj, floor, xdrop):
     return lo, best, bi, bj, floor
 
 
+@njit(cache=True, inline="always")
+def _xdrop_gap_cell(h_from, g_from, oe, e, more_bit, src):
+    """A cell reached by a gap only (row 0 along the target: E, ``more_bit`` 4; column 0 down the
+    query: F, 8), from the H and gap score before it: ``(h, gap, bits)``."""
+    g_open = h_from - oe
+    g_more = g_from - e
+    gap = max(g_open, g_more)
+    bits = more_bit if g_more > g_open else 0
+    h = NEG_INF
+    if gap > h:
+        h = gap
+        bits |= src
+    return h, gap, bits
+
+
 @njit(cache=True)
 def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xdrop, H, F, stop_row,
                  tb, tb_base, row_start, row_tb, row_base, write, tb_cap=-1):
@@ -536,14 +551,7 @@ def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xd
     floor = -xdrop
     j = 1
     while j <= n:
-        e_open = hleft - oe
-        e_more = erun - e
-        ecur = max(e_open, e_more)
-        bits = 4 if e_more > e_open else 0
-        h = NEG_INF
-        if ecur > h:
-            h = ecur
-            bits |= SRC_E
+        h, ecur, bits = _xdrop_gap_cell(hleft, erun, oe, e, 4, SRC_E)
         if write:
             tb[tb_base + cells] = np.uint8(bits)
         cells += 1
@@ -584,14 +592,7 @@ def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xd
         j = plo
         if j == 0:  # column 0: a gap run down the query (no E, no diagonal)
             up_h = H[0]
-            f_open = up_h - oe
-            f_more = F[0] - e
-            fcur = max(f_open, f_more)
-            bits = 8 if f_more > f_open else 0
-            h = NEG_INF
-            if fcur > h:
-                h = fcur
-                bits |= SRC_F
+            h, fcur, bits = _xdrop_gap_cell(up_h, F[0], oe, e, 8, SRC_F)
             if write:
                 tb[tb_base + cells] = np.uint8(bits)
             row_cells = 1
