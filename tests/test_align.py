@@ -495,6 +495,26 @@ def test_xdrop_gapped_equals_reference(backend, scheme, xdrop):
     _xdrop_check(backend, Scoring(**opts), xdrop, seed=scheme * 31 + xdrop)
 
 
+@pytest.mark.parametrize("scheme, xdrop", [(0, 20), (2, 30), (0, 1000)])
+def test_xdrop_gapped_host_traceback_equals_the_launches(monkeypatch, scheme, xdrop):
+    """On the CPU the trace-back is one sweep a side on host threads (``HOST_TRACEBACK``); the
+    score, fill and walk launches a GPU runs (their Numba twins, held to the reference here) give
+    the same arrays, on one thread or two, from a first buffer of one byte (grown seed by seed)."""
+    import gseek.dp.xdrop as xdrop_module
+    from gseek.backend import CpuBackend
+
+    sc = Scoring(**SCHEMES[scheme])
+    monkeypatch.setattr(xdrop_module, "HOST_TRACEBACK", False)
+    launches = _xdrop_check(CpuBackend(threads=2), sc, xdrop, seed=scheme * 31 + xdrop, runs=False)
+    monkeypatch.setattr(xdrop_module, "HOST_TRACEBACK", True)
+    for threads, first_bytes in ((1, 1 << 16), (2, 1), (2, 64)):
+        monkeypatch.setattr(xdrop_module, "HOST_TB_BYTES", first_bytes)
+        host = _xdrop_check(CpuBackend(threads=threads), sc, xdrop, seed=scheme * 31 + xdrop, runs=False)
+        assert host.keys() == launches.keys(), (threads, first_bytes)
+        for k in launches:
+            assert host[k].dtype == launches[k].dtype and np.array_equal(host[k], launches[k]), (k, threads, first_bytes)
+
+
 def test_xdrop_gapped_edge_cases():
     sc = Scoring()
     cpu = PairAligner(device="cpu").backend

@@ -330,6 +330,7 @@ def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, 
         return extend(backend, codes, q_off, q_len, t_off, t_len, *args, **kwargs)
 
     monkeypatch.setattr(gapped_module, "_EXTEND_BYTES", budget)
+    monkeypatch.setattr(gapped_module, "_EXTEND_BYTES_HOST", budget)
     monkeypatch.setattr(gapped_module, "_EXTEND_SHARE", 0.0)  # a GPU's free memory would not split
     monkeypatch.setattr(gapped_module, "_launches", lambda o, n, b: [launches.append(i.size) or i for i in cut(o, n, b)])
     monkeypatch.setattr(gapped_module, "xdrop_gapped", xdrop_gapped)
@@ -350,9 +351,9 @@ def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, 
 
 def test_extension_launch_budget_is_a_share_of_a_gpus_free_memory():
     """A launch may hold _EXTEND_SHARE of a GPU's free memory (fewer launches: fewer tails), never
-    less than _EXTEND_BYTES; the CPU's budget is _EXTEND_BYTES."""
+    less than _EXTEND_BYTES; the CPU's budget is _EXTEND_BYTES_HOST (its windows are the process's memory)."""
     from gseek.backend import CpuBackend
-    from gseek.blast.gapped import _EXTEND_BYTES, _EXTEND_SHARE, _extend_budget
+    from gseek.blast.gapped import _EXTEND_BYTES, _EXTEND_BYTES_HOST, _EXTEND_SHARE, _extend_budget
 
     class Gpu:
         def __init__(self, free):
@@ -361,7 +362,7 @@ def test_extension_launch_budget_is_a_share_of_a_gpus_free_memory():
         def free_memory(self):
             return self.free
 
-    assert _extend_budget(CpuBackend()) == _EXTEND_BYTES
+    assert _extend_budget(CpuBackend()) == _EXTEND_BYTES_HOST < _EXTEND_BYTES
     assert _extend_budget(Gpu(80 << 30)) == int(_EXTEND_SHARE * (80 << 30)) > _EXTEND_BYTES
     assert _extend_budget(Gpu(1 << 20)) == _EXTEND_BYTES
     # searchers launching on one device at once share half its free memory (0.25 each up to two)

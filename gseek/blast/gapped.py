@@ -79,6 +79,10 @@ _CHAIN_WHOLE = 0.1
 #: (benchmarks/RESULTS.md, 2026-11-24).
 _EXTEND_CHUNK = 1 << 18
 _EXTEND_BYTES = 2 << 30
+#: On the CPU (no launch tail, every byte the process's): the trace-back windows of the blastn task's
+#: 600 x 500 bp queries against 240 kb (24.5 M bases with the 2 x 2,048 margins, twice: the windows and
+#: the codes they join) held 50 of its 63 MB in one launch; in launches of this many bytes, ~8.
+_EXTEND_BYTES_HOST = 32 << 20
 _EXTEND_SHARE = 0.25
 #: The share of a GPU's free memory the launches of all its searchers may hold together.
 _EXTEND_DEVICE_SHARE = 0.5
@@ -495,12 +499,15 @@ def _device_pass(backend: Backend, n: int) -> bool:
 
 
 def _extend_budget(backend: Backend, searchers: int = 1) -> int:
-    """The bytes one gapped-extension launch on ``backend`` may hold: :data:`_EXTEND_BYTES`, or
+    """The bytes one gapped-extension launch on ``backend`` may hold: on the host
+    :data:`_EXTEND_BYTES_HOST`; on a GPU :data:`_EXTEND_BYTES`, or
     :data:`_EXTEND_SHARE` of a GPU's free memory where that is more; of :data:`_EXTEND_DEVICE_SHARE`
     at most, with ``searchers`` launching on that device at once."""
     free = backend.free_memory()
+    if free is None:  # the host: a launch's windows are memory of the process, and no launch has a tail
+        return _EXTEND_BYTES_HOST
     share = min(_EXTEND_SHARE, _EXTEND_DEVICE_SHARE / max(1, int(searchers)))
-    return _EXTEND_BYTES if free is None else max(_EXTEND_BYTES, int(share * free))
+    return max(_EXTEND_BYTES, int(share * free))
 
 
 def _launches(order: np.ndarray, need: np.ndarray, budget: int) -> Iterator[np.ndarray]:

@@ -8,6 +8,7 @@ results. Rules in ``docs/alignment.md``.
 
 from __future__ import annotations
 
+import concurrent.futures
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,15 @@ __all__ = ["xdrop_ungapped", "xdrop_gapped"]
 #: the backend has warp kernels, instead of one thread a seed; the same results either way.
 WARP_SCORE = True
 WARP_FILL = True
+#: On the CPU, the extension with trace-back is one sweep a side and the walk, a seed at a time on
+#: host threads (:func:`_traceback_on_host`), instead of the score, fill and walk launches a GPU
+#: runs (the second sweep sizes the GPU's memory before the launch); the same results either way.
+#: The blastn task of 600 x 500 bp queries against 240 kb (benchmarks/RESULTS.md, 2026-11-28): the
+#: trace-back's 117 M cells swept once, where the launches swept them and then the 28 M up to the best
+#: rows again, storing bytes (the fill: 0.45 s of the 1.3 s trace-back on 2 cores).
+HOST_TRACEBACK = True
+#: The trace-back bytes a host thread holds at first (grown as one seed needs more).
+HOST_TB_BYTES = 1 << 16
 
 
 def _kernel(backend: Backend, name: str, warp: bool, n: int) -> tuple[str, int]:
@@ -121,6 +131,8 @@ def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndar
         out["cigar"], out["cigar_offsets"] = np.zeros(0, np.uint32), np.zeros(n + 1, np.int64)
     if n == 0:
         return out
+    if traceback and HOST_TRACEBACK and backend.name == "cpu":
+        return _traceback_on_host(backend, codes, q_off, q_len, t_off, t_len, q_pos, t_pos, scoring, xdrop, out)
     xp = backend.xp
     width = np.maximum(t_pos, t_len - t_pos - 1).astype(np.int64) + 1
     work_off = ragged.offsets(2 * width)
@@ -170,4 +182,40 @@ def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndar
     for row, name in enumerate(("matches", "mismatches", "gap_cols", "gap_opens"), 1):
         out[name] = stats_h[row].copy()
     out["cigar"], out["cigar_offsets"] = ragged.concat(parts)
+    return out
+
+
+#: Pieces of the seeds a host thread extends at a time (:func:`_traceback_on_host`), per thread.
+HOST_PIECES = 16
+
+
+def _traceback_on_host(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndarray, t_off: np.ndarray,
+                       t_len: np.ndarray, q_pos: np.ndarray, t_pos: np.ndarray, scoring: Scoring, xdrop: int,
+                       out: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """:func:`xdrop_gapped` with trace-back on the CPU: one sweep a side and the walk, a seed at a
+    time (``dp.xdrop_gapped_host``), in pieces on the backend's threads; the results of the count,
+    fill and walk launches, without the second sweep a GPU needs to size its memory, and with a
+    thread's buffers, not every seed's, held at once."""
+    n = int(q_len.size)
+    codes = np.ascontiguousarray(codes, np.uint8)
+    table = np.ascontiguousarray(scoring.table.ravel())
+    res = np.zeros((10, n), np.int32)
+    n_cigar = np.zeros(n, np.int64)
+    bounds = np.linspace(0, n, min(n, max(1, backend.threads) * HOST_PIECES) + 1).astype(np.int64)
+    consts = (table, np.int32(scoring.table.shape[0]), np.int32(scoring.gap_open), np.int32(scoring.gap_extend),
+              np.int32(xdrop), np.int32(scoring.no_match_code), np.int64(HOST_TB_BYTES), res, n_cigar)
+
+    def piece(i: int) -> np.ndarray:
+        return dp.xdrop_gapped_host(codes, q_off, q_len, t_off, t_len, q_pos, t_pos, bounds[i], bounds[i + 1], *consts)
+
+    if backend.threads > 1 and bounds.size > 2:
+        with concurrent.futures.ThreadPoolExecutor(backend.threads) as pool:
+            parts = list(pool.map(piece, range(bounds.size - 1)))
+    else:
+        parts = [piece(i) for i in range(bounds.size - 1)]
+    names = ("score", "q_start", "q_end", "t_start", "t_end", "edges", "matches", "mismatches", "gap_cols", "gap_opens")
+    for row, name in enumerate(names):
+        out[name] = res[row]
+    out["cigar"] = np.concatenate(parts) if parts else np.zeros(0, np.uint32)
+    out["cigar_offsets"] = ragged.offsets(n_cigar)
     return out
