@@ -1,0 +1,206 @@
+"""Where one small ``gseek serve`` request's time goes (issue 39): the warm service's steps, in process.
+
+Builds a random database (``--bases``, one contig a ``--contig`` bases, seeded; ``gseek index --parts
+text``) or takes ``--index``, makes a :class:`~gseek.serve.engine.Engine` on ``--device``, warms it,
+then times ``--runs`` megablast requests of ``--queries`` x ``--length`` bp (cut from the text with 1 %
+substitutions) step by step, with ``time.perf_counter`` laps: the request checked (JSON to options),
+the queries parsed (host thread's work), the warm searcher found, the search's parts (the query
+side: strands and DUST, table words, the lookup table, the seeding flags; the upload of the queries
+and the table; the rest of the search: scan, seeds, gapped, report) and the output text. With
+``--http`` the same requests also go through a real service (``gseek serve`` in a child process) one
+after another: the difference to the in-process sum is the HTTP, JSON, thread hops and the batcher's
+window. ``--cprofile N`` prints the N costliest functions of one more request (cumulative).
+
+    python benchmarks/tools/profile_serve.py --device cpu --bases 5000000 --runs 20 --http
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _database(folder: Path, bases: int, contig: int, seed: int) -> tuple[Path, str]:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    fasta = folder / "db.fa"
+    text = []
+    with open(fasta, "wb") as fh:
+        for i in range(max(1, bases // contig)):
+            seq = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, contig, dtype=np.uint8)].tobytes()
+            fh.write(b">c%d\n%s\n" % (i, seq))
+            text.append(seq.decode())
+    subprocess.run([sys.executable, "-m", "gseek", "--quiet", "index", str(fasta), "-o", str(folder / "db"),
+                    "--parts", "text"], check=True)
+    return folder / "db.gseek", "".join(text[:4])
+
+
+def _queries(text: str, n: int, length: int, rng: random.Random) -> str:
+    out = []
+    for i in range(n):
+        a = rng.randrange(0, len(text) - length)
+        s = list(text[a:a + length])
+        for _ in range(max(1, length // 100)):
+            s[rng.randrange(length)] = "ACGT"[rng.randrange(4)]
+        out.append(f">q{i}\n{''.join(s)}\n")
+    return "".join(out)
+
+
+class Laps:
+    def __init__(self) -> None:
+        self.times: dict[str, list[float]] = {}
+        self.t = time.perf_counter()
+
+    def start(self) -> None:
+        self.t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.times.setdefault(name, []).append(now - self.t)
+        self.t = now
+
+
+def _one(engine, body: dict, laps: Laps, sync) -> bytes:
+    from gseek.blast.lookup import lookup_of_words, seeding, word_codes
+    from gseek.blast.hits import PreparedQueries
+    from gseek.blast.seeds import device_queries
+    from gseek.serve.engine import parse_request
+
+    laps.start()
+    req = parse_request(body, engine.databases)
+    laps.lap("request checked (JSON to options)")
+    batches = engine.read_queries(req)
+    laps.lap("queries parsed")
+    searcher = engine.searcher(req.database, req.options)
+    laps.lap("warm searcher found")
+    batch = batches[0]
+    seq_codes, seq_mask, seq_off, seq_query, seq_strand = searcher._sequences(batch)
+    laps.lap("query side: strands, DUST")
+    w = req.options.lut_word
+    words = word_codes(seq_codes, seq_off, w, seq_mask)
+    laps.lap("query side: table words")
+    table = lookup_of_words(words, w)
+    laps.lap("query side: lookup table")
+    valid = seeding(words)
+    laps.lap("query side: seeding flags")
+    with searcher.backend.active():
+        device_queries(searcher.backend, seq_codes, seq_off, valid, table)
+        sync()
+    laps.lap("upload of queries and table (alone, then again in the search)")
+    prep = PreparedQueries(req.options, batch, seq_codes, seq_off, seq_query, seq_strand, table, valid)
+    hits = engine.search_group(searcher, [prep])[0]
+    sync()
+    laps.lap("search of the prepared queries (upload, scan, seeds, gapped, report)")
+    data = engine.blast_text(req, [hits], batches)
+    laps.lap("output text")
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--index", type=Path)
+    ap.add_argument("--reference-text", type=Path, help="FASTA the queries are cut from (with --index)")
+    ap.add_argument("--bases", type=int, default=5_000_000)
+    ap.add_argument("--contig", type=int, default=1_000_000)
+    ap.add_argument("--queries", type=int, default=1)
+    ap.add_argument("--length", type=int, default=500)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--http", action="store_true")
+    ap.add_argument("--cprofile", type=int, default=0)
+    args = ap.parse_args(argv)
+
+    from gseek.serve.engine import Engine
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.index is None:
+            index, text = _database(Path(tmp), args.bases, args.contig, 5)
+        else:
+            from gseek.seqio import read_fastx
+
+            index = args.index
+            ref = read_fastx(args.reference_text)
+            text = "".join(ref.sequence(i) for i in range(min(4, len(ref))))
+        t0 = time.perf_counter()
+        engine = Engine([f"db={index}"], device=args.device, threads=args.threads)
+        engine.warm()
+        print(f"engine made and warmed: {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+        backend = engine.backend
+        sync = (lambda: backend.xp.cuda.Device().synchronize()) if backend.name == "gpu" else (lambda: None)
+        rng = random.Random(11)
+        bodies = [{"database": "db", "task": "megablast", "format": "6",
+                   "queries": _queries(text, args.queries, args.length, rng)} for _ in range(args.runs + 2)]
+        laps = Laps()
+        for body in bodies[:2]:  # warm-up
+            _one(engine, body, Laps(), sync)
+        totals = []
+        for body in bodies[2:]:
+            t = time.perf_counter()
+            _one(engine, body, laps, sync)
+            totals.append(time.perf_counter() - t)
+        print(f"\n{args.device}, {args.queries} x {args.length} bp megablast, {args.runs} requests in process "
+              "(median / min / max ms):\n")
+        print("| step | median | min | max |\n|---|--:|--:|--:|")
+        for name, ts in laps.times.items():
+            print(f"| {name} | {1e3 * statistics.median(ts):.2f} | {1e3 * min(ts):.2f} | {1e3 * max(ts):.2f} |")
+        print(f"| **whole (with the extra upload)** | {1e3 * statistics.median(totals):.2f} | "
+              f"{1e3 * min(totals):.2f} | {1e3 * max(totals):.2f} |")
+        timings = engine.searcher(engine.databases["db"], _options()).timings
+        print("\nsearcher stage sums over all searches (s):", json.dumps({k: round(v, 3) for k, v in timings.items()}))
+        if args.cprofile:
+            prof = cProfile.Profile()
+            prof.enable()
+            for body in bodies[2:2 + min(5, args.runs)]:
+                _one(engine, body, Laps(), sync)
+            prof.disable()
+            pstats.Stats(prof).sort_stats("cumulative").print_stats(args.cprofile)
+        engine.close()
+        if args.http:
+            _http(index, args, bodies)
+    return 0
+
+
+def _options():
+    from gseek.blast.options import BlastOptions
+
+    return BlastOptions.for_task("megablast")
+
+
+def _http(index: Path, args, bodies: list[dict]) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from serve_helpers import Service
+
+    service = Service(index, device=args.device, threads=args.threads, name="db")
+    try:
+        times = []
+        for k, body in enumerate(bodies):
+            data = json.dumps(body).encode()
+            t = time.perf_counter()
+            call = urllib.request.Request(service.url + "/api/v1/search", data=data,
+                                          headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(call, timeout=120) as resp:
+                resp.read()
+            if k >= 2:
+                times.append(time.perf_counter() - t)
+        print(f"\nthrough HTTP (gseek serve, one request at a time): median {1e3 * statistics.median(times):.2f} ms, "
+              f"min {1e3 * min(times):.2f}, max {1e3 * max(times):.2f}")
+    finally:
+        service.stop()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
