@@ -5,8 +5,8 @@ text``) or takes ``--index``, makes a :class:`~gseek.serve.engine.Engine` on ``-
 then times ``--runs`` megablast requests of ``--queries`` x ``--length`` bp (cut from the text with 1 %
 substitutions) step by step, with ``time.perf_counter`` laps: the request checked (JSON to options),
 the queries parsed (host thread's work), the warm searcher found, the search's parts (the query
-side: strands and DUST, table words, the lookup table, the seeding flags; the upload of the queries
-and the table; the rest of the search: scan, seeds, gapped, report) and the output text. With
+side: strands and DUST, table words, the lookup table (sparse for a small batch), the seeding flags;
+the table laid into the resident arrays and the queries uploaded; the rest of the search: scan, seeds, gapped, report) and the output text. With
 ``--http`` the same requests also go through a real service (``gseek serve`` in a child process) one
 after another: the difference to the in-process sum is the HTTP, JSON, thread hops and the batcher's
 window. ``--cprofile N`` prints the N costliest functions of one more request (cumulative).
@@ -77,6 +77,7 @@ def _one(engine, body: dict, laps: Laps, sync) -> bytes:
     from gseek.blast.lookup import lookup_of_words, seeding, word_codes
     from gseek.blast.hits import PreparedQueries
     from gseek.blast.seeds import device_queries
+    from gseek.blast.small_table import SMALL_TABLE_WORDS, resident_table, sparse_lookup
     from gseek.serve.engine import parse_request
 
     laps.start()
@@ -92,14 +93,14 @@ def _one(engine, body: dict, laps: Laps, sync) -> bytes:
     w = req.options.lut_word
     words = word_codes(seq_codes, seq_off, w, seq_mask)
     laps.lap("query side: table words")
-    table = lookup_of_words(words, w)
+    table = sparse_lookup(words, w) if words.size <= SMALL_TABLE_WORDS else lookup_of_words(words, w)
     laps.lap("query side: lookup table")
     valid = seeding(words)
     laps.lap("query side: seeding flags")
-    with searcher.backend.active():
-        device_queries(searcher.backend, seq_codes, seq_off, valid, table)
+    with searcher.backend.active(), resident_table(searcher.backend, table) as laid:
+        device_queries(searcher.backend, seq_codes, seq_off, valid, laid)
         sync()
-    laps.lap("upload of queries and table (alone, then again in the search)")
+    laps.lap("table laid in, queries and table uploaded (alone, then again in the search)")
     prep = PreparedQueries(req.options, batch, seq_codes, seq_off, seq_query, seq_strand, table, valid)
     hits = engine.search_group(searcher, [prep])[0]
     sync()
