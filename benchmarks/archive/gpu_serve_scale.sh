@@ -20,7 +20,7 @@
 # --json as it goes, so a call cut short keeps what it measured.
 # Bounds for one short call (branch serve39b): READS=0 (no mapping: the small index --parts text, no FM-index),
 # LOCAL_RUNS (3), SMALL_CLIENTS (1,16), SMALL_TIMEOUT (400), BIG_RUNS (5), BIG_REQUESTS (10 a client),
-# BIG_TIMEOUT (300), PEER_REQUESTS (12). A whole tree carried instead of the changed files (branch serve39b:
+# BIG_TIMEOUT (300), PEER_REQUESTS (12); TESTS: test files run first with -m gpu ($OUT/tests.txt). A whole tree carried instead of the changed files (branch serve39b:
 # `git archive --format=tar.gz HEAD -o /work/main/.carry/serve39b.tar.gz`, carry .whl, that file and
 # benchmarks/peers/bundle): mkdir -p /tmp/t && tar -xf .carry/serve39b.tar.gz -C /tmp/t && bash
 # /tmp/t/benchmarks/archive/gpu_serve_scale.sh
@@ -50,6 +50,10 @@ else
 fi
 command -v blastn >/dev/null && command -v makeblastdb >/dev/null || { log "no blastn/makeblastdb"; exit 1; }
 log "gseek $($PY -c 'import gseek; print(gseek.__version__)'), $(blastn -version | head -1), $(nvidia-smi -L 2>/dev/null | head -1)"
+if [ -n "${TESTS:-}" ]; then  # test files (and options) run first with -m gpu, from this tree
+  (cd "$HERE" && timeout "${TESTS_TIMEOUT:-90}" $PY -m pytest -q -p no:randomly -p no:cacheprovider -m gpu $TESTS 2>&1 \
+    | tail -8 > "$OUT/tests.txt"); log "tests: $(tail -1 "$OUT/tests.txt")"
+fi
 W=$(mktemp -d /tmp/serve-scale-XXXX)
 GSEEK="$PY -m gseek --quiet --device $DEVICE -p $THREADS"
 
@@ -80,8 +84,10 @@ timeout "$SMALL_TIMEOUT" $PY "$HERE/benchmarks/tools/serve_bench.py" --device "$
 log "serve_bench small: exit $?"
 if [ -n "${PROFILE:-}" ]; then  # where one request's time goes, in process (benchmarks/tools/profile_serve.py)
   for n in ${PROFILE_SIZES:-1 100}; do
-    timeout 60 $PY "$HERE/benchmarks/tools/profile_serve.py" --device "$DEVICE" --threads "$THREADS" --index small.gseek \
-      --reference-text small.fa --queries $n --runs 20 > "$OUT/profile_$n.md" 2>> "$OUT/log.txt"
+    extra=(); [ "$n" = 1 ] && extra=(--tables --cprofile 30)
+    GSEEK_BLAST_TIMING=1 timeout 90 $PY "$HERE/benchmarks/tools/profile_serve.py" --device "$DEVICE" \
+      --threads "$THREADS" --index small.gseek --reference-text small.fa --queries $n --runs 20 "${extra[@]}" \
+      > "$OUT/profile_$n.md" 2>> "$OUT/log.txt"
     log "profile_serve $n x 500 bp: exit $?"
   done
 fi

@@ -9,7 +9,7 @@ side: strands and DUST, table words, the lookup table (sparse for a small batch)
 the table laid into the resident arrays and the queries uploaded; the rest of the search: scan, seeds, gapped, report) and the output text. With
 ``--http`` the same requests also go through a real service (``gseek serve`` in a child process) one
 after another: the difference to the in-process sum is the HTTP, JSON, thread hops and the batcher's
-window. ``--cprofile N`` prints the N costliest functions of one more request (cumulative).
+window. ``--tables``: the direct and the sparse table's costs by batch size. ``--cprofile N`` prints the N costliest functions of one more request (cumulative).
 
     python benchmarks/tools/profile_serve.py --device cpu --bases 5000000 --runs 20 --http
 """
@@ -74,6 +74,8 @@ class Laps:
 
 
 def _one(engine, body: dict, laps: Laps, sync) -> bytes:
+    import numpy as np
+
     from gseek.blast.lookup import lookup_of_words, seeding, word_codes
     from gseek.blast.hits import PreparedQueries
     from gseek.blast.seeds import device_queries
@@ -95,7 +97,7 @@ def _one(engine, body: dict, laps: Laps, sync) -> bytes:
     laps.lap("query side: table words")
     table = sparse_lookup(words, w) if words.size <= SMALL_TABLE_WORDS else lookup_of_words(words, w)
     laps.lap("query side: lookup table")
-    valid = seeding(words)
+    valid = (words >= 0).view(np.uint8) if words.size <= SMALL_TABLE_WORDS else seeding(words)
     laps.lap("query side: seeding flags")
     with searcher.backend.active(), resident_table(searcher.backend, table) as laid:
         device_queries(searcher.backend, seq_codes, seq_off, valid, laid)
@@ -123,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--http", action="store_true")
     ap.add_argument("--cprofile", type=int, default=0)
+    ap.add_argument("--tables", action="store_true", help="also the direct and the sparse table's costs by size")
     args = ap.parse_args(argv)
 
     from gseek.serve.engine import Engine
@@ -161,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| **whole (with the extra upload)** | {1e3 * statistics.median(totals):.2f} | "
               f"{1e3 * min(totals):.2f} | {1e3 * max(totals):.2f} |")
         timings = engine.searcher(engine.databases["db"], _options()).timings
-        print("\nsearcher stage sums over all searches (s):", json.dumps({k: round(v, 3) for k, v in timings.items()}))
+        searches = args.runs + 3
+        print(f"\nsearcher stages, mean of {searches} searches (ms; GSEEK_BLAST_TIMING=1 synchronises at bounds):",
+              json.dumps({k: round(1e3 * v / searches, 2) for k, v in timings.items()}))
         if args.cprofile:
             prof = cProfile.Profile()
             prof.enable()
@@ -169,10 +174,45 @@ def main(argv: list[str] | None = None) -> int:
                 _one(engine, body, Laps(), sync)
             prof.disable()
             pstats.Stats(prof).sort_stats("cumulative").print_stats(args.cprofile)
+        if args.tables:
+            _tables(backend, sync)
         engine.close()
         if args.http:
             _http(index, args, bodies)
     return 0
+
+
+def _tables(backend, sync) -> None:
+    """The direct table (built, uploaded) against the sparse one (built, laid into the resident
+    arrays) for batches of 1k, 100k and 2M random positions (w = 12), median of 5."""
+    import numpy as np
+
+    from gseek.blast.lookup import lookup_of_words, word_codes
+    from gseek.blast.seeds import device_queries
+    from gseek.blast.small_table import resident_table, sparse_lookup
+
+    rng = np.random.default_rng(1)
+    print("\n| positions | direct: build / upload ms | sparse: build / lay in and upload ms |\n|--:|--:|--:|")
+    for n in (1000, 100_000, 2_000_000):
+        codes = rng.integers(0, 4, n).astype(np.uint8)
+        off = np.array([0, n], np.int64)
+        words = word_codes(codes, off, 12)
+        valid = (words >= 0).astype(np.uint8)
+        out = {}
+        for kind, build in (("direct", lookup_of_words), ("sparse", sparse_lookup)):
+            times = []
+            for _ in range(6):
+                t0 = time.perf_counter()
+                table = build(words, 12)
+                t1 = time.perf_counter()
+                with backend.active(), resident_table(backend, table) as laid:
+                    device_queries(backend, codes, off, valid, laid)
+                    sync()
+                times.append((t1 - t0, time.perf_counter() - t1))
+            times = times[1:]
+            out[kind] = (1e3 * statistics.median(t for t, _ in times), 1e3 * statistics.median(u for _, u in times))
+        print(f"| {n:,} | {out['direct'][0]:.2f} / {out['direct'][1]:.2f} | {out['sparse'][0]:.2f} / "
+              f"{out['sparse'][1]:.2f} |")
 
 
 def _options():

@@ -165,7 +165,7 @@ class BlastSearcher(GappedPasses):
             words = word_codes(seq_codes, seq_off, lut_w, seq_mask)  # once: the table's and the seeding flags
             small = words.size <= SMALL_TABLE_WORDS  # its words alone, laid into resident arrays
             table = sparse_lookup(words, lut_w) if small else lookup_of_words(words, lut_w)
-            valid = seeding(words)
+            valid = (words >= 0).view(np.uint8) if small else seeding(words)  # small: no parallel pass's start
         return PreparedQueries(self.options, batch, seq_codes, seq_off, seq_query, seq_strand, table, valid)
 
     def search(self, queries: Any) -> BlastHits:
