@@ -185,7 +185,8 @@ def _blast(backend: Backend, tmp: Path) -> None:
     queries = read_fastx(tmp / "q.fa")
     for task in ("megablast", "blastn"):  # a database shard (its text repacked: --gpus, --db-volume-size)
         BlastSearcher(index_path, task=task, device=backend, shard=(1, 2)).search(queries)
-    for task, options in (("megablast", {}), ("blastn", {}), ("blastn", {"ungapped": True, "dust": None})):
+    for task, options in (("megablast", {}), ("blastn", {}), ("blastn", {"ungapped": True, "dust": None}),
+                          ("dc-megablast", {}), ("blastn-short", {})):  # dc-megablast: the template kernels
         for outfmt in ("6", "7 std btop qseq sseq qcovhsp"):
             blast_files(index_path, tmp / "q.fa", tmp / "q.tsv", task=task, outfmt=outfmt, device=backend, workers=0,
                         **options)

@@ -1,9 +1,11 @@
-// blast: the BLAST-style search's database side — scan, lookup, mini-extension,
-// ungapped X-drop extension, unpacking of subject windows.
+// blast: the BLAST-style search's database side — scan, lookup, mini-extension (or
+// the two-hit rule of discontiguous words), ungapped X-drop extension, unpacking of
+// subject windows.
 //
 // Twin: kernels/blast.py (same kernel names, same argument order; its docstring
 // states the rules). Reference: tests/reference_blast.py. Constants from Python
-// as -D options: BLOCK, SCAN_BUFFER.
+// as -D options: BLOCK, SCAN_BUFFER. A table word is lut_w contiguous bases
+// (tmask == 0) or the bases a discontiguous template selects in span bases.
 //
 // Text: 16 bases per u32, first base in bits 31-30; the N mask has both bits of
 // a base set where it is N (has_n == 0: none, the mask is not read). Contig c is
@@ -32,6 +34,37 @@ __device__ __forceinline__ i64 bits_at(const u32* __restrict__ words, i64 n_word
     return (i64)((both >> shift) & ((1ull << (2 * w)) - 1ull));
 }
 
+// The 2 len bits of bases p .. p + len - 1 of a packed array (len <= 32), first base in the high bits.
+__device__ __forceinline__ u64 span_bits(const u32* __restrict__ words, i64 n_words, i64 p, int len) {
+    if (len <= 16) return (u64)bits_at(words, n_words, p, len);
+    i64 i = p >> 4;
+    u64 a = ((u64)words[i] << 32) | (i + 1 < n_words ? (u64)words[i + 1] : 0ull);
+    u64 b = i + 2 < n_words ? (u64)words[i + 2] : 0ull;
+    int o = (int)(p & 15);
+    u64 x = o ? (a << (2 * o)) | (b >> (32 - 2 * o)) : a;  // bases p .. p + 31
+    return x >> (64 - 2 * len);
+}
+
+// The table word at text position p: its lut_w bases (tmask == 0), or the bases of the span-base
+// window that a discontiguous template selects (bit span - 1 - j of tmask: base j), in order.
+__device__ __forceinline__ i64 word_at(const u32* __restrict__ text, i64 n_words, i64 p, int lut_w, int span,
+                                      i64 tmask) {
+    if (tmask == 0) return bits_at(text, n_words, p, lut_w);
+    u64 x = span_bits(text, n_words, p, span);
+    i64 code = 0;
+    for (int j = 0; j < span; ++j)
+        if ((tmask >> (span - 1 - j)) & 1) code = (code << 2) | (i64)((x >> (2 * (span - 1 - j))) & 3ull);
+    return code;
+}
+
+// The same word of query codes (no N there: the caller checked qvalid).
+__device__ __forceinline__ i64 query_word(const u8* __restrict__ qcodes, i64 q, int span, i64 tmask) {
+    i64 code = 0;
+    for (int j = 0; j < span; ++j)
+        if ((tmask >> (span - 1 - j)) & 1) code = (code << 2) | (i64)qcodes[q + j];
+    return code;
+}
+
 // Stride positions whose word holds no N and has its PV bit set. Each block
 // gathers its hits in a shared buffer and flushes it with one atomicAdd on
 // n_hits when it is half full (a round adds at most BLOCK hits, so it never
@@ -39,12 +72,12 @@ __device__ __forceinline__ i64 bits_at(const u32* __restrict__ words, i64 n_word
 // loop runs the same number of rounds in every thread of a block.
 extern "C" __global__ void __launch_bounds__(BLOCK)
 scan_pv(const u32* __restrict__ text, const u32* __restrict__ nmask, int has_n, i64 n_words, i64 n_bases,
-        int lut_w, int stride, i64 phase, const u32* __restrict__ pv, i64* __restrict__ hits, i64* __restrict__ n_hits,
-        i64 capacity) {
+        int lut_w, int span, i64 tmask, int stride, i64 phase, const u32* __restrict__ pv, i64* __restrict__ hits,
+        i64* __restrict__ n_hits, i64 capacity) {
     __shared__ i64 buf[SCAN_BUFFER];
     __shared__ int count;
     __shared__ i64 base;
-    i64 n_pos = n_bases >= phase + lut_w ? (n_bases - phase - lut_w) / stride + 1 : 0;
+    i64 n_pos = n_bases >= phase + span ? (n_bases - phase - span) / stride + 1 : 0;
     if (threadIdx.x == 0) count = 0;
     __syncthreads();
     i64 step = (i64)gridDim.x * blockDim.x;
@@ -52,9 +85,9 @@ scan_pv(const u32* __restrict__ text, const u32* __restrict__ nmask, int has_n, 
         i64 j = first + threadIdx.x;
         if (j < n_pos) {
             i64 p = phase + j * stride;
-            bool ok = !(has_n && bits_at(nmask, n_words, p, lut_w) != 0);
+            bool ok = !(has_n && span_bits(nmask, n_words, p, span) != 0);
             if (ok) {
-                i64 c = bits_at(text, n_words, p, lut_w);
+                i64 c = word_at(text, n_words, p, lut_w, span, tmask);
                 ok = ((pv[c >> 5] >> (u32)(c & 31)) & 1u) != 0u;
             }
             if (ok) buf[atomicAdd(&count, 1)] = p;
@@ -80,21 +113,21 @@ scan_pv(const u32* __restrict__ text, const u32* __restrict__ nmask, int has_n, 
 
 // Query positions of each hit's word (count, then fill after a prefix sum).
 extern "C" __global__ void __launch_bounds__(BLOCK)
-lookup_count(const i64* __restrict__ hits, i64 n, const u32* __restrict__ text, i64 n_words, int lut_w,
-             const int* __restrict__ first, i64* __restrict__ counts) {
+lookup_count(const i64* __restrict__ hits, i64 n, const u32* __restrict__ text, i64 n_words, int lut_w, int span,
+             i64 tmask, const int* __restrict__ first, i64* __restrict__ counts) {
     GRID_STRIDE(h, n) {
-        i64 c = bits_at(text, n_words, hits[h], lut_w);
+        i64 c = word_at(text, n_words, hits[h], lut_w, span, tmask);
         counts[h] = (i64)(first[c + 1] - first[c]);
     }
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-lookup_fill(const i64* __restrict__ hits, i64 n, const u32* __restrict__ text, i64 n_words, int lut_w,
-            const int* __restrict__ first, const int* __restrict__ positions, const i64* __restrict__ out_off,
+lookup_fill(const i64* __restrict__ hits, i64 n, const u32* __restrict__ text, i64 n_words, int lut_w, int span,
+            i64 tmask, const int* __restrict__ first, const int* __restrict__ positions, const i64* __restrict__ out_off,
             int* __restrict__ q_pos, i64* __restrict__ s_pos) {
     GRID_STRIDE(h, n) {
         i64 s = hits[h];
-        i64 c = bits_at(text, n_words, s, lut_w);
+        i64 c = word_at(text, n_words, s, lut_w, span, tmask);
         i64 o = out_off[h];
         for (int j = first[c]; j < first[c + 1]; ++j, ++o) {
             q_pos[o] = positions[j];
@@ -150,6 +183,35 @@ mini_extend(const u32* __restrict__ text, const u32* __restrict__ nmask, int has
         run_q[i] = q - left;
         run_s[i] = s - left;
         run_len[i] = (int)(left + right);
+    }
+}
+
+// Discontiguous word hits (dc-megablast): pair i is a seed when its span lies inside its contig
+// and, with a two-hit window (window > 0), another hit lies d = span .. window bases before it on
+// its diagonal, inside its query sequence and contig: a listed query word at q - d (qvalid) equal
+// to the N-free text word at s - d under the template (or the second one, tmask2 != 0). BLAST+
+// asks this of the last unextended hit of the diagonal; here of any, so no order is needed.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+two_hit(const u32* __restrict__ text, const u32* __restrict__ nmask, int has_n, i64 n_words,
+        const i64* __restrict__ contig_off, i64 n_contigs, const u8* __restrict__ qcodes, const i64* __restrict__ qoff,
+        i64 n_seq, const u8* __restrict__ qvalid, const int* __restrict__ q_pos, const i64* __restrict__ s_pos, i64 n,
+        int span, i64 tmask, i64 tmask2, int window, u8* __restrict__ keep) {
+    GRID_STRIDE(i, n) {
+        i64 q = q_pos[i], s = s_pos[i];
+        i64 r = record_of(qoff, n_seq, q), c = record_of(contig_off, n_contigs, s);
+        i64 qa = qoff[r], ca = contig_off[c];
+        u8 k = s + span <= contig_off[c + 1] ? (u8)(window == 0) : (u8)0;
+        if (s + span <= contig_off[c + 1]) {
+            for (int d = span; d <= window && !k; ++d) {
+                i64 q2 = q - d, s2 = s - d;
+                if (q2 < qa || s2 < ca) break;
+                if (!qvalid[q2] || (has_n && span_bits(nmask, n_words, s2, span) != 0)) continue;
+                if (word_at(text, n_words, s2, 0, span, tmask) == query_word(qcodes, q2, span, tmask) ||
+                    (tmask2 != 0 && word_at(text, n_words, s2, 0, span, tmask2) == query_word(qcodes, q2, span, tmask2)))
+                    k = 1;
+            }
+        }
+        keep[i] = k;
     }
 }
 

@@ -15,6 +15,10 @@ strands of every query, one *sequence* each) are base codes ``qcodes`` (0..3,
   chunk, then fills, in increasing order. ``n_hits[0]`` is the number of hits,
   of which the first ``capacity`` are stored. ``phase`` (0 for a whole
   database) keeps a shard's stride positions those of the whole database.
+* A *table word* is the ``lut_w`` bases from its position (``tmask == 0``), or, for
+  discontiguous words (dc-megablast), the bases of the ``span`` from its position that the
+  template selects (bit ``span - 1 - j`` of ``tmask`` set: base ``j``), first base in the code's
+  high bits; the scan then tests ``span`` bases for N and ``n_bases - span`` bounds its positions.
 * ``lookup_count`` / ``lookup_fill``: each hit expands into one (query
   position, text position) pair per query position of its word: count, then
   (after an exclusive prefix sum) fill.
@@ -28,6 +32,13 @@ strands of every query, one *sequence* each) are base codes ``qcodes`` (0..3,
   position, and only a first finder walks right: a pair costs a few strides
   inside a long run (a repeat), not the run's length. ``run_q``, ``run_s``,
   ``run_len`` are the run's where ``keep`` is 1 (elsewhere unspecified).
+* ``two_hit`` (discontiguous words, in place of ``mini_extend``): a pair is a seed when its
+  ``span`` lies inside its contig and, with ``window > 0``, another template hit lies
+  ``d = span .. window`` bases before it on its diagonal, inside its query sequence and contig:
+  the query word at ``q - d`` listed (``qvalid``) and equal to the N-free text word at ``s - d``
+  under ``tmask`` or, when not 0, ``tmask2`` (BLAST+'s two-hit rule, asked of any earlier hit,
+  not of the diagonal's last one: so it needs no order). The seed's run is empty: the ungapped
+  extension scores its bases.
 * ``ungapped_extend``: BLAST's ungapped X-drop extension of every seed run,
   right then left, scoring ``reward`` / ``penalty`` (an N on either side
   scores ``n_score``); the extension ends at its best score.
@@ -79,24 +90,61 @@ def _bits(words, n_words, p, w):
 
 
 @njit(cache=True, inline="always")
-def _hit(text, nmask, has_n, n_words, pv, p, w):
-    if has_n != 0 and _bits(nmask, n_words, p, w) != 0:
+def _span_bits(words, n_words, p, n):
+    """The 2n bits of bases p .. p + n - 1 of a packed array (n <= 32), first base in the high bits."""
+    if n <= 16:
+        return np.uint64(_bits(words, n_words, p, n))
+    i = p >> 4
+    a = (np.uint64(words[i]) << np.uint64(32)) | (np.uint64(words[i + 1]) if i + 1 < n_words else np.uint64(0))
+    b = np.uint64(words[i + 2]) if i + 2 < n_words else np.uint64(0)
+    o = p & 15
+    x = a
+    if o:
+        x = (a << np.uint64(2 * o)) | (b >> np.uint64(32 - 2 * o))
+    return x >> np.uint64(64 - 2 * n)
+
+
+@njit(cache=True, inline="always")
+def _word_at(text, n_words, p, lut_w, span, tmask):
+    """The table word at p: ``lut_w`` bases (``tmask == 0``) or the template's bases of ``span``."""
+    if tmask == 0:
+        return _bits(text, n_words, p, lut_w)
+    x = _span_bits(text, n_words, p, span)
+    code = 0
+    for j in range(span):
+        if (tmask >> (span - 1 - j)) & 1:
+            code = (code << 2) | np.int64((x >> np.uint64(2 * (span - 1 - j))) & np.uint64(3))
+    return code
+
+
+@njit(cache=True, inline="always")
+def _query_word(qcodes, q, span, tmask):
+    code = 0
+    for j in range(span):
+        if (tmask >> (span - 1 - j)) & 1:
+            code = (code << 2) | np.int64(qcodes[q + j])
+    return code
+
+
+@njit(cache=True, inline="always")
+def _hit(text, nmask, has_n, n_words, pv, p, w, span, tmask):
+    if has_n != 0 and _span_bits(nmask, n_words, p, span) != 0:
         return False
-    c = _bits(text, n_words, p, w)
+    c = _word_at(text, n_words, p, w, span, tmask)
     return ((pv[c >> 5] >> np.uint32(c & 31)) & np.uint32(1)) != 0
 
 
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def scan_pv(text, nmask, has_n, n_words, n_bases, lut_w, stride, phase, pv, hits, n_hits, capacity):
-    n_pos = (n_bases - phase - lut_w) // stride + 1 if n_bases >= phase + lut_w else 0
+def scan_pv(text, nmask, has_n, n_words, n_bases, lut_w, span, tmask, stride, phase, pv, hits, n_hits, capacity):
+    n_pos = (n_bases - phase - span) // stride + 1 if n_bases >= phase + span else 0
     n_chunks = (n_pos + _CHUNK - 1) // _CHUNK
     counts = np.zeros(n_chunks + 1, np.int64)
     for k in numba.prange(n_chunks):
         c = 0
         for j in range(k * _CHUNK, min(n_pos, (k + 1) * _CHUNK)):
-            if _hit(text, nmask, has_n, n_words, pv, phase + j * stride, lut_w):
+            if _hit(text, nmask, has_n, n_words, pv, phase + j * stride, lut_w, span, tmask):
                 c += 1
         counts[k + 1] = c
     for k in range(n_chunks):
@@ -104,7 +152,7 @@ def scan_pv(text, nmask, has_n, n_words, n_bases, lut_w, stride, phase, pv, hits
     for k in numba.prange(n_chunks):
         o = counts[k]
         for j in range(k * _CHUNK, min(n_pos, (k + 1) * _CHUNK)):
-            if _hit(text, nmask, has_n, n_words, pv, phase + j * stride, lut_w):
+            if _hit(text, nmask, has_n, n_words, pv, phase + j * stride, lut_w, span, tmask):
                 if o < capacity:
                     hits[o] = phase + j * stride
                 o += 1
@@ -112,16 +160,16 @@ def scan_pv(text, nmask, has_n, n_words, n_bases, lut_w, stride, phase, pv, hits
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def lookup_count(hits, n, text, n_words, lut_w, first, counts):
+def lookup_count(hits, n, text, n_words, lut_w, span, tmask, first, counts):
     for h in numba.prange(n):
-        c = _bits(text, n_words, hits[h], lut_w)
+        c = _word_at(text, n_words, hits[h], lut_w, span, tmask)
         counts[h] = first[c + 1] - first[c]
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def lookup_fill(hits, n, text, n_words, lut_w, first, positions, out_off, q_pos, s_pos):
+def lookup_fill(hits, n, text, n_words, lut_w, span, tmask, first, positions, out_off, q_pos, s_pos):
     for h in numba.prange(n):
-        c = _bits(text, n_words, hits[h], lut_w)
+        c = _word_at(text, n_words, hits[h], lut_w, span, tmask)
         o = out_off[h]
         for j in range(first[c], first[c + 1]):
             q_pos[o] = positions[j]
@@ -179,6 +227,33 @@ def mini_extend(text, nmask, has_n, contig_off, n_contigs, qcodes, qoff, n_seq, 
         run_q[i] = q - left
         run_s[i] = s - left
         run_len[i] = left + right
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def two_hit(text, nmask, has_n, n_words, contig_off, n_contigs, qcodes, qoff, n_seq, qvalid, q_pos, s_pos, n, span,
+            tmask, tmask2, window, keep):
+    for i in numba.prange(n):
+        q = q_pos[i]
+        s = s_pos[i]
+        qa, _, ca, cb = _bounds(qoff, n_seq, contig_off, n_contigs, q, s)
+        k = 0
+        if s + span <= cb:
+            k = 1 if window == 0 else 0
+            d = span
+            while d <= window and k == 0:
+                q2 = q - d
+                s2 = s - d
+                if q2 < qa or s2 < ca:
+                    break
+                d += 1
+                if qvalid[q2] == 0 or (has_n != 0 and _span_bits(nmask, n_words, s2, span) != 0):
+                    continue
+                if _word_at(text, n_words, s2, 0, span, tmask) == _query_word(qcodes, q2, span, tmask):
+                    k = 1
+                elif tmask2 != 0 and _word_at(text, n_words, s2, 0, span, tmask2) == _query_word(qcodes, q2, span,
+                                                                                                 tmask2):
+                    k = 1
+        keep[i] = k
 
 
 @njit(cache=True, inline="always")

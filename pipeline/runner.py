@@ -87,7 +87,8 @@ __all__ = ["QueryListError", "PipelineSummary", "read_query_list", "run_pipeline
            "SUMMARY_NAME", "MANIFEST_NAME", "LOCK_NAME"]
 
 #: Tasks the pipeline runs (megablast/blastn come with the BLAST-style search).
-TASKS = {"map": MapTask, "align": AlignTask, "megablast": BlastTask, "blastn": BlastTask}
+TASKS = {"map": MapTask, "align": AlignTask, "megablast": BlastTask, "blastn": BlastTask, "blastn-short": BlastTask,
+         "dc-megablast": BlastTask}
 MANIFEST_NAME = ".gseek-manifest.json"
 #: The output folder's lock file (``flock``; holds the PID of the run holding it).
 LOCK_NAME = ".gseek-lock"

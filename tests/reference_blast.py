@@ -172,3 +172,69 @@ def unpack_ranges(text, starts, lengths) -> list[int]:
     for a, n in zip(starts, lengths):
         out.extend(text[a:a + n])
     return out
+
+
+# --------------------------------------------------------------------------- discontiguous words (dc-megablast)
+
+
+def template_word(bases: list[int], pattern: str) -> int:
+    """The word of a template over ``bases`` (as many as the pattern): the bases under its '1's, in
+    order, read as a base-4 number (the first base the most significant)."""
+    return _code([b for b, keep in zip(bases, pattern) if keep == "1"])
+
+
+def template_listed(qcodes, qoff, pattern: str, mask=None) -> list[bool]:
+    """Whether a template word starts at each query position: its whole span (the '0's too) inside
+    the sequence, without N and unmasked, as BLAST+ lists discontiguous words."""
+    return listed_positions(qcodes, qoff, len(pattern), mask)
+
+
+def template_table(qcodes, listed, pattern: str) -> dict[int, list[int]]:
+    """Template word -> its listed query positions, in increasing order."""
+    table: dict[int, list[int]] = {}
+    for i, ok in enumerate(listed):
+        if ok:
+            table.setdefault(template_word(qcodes[i:i + len(pattern)], pattern), []).append(i)
+    return table
+
+
+def template_scan(text, pattern: str, table) -> list[int]:
+    """Every text position whose template span holds no N and whose word is in the table (BLAST+
+    scans discontiguous words at every base); a span may cross a contig's end."""
+    span = len(pattern)
+    return [p for p in range(len(text) - span + 1)
+            if 4 not in text[p:p + span] and template_word(text[p:p + span], pattern) in table]
+
+
+def template_pairs(text, hits, pattern: str, table) -> list[tuple[int, int]]:
+    """One (query position, text position) pair per query position of each hit's word."""
+    span = len(pattern)
+    return [(q, p) for p in hits for q in table.get(template_word(text[p:p + span], pattern), [])]
+
+
+def two_hit(text, contig_off, qcodes, qoff, listed, pairs, patterns: list[str], window: int) -> list[int]:
+    """Per pair, 1 when it is a seed: its span inside its contig and (``window`` > 0) another word hit
+    under any of ``patterns`` starting d = span .. window bases before it on its diagonal, inside its
+    query sequence and contig (BLAST+'s two-hit rule for discontiguous words, window 40)."""
+    span = len(patterns[0])
+    out = []
+    for q, s in pairs:
+        r, c = _owner(qoff, q), _owner(contig_off, s)
+        if s + span > contig_off[c + 1]:
+            out.append(0)
+            continue
+        if window == 0:
+            out.append(1)
+            continue
+        found = 0
+        for d in range(span, window + 1):
+            q2, s2 = q - d, s - d
+            if q2 < qoff[r] or s2 < contig_off[c]:
+                break
+            t = text[s2:s2 + span]
+            if listed[q2] and 4 not in t and any(
+                    template_word(t, p) == template_word(qcodes[q2:q2 + span], p) for p in patterns):
+                found = 1
+                break
+        out.append(found)
+    return out

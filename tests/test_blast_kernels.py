@@ -178,13 +178,13 @@ def _pairs_on(backend, case, hits):
     counts = backend.xp.zeros(n, dtype=np.int64)
     d_hits = backend.asarray(hits.astype(np.int64))
     backend.launch(kblast, "lookup_count", n, d_hits, np.int64(n), dev.text, np.int64(case.ref_text.n_words),
-                   np.int32(case.lut_w), qs.first, counts)
+                   np.int32(case.lut_w), np.int32(case.lut_w), np.int64(0), qs.first, counts)
     counts = backend.to_host(counts)
     off = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     m = int(off[-1])
     q_pos, s_pos = backend.xp.zeros(m, dtype=np.int32), backend.xp.zeros(m, dtype=np.int64)
     backend.launch(kblast, "lookup_fill", n, d_hits, np.int64(n), dev.text, np.int64(case.ref_text.n_words),
-                   np.int32(case.lut_w), qs.first, qs.positions, backend.asarray(off[:-1]), q_pos, s_pos)
+                   np.int32(case.lut_w), np.int32(case.lut_w), np.int64(0), qs.first, qs.positions, backend.asarray(off[:-1]), q_pos, s_pos)
     return counts, list(zip(backend.to_host(q_pos).tolist(), backend.to_host(s_pos).tolist()))
 
 

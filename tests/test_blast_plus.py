@@ -98,6 +98,21 @@ BAD = [
       "Please refer to the BLAST+ user manual."]),
     (["-query", "Q", "-db", "D", "-dust", "1 2"], 1,
      ["BLAST query/options error: Invalid number of arguments to filtering option", "Please refer to the BLAST+ user manual."]),
+    # dc-megablast's templates (tests/test_blast_tasks.py runs the tasks)
+    (["-query", "Q", "-db", "D", "-task", "dc-megablast", "-template_type", "coding"], 1,
+     ['Error: Argument "template_length". Must be specified, as it is required by argument:  `template_type\'',
+      'Error:  (CArgException::eConstraint) Argument "template_length". Must be specified, as it is required by '
+      'argument:  `template_type\'']),
+    (["-query", "Q", "-db", "D", "-template_type", "coding", "-template_length", "17"], 1,
+     ["Error: Argument \"template_length\". Illegal value, expected Permissible values: '16' '18' '21' :  `17'",
+      "Error:  (CArgException::eConstraint) Argument \"template_length\". Illegal value, expected Permissible values: "
+      "'16' '18' '21' :  `17'"]),
+    (["-query", "Q", "-db", "D", "-task", "dc-megablast", "-word_size", "13"], 1,
+     ["BLAST query/options error: Invalid discontiguous template parameters: word size must be either 11 or 12",
+      "Please refer to the BLAST+ user manual."]),
+    (["-query", "Q", "-db", "D", "-task", "blastn", "-template_type", "optimal", "-template_length", "16"], 1,
+     ["BLAST query/options error: Invalid lookup table type for discontiguous Mega BLAST",
+      "Please refer to the BLAST+ user manual."]),
 ]
 
 
@@ -130,7 +145,7 @@ def test_unsupported_flags_refused_by_name(in_folder):
     for name in BLASTN_REFUSED:
         with pytest.raises(PlusArgError, match=f'Argument "{name}". gseek blastn does not support it'):
             parse_blastn(["-query", "Q", "-db", "D", f"-{name}", "1"])
-    for task in ("blastn-short", "dc-megablast", "rmblastn"):
+    for task in ("rmblastn",):
         code, _, err = _blastn(["-query", "Q", "-db", "D", "-task", task])
         assert code == 1 and f"gseek blastn does not support task '{task}' yet" in err
     code, _, err = _blastn(["-query", str(DATA / "queries.fa"), "-db", "d"])  # blastn's default -outfmt 0

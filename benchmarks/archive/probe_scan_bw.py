@@ -40,7 +40,8 @@ def main() -> None:
             start, end = cupy.cuda.Event(), cupy.cuda.Event()
             start.record()
             b.launch(kblast, "scan_pv", n_pos, text, nmask, has_n, n_words, np.int64(ref.n_bases),
-                     np.int32(o.lut_word), np.int32(o.stride), np.int64(0), qs.pv, out, n_hits, np.int64(out.size))
+                     np.int32(o.lut_word), np.int32(o.lut_word), np.int64(0), np.int32(o.stride), np.int64(0), qs.pv, out,
+                     n_hits, np.int64(out.size))
             end.record()
             end.synchronize()
             times.append(cupy.cuda.get_elapsed_time(start, end) / 1000)

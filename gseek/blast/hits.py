@@ -48,6 +48,8 @@ class PreparedQueries:
     seq_strand: np.ndarray
     table: Any
     valid: np.ndarray
+    #: dc-megablast's ``coding_and_optimal``: the second template's table
+    more_tables: tuple = ()
 
 
 @dataclass(frozen=True, eq=False)

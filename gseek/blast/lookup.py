@@ -38,12 +38,55 @@ from gseek.errors import OptionError
 from gseek.kernels._jit import njit
 
 __all__ = ["LookupTable", "build_lookup", "lookup_of_words", "query_strands", "seeding", "word_codes",
-           "MAX_LOOKUP_WORD"]
+           "MAX_LOOKUP_WORD", "Template", "TEMPLATES", "template_of", "template_word_codes"]
 
 #: Longest word a direct table (4^w lists, a 4^w-bit PV) is built for: 4^14 = 268M lists
 #: would already be 1 GiB of offsets; BLAST+'s nucleotide lookups use w <= 12 (megablast's
 #: word size 28 is reached by mini-extension from a shorter table word).
 MAX_LOOKUP_WORD = 13
+
+
+#: BLAST+'s discontiguous word templates (dc-megablast; ``blast_nalookup.h``, read 5' to 3'): (weight,
+#: length, type) -> '1' where the base is part of the word. Coding templates leave out every third
+#: base (a codon's wobble position); the optimal ones maximise the chance of a hit in random
+#: alignments.
+TEMPLATES: dict[tuple[int, int, str], str] = {
+    (12, 16, "optimal"): "1110110110110111", (11, 16, "optimal"): "1110010110110111",
+    (12, 18, "optimal"): "111010110010110111", (11, 18, "optimal"): "111010010110010111",
+    (12, 21, "optimal"): "111010010110010010111", (11, 21, "optimal"): "111010010100010010111",
+    (12, 16, "coding"): "1111101101101101", (11, 16, "coding"): "1101101101101101",
+    (12, 18, "coding"): "101101101101101101", (11, 18, "coding"): "101101100101101101",
+    (12, 21, "coding"): "100101101101100101101", (11, 21, "coding"): "100101100101100101101",
+}
+
+
+@dataclass(frozen=True)
+class Template:
+    """A discontiguous word: ``pattern`` over ``span`` bases, '1' where a base is in the word (its
+    ``weight`` bases, first base in the word code's high bits). ``mask``: bit ``span - 1 - j`` set
+    where base ``j`` is in the word (what the kernels take)."""
+
+    pattern: str
+
+    @property
+    def span(self) -> int:
+        return len(self.pattern)
+
+    @property
+    def weight(self) -> int:
+        return self.pattern.count("1")
+
+    @property
+    def mask(self) -> int:
+        return int(self.pattern, 2)
+
+
+def template_of(weight: int, length: int, kind: str) -> Template:
+    """BLAST+'s template of ``weight`` (11, 12) bases over ``length`` (16, 18, 21), ``coding`` or ``optimal``."""
+    key = (int(weight), int(length), kind)
+    if key not in TEMPLATES:
+        raise OptionError(f"no discontiguous template of weight {weight}, length {length}, type {kind!r}")
+    return Template(TEMPLATES[key])
 
 
 #: Bases (or words) of one parallel piece of the query-side passes; several pieces a thread.
@@ -103,6 +146,31 @@ def _words(codes, offsets, mask, w, block, out):
                 valid += 1
             if valid == w and i - w + 1 >= j:
                 out[i - w + 1] = code
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _template_words(codes, offsets, mask, span, tmask, block, out):
+    """Code of the template word starting at every position (its ``tmask`` bases of the ``span``
+    from there), -1 where the span runs past its query's end or holds an N or a masked base. In
+    pieces of ``block`` starting positions."""
+    n = codes.size
+    for p in numba.prange((n + block - 1) // block):
+        j, stop = p * block, min(n, (p + 1) * block)
+        q = np.searchsorted(offsets, j, side="right") - 1
+        for i in range(j, stop):
+            while i >= offsets[q + 1]:
+                q += 1
+            code = 0
+            ok = i + span <= offsets[q + 1]
+            k = 0
+            while ok and k < span:
+                c = codes[i + k]
+                if c > 3 or mask[i + k] != 0:
+                    ok = False
+                elif (tmask >> (span - 1 - k)) & 1:
+                    code = (code << 2) | c
+                k += 1
+            out[i] = code if ok else -1
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -219,6 +287,23 @@ def word_codes(codes: np.ndarray, offsets: np.ndarray, w: int, mask: np.ndarray 
         raise OptionError(f"mask has {mask.size} entries for {codes.size} bases")
     out = np.empty(codes.size, np.int64)
     _words(codes, np.ascontiguousarray(offsets, dtype=np.int64), mask, int(w), _BLOCK, out)
+    return out
+
+
+def template_word_codes(codes: np.ndarray, offsets: np.ndarray, template: Template,
+                        mask: np.ndarray | None = None) -> np.ndarray:
+    """The code of the ``template`` word starting at every position (int64; -1 where none seeds: the
+    template's span must fit in the query and hold no N and no masked base, as BLAST+ lists them).
+
+    >>> import numpy as np
+    >>> template_word_codes(np.array([0, 1, 2, 3, 0], np.uint8), np.array([0, 5]), Template("101")).tolist()
+    [2, 7, 8, -1, -1]
+    """
+    codes = np.ascontiguousarray(codes, dtype=np.uint8)
+    mask = np.zeros(codes.size, np.uint8) if mask is None else np.ascontiguousarray(mask, dtype=np.uint8)
+    out = np.empty(codes.size, np.int64)
+    _template_words(codes, np.ascontiguousarray(offsets, dtype=np.int64), mask, template.span, template.mask,
+                    _BLOCK, out)
     return out
 
 

@@ -21,7 +21,7 @@ from gseek.errors import OptionError
 from gseek.values import OptionsValue
 
 from .dust import DUST_LEVEL, DUST_LINKER, DUST_WINDOW
-from .lookup import MAX_LOOKUP_WORD
+from .lookup import MAX_LOOKUP_WORD, Template, template_of
 from .stats import KarlinParams, nucleotide_params, ungapped_params
 
 __all__ = ["BlastOptions", "TASKS"]
@@ -32,9 +32,22 @@ TASKS: dict[str, dict] = {
                   "xdrop_ungap": 20.0, "xdrop_gap": 25.0, "xdrop_gap_final": 100.0},
     "blastn": {"word_size": 11, "reward": 2, "penalty": -3, "gap_open": 5, "gap_extend": 2,
                "xdrop_ungap": 20.0, "xdrop_gap": 30.0, "xdrop_gap_final": 100.0},
+    # blastn's handle with a short word and 1/-3 (blast_options_handle.cpp); blastn 2.12's command line
+    # keeps -evalue 10 and DUST (its XML: expect 10, filter L;m;)
+    "blastn-short": {"word_size": 7, "reward": 1, "penalty": -3, "gap_open": 5, "gap_extend": 2,
+                     "xdrop_ungap": 20.0, "xdrop_gap": 30.0, "xdrop_gap_final": 100.0},
+    # discontiguous megablast (disc_nucl_options.cpp): template 11 of 18, coding; two hits within 40
+    # bases; the X-drop DP of the blastn task
+    "dc-megablast": {"word_size": 11, "reward": 2, "penalty": -3, "gap_open": 5, "gap_extend": 2,
+                     "xdrop_ungap": 20.0, "xdrop_gap": 30.0, "xdrop_gap_final": 100.0,
+                     "template_type": "coding", "template_length": 18},
 }
-#: Smallest word size BLAST+ accepts for each task.
-MIN_WORD = {"megablast": 4, "blastn": 4}
+#: Smallest word size BLAST+ accepts for each task (dc-megablast: the template's weight, 11 or 12).
+MIN_WORD = {"megablast": 4, "blastn": 4, "blastn-short": 4, "dc-megablast": 11}
+#: BLAST+'s two-hit window of each task (``-window_size``; 0: one hit extends).
+TWO_HIT_WINDOW = {"dc-megablast": 40}
+TEMPLATE_TYPES = ("coding", "optimal", "coding_and_optimal")
+TEMPLATE_LENGTHS = (16, 18, 21)
 #: Bit score an ungapped HSP needs to be extended with gaps (BLAST+'s gap trigger, nucleotides).
 GAP_TRIGGER_BITS = 27.0
 STRANDS = ("both", "plus", "minus")
@@ -77,10 +90,14 @@ class BlastOptions(OptionsValue):
     xdrop_gap: float = 25.0
     xdrop_gap_final: float = 100.0
     ungapped: bool = False
+    #: dc-megablast's discontiguous word: ``coding``, ``optimal`` or ``coding_and_optimal`` (both
+    #: templates) of 16, 18 or 21 bases (``""``/0: contiguous words, the other tasks)
+    template_type: str = ""
+    template_length: int = 0
 
     @classmethod
     def for_task(cls, task: str = "megablast", **overrides) -> BlastOptions:
-        """The preset of ``task`` (``megablast`` or ``blastn``) with ``overrides`` applied and checked."""
+        """The preset of ``task`` (a name of :data:`TASKS`) with ``overrides`` applied and checked."""
         if task not in TASKS:
             raise OptionError(f"unknown task {task!r}; gseek has: {', '.join(TASKS)}")
         names = {f.name for f in dataclasses.fields(cls)} - {"task"}
@@ -118,6 +135,7 @@ class BlastOptions(OptionsValue):
 
     def check(self) -> None:
         """Raise OptionError for a value or combination BLAST+ would refuse."""
+        self._check_template()
         if self.word_size < MIN_WORD[self.task]:
             raise OptionError(f"word size must be at least {MIN_WORD[self.task]} for task {self.task}, "
                               f"not {self.word_size}")
@@ -141,6 +159,33 @@ class BlastOptions(OptionsValue):
                                   f"linker 1..32, not {self.dust}")
         _ = self.karlin  # raises OptionError, listing BLAST+'s supported costs, for others
 
+    def _check_template(self) -> None:
+        if self.task != "dc-megablast":
+            if self.template_type or self.template_length:
+                raise OptionError(f"template_type and template_length apply to task dc-megablast only, not {self.task}")
+            return
+        if self.word_size not in (11, 12):  # BLAST+'s text (blast_options.c)
+            raise OptionError("Invalid discontiguous template parameters: word size must be either 11 or 12")
+        if self.template_type not in TEMPLATE_TYPES:
+            raise OptionError(f"template_type must be one of {', '.join(TEMPLATE_TYPES)}, not {self.template_type!r}")
+        if self.template_length not in TEMPLATE_LENGTHS:
+            raise OptionError(f"template_length must be 16, 18 or 21, not {self.template_length}")
+
+    @property
+    def templates(self) -> tuple[Template, ...]:
+        """The discontiguous word templates of the search (one, or two for ``coding_and_optimal``;
+        none for contiguous words)."""
+        if not self.template_type:
+            return ()
+        kinds = ("coding", "optimal") if self.template_type == "coding_and_optimal" else (self.template_type,)
+        return tuple(template_of(self.word_size, self.template_length, k) for k in kinds)
+
+    @property
+    def two_hit_window(self) -> int:
+        """BLAST+'s two-hit window (``-window_size``): a word hit is extended when another lies
+        template length .. window bases before it on its diagonal; 0: every hit is."""
+        return TWO_HIT_WINDOW.get(self.task, 0)
+
     @property
     def linear_gaps(self) -> bool:
         """Gap costs (0, 0): megablast's linear gaps, reward/2 - penalty per gap column."""
@@ -159,12 +204,18 @@ class BlastOptions(OptionsValue):
 
     @property
     def lut_word(self) -> int:
-        """Word length of the lookup table (fixed per word size, so results never depend on batching)."""
+        """Word length of the lookup table (fixed per word size, so results never depend on batching;
+        a template's weight for discontiguous words)."""
+        if self.templates:
+            return self.word_size
         return min(self.word_size, 12 if self.word_size >= 16 else 11, MAX_LOOKUP_WORD)
 
     @property
     def stride(self) -> int:
-        """Scan stride: every run of ``word_size`` equal bases holds a table word at a multiple of it."""
+        """Scan stride: every run of ``word_size`` equal bases holds a table word at a multiple of it
+        (discontiguous words: every position, as BLAST+ scans them)."""
+        if self.templates:
+            return 1
         return self.word_size - self.lut_word + 1
 
     def raw_xdrop(self, bits: float, ungapped: bool = False) -> int:

@@ -32,7 +32,7 @@ __all__ = ["PlusArgError", "BlastnRun", "MakeblastdbRun", "parse_blastn", "parse
 #: What ``blastn -version`` prints (gseek answers as the BLAST+ it stands in for, and names itself).
 VERSION_TEXT = "blastn: 2.12.0+\n Package: blast 2.12.0, gseek {version} (a drop-in for BLAST+ blastn)\n"
 TASKS = ("blastn", "blastn-short", "dc-megablast", "megablast", "rmblastn")
-SUPPORTED_TASKS = ("megablast", "blastn")
+SUPPORTED_TASKS = ("megablast", "blastn", "blastn-short", "dc-megablast")
 
 #: blastn's flags gseek takes: name -> (kind, BLAST+'s constraint). Kinds: str, int, float, bool (a value),
 #: flag (none).
@@ -47,14 +47,14 @@ BLASTN_FLAGS: dict[str, tuple[str, object]] = {
     "dust": ("str", None), "soft_masking": ("bool", None), "lcase_masking": ("flag", None), "ungapped": ("flag", None),
     "strand": ("str", ("both", "minus", "plus")), "outfmt": ("str", None), "html": ("flag", None),
     "max_target_seqs": ("int", (">=", 1)), "num_threads": ("int", (">=", 1)),
+    "template_type": ("str", ("coding", "coding_and_optimal", "optimal")), "template_length": ("int", (16, 18, 21)),
     "device": ("str", None), "gpus": ("str", None),  # gseek's own
 }
 #: blastn 2.12's other flags: refused by name (what each would need is in docs/blast.md).
 BLASTN_REFUSED = (
     "import_search_strategy", "export_search_strategy", "dbsize", "gilist", "seqidlist", "negative_gilist",
     "negative_seqidlist", "taxids", "negative_taxids", "taxidlist", "negative_taxidlist", "entrez_query",
-    "db_soft_mask", "db_hard_mask", "searchsp", "sum_stats", "no_greedy", "min_raw_gapped_score", "template_type",
-    "template_length", "filtering_db", "window_masker_taxid", "window_masker_db", "culling_limit",
+    "db_soft_mask", "db_hard_mask", "searchsp", "sum_stats", "no_greedy", "min_raw_gapped_score", "filtering_db", "window_masker_taxid", "window_masker_db", "culling_limit",
     "best_hit_overhang", "best_hit_score_edge", "subject_besthit", "window_size", "off_diagonal_range", "use_index",
     "index_name", "parse_deflines", "show_gis", "num_descriptions", "num_alignments", "line_length", "sorthits",
     "sorthsps", "mt_mode", "remote")
@@ -117,7 +117,7 @@ def _constrain(name: str, rule: object, value: object, text: str) -> None:
         want = f"{op}{bound}"
     elif isinstance(rule, tuple) and len(rule) == 2 and all(isinstance(x, int) for x in rule):
         ok, want = rule[0] <= value <= rule[1], f"{rule[0]}..{rule[1]}"
-    elif name == "task":
+    elif name in ("task", "template_length"):
         ok, want = value in rule, "Permissible values: " + " ".join(f"'{t}'" for t in rule) + " "
     else:
         ok, want = value in rule, ", ".join(f"`{t}'" for t in rule)
@@ -216,6 +216,10 @@ def parse_blastn(argv: list[str]) -> BlastnRun:
     if task not in SUPPORTED_TASKS:
         raise PlusArgError(f'Error: Argument "task". gseek blastn does not support task \'{task}\' yet '
                            f"(it has {', '.join(SUPPORTED_TASKS)}; docs/blast.md)", 1, False)
+    for one, other in (("template_type", "template_length"), ("template_length", "template_type")):
+        if one in got and other not in got:
+            raise _arg_error("eConstraint", f'Argument "{other}". Must be specified, as it is required by '
+                                            f"argument:  `{one}'")
     if "db" not in got and "subject" not in got:
         raise options_error("Either a BLAST database or subject sequence(s) must be specified")
     evalue = got.get("evalue", 10.0)
@@ -231,6 +235,15 @@ def parse_blastn(argv: list[str]) -> BlastnRun:
         overrides["lcase_masking"] = True
     if got.get("ungapped"):
         overrides["ungapped"] = True
+    if "template_type" in got:
+        if task in ("blastn", "blastn-short"):  # BLAST+'s checks of a template with a contiguous task
+            raise options_error("Invalid discontiguous template parameters: word size must be either 11 or 12"
+                                if got.get("word_size", 11 if task == "blastn" else 7) not in (11, 12)
+                                else "Invalid lookup table type for discontiguous Mega BLAST")
+        if task == "megablast":
+            raise PlusArgError('Error: Argument "template_type". gseek blastn takes a discontiguous template '
+                               "with -task dc-megablast only (docs/blast.md)", 1, False)
+        overrides["template_type"], overrides["template_length"] = got["template_type"], got["template_length"]
     if "dust" in got:
         overrides["dust"] = _dust(str(got["dust"]))
     try:

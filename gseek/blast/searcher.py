@@ -1,4 +1,4 @@
-"""BLASTN-style search of an index's text: :class:`BlastSearcher` (``gseek search --task megablast|blastn``).
+"""BLASTN-style search of an index's text: :class:`BlastSearcher` (``gseek search --task megablast|blastn|...``).
 
 Stages (``docs/blast.md``): the queries' lookup table and presence vector
 (host), then on the backend the scan of the whole 2-bit text, the lookup,
@@ -38,11 +38,11 @@ from gseek.seqio.batch import SequenceBatch
 from .dust import dust_mask
 from .gapped import _COUNTS_LOCK, GappedPasses, _Clock
 from .hits import BlastHits, PreparedQueries, _gather
-from .lookup import lookup_of_words, query_strands, seeding, word_codes
+from .lookup import lookup_of_words, query_strands, seeding, template_word_codes, word_codes
 from .masking import identities_as_given
 from .options import BlastOptions
 from .purge import _purge, _report_order
-from .seeds import device_queries, seed_candidates
+from .seeds import DiscWords, device_queries, seed_candidates
 from .small_table import SMALL_TABLE_WORDS, resident_table, sparse_lookup
 from .stats import bit_scores, effective_search_space, evalues
 
@@ -58,7 +58,7 @@ class BlastSearcher(GappedPasses):
 
     Arguments:
         index: a :class:`~gseek.index.Index` (or a path to one: only its text is loaded).
-        task: ``megablast`` or ``blastn`` (BLAST+'s presets).
+        task: ``megablast``, ``blastn``, ``blastn-short`` or ``dc-megablast`` (BLAST+'s presets).
         device, threads: the backend (``auto``, ``cpu``, ``gpu``, ``gpu:N``).
         shard: ``(i, n)``: search only shard ``i`` of ``n`` of the database
             (:meth:`ReferenceText.shard <gseek.index.text.ReferenceText.shard>`; also given by
@@ -160,8 +160,13 @@ class BlastSearcher(GappedPasses):
         in place of the queries)."""
         batch = self._batch(queries)
         seq_codes, seq_mask, seq_off, seq_query, seq_strand = self._sequences(batch)
-        lut_w = self.options.lut_word
+        lut_w, templates = self.options.lut_word, self.options.templates
         with numba_guard():
+            if templates:  # dc-megablast: a table a template (the span's validity is the same for each)
+                words = [template_word_codes(seq_codes, seq_off, t, seq_mask) for t in templates]
+                tables = tuple(lookup_of_words(w, lut_w) for w in words)
+                return PreparedQueries(self.options, batch, seq_codes, seq_off, seq_query, seq_strand, tables[0],
+                                       seeding(words[0]), tables[1:])
             words = word_codes(seq_codes, seq_off, lut_w, seq_mask)  # once: the table's and the seeding flags
             small = words.size <= SMALL_TABLE_WORDS  # its words alone, laid into resident arrays
             table = sparse_lookup(words, lut_w) if small else lookup_of_words(words, lut_w)
@@ -191,7 +196,7 @@ class BlastSearcher(GappedPasses):
             triggers = self._ungapped_cutoffs(seq_query) if opts.ungapped else self._triggers(batch, seq_query)
             cand, found = seed_candidates(backend, self.ref, qs, lut_w, opts.stride, opts.word_size, opts.reward,
                                           opts.penalty, self._n_score, opts.raw_xdrop(opts.xdrop_ungap, ungapped=True),
-                                          triggers, self.pair_chunk)
+                                          triggers, self.pair_chunk, discs=self._discs(qs, prep))
             clock.lap("scan, lookup, mini-extension, ungapped extension")
             if opts.ungapped:
                 hsps = self._ungapped_hsps(cand, seq_codes)
@@ -211,6 +216,19 @@ class BlastSearcher(GappedPasses):
                 self.counts[what] = max(self.counts.get(what, 0), n)
         self.counts["gapped"] += int(cand["q"].size)
         return hits
+
+    def _discs(self, qs, prep: PreparedQueries) -> tuple:
+        """dc-megablast's seed passes: each template's queries (its table on the device) and words; the
+        other template's hits are first hits of each pass's two-hit rule too."""
+        templates = self.options.templates
+        if not templates:
+            return ()
+        window = self.options.two_hit_window
+        out = [(qs, DiscWords(templates[0], templates[1] if len(templates) > 1 else None, window))]
+        for t, table in zip(templates[1:], prep.more_tables):
+            out.append((device_queries(self.backend, prep.seq_codes, prep.seq_off, prep.valid, table),
+                        DiscWords(t, templates[0], window)))
+        return tuple(out)
 
     def _search_spaces(self, qlen: np.ndarray) -> np.ndarray:
         params = self.options.karlin

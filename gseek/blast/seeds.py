@@ -20,9 +20,9 @@ from gseek.errors import OptionError
 from gseek.index.text import ReferenceText
 from gseek.kernels import blast as kblast
 
-from .lookup import LookupTable
+from .lookup import LookupTable, Template
 
-__all__ = ["QuerySet", "Seeds", "find_seeds", "scan_hits", "seed_candidates", "select_seeds", "ungapped_extend",
+__all__ = ["DiscWords", "QuerySet", "Seeds", "find_seeds", "scan_hits", "seed_candidates", "select_seeds", "ungapped_extend",
            "unpack_ranges"]
 
 #: Stride positions of the text scanned at once (:func:`seed_candidates`, :func:`find_seeds`): a
@@ -75,6 +75,26 @@ class Seeds:
         return int(self.q.size)
 
 
+@dataclass(frozen=True)
+class DiscWords:
+    """Discontiguous table words (dc-megablast): the table's ``template``; ``other``, the second
+    template of ``coding_and_optimal`` (searched with its own table; its hits count as first hits
+    of the two-hit rule too); BLAST+'s two-hit ``window`` (0: every hit is a seed). Their seeds are
+    the word hits themselves (no mini-extension: ``kernels/blast.py``'s ``two_hit``), each an empty
+    run from the word's first pair, and the ungapped extension scores the word's bases."""
+
+    template: Template
+    other: Template | None = None
+    window: int = 0
+
+
+def _word(lut_w: int, disc: DiscWords | None) -> tuple[np.int32, np.int32, np.int64]:
+    """The kernels' word arguments: ``lut_w``, the bases a word spans, the template's mask (0: none)."""
+    if disc is None:
+        return np.int32(lut_w), np.int32(lut_w), np.int64(0)
+    return np.int32(lut_w), np.int32(disc.template.span), np.int64(disc.template.mask)
+
+
 def _text(backend: Backend, ref: ReferenceText) -> tuple[Any, Any, np.int32, np.int64]:
     dev = ref.on(backend)
     return dev.text, dev.nmask, np.int32(1 if ref.has_amb else 0), np.int64(ref.n_words)
@@ -88,9 +108,10 @@ def _stride_positions(ref: ReferenceText, lut_w: int, stride: int) -> tuple[int,
 
 @on_device
 def scan_hits(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: int, stride: int,
-              window: tuple[int, int] | None = None) -> Any:
+              window: tuple[int, int] | None = None, disc: DiscWords | None = None) -> Any:
     """Stride positions of the text whose table word is present (PV bit set), sorted (device array);
-    with ``window`` ``(j0, j1)``, of stride positions ``j0 .. j1 - 1`` only.
+    with ``window`` ``(j0, j1)``, of stride positions ``j0 .. j1 - 1`` only; ``disc``: words of a
+    discontiguous template.
 
     The stride positions are those of the whole database (multiples of ``stride`` there): a shard
     (``ref.origin > 0``) scans from ``-origin mod stride``, so that it finds the seeds the whole
@@ -98,18 +119,20 @@ def scan_hits(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: in
     stride positions fall in it)."""
     xp = backend.xp
     text, nmask, has_n, n_words = _text(backend, ref)
-    phase, n_pos = _stride_positions(ref, lut_w, stride)
+    word = _word(lut_w, disc)
+    span = int(word[1])
+    phase, n_pos = _stride_positions(ref, span, stride)
     n_bases = ref.n_bases
     if window is not None:  # the scan of positions phase + j * stride, j in [j0, j1)
         j0, j1 = max(0, window[0]), min(n_pos, window[1])
         phase, n_pos = phase + j0 * stride, max(0, j1 - j0)
-        n_bases = phase + (n_pos - 1) * stride + lut_w if n_pos else 0
+        n_bases = phase + (n_pos - 1) * stride + span if n_pos else 0
     capacity = max(1024, n_pos // 64)
     while True:
         hits = xp.empty(capacity, dtype=np.int64)
         n_hits = xp.zeros(1, dtype=np.int64)
         backend.launch(kblast, "scan_pv", n_pos, text, nmask, has_n, n_words, np.int64(n_bases),
-                       np.int32(lut_w), np.int32(stride), np.int64(phase), queries.pv, hits, n_hits, np.int64(capacity))
+                       *word, np.int32(stride), np.int64(phase), queries.pv, hits, n_hits, np.int64(capacity))
         count = int(backend.to_host(n_hits)[0])
         if count <= capacity:
             return xp.sort(hits[:count])
@@ -117,20 +140,22 @@ def scan_hits(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: in
 
 
 def _seed_chunks(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: int, stride: int, word: int,
-                 scan_chunk: int, pair_chunk: int) -> Iterator[tuple[Seeds, int]]:
+                 scan_chunk: int, pair_chunk: int, disc: DiscWords | None = None) -> Iterator[tuple[Seeds, int]]:
     """The seeds in chunks (each seed once, in no order) and each chunk's number of pairs: the text
     scanned ``scan_chunk`` stride positions at a time, each window's hits expanded into (query,
-    text) pairs ``pair_chunk`` at a time (a single hit may exceed it) and extended exactly."""
+    text) pairs ``pair_chunk`` at a time (a single hit may exceed it) and extended exactly (``disc``:
+    the word hits that pass the two-hit rule, as empty runs)."""
     xp = backend.xp
     text, nmask, has_n, n_words = _text(backend, ref)
     dev = ref.on(backend)
     n_contigs = np.int64(len(ref.contig_names))
-    _, n_pos = _stride_positions(ref, lut_w, stride)
+    words = _word(lut_w, disc)
+    _, n_pos = _stride_positions(ref, int(words[1]), stride)
     for j0 in range(0, n_pos, max(1, scan_chunk)):
-        hits = scan_hits(backend, ref, queries, lut_w, stride, (j0, j0 + max(1, scan_chunk)))
+        hits = scan_hits(backend, ref, queries, lut_w, stride, (j0, j0 + max(1, scan_chunk)), disc)
         n = int(hits.size)
         counts = xp.empty(n, dtype=np.int64)
-        backend.launch(kblast, "lookup_count", n, hits, np.int64(n), text, n_words, np.int32(lut_w),
+        backend.launch(kblast, "lookup_count", n, hits, np.int64(n), text, n_words, *words,
                        queries.first, counts)
         # the pair counts' prefix sum stays on the device (tens of millions of hits): the host reads
         # only the chunk bounds
@@ -146,9 +171,18 @@ def _seed_chunks(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w:
                 q_pos, s_pos = xp.empty(m, dtype=np.int32), xp.empty(m, dtype=np.int64)
                 sub = hits[a:b]
                 starts = cum[a:b] - counts[a:b] - base  # each hit's first pair
-                backend.launch(kblast, "lookup_fill", b - a, sub, np.int64(b - a), text, n_words, np.int32(lut_w),
+                backend.launch(kblast, "lookup_fill", b - a, sub, np.int64(b - a), text, n_words, *words,
                                queries.first, queries.positions, starts, q_pos, s_pos)
                 keep = xp.empty(m, dtype=np.uint8)
+                if disc is not None:
+                    other = np.int64(disc.other.mask if disc.other is not None else 0)
+                    backend.launch(kblast, "two_hit", m, text, nmask, has_n, n_words, dev.contig_offsets, n_contigs,
+                                   queries.codes, queries.offsets, np.int64(queries.n_seq), queries.valid, q_pos,
+                                   s_pos, np.int64(m), words[1], words[2], other, np.int32(disc.window), keep)
+                    idx = xp.nonzero(keep)[0]
+                    yield Seeds(q_pos[idx].astype(np.int64), s_pos[idx], xp.zeros(int(idx.size), np.int32)), m
+                    a = b
+                    continue
                 run_q, run_s = xp.empty(m, dtype=np.int64), xp.empty(m, dtype=np.int64)
                 run_len = xp.empty(m, dtype=np.int32)
                 backend.launch(kblast, "mini_extend", m, text, nmask, has_n, dev.contig_offsets, n_contigs,
@@ -163,11 +197,12 @@ def _seed_chunks(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w:
 
 @on_device
 def find_seeds(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: int, stride: int,
-               word: int) -> Seeds:
-    """Every seed run once: table-word hits expanded to (query, text) pairs, extended exactly; all
-    at once, sorted by (q, s) (the search takes them in chunks: :func:`seed_candidates`)."""
+               word: int, disc: DiscWords | None = None) -> Seeds:
+    """Every seed run once: table-word hits expanded to (query, text) pairs, extended exactly (or,
+    ``disc``, kept by the two-hit rule); all at once, sorted by (q, s) (the search takes them in
+    chunks: :func:`seed_candidates`)."""
     xp = backend.xp
-    parts = [s for s, _ in _seed_chunks(backend, ref, queries, lut_w, stride, word, SCAN_CHUNK, PAIR_CHUNK)]
+    parts = [s for s, _ in _seed_chunks(backend, ref, queries, lut_w, stride, word, SCAN_CHUNK, PAIR_CHUNK, disc)]
     if parts:
         q = xp.concatenate([p.q for p in parts])
         s = xp.concatenate([p.s for p in parts])
@@ -192,18 +227,20 @@ class SeedStats:
 @on_device
 def seed_candidates(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: int, stride: int, word: int,
                     reward: int, penalty: int, n_score: int, xdrop: int, triggers: np.ndarray | None,
-                    pair_chunk: int | None = None, scan_chunk: int | None = None
-                    ) -> tuple[dict[str, np.ndarray], SeedStats]:
+                    pair_chunk: int | None = None, scan_chunk: int | None = None,
+                    discs: tuple[tuple[QuerySet, DiscWords], ...] = ()) -> tuple[dict[str, np.ndarray], SeedStats]:
     """The seeds worth extending further (:func:`select_seeds`'s, the same for any chunk sizes),
     found, extended without gaps and filtered by ``triggers`` chunk by chunk (:func:`_seed_chunks`;
     None: :data:`PAIR_CHUNK`, :data:`SCAN_CHUNK`), so that only the chunk's seeds and the
     candidates so far are held: memory independent of the number of hits. A candidate's ungapped
     score is a function of its extent, so filtering each chunk before picking the first seed of
-    each extent (:func:`select_seeds`) picks the same seeds."""
+    each extent (:func:`select_seeds`) picks the same seeds. ``discs``: discontiguous words, each
+    template's queries (its table) and words, in place of ``queries``' own contiguous ones."""
     stats = SeedStats()
     kept: list[dict[str, Any]] = []
-    chunks = _seed_chunks(backend, ref, queries, lut_w, stride, word, scan_chunk or SCAN_CHUNK,
-                          pair_chunk or PAIR_CHUNK)
+    sizes = (scan_chunk or SCAN_CHUNK, pair_chunk or PAIR_CHUNK)
+    passes = [(qs, d) for qs, d in discs] or [(queries, None)]
+    chunks = (c for qs, d in passes for c in _seed_chunks(backend, ref, qs, lut_w, stride, word, *sizes, d))
     for seeds, pairs in chunks:
         stats.chunks += 1
         stats.seeds += len(seeds)

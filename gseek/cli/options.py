@@ -110,7 +110,8 @@ def with_pair_options(func):
 
 BLAST_OPTIONS = ("evalue", "word_size", "reward", "penalty", "gapopen", "gapextend", "dust", "soft_masking",
                  "lcase_masking", "strand", "max_target_seqs", "max_hsps", "perc_identity", "qcov_hsp_perc",
-                 "xdrop_ungap", "xdrop_gap", "xdrop_gap_final", "ungapped", "db_volume_size", "outfmt")
+                 "xdrop_ungap", "xdrop_gap", "xdrop_gap_final", "ungapped", "template_type", "template_length",
+                 "db_volume_size", "outfmt")
 
 
 #: The suffixes of a number of bases (decimal, as sequence sizes are written).
@@ -192,6 +193,11 @@ def with_blast_options(func=None, *, outfmt: bool = True):
         click.option("--xdrop-gap-final", type=float, default=None,
                      help="megablast/blastn: final gapped X-drop, bits [100]."),
         click.option("--ungapped", is_flag=True, default=None, help="megablast/blastn: no gapped extension."),
+        click.option("--template-type", type=click.Choice(["coding", "optimal", "coding_and_optimal"]), default=None,
+                     help="dc-megablast: discontiguous word template [coding]."),
+        click.option("--template-length", type=click.Choice(["16", "18", "21"]), default=None,
+                     callback=lambda ctx, param, v: None if v is None else int(v),
+                     help="dc-megablast: template length [18]."),
         click.option("--db-volume-size", type=_BaseCount(), default=None,
                      help="megablast/blastn: search the database in volumes of about SIZE bases (K/M/G; whole "
                           "contigs), one volume on a device at a time; the same output [the whole database, or on a "

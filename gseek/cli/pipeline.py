@@ -15,7 +15,8 @@ from .options import (ALIGN_OPTIONS, BLAST_OPTIONS, MAP_OPTIONS, PAIR_OPTIONS, S
 @cli.command()
 @click.option("--queries", "query_list", metavar="LIST", required=True,
               help="Text file: one query file per line, optional second column = output name.")
-@click.option("--task", type=click.Choice(["map", "align", "megablast", "blastn"]), default="map", show_default=True,
+@click.option("--task", type=click.Choice(["map", "align", "megablast", "blastn", "blastn-short",
+                                            "dc-megablast"]), default="map", show_default=True,
               help="map: k-mismatch read mapping (SAM); align: DP of every query against every target (TSV).")
 @click.option("-x", "--index", "index_prefix", metavar="INDEX", help="map: index prefix built by `gseek index`.")
 @click.option("-t", "--target", metavar="FASTA", help="align: the target sequences (every query against each).")
@@ -45,8 +46,9 @@ from .options import (ALIGN_OPTIONS, BLAST_OPTIONS, MAP_OPTIONS, PAIR_OPTIONS, S
 def pipeline(query_list, task, index_prefix, target, outdir, gpus, split, resume, map_options, read_options,
              pair_options, interleaved, sam_options, align_options, blast_options, workers, job_mb, cluster) -> None:
     """Run a search over many query files with the threaded query/job/prelim/result pipeline."""
-    if split == "database" and task not in ("megablast", "blastn"):
-        raise click.UsageError("--split database: for --task megablast|blastn (with --gpus, or on a cluster)")
+    if split == "database" and task in ("map", "align"):
+        raise click.UsageError("--split database: for --task megablast|blastn|blastn-short|dc-megablast (with --gpus, "
+                               "or on a cluster)")
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
     if gpus is not None and cluster is not None:
@@ -60,7 +62,7 @@ def pipeline(query_list, task, index_prefix, target, outdir, gpus, split, resume
                                                 sam_options=sam_options, pair_options=pair_options)
         if interleaved:
             options["interleaved"] = True
-    elif task in ("megablast", "blastn"):
+    elif task in ("megablast", "blastn", "blastn-short", "dc-megablast"):
         if index_prefix is None or target is not None:
             raise click.UsageError(f"--task {task} takes -x/--index INDEX (and no -t)")
         foreign = [o for o in given(ALIGN_OPTIONS) if o != "--outfmt"] + given(

@@ -46,8 +46,10 @@ def _small_input(paths) -> int | None:
 @click.option("-1", "mate1", metavar="FILE", help="map: paired-end reads, mate 1 (FASTA/FASTQ, gzip ok); with -2.")
 @click.option("-2", "mate2", metavar="FILE", help="map: paired-end reads, mate 2; with -1.")
 @click.option("--interleaved", metavar="FILE", help="map: paired-end reads, mate 1 and mate 2 of each pair in turn.")
-@click.option("--task", type=click.Choice(["map", "megablast", "blastn"]), default="map", show_default=True,
-              help="map: complete k-mismatch read mapping; megablast/blastn: seed-and-extend search.")
+@click.option("--task", type=click.Choice(["map", "megablast", "blastn", "blastn-short",
+                                            "dc-megablast"]), default="map", show_default=True,
+              help="map: complete k-mismatch read mapping; megablast/blastn/blastn-short/dc-megablast: BLAST+'s "
+                   "seed-and-extend tasks.")
 @with_map_options
 @with_pair_options
 @with_blast_options

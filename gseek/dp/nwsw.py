@@ -18,6 +18,7 @@ scoring conventions and tie rules are in ``docs/alignment.md``.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ import numpy as np
 from gseek import ragged
 from gseek.backend import Backend, on_device
 from gseek.errors import OptionError
-from gseek.kernels import dp
+from gseek.kernels import dp, dp_lanes
 
 from .scoring import Scoring
 
@@ -176,6 +177,10 @@ def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, tracebac
     check_range(q_len, t_len, scoring)
     strip = dp.TB_STRIP if traceback else dp.SCORE_STRIP
     order = _sort_slots(q_len.astype(np.int64), t_len.astype(np.int64), strip)
+    if not traceback and backend.name == "cpu":
+        order = order[~_score_lanes(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, out)[order]]
+        if order.size == 0:
+            return out
     long = _warp_mask(backend, q_len[order], t_len[order], strip)
     table = ws.resident("table", (scoring,), lambda: scoring.table.ravel())
     codes = backend.asarray(codes, dtype=np.uint8)
@@ -201,6 +206,80 @@ def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, tracebac
         out["cigar"] = backend.to_host(cigar)[: int(offsets[-1])].copy()  # never a view of the workspace
         out["cigar_offsets"] = offsets
     return out
+
+
+def _lane_groups(q_off: np.ndarray, q_len: np.ndarray, t_len: np.ndarray, scoring: Scoring,
+                 flags: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs the CPU sweeps a SIMD lane each (:mod:`gseek.kernels.dp_lanes`), in groups of at most
+    LANES pairs: (slots, group offsets, group splits), longest groups first. A group holds one
+    query's pairs, or (local DNA) the last pairs of two queries, ``split`` pairs of the first.
+
+    A pair is taken where no value of its DP can leave ``[-INT16_REACH, INT16_REACH]``: H lies
+    between the all-gap path, ``-(2 gap_open + (m + n) gap_extend)`` (local: 0), and the best
+    substitution times the shorter length; E and F are at most one gap open below it, a diagonal
+    step one substitution off it. Targets longer than MAX_COLUMNS stay out (a local end column is
+    kept in int16).
+    """
+    lanes = dp_lanes.LANES
+    table = scoring.table
+    o, e = scoring.gap_open, scoring.gap_extend
+    q_len, t_len = q_len.astype(np.int64), t_len.astype(np.int64)
+    high = max(int(table.max()), 0) * np.minimum(q_len, t_len)
+    low = 0 if flags & dp.LOCAL else 2 * o + (q_len + t_len) * e
+    reach = np.maximum(high, low) + o + e + int(np.abs(table).max())
+    taken = np.flatnonzero((reach <= dp_lanes.INT16_REACH) & (t_len <= dp_lanes.MAX_COLUMNS))
+    # one query's pairs side by side (longest targets first), cut every LANES pairs
+    slots = taken[np.lexsort((-t_len[taken], q_len[taken], q_off[taken]))]
+    if slots.size == 0:
+        return slots, np.zeros(1, np.int64), np.zeros(0, np.int64)
+    new_query = np.ones(slots.size, bool)
+    new_query[1:] = (q_off[slots][1:] != q_off[slots][:-1]) | (q_len[slots][1:] != q_len[slots][:-1])
+    run_start = np.flatnonzero(new_query)
+    rank = np.arange(slots.size) - np.repeat(run_start, np.diff(np.append(run_start, slots.size)))
+    starts = np.flatnonzero(rank % lanes == 0)
+    sizes = np.diff(np.append(starts, slots.size))
+    size_of = dict(zip(starts.tolist(), sizes.tolist()))
+    chunks = [[a] for a, k in size_of.items() if k == lanes]
+    part = sorted((a for a, k in size_of.items() if k < lanes), key=lambda a: -size_of[a])
+    # a local query's last pairs share a group with another's (a profile row per pair of residues:
+    # DNA, (alpha + 1)^2 rows at most): 60 sequences all-vs-all fill 92% of the lanes, not 64%
+    two = flags & dp.LOCAL and (table.shape[0] + 1) ** 2 <= 64
+    first, last = 0, len(part) - 1
+    while first <= last:
+        if two and first < last and size_of[part[first]] + size_of[part[last]] <= lanes:
+            chunks.append([part[first], part[last]])
+            last -= 1
+        else:
+            chunks.append([part[first]])
+        first += 1
+    # the longest sweeps first, so that the threads (dealt groups in turn) end together
+    cost = [max(q_len[slots[a]] for a in c) * max(t_len[slots[a]] for a in c) for c in chunks]
+    chunks = [chunks[c] for c in np.argsort(-np.array(cost), kind="stable")]
+    slots = np.concatenate([slots[a:a + size_of[a]] for c in chunks for a in c])
+    split = np.array([size_of[c[0]] for c in chunks], np.int64)
+    return slots, ragged.offsets(np.array([sum(size_of[a] for a in c) for c in chunks])), split
+
+
+def _score_lanes(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, out) -> np.ndarray:
+    """Score the pairs :func:`_lane_groups` takes into ``out`` (their ``rerun`` stays False: their
+    values never leave int16); True where a pair was scored."""
+    slots, group_off, group_split = _lane_groups(q_off, q_len, t_len, scoring, flags)
+    done = np.zeros(q_len.size, bool)
+    if slots.size == 0:
+        return done
+    pad = np.int16(min(int(scoring.table.min()), -1))
+    args = (codes, q_off, q_len, t_off, t_len, slots, group_off, group_split, scoring.table.ravel(),
+            np.int32(scoring.table.shape[0]), np.int32(scoring.gap_open), np.int32(scoring.gap_extend),
+            np.int32(flags), pad)
+    threads = min(backend.threads, group_off.size - 1)
+    outputs = (out["score"], out["q_end"], out["t_end"])
+    if threads == 1:
+        dp_lanes.dp_score_lanes(*args, 0, 1, *outputs)
+    else:  # groups dealt round-robin (longest first) to threads, each a call without the GIL
+        with ThreadPoolExecutor(threads, thread_name_prefix="gseek-dp-lanes") as pool:
+            list(pool.map(lambda t: dp_lanes.dp_score_lanes(*args, t, threads, *outputs), range(threads)))
+    done[slots] = True
+    return done
 
 
 #: Every DP value must stay far from NEG_INF (-2^28): |score| < 2^27.

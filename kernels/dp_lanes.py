@@ -1,0 +1,200 @@
+"""The CPU's score-only Gotoh DP across pairs: one SIMD lane a pair (CPU only; no CUDA twin).
+
+The GPU sweeps one pair a thread; a CPU core has vector units instead. Here
+LANES pairs that share their query (local DNA: or the last pairs of two
+queries) are swept together, row by row, their cells laid out ``[column][lane]`` in int16, so the cell loop of a
+row is one flat loop over ``column * LANES + lane`` that LLVM vectorises (16
+or 32 lanes an instruction; SSE2 on the generic CPU of the prebuilt code).
+The recurrences, ties and end cells are those of ``dp_score16`` in
+:mod:`gseek.kernels.dp` (``docs/alignment.md``), so the results are the same
+numbers: ``tests/test_dp_lanes.py`` holds every mode to
+``tests/reference_dp.py``.
+
+What keeps the lanes apart:
+
+* Targets shorter than the group's longest (and rows past the shorter of
+  two queries) are padded with a negative substitution score. A padded cell depends only on cells before it in
+  row-major order, always minus something, so it never beats (nor ties) a
+  real cell that came before it: a local end cell never falls on padding,
+  and a real cell never depends on padding (dependencies run right and down).
+* Every value of a group stays inside ``[-INT16_REACH, INT16_REACH]``, which
+  the stage checks before it gives a pair to this kernel
+  (``_lane_groups`` in :mod:`gseek.dp.nwsw`); the int16 arithmetic then never
+  wraps, and ``dp_score16``'s 16-bit check could never have fired (``rerun``
+  is False for these pairs).
+* Loops are written ``for x in range(count)`` with non-negative offsets
+  (``x + LANES``), loads before any select: Numba's negative-index wrap or a
+  conditional load stops LLVM's vectoriser.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gseek.kernels._jit import njit
+
+from .dp import FREE_QE, FREE_QS, FREE_TE, FREE_TS, LOCAL
+
+#: Pairs swept together. 32 int16 lanes are two
+#: AVX2 vectors a column: two independent dependency chains keep the core busy
+#: (measured on the 2-core VM: 3.2 GCUPS a core at 32 lanes, 1.9 at 16).
+LANES = 32
+#: "Minus infinity" of the int16 sweep: below every value of an accepted group,
+#: and minus one gap extension still inside int16.
+NEG16 = -(1 << 14)
+#: Bound on |every DP value| of a group swept in int16 (the stage's check).
+INT16_REACH = 16000
+#: Longest target swept here: a local row's end column is tracked in int16.
+MAX_COLUMNS = 32767
+
+
+@njit(cache=True, nogil=True)
+def _row_local(prof, Hp, Hc, Ec, F, R, J, column, count, oe, e):
+    """One local row of every lane: H, E, F, and the row's running maximum R with the
+    column J where it was first reached (``count`` = the row's cells, column 0's left out)."""
+    zero = np.int16(0)
+    for x in range(count):
+        y = x + LANES
+        ec = max(np.int16(Hc[x] - oe), np.int16(Ec[x] - e))
+        fc = max(np.int16(Hp[y] - oe), np.int16(F[y] - e))
+        h = max(max(np.int16(Hp[x] + prof[y]), ec), max(fc, zero))
+        Hc[y] = h
+        Ec[y] = ec
+        F[y] = fc
+        r = R[x]
+        here = column[y]
+        before = J[x]
+        R[y] = max(h, r)
+        J[y] = here if h > r else before
+
+
+@njit(cache=True, nogil=True)
+def _row(prof, Hp, Hc, Ec, F, count, oe, e):
+    """One global / semiglobal row of every lane: H, E, F."""
+    for x in range(count):
+        y = x + LANES
+        ec = max(np.int16(Hc[x] - oe), np.int16(Ec[x] - e))
+        fc = max(np.int16(Hp[y] - oe), np.int16(F[y] - e))
+        Hc[y] = max(max(np.int16(Hp[x] + prof[y]), ec), fc)
+        Ec[y] = ec
+        F[y] = fc
+
+
+@njit(cache=True, nogil=True)
+def _group(codes, q_off, q_len, t_off, t_len, lanes, split, table, alpha, o, e, flags, pad, out_score, out_q_end,
+           out_t_end):
+    """Sweep the pairs ``lanes`` (slots, at most LANES) and write their score and end cell. The
+    pairs ``lanes[:split]`` share one query, ``lanes[split:]`` (local only) another: a row of the
+    profile is then one residue of each, and rows past a query's end score ``pad`` in its lanes
+    (padding again, which a local end cell never falls on)."""
+    local = (flags & LOCAL) != 0
+    qs = local or (flags & FREE_QS) != 0
+    ts = local or (flags & FREE_TS) != 0
+    qe = (flags & FREE_QE) != 0
+    te = (flags & FREE_TE) != 0
+    k = lanes.size
+    nmax = 0
+    for l in range(k):
+        nmax = max(nmax, t_len[lanes[l]])
+    size = (nmax + 1) * LANES
+    qa, ma = q_off[lanes[0]], q_len[lanes[0]]
+    qb, mb = (q_off[lanes[split]], q_len[lanes[split]]) if split < k else (qa, 0)
+    m = max(ma, mb)
+    # the profile: a row for each pair of residues (query A's, query B's; alpha: past its end) met in
+    # the rows, the substitution score of its residue against every lane's column
+    width = alpha + 1
+    row_of = np.full(width * width, -1, dtype=np.int64)
+    row = np.empty(m, dtype=np.int64)
+    rows = 0
+    for i in range(m):
+        pair = (codes[qa + i] if i < ma else alpha) * width + (codes[qb + i] if i < mb else alpha)
+        if row_of[pair] < 0:
+            row_of[pair] = rows
+            rows += 1
+        row[i] = row_of[pair]
+    prof = np.empty((rows, size), dtype=np.int16)
+    for pair in range(width * width):
+        r = row_of[pair]
+        if r < 0:
+            continue
+        for x in range(size):
+            prof[r, x] = pad
+        for l in range(k):
+            a = pair // width if l < split else pair % width
+            if a == alpha:
+                continue
+            to = t_off[lanes[l]]
+            for j in range(t_len[lanes[l]]):
+                prof[r, (j + 1) * LANES + l] = table[a * alpha + codes[to + j]]
+    Hp = np.empty(size, dtype=np.int16)
+    Hc = np.empty(size, dtype=np.int16)
+    Ec = np.empty(size, dtype=np.int16)
+    F = np.empty(size, dtype=np.int16)
+    R = np.zeros(size, dtype=np.int16)
+    J = np.zeros(size, dtype=np.int16)
+    column = np.empty(size if local else 0, dtype=np.int16)
+    for x in range(size):
+        j = x // LANES
+        Hp[x] = 0 if (ts or j == 0) else -(o + j * e)
+        F[x] = NEG16
+    for x in range(column.size):
+        column[x] = x // LANES
+    best = np.empty(LANES, dtype=np.int32)
+    bi = np.empty(LANES, dtype=np.int32)
+    bj = np.empty(LANES, dtype=np.int32)
+    for l in range(k):
+        n = t_len[lanes[l]]
+        if local:
+            best[l], bi[l], bj[l] = 0, 0, 0
+        elif qe:
+            best[l], bi[l], bj[l] = Hp[n * LANES + l], 0, n
+        else:
+            best[l], bi[l], bj[l] = NEG16, -1, -1
+    oe16 = np.int16(o + e)
+    e16 = np.int16(e)
+    last_x = nmax * LANES
+    for i in range(1, m + 1):
+        hleft = 0 if qs else -(o + i * e)
+        for l in range(LANES):
+            Hc[l] = hleft
+            Ec[l] = NEG16
+        if local:
+            _row_local(prof[row[i - 1]], Hp, Hc, Ec, F, R, J, column, last_x, oe16, e16)
+            for l in range(k):
+                if R[last_x + l] > best[l]:
+                    best[l], bi[l], bj[l] = R[last_x + l], i, J[last_x + l]
+        else:
+            _row(prof[row[i - 1]], Hp, Hc, Ec, F, last_x, oe16, e16)
+            last = te and i == m
+            for l in range(k):
+                n = t_len[lanes[l]]
+                if last:
+                    if hleft > best[l]:
+                        best[l], bi[l], bj[l] = hleft, i, 0
+                    for j in range(1, n + 1):
+                        if Hc[j * LANES + l] > best[l]:
+                            best[l], bi[l], bj[l] = Hc[j * LANES + l], i, j
+                elif qe and Hc[n * LANES + l] > best[l]:
+                    best[l], bi[l], bj[l] = Hc[n * LANES + l], i, n
+        Hp, Hc = Hc, Hp
+    for l in range(k):
+        slot = lanes[l]
+        n = t_len[slot]
+        if not local and ((not qe and not te) or bi[l] < 0):
+            best[l], bi[l], bj[l] = Hp[n * LANES + l], m, n  # the corner: Hp holds the last row
+        out_score[slot] = best[l]
+        out_q_end[slot] = bi[l]
+        out_t_end[slot] = bj[l]
+
+
+@njit(cache=True, nogil=True)
+def dp_score_lanes(codes, q_off, q_len, t_off, t_len, slots, group_off, group_split, table, alpha, gap_open,
+                   gap_extend, flags, pad, first, step, out_score, out_q_end, out_t_end):
+    """Score and end cell of the pairs ``slots[group_off[g]:group_off[g + 1]]`` of the groups
+    g = first, first + step, ... (at most LANES pairs a group, the first ``group_split[g]`` of one
+    query, the others of another), as ``dp_score16`` gives them; the stage checked the range. One
+    call a thread (the GIL released): a ``prange`` over the groups compiled the sweep ~6x slower
+    (LLVM left its loops scalar)."""
+    for g in range(first, group_off.size - 1, step):
+        _group(codes, q_off, q_len, t_off, t_len, slots[group_off[g]:group_off[g + 1]], group_split[g], table, alpha,
+               gap_open, gap_extend, flags, pad, out_score, out_q_end, out_t_end)
