@@ -5,21 +5,18 @@ the direct table gives."""
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pytest
 
 from gseek.backend import get_backend
 from gseek.blast import searcher as searcher_module
 from gseek.blast.lookup import lookup_of_words, word_codes
-from gseek.blast.report import write_tabular
 from gseek.blast.searcher import BlastSearcher
 from gseek.blast.small_table import SparseTable, resident_table, sparse_lookup
 from gseek.datasets import lambda_genome
-from gseek.index import Index
-from gseek.index.text import ReferenceText
 from gseek.seqio import read_fastx
+
+from test_blast_search import _lines, lambda_text  # noqa: F401  (the lambda text fixture, the report's lines)
 
 
 def _words(rng, n_queries, w):
@@ -63,17 +60,6 @@ def test_resident_arrays_read_as_the_direct_table(device, w):
             assert np.array_equal(backend.to_host(table.positions), direct.positions)
             with resident_table(backend, sparse_lookup(words, w)) as other:  # held: the direct table
                 assert np.array_equal(other.first, direct.first) and np.array_equal(other.pv, direct.pv)
-
-
-@pytest.fixture(scope="module")
-def lambda_text():
-    return ReferenceText.from_index(Index.build(lambda_genome(), wgram=4, device="cpu"))
-
-
-def _lines(hits) -> list[str]:
-    out = io.StringIO()
-    write_tabular(hits, out, "6 std qlen sstrand")
-    return out.getvalue().splitlines()
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
