@@ -6,6 +6,8 @@
 * A long exact repeat (poly-A against poly-A): a lookup pair inside a run stops at the run's first
   earlier finder (the mini-extension kernels), so finding the seeds costs about a stride a pair,
   not the run's length (it was cubic in the repeat: 10 kb 61 s).
+* A long query: the query side (DUST, strands, word codes, lookup table) holds about 20 bytes a base
+  at its peak (a 50 Mbp query: 1.4 GB; it held 2.5 GB: int64 word codes and DUST arrays).
 
 Measurements against blastn 2.12: ``benchmarks/RESULTS.md`` (2026-11-28, issue 36).
 """
@@ -13,6 +15,8 @@ Measurements against blastn 2.12: ``benchmarks/RESULTS.md`` (2026-11-28, issue 3
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -161,3 +165,37 @@ def test_scan_windows_are_the_whole_scan(tmp_path, many_hits, window):
                for h in be.to_host(scan_hits(be, text, qs, opts.lut_word, opts.stride, (j0, j0 + window))).tolist()]
         assert got == whole and whole
     assert any(s.origin % opts.stride for s in cut.shards(3))
+
+
+_QUERY_SIDE_PEAK = """
+import resource, sys
+import numpy as np
+from gseek.blast.lookup import lookup_of_words, seeding, word_codes
+from gseek.blast.options import BlastOptions
+from gseek.blast.searcher import BlastSearcher
+from gseek.seqio import SequenceBatch
+
+def query_side(bases):
+    codes = np.random.default_rng(bases).integers(0, 4, bases).astype(np.uint8)
+    batch = SequenceBatch.from_codes(codes, np.array([0, bases], np.int64), ["q"], "<q>")
+    searcher = BlastSearcher.__new__(BlastSearcher)  # the query side only, as prepare builds it
+    searcher.options = BlastOptions(task="megablast")
+    seq_codes, seq_mask, seq_off, _, _ = searcher._sequences(batch)
+    words = word_codes(seq_codes, seq_off, searcher.options.lut_word, seq_mask)
+    del seq_mask
+    table, valid = lookup_of_words(words, searcher.options.lut_word), seeding(words)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+query_side(100_000)
+print(query_side(2_000_000), query_side(6_000_000))
+"""
+
+
+def test_a_long_query_side_holds_about_20_bytes_a_base():
+    """The peak of the query side grows by at most 30 bytes a query base (both strands): it grew by
+    ~44 (int64 word codes beside the counting sort's int32 positions, codes and table; DUST 40 bytes
+    a base of a record). In a fresh process, from 2 to 6 Mbp."""
+    out = subprocess.run([sys.executable, "-c", _QUERY_SIDE_PEAK], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    small, large = map(int, out.stdout.split())
+    assert (large - small) / 4_000_000 < 30, (small, large)

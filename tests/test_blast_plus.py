@@ -148,8 +148,8 @@ def test_unsupported_flags_refused_by_name(in_folder):
     for task in ("rmblastn",):
         code, _, err = _blastn(["-query", "Q", "-db", "D", "-task", task])
         assert code == 1 and f"gseek blastn does not support task '{task}' yet" in err
-    code, _, err = _blastn(["-query", str(DATA / "queries.fa"), "-db", "d"])  # blastn's default -outfmt 0
-    assert code == 1 and "-outfmt 0 is not supported" in err
+    code, _, err = _blastn(["-query", str(DATA / "queries.fa"), "-db", "d", "-outfmt", "1"])
+    assert code == 1 and "-outfmt 1 is not supported" in err
 
 
 def test_every_flag_is_read(in_folder):

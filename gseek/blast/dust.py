@@ -15,9 +15,16 @@ triplet to the left, and the best score inside ``[s, e)`` is the larger of those
 ``O(bases * window)``, in one Numba pass per record. Scores are compared as integer
 cross-products, never as floats.
 
-As dustmasker, a base other than A/C/G/T (``code > 3``) is read as A: an N does not break a
-repeat. Known difference: dustmasker never masks a run of N inside a record, where gseek masks
-a run of 7 or more as poly-A (see ``docs/blast.md``, "DUST").
+An N (``code > 3``) is read as blastn reads it. BLAST+'s DUST (``CSymDustMasker``, since the
+end of 2015, 2.12 included) reads each N as a pseudo-random base: the low bits of ``CRandom``'s
+lagged Fibonacci generator from its fixed start, a new generator per query, one draw each time
+the masker reads an N. It reads some bases twice: after a homopolymer window (``window`` equal
+bases) it starts again from that window's start, and after the record's end it reads the last
+``window`` bases again; each reading draws its own N's, and the intervals of all readings are
+merged. :func:`_readings_with_n` follows those readings, so a record holding an N gets blastn's
+intervals (a run of N is masked only where its draws happen to repeat); a record without one
+gets the single pass above, which equals them. Code 4 stands for every ambiguous letter, and all
+are read so, where blastn reads the others (R, Y, ...) as A (``docs/blast.md``, "DUST").
 
 >>> import numpy as np
 >>> from gseek.alphabet import encode_dna
@@ -47,8 +54,10 @@ DUST_LINKER = 1
 
 
 @njit(cache=True, nogil=True)
-def _perfect_reach(seq, level, window, reach):
-    """reach[s] = the largest end e of a perfect interval [s, e) of ``seq`` (codes 0-3), or -1.
+def _perfect_reach(seq, base, level, window, linker, out, k, first):
+    """The perfect intervals of ``seq`` (codes 0-3), at ``base`` in ``out``'s coordinates: for each
+    start s in order, [s, reach(s)) with reach(s) the largest end of one, merged after
+    ``out[first:k]`` (one fewer than ``linker`` bases after the last joins it); returns the new ``k``.
 
     For each end e, the stretches [s, e) are scored from s = e - 3 down, one triplet at a time; but
     a stretch can score above the level only if it is short enough: its repeats ``r`` are at most
@@ -56,23 +65,33 @@ def _perfect_reach(seq, level, window, reach):
     ``r * 10 > level * l`` needs ``l < 10 * whole / level``. So only those starts are scored (about
     15 of 62 in random DNA). ``best[s]`` is then kept only where s is scored: a stretch [x, y) above
     the level was scored at its end y, so ``best[x]`` holds it, and every later walk over a start
-    s <= x passes x first (whatever it left stale below its last start, it never reads)."""
+    s <= x passes x first (whatever it left stale below its last start, it never reads).
+
+    Only the starts of the last ``window`` ends are ever read or written, so ``best`` and ``reach``
+    are rings of ``ring`` (>= window + 1) slots, a slot emptied when its start s = e - 3 comes in,
+    and s written out once no later end can reach it (e > s + window): a record costs its bases and
+    a triplet a base (uint8), whatever its length."""
     n = seq.size
     counts = np.zeros(64, np.int64)  # triplets of the stretch being scored (emptied after each end)
     slide = np.zeros(64, np.int64)  # triplets of the whole window
     whole = 0  # the whole window's repeats: sum of c (c - 1) / 2 over slide
-    tri = np.zeros(max(n - 2, 0), np.int64)  # the triplet starting at each position
+    tri = np.empty(max(n - 2, 0), np.uint8)  # the triplet starting at each position
     for s in range(n - 2):
         tri[s] = seq[s] * 16 + seq[s + 1] * 4 + seq[s + 2]
+    ring = 1
+    while ring < window + 1:
+        ring *= 2
+    slot = ring - 1
     # best_r/best_l[s]: the best score (r / l) of a stretch above the level inside [s, e - 1) before
     # end e is done, inside [s, e) after, where s is scored; best_r = 0 means none. Only ratios are
     # ever compared. One row, rewritten in place: a walk reads best[s] before it writes it.
-    best_r = np.zeros(n + 1, np.int64)
-    best_l = np.ones(n + 1, np.int64)
-    for s in range(n):
-        reach[s] = -1
+    best_r = np.zeros(ring, np.int64)
+    best_l = np.ones(ring, np.int64)
+    reach = np.full(ring, -1, np.int64)
+    written = 0  # the starts below are written out
     for e in range(3, n + 1):
         lowest = max(0, e - window)
+        best_r[(e - 3) & slot], best_l[(e - 3) & slot], reach[(e - 3) & slot] = 0, 1, -1
         t = tri[e - 3]  # the window gains the triplet at e - 3 and loses the one before ``lowest``
         whole += slide[t]
         slide[t] += 1
@@ -92,17 +111,119 @@ def _perfect_reach(seq, level, window, reach):
             l = e - s - 3  # triplets - 1
             # best inside [s + 1, e) (m_r / m_l, the previous s's) and inside [s, e - 1)
             if s + 4 <= e:
-                p_r, p_l = best_r[s], best_l[s]
+                p_r, p_l = best_r[s & slot], best_l[s & slot]
                 if p_r * m_l > m_r * p_l:
                     m_r, m_l = p_r, p_l
             if l >= 1 and r * 10 > level * l:
                 if r * m_l >= m_r * l:  # no stretch inside scores higher: perfect
-                    if e > reach[s]:
-                        reach[s] = e
+                    if e > reach[s & slot]:
+                        reach[s & slot] = e
                     m_r, m_l = r, l
-            best_r[s], best_l[s] = m_r, m_l
+            best_r[s & slot], best_l[s & slot] = m_r, m_l
         for s in range(e - 3, last - 1, -1):
             counts[tri[s]] -= 1
+        if e - window >= written:  # no later end reaches start e - window
+            k = _write_out(written, reach[written & slot], base, linker, out, k, first)
+            written += 1
+    for s in range(written, n - 2):
+        k = _write_out(s, reach[s & slot], base, linker, out, k, first)
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _write_out(s, e, base, linker, out, k, first):
+    """[s, e) (none where e < 0) at ``base``, merged after ``out[first:k]``; the new ``k``."""
+    if e < 0:
+        return k
+    if k > first and base + s - out[k - 1, 1] < linker:
+        if base + e > out[k - 1, 1]:
+            out[k - 1, 1] = base + e
+    else:
+        out[k, 0], out[k, 1] = base + s, base + e
+        k += 1
+    return k
+
+
+#: ``CRandom``'s start (BLAST+ ``util/random_gen.cpp``, ``Reset``): 33 words of state, read from
+#: index ``_LFG_J`` and ``_LFG_K`` down.
+_LFG_STATE = np.array([
+    0xd53f1852, 0xdfc78b83, 0x4f256096, 0x0e643df7, 0x82c359bf, 0xc7794dfa, 0xd5e9ffaa, 0x2c8cb64a,
+    0x2f07b334, 0xad5a7eb5, 0x96dc0cde, 0x6fc24589, 0xa5853646, 0xe71576e2, 0x0dae30df, 0xb09ce711,
+    0x5e56ef87, 0x4b4b0082, 0x6f4f340e, 0xc5bb17e8, 0xd788d765, 0x67498087, 0x9d7aba26, 0x261351d4,
+    0x411ee7ea, 0x0393a263, 0x2c5a5835, 0xc115fcd8, 0x25e9132c, 0xd0c6e906, 0xc2bc5b2d, 0x6c065c98,
+    0x6e37bd55], np.int64)
+_LFG_J, _LFG_K = 12, 32
+
+
+@njit(cache=True, nogil=True)
+def _read_base(seq, p, state, jk):
+    """The base the masker reads at ``seq[p]``: itself, or for an N (``> 3``) the next draw of the
+    generator (``state``, and its two indices ``jk``): the sum of two state words (mod 2^32)
+    replaces one, both indices step down; ``GetRand`` drops the lowest bit, the masker keeps two."""
+    if seq[p] <= 3:
+        return seq[p]
+    j, k = jk[0], jk[1]
+    r = (state[k] + state[j]) & 0xFFFFFFFF
+    state[k] = r
+    j -= 1
+    k -= 1
+    if k < 0:
+        k = state.size - 1
+    elif j < 0:
+        j = state.size - 1
+    jk[0], jk[1] = j, k
+    return (r >> 1) & 3
+
+
+@njit(cache=True, nogil=True)
+def _readings_with_n(seq, base, level, window, linker, out, k, first):
+    """:func:`_perfect_reach` of a record holding an N, as blastn's masker reads it: reading after
+    reading (each from ``start``, N's drawn as read), a window of ``window - 2`` triplets sliding
+    over the bases read. A window of one triplet (a homopolymer) is extended base by base while
+    it stays one; where it stops, the reading ends before the base that broke it, and the next
+    begins at the window's start. A reading that reaches the record's end is followed by one of
+    the last ``window`` bases (where the window had slid); one that never slid is the last."""
+    n = seq.size
+    state = _LFG_STATE.copy()
+    jk = np.array([_LFG_J, _LFG_K], np.int64)
+    cap = window - 2
+    read = np.empty(n, np.uint8)  # the values of the current reading
+    ring = np.empty(cap, np.int64)  # the window's triplets, oldest at ``head``
+    counts = np.zeros(64, np.int64)
+    start = 0
+    while n - 1 > start + 2:
+        counts[:] = 0
+        head = size = slid = distinct = 0
+        read[start] = _read_base(seq, start, state, jk)
+        read[start + 1] = _read_base(seq, start + 1, state, jk)
+        t = np.int64(read[start]) * 4 + read[start + 1]
+        pos, end, homopolymer = start + 2, n, False
+        while pos < n:
+            read[pos] = _read_base(seq, pos, state, jk)
+            t = ((t << 2) & 63) + read[pos]
+            if size >= cap:  # slide: the oldest triplet leaves
+                old = ring[head]
+                head = (head + 1) % cap
+                size -= 1
+                slid += 1
+                counts[old] -= 1
+                if counts[old] == 0:
+                    distinct -= 1
+            ring[(head + size) % cap] = t
+            size += 1
+            if counts[t] == 0:
+                distinct += 1
+            counts[t] += 1
+            if homopolymer and distinct > 1:
+                end = pos  # the reading stops before the base that broke the homopolymer
+                break
+            homopolymer = size >= cap and distinct <= 1
+            pos += 1
+        k = _perfect_reach(read[start:end], base + start, level, window, linker, out, k, first)
+        if slid == 0:
+            break
+        start += slid
+    return k
 
 
 @njit(cache=True, nogil=True)
@@ -111,23 +232,16 @@ def _intervals(codes, offsets, level, window, linker):
     k = 0
     for q in range(offsets.size - 1):
         a, b = offsets[q], offsets[q + 1]
-        seq = codes[a:b].astype(np.int64)
+        seq = codes[a:b]
+        has_n = False
         for i in range(seq.size):
             if seq[i] > 3:
-                seq[i] = 0  # dustmasker reads a non-ACGT letter as A
-        reach = np.empty(seq.size, np.int64)
-        _perfect_reach(seq, level, window, reach)
-        first = k
-        for s in range(seq.size):
-            e = reach[s]
-            if e < 0:
-                continue
-            if k > first and a + s - out[k - 1, 1] < linker:
-                if a + e > out[k - 1, 1]:
-                    out[k - 1, 1] = a + e
-            else:
-                out[k, 0], out[k, 1] = a + s, a + e
-                k += 1
+                has_n = True
+                break
+        if has_n:
+            k = _readings_with_n(seq, a, level, window, linker, out, k, k)
+        else:
+            k = _perfect_reach(seq, a, level, window, linker, out, k, k)
     return out[:k].copy()
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .searcher import BlastHits
 
-__all__ = ["json_reports", "JSON_HEADER", "JSON_FOOTER", "REPORT_MARK", "report_separator"]
+__all__ = ["json_reports", "query_masking", "JSON_HEADER", "JSON_FOOTER", "REPORT_MARK", "report_separator"]
 
 JSON_HEADER = '{\n"BlastOutput2": [\n'
 JSON_FOOTER = "\n]\n}\n"
@@ -48,7 +48,7 @@ def _s(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _masked(batch: SequenceBatch, options: dict) -> list[list[tuple[int, int]]]:
+def query_masking(batch: SequenceBatch, options: dict) -> list[list[tuple[int, int]]]:
     """Each query's masked intervals as blastn lists them (``query_masking``): DUST's, and the lowercase runs
     with ``-lcase_masking``, merged, 0-based inclusive."""
     from .dust import dust_intervals
@@ -86,14 +86,18 @@ def _masked_text(row: np.ndarray, start: int, intervals: list[tuple[int, int]]) 
 
 def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str], params: KarlinParams,
                  db_length: int, db_sequences: int, database: str, options: dict,
-                 subjects: list | None = None) -> str:
-    """One ``report`` a query of ``hits`` (its batch ``batch``), each after a :data:`REPORT_MARK`."""
+                 subjects: list | None = None, frame=None, query_offset: int = 0) -> str:
+    """One ``report`` a query of ``hits`` (its batch ``batch``), each after a :data:`REPORT_MARK`; ``frame`` and
+    ``query_offset``: ``-subject_loc``'s and ``-query_loc``'s coordinates, as
+    :func:`~gseek.blast.xml_report.xml_iterations`."""
+    s_off = 0 if frame is None else frame.subject_offset
+    s_len = hits.subject_lengths if frame is None or frame.subject_lengths is None else frame.subject_lengths
     from .report import _text
 
     a = hits.arrays
     query = a["query"]
     bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
-    masked = _masked(batch, options)
+    masked = query_masking(batch, options)
     filt = ("L;" if options.get("dust") else "") + ("m;" if options.get("soft_masking") else "")
     head = ('    "report": {\n      "program": "blastn",\n      "version": "BLASTN 2.12.0+",\n'
             f'      "reference": {_s(_REFERENCE.get(options["task"], _REFERENCE["blastn"]))},\n'
@@ -112,7 +116,8 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                    f'          "query_len": {qlen},\n')
         if masked[q]:
             out.append('          "query_masking": [\n' + ",\n".join(
-                f'            {{\n              "from": {lo},\n              "to": {hi - 1}\n            }}'
+                f'            {{\n              "from": {lo + query_offset},\n'
+                f'              "to": {hi - 1 + query_offset}\n            }}'
                 for lo, hi in masked[q]) + "\n          ],\n")
         out.append('          "hits": [\n')
         lo, hi = int(bounds[q]), int(bounds[q + 1])
@@ -121,14 +126,15 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
             hsps = []
             for k, i in enumerate(rows, 1):
                 minus, qr, sr, mid, s0, s1, ev = hsp_view(hits, i)
+                s0, s1 = s0 + s_off, s1 + s_off
                 hsps.append(
                     f'                {{\n                  "num": {k},\n'
                     f'                  "bit_score": {_g(float(a["bitscore"][i]))},\n'
                     f'                  "score": {int(a["score"][i])},\n'
                     f'                  "evalue": {"0" if ev < 1e-180 else _g(ev)},\n'
                     f'                  "identity": {int(a["nident"][i])},\n'
-                    f'                  "query_from": {int(a["q_start"][i]) + 1},\n'
-                    f'                  "query_to": {int(a["q_end"][i])},\n'
+                    f'                  "query_from": {int(a["q_start"][i]) + 1 + query_offset},\n'
+                    f'                  "query_to": {int(a["q_end"][i]) + query_offset},\n'
                     f'                  "query_strand": "Plus",\n'
                     f'                  "hit_from": {s1 if minus else s0},\n'
                     f'                  "hit_to": {s0 if minus else s1},\n'
@@ -142,7 +148,7 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                 f'            {{\n              "num": {n_hit},\n              "description": [\n                {{\n'
                 f'                  "id": {_s(hid)},\n                  "accession": {_s(hacc)},\n'
                 f'                  "title": {_s(hdef)}\n                }}\n              ],\n'
-                f'              "len": {int(hits.subject_lengths[s])},\n              "hsps": [\n'
+                f'              "len": {int(s_len[s])},\n              "hsps": [\n'
                 + ",\n".join(hsps) + "\n              ]\n            }")
         out.append((",\n".join(hit_texts) + "\n" if hit_texts else "") + "          ],\n")
         out.append('          "stat": {\n'

@@ -186,10 +186,10 @@ def _bucket_counts(words, span, block, counts):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _bucket_fill(words, span, block, starts, bucket, bucket_code):
+def _bucket_fill(words, span, block, starts, bucket, low):
     """The seeding positions grouped by code range, each range's in increasing position order, and
-    their words beside them (a stable counting sort: block b writes its positions of range r from
-    ``starts[b, r]`` on)."""
+    their words' places in the range beside them (``low``: ``code - r * span < 2^16``; a stable
+    counting sort: block b writes its positions of range r from ``starts[b, r]`` on)."""
     n = words.size
     for b in numba.prange(starts.shape[0]):
         cursor = starts[b].copy()
@@ -198,29 +198,32 @@ def _bucket_fill(words, span, block, starts, bucket, bucket_code):
             if c >= 0:
                 r = c // span
                 bucket[cursor[r]] = i
-                bucket_code[cursor[r]] = c
+                low[cursor[r]] = c - r * span
                 cursor[r] += 1
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _table(span, bounds, bucket, bucket_code, first, positions):
+def _table(span, bounds, bucket, low, first):
     """Each code range r on its own: its words counted into ``first``, turned into offsets from the
-    range's place in ``bucket`` (``bounds[r]``: the same place in ``positions``), then its positions
-    listed, each word's in increasing order. A range writes only its own entries of ``first``."""
+    range's place in ``bucket`` (``bounds[r]``), then its positions sorted by word in that place (the
+    range's part copied aside first), each word's in increasing order: ``bucket`` becomes the table's
+    positions. A range writes only its own entries of ``first`` and its own part of ``bucket``."""
     n_codes = first.size - 1
     for r in numba.prange(bounds.size - 1):
         lo, hi = r * span, min(n_codes, (r + 1) * span)
-        for k in range(bounds[r], bounds[r + 1]):
-            first[bucket_code[k]] += 1
-        at = bounds[r]
+        a, b = bounds[r], bounds[r + 1]
+        for k in range(a, b):
+            first[lo + low[k]] += 1
+        at = a
         for c in range(lo, hi):  # counts -> offsets, in place (only this range's entries)
             size = first[c]
             first[c] = at
             at += size
         cursor = first[lo:hi].copy()
-        for k in range(bounds[r], bounds[r + 1]):
-            c = bucket_code[k] - lo
-            positions[cursor[c]] = bucket[k]
+        aside = bucket[a:b].copy()
+        for k in range(a, b):
+            c = low[k]
+            bucket[cursor[c]] = aside[k - a]
             cursor[c] += 1
 
 
@@ -278,14 +281,14 @@ def _parts() -> int:
 
 
 def word_codes(codes: np.ndarray, offsets: np.ndarray, w: int, mask: np.ndarray | None = None) -> np.ndarray:
-    """The code of the w-mer starting at every position (int64; -1 where none seeds)."""
+    """The code of the w-mer starting at every position (int32: ``4^w <= 2^26``; -1 where none seeds)."""
     if not 1 <= int(w) <= MAX_LOOKUP_WORD:
         raise OptionError(f"lookup word length must be 1..{MAX_LOOKUP_WORD}, not {w}")
     codes = np.ascontiguousarray(codes, dtype=np.uint8)
     mask = np.zeros(codes.size, np.uint8) if mask is None else np.ascontiguousarray(mask, dtype=np.uint8)
     if mask.size != codes.size:
         raise OptionError(f"mask has {mask.size} entries for {codes.size} bases")
-    out = np.empty(codes.size, np.int64)
+    out = np.empty(codes.size, np.int32)
     _words(codes, np.ascontiguousarray(offsets, dtype=np.int64), mask, int(w), _BLOCK, out)
     return out
 
@@ -311,8 +314,11 @@ def lookup_of_words(words: np.ndarray, w: int) -> LookupTable:
     """The lookup table and PV of :func:`word_codes`' ``words`` (of length ``w``).
 
     A stable counting sort of the seeding positions by code range (one range a thread), then each
-    range's counts, offsets and lists on its own thread: every pass reads each word once or twice,
-    whatever the thread count, and the result is the same for any thread count."""
+    range's counts, offsets and lists on its own thread, in place: every pass reads each word once or
+    twice, whatever the thread count, and the result is the same for any thread count. Beside
+    ``words`` (4 bytes a position) it holds the table (4 bytes a seeding position, 4^w + 1 offsets),
+    while it is built 2 bytes more a seeding position (its word's place in its range) and one
+    range's positions at a time a thread."""
     wide = words.size >= (1 << 31) - 1
     index = np.int64 if wide else np.int32  # offsets and positions: int32 whenever they fit
     n_codes = 1 << (2 * int(w))
@@ -326,11 +332,13 @@ def lookup_of_words(words: np.ndarray, w: int) -> LookupTable:
     starts = np.cumsum(counts.T.ravel()).reshape(parts, blocks).T - counts
     bounds = np.zeros(parts + 1, np.int64)
     np.cumsum(counts.sum(axis=0), out=bounds[1:])
-    bucket, bucket_code = np.empty(int(bounds[-1]), index), np.empty(int(bounds[-1]), np.int32)
-    _bucket_fill(words, span, _BLOCK, np.ascontiguousarray(starts), bucket, bucket_code)
+    positions = np.empty(int(bounds[-1]), index)  # first the positions by code range, then by word
+    low = np.empty(int(bounds[-1]), np.uint16)  # span <= 2^16 codes a range
+    _bucket_fill(words, span, _BLOCK, np.ascontiguousarray(starts), positions, low)
+    del counts, starts
     first = np.zeros(n_codes + 1, index)
-    positions = np.empty(int(bounds[-1]), index)
-    _table(span, bounds.astype(index), bucket, bucket_code, first, positions)
+    _table(span, bounds.astype(index), positions, low, first)
+    del low
     first[n_codes] = bounds[-1]
     pv = np.zeros(max(1, n_codes >> 5), np.uint32)
     _presence(first, pv)

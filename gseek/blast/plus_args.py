@@ -48,16 +48,17 @@ BLASTN_FLAGS: dict[str, tuple[str, object]] = {
     "strand": ("str", ("both", "minus", "plus")), "outfmt": ("str", None), "html": ("flag", None),
     "max_target_seqs": ("int", (">=", 1)), "num_threads": ("int", (">=", 1)),
     "template_type": ("str", ("coding", "coding_and_optimal", "optimal")), "template_length": ("int", (16, 18, 21)),
+    "num_descriptions": ("int", (">=", 0)), "num_alignments": ("int", (">=", 0)), "line_length": ("int", (">=", 1)),
     "device": ("str", None), "gpus": ("str", None),  # gseek's own
 }
 #: blastn 2.12's other flags: refused by name (what each would need is in docs/blast.md).
 BLASTN_REFUSED = (
     "import_search_strategy", "export_search_strategy", "dbsize", "gilist", "seqidlist", "negative_gilist",
     "negative_seqidlist", "taxids", "negative_taxids", "taxidlist", "negative_taxidlist", "entrez_query",
-    "db_soft_mask", "db_hard_mask", "searchsp", "sum_stats", "no_greedy", "min_raw_gapped_score", "filtering_db", "window_masker_taxid", "window_masker_db", "culling_limit",
+    "db_soft_mask", "db_hard_mask", "searchsp", "sum_stats", "no_greedy", "min_raw_gapped_score", "filtering_db",
+    "window_masker_taxid", "window_masker_db", "culling_limit",
     "best_hit_overhang", "best_hit_score_edge", "subject_besthit", "window_size", "off_diagonal_range", "use_index",
-    "index_name", "parse_deflines", "show_gis", "num_descriptions", "num_alignments", "line_length", "sorthits",
-    "sorthsps", "mt_mode", "remote")
+    "index_name", "parse_deflines", "show_gis", "sorthits", "sorthsps", "mt_mode", "remote")
 
 
 class PlusArgError(OptionError):
@@ -171,6 +172,12 @@ class BlastnRun:
     query_loc: tuple[int, int] | None = None
     subject_loc: tuple[int, int] | None = None
     html: bool = False
+    #: ``-outfmt 0``'s ``-num_descriptions``, ``-num_alignments``, ``-line_length`` (blastn's defaults).
+    num_descriptions: int = 500
+    num_alignments: int = 250
+    line_length: int = 60
+    #: What blastn warns of on stderr (``Warning: [blastn] ...``), the run going on.
+    warnings: tuple[str, ...] = ()
     action: str = "search"  # or "help", "usage", "version"
 
 
@@ -185,12 +192,47 @@ def _dust(text: str) -> tuple[int, int, int] | None:
     return tuple(int(w) for w in words)  # type: ignore[return-value]
 
 
-def _loc(text: str) -> tuple[int, int]:
+def _loc(text: str, what: str = "query") -> tuple[int, int]:
     m = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", text)
     if not m or int(m.group(1)) < 1 or int(m.group(2)) < int(m.group(1)):
-        raise PlusArgError("BLAST engine error: Invalid specification of query location (Format: start-stop)",
+        raise PlusArgError(f"BLAST engine error: Invalid specification of {what} location (Format: start-stop)",
                            1, False)
     return int(m.group(1)), int(m.group(2))
+
+
+#: The ``-outfmt`` kinds of the pairwise family (blastn's "alignment view" formats 0-4).
+PAIRWISE_OUTFMTS = ("0", "1", "2", "3", "4")
+
+
+def _hitlist(got: dict, outfmt: str, overrides: dict) -> tuple[tuple[int, int], list[str]]:
+    """BLAST+'s rules of ``-max_target_seqs``, ``-num_descriptions`` and ``-num_alignments``: the subjects the
+    pairwise report lists and aligns (blastn's defaults 500 and 250), the search's ``max_target_seqs`` set in
+    ``overrides`` where they change it, and blastn's warnings."""
+    for name in ("num_descriptions", "num_alignments"):
+        if name in got and "max_target_seqs" in got:
+            raise _arg_error("eConstraint", f'Argument "{name}". Incompatible with argument:  `max_target_seqs\'')
+    warnings = []
+    nd, na = got.get("num_descriptions"), got.get("num_alignments")
+    if (outfmt.split() or ["0"])[0] in PAIRWISE_OUTFMTS:
+        if "max_target_seqs" in got:
+            nd = na = int(got["max_target_seqs"])
+        elif nd is not None or na is not None:
+            nd, na = 500 if nd is None else int(nd), 250 if na is None else int(na)
+            overrides["max_target_seqs"] = max(1, nd, na)
+        else:
+            nd, na = 500, 250
+    else:
+        if nd is not None:
+            warnings.append("The parameter -num_descriptions is ignored for output formats > 4 . Use "
+                            "-max_target_seqs to control output")
+        if "line_length" in got:
+            warnings.append("The parameter -line_length is not applicable for output formats > 4 .")
+        if "max_target_seqs" not in got and na is not None:
+            overrides["max_target_seqs"] = max(1, int(na))
+        nd = na = int(overrides.get("max_target_seqs", 500))
+    if int(overrides.get("max_target_seqs", 500)) < 5:
+        warnings.append("Examining 5 or more matches is recommended")
+    return (int(nd), int(na)), warnings
 
 
 def parse_blastn(argv: list[str]) -> BlastnRun:
@@ -246,18 +288,20 @@ def parse_blastn(argv: list[str]) -> BlastnRun:
         overrides["template_type"], overrides["template_length"] = got["template_type"], got["template_length"]
     if "dust" in got:
         overrides["dust"] = _dust(str(got["dust"]))
+    outfmt = str(got.get("outfmt", "0")).strip()
+    shown, warnings = _hitlist(got, outfmt, overrides)
     try:
         options = BlastOptions.for_task(task, **overrides)
     except OptionError as err:
         raise options_error(str(err)) from None
-    outfmt = str(got.get("outfmt", "0")).strip()
     gpus = tuple(g.strip() for g in str(got["gpus"]).split(",") if g.strip()) if "gpus" in got else None
     return BlastnRun(options, query=str(got.get("query", "-")), db=got.get("db"), subject=got.get("subject"),
                      out=str(got.get("out", "-")), outfmt=outfmt, threads=got.get("num_threads"),
                      device=got.get("device"), gpus=gpus,
                      query_loc=_loc(str(got["query_loc"])) if "query_loc" in got else None,
-                     subject_loc=_loc(str(got["subject_loc"])) if "subject_loc" in got else None,
-                     html=bool(got.get("html")))
+                     subject_loc=_loc(str(got["subject_loc"]), "subject") if "subject_loc" in got else None,
+                     html=bool(got.get("html")), num_descriptions=shown[0], num_alignments=shown[1],
+                     line_length=int(got.get("line_length", 60)), warnings=tuple(warnings))
 
 
 def blastn_usage() -> str:

@@ -42,14 +42,17 @@ FIELDS = {
     "positive": "positives", "gaps": "gaps", "ppos": "% positives", "qcovhsp": "% query coverage per hsp",
     "btop": "BTOP", "qseq": "query seq", "sseq": "subject seq", "sallseqid": "subject ids",
     "stitle": "subject title", "salltitles": "subject titles", "qcovs": "% query coverage per subject",
+    "qcovus": "% query coverage per uniq subject",
     "staxid": "subject tax id", "staxids": "subject tax ids",
 }
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
+_STRUCTURED = {"0": "the pairwise report", "5": "BLAST XML", "15": "BLAST JSON"}
 _COMPLEMENT = np.array([3, 2, 1, 0, 4], np.uint8)
 
 
 def parse_outfmt(spec: str) -> tuple[str, list[str]]:
-    """``"6 qseqid ..."`` -> (``"6"``, fields) (also ``7``, and ``10``: CSV); ``sam`` and ``17`` -> (``"sam"``, [])."""
+    """``"6 qseqid ..."`` -> (``"6"``, fields) (also ``7``, and ``10``: CSV); ``sam`` and ``17`` -> (``"sam"``, []);
+    ``0`` (pairwise), ``5`` (XML), ``15`` (JSON) -> (kind, [])."""
     words = str(spec).split()
     if not words:
         raise OptionError("outfmt is empty; use 6, 7 or sam")
@@ -58,13 +61,13 @@ def parse_outfmt(spec: str) -> tuple[str, list[str]]:
         if len(words) > 1:
             raise OptionError("outfmt sam takes no field list")
         return "sam", []
-    if kind in ("5", "15"):
+    if kind in ("0", "5", "15"):
         if len(words) > 1:
-            raise OptionError(f"outfmt {kind} (BLAST {'XML' if kind == '5' else 'JSON'}) takes no field list")
+            raise OptionError(f"outfmt {kind} ({_STRUCTURED[kind]}) takes no field list")
         return kind, []
     if kind not in ("6", "7", "10"):
-        raise OptionError(f"outfmt {kind!r} is not supported; use 6, 7, 10 (tabular, comment lines, CSV; BLAST+'s "
-                          f"keywords) or sam")
+        raise OptionError(f"outfmt {kind!r} is not supported; use 0 (pairwise), 5, 6, 7, 10 (tabular, comment "
+                          f"lines, CSV; BLAST+'s keywords), 15 or sam")
     return kind, parse_fields(spec)
 
 
@@ -103,8 +106,7 @@ def _qcov(covered: int, length: int) -> int:
 
 def _query_cover_per_subject(hits: BlastHits) -> np.ndarray:
     """Per HSP, the query bases its subject's HSPs cover together (the union of their query ranges): what
-    blastn's ``qcovs`` divides by the query's length. (``qcovus`` counts a subject's bases once where its HSPs
-    overlap on the subject: not done, refused.)"""
+    blastn's ``qcovs`` divides by the query's length."""
     a = hits.arrays
     n = len(hits)
     out = np.zeros(n, np.int64)
@@ -127,6 +129,87 @@ def _query_cover_per_subject(hits: BlastHits) -> np.ndarray:
     return out
 
 
+def query_cover_per_unique_subject(hits: BlastHits) -> np.ndarray:
+    """Per HSP, the query bases its subject's HSPs cover, each subject base counted once (blastn's ``qcovus``):
+    the subject's HSPs in report order, each adding the query bases aligned to subject bases no earlier HSP
+    covered (the query range of the uncovered subject range, mapped through the alignment)."""
+    a = hits.arrays
+    n = len(hits)
+    out = np.zeros(n, np.int64)
+    h = 0
+    while h < n:
+        end = h
+        while end < n and a["query"][end] == a["query"][h] and a["subject"][end] == a["subject"][h]:
+            end += 1
+        subject_cover = np.zeros(0, np.int64).reshape(0, 2)
+        query_cover: list[tuple[int, int]] = []
+        for i in range(h, end):
+            s0, s1 = int(a["s_start"][i]), int(a["s_end"][i])
+            todo = _subtract((s0, s1), subject_cover)
+            if not todo:
+                continue
+            if todo[0] == (s0, s1):
+                query_cover.append((int(a["q_start"][i]), int(a["q_end"][i])))
+            else:
+                query_cover += [_query_range(hits, i, lo, hi) for lo, hi in todo]
+            subject_cover = np.array(sorted([*map(tuple, subject_cover.tolist()), *todo]), np.int64).reshape(-1, 2)
+        out[h:end] = _covered(query_cover)
+        h = end
+    return out
+
+
+def _subtract(rng: tuple[int, int], cover: np.ndarray) -> list[tuple[int, int]]:
+    """The parts of ``rng`` (half-open) outside the ranges ``cover``."""
+    parts, lo = [], rng[0]
+    for a, b in cover.tolist():
+        if b <= lo or a >= rng[1]:
+            continue
+        if a > lo:
+            parts.append((lo, a))
+        lo = max(lo, b)
+    if lo < rng[1]:
+        parts.append((lo, rng[1]))
+    return parts
+
+
+def _covered(ranges: list[tuple[int, int]]) -> int:
+    total, end = 0, -1
+    for lo, hi in sorted(ranges):
+        lo = max(lo, end)
+        if hi > lo:
+            total += hi - lo
+            end = hi
+    return total
+
+
+def _query_range(hits: BlastHits, h: int, lo: int, hi: int) -> tuple[int, int]:
+    """The query bases (plus strand, half-open) HSP ``h`` aligns to subject bases ``[lo, hi)``; where a subject
+    base faces a query gap, the nearest query base inside the range."""
+    a = hits.arrays
+    runs = a["cigar"][a["cigar_offsets"][h]:a["cigar_offsets"][h + 1]].tolist()
+    minus = int(a["strand"][h]) < 0
+    q, s = 0, int(a["s_start"][h])  # on the searched strand of the query, from the HSP's start
+    got: list[int] = []
+    for r in runs:
+        n, op = r >> 4, r & 15
+        if op in (0, 7, 8):
+            a0, b0 = max(lo, s), min(hi, s + n)
+            if a0 < b0:
+                got += [q + a0 - s, q + b0 - s - 1]
+            q, s = q + n, s + n
+        elif op == 1:
+            q += n
+        elif op == 2:
+            if lo <= s < hi or lo < s + n <= hi:
+                got.append(q if s >= lo else q - 1)
+            s += n
+    first, last = min(got), max(got)
+    qa, qb = int(a["q_start"][h]), int(a["q_end"][h])
+    if minus:  # the searched strand is the reverse complement: back to plus-strand positions
+        return qb - 1 - last, qb - first
+    return qa + first, qa + last + 1
+
+
 def _aligned(hits: BlastHits, h: int) -> tuple[np.ndarray, np.ndarray]:
     """The alignment's query and subject rows as letter codes (gap = 5), in the displayed orientation."""
     a = hits.arrays
@@ -139,26 +222,13 @@ def _aligned(hits: BlastHits, h: int) -> tuple[np.ndarray, np.ndarray]:
     else:
         qseq = _COMPLEMENT[qcodes[::-1][L - a["q_end"][h]:L - a["q_start"][h]]]
     sseq = hits.subject_codes(int(a["s_start"][h]), int(a["s_end"][h]), int(a["subject"][h]))
-    runs = a["cigar"][a["cigar_offsets"][h]:a["cigar_offsets"][h + 1]]
-    qrow, srow = [], []
-    i = j = 0
-    for r in runs.tolist():
-        n, op = r >> 4, r & 15
-        if op in (0, 7, 8):
-            qrow.append(qseq[i:i + n])
-            srow.append(sseq[j:j + n])
-            i += n
-            j += n
-        elif op == 1:
-            qrow.append(qseq[i:i + n])
-            srow.append(np.full(n, 5, np.uint8))
-            i += n
-        elif op == 2:
-            qrow.append(np.full(n, 5, np.uint8))
-            srow.append(sseq[j:j + n])
-            j += n
-    qr = np.concatenate(qrow) if qrow else np.zeros(0, np.uint8)
-    sr = np.concatenate(srow) if srow else np.zeros(0, np.uint8)
+    runs = a["cigar"][a["cigar_offsets"][h]:a["cigar_offsets"][h + 1]].astype(np.int64)
+    n, op = runs >> 4, runs & 15
+    on_q = np.repeat((op == 0) | (op == 7) | (op == 8) | (op == 1), n)  # a column holding a query base
+    on_s = np.repeat((op == 0) | (op == 7) | (op == 8) | (op == 2), n)
+    qi, si = np.cumsum(on_q) - 1, np.cumsum(on_s) - 1
+    qr = np.where(on_q, qseq[np.clip(qi, 0, max(qseq.size - 1, 0))] if qseq.size else 5, 5).astype(np.uint8)
+    sr = np.where(on_s, sseq[np.clip(si, 0, max(sseq.size - 1, 0))] if sseq.size else 5, 5).astype(np.uint8)
     if strand < 0:  # show the query's plus strand: reverse-complement both rows
         comp = np.array([3, 2, 1, 0, 4, 5], np.uint8)
         qr, sr = comp[qr[::-1]], comp[sr[::-1]]
@@ -210,12 +280,14 @@ def _subject_column(hits: BlastHits, field: str, subjects: list | None) -> list[
 
 
 def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np.ndarray | None = None,
-                  subjects: list | None = None, sep: str = "\t", query_offset: int = 0) -> list[str]:
+                  subjects: list | None = None, sep: str = "\t", query_offset: int = 0, subject_offset: int = 0,
+                  subject_lengths: Iterable[int] | None = None) -> list[str]:
     """HSPs ``rows`` (default: all) of ``hits`` as tab-separated lines (no newlines), formatted a column
     at a time (each array read once, not an element per field and row: 2.4 s for 276k rows before).
     ``subjects``: the subjects' names of a BLAST database with parsed ids (``_subject_column``); ``sep``: the
     field separator (``,`` for ``-outfmt 10``: blastn quotes nothing); ``query_offset``: added to ``qstart`` and
-    ``qend`` (the queries are pieces from there on: blastn's ``-query_loc``)."""
+    ``qend`` (the queries are pieces from there on: blastn's ``-query_loc``); ``subject_offset``,
+    ``subject_lengths``: the same of ``sstart``/``send`` and ``slen`` (``-subject_loc``: pieces of these)."""
     a = hits.arrays
     idx = np.arange(len(hits), dtype=np.int64) if rows is None else np.asarray(rows, np.int64)
     col = {k: a[k][idx] for k in ("query", "subject", "strand", "s_start", "s_end", "q_start", "q_end")}
@@ -241,9 +313,9 @@ def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np
         elif f == "qend":
             out.append(list(map(str, (col["q_end"] + query_offset).tolist())))
         elif f == "sstart":
-            out.append(list(map(str, np.where(minus, col["s_end"], col["s_start"] + 1).tolist())))
+            out.append(list(map(str, (np.where(minus, col["s_end"], col["s_start"] + 1) + subject_offset).tolist())))
         elif f == "send":
-            out.append(list(map(str, np.where(minus, col["s_start"] + 1, col["s_end"]).tolist())))
+            out.append(list(map(str, (np.where(minus, col["s_start"] + 1, col["s_end"]) + subject_offset).tolist())))
         elif f == "evalue":
             out.append([format_evalue(x) for x in a["evalue"][idx].tolist()])
         elif f == "bitscore":
@@ -251,15 +323,16 @@ def tabular_lines(hits: BlastHits, fields: Iterable[str] | None = None, rows: np
         elif f == "qlen":
             out.append(list(map(str, np.asarray(hits.query_lengths)[q].tolist())))
         elif f == "slen":
-            out.append(list(map(str, np.asarray(hits.subject_lengths)[s].tolist())))
+            lengths = hits.subject_lengths if subject_lengths is None else subject_lengths
+            out.append(list(map(str, np.asarray(lengths)[s].tolist())))
         elif f == "sstrand":
             out.append(["minus" if m else "plus" for m in minus.tolist()])
         elif f == "qcovhsp":
             lengths = np.asarray(hits.query_lengths)[q]
             out.append([str(_qcov(c, L)) for c, L in zip((col["q_end"] - col["q_start"]).tolist(), lengths.tolist())])
-        elif f == "qcovs":
+        elif f in ("qcovs", "qcovus"):
             lengths = np.asarray(hits.query_lengths)[q]
-            cover = _query_cover_per_subject(hits)[idx]
+            cover = (_query_cover_per_subject(hits) if f == "qcovs" else query_cover_per_unique_subject(hits))[idx]
             out.append([str(_qcov(c, L)) for c, L in zip(cover.tolist(), lengths.tolist())])
         elif f in ("btop", "qseq", "sseq"):
             if aligned is None:
@@ -317,12 +390,13 @@ def sam_record(hits: BlastHits, h: int, first: bool) -> str:
 
 def write_tabular(hits: BlastHits, out: TextIO, outfmt: str = "6", database: str = "", program: str = "BLASTN",
                   version: str = "2.12.0+", last: bool = True, header: bool = True, command: str = "gseek",
-                  subjects: list | None = None, query_titles: list[str] | None = None, query_offset: int = 0) -> None:
+                  subjects: list | None = None, query_titles: list[str] | None = None, query_offset: int = 0,
+                  subject_offset: int = 0, subject_lengths: Iterable[int] | None = None) -> None:
     """Write ``hits`` as ``-outfmt 6`` lines or, for ``7``, with BLAST+'s comment lines per query
     (``last``: also the closing ``# BLAST processed N queries`` line), or as SAM for ``sam``
     (``header``: with its header; ``command`` goes in ``@PG CL``); ``subjects``: as :func:`tabular_lines`;
     ``query_titles``: each query's whole defline, for ``-outfmt 7``'s ``# Query:`` line (default: its name);
-    ``query_offset``: as :func:`tabular_lines`."""
+    ``query_offset``, ``subject_offset``, ``subject_lengths``: as :func:`tabular_lines`."""
     kind, fields = parse_outfmt(outfmt)
     if kind == "sam":
         if header:
@@ -335,7 +409,8 @@ def write_tabular(hits: BlastHits, out: TextIO, outfmt: str = "6", database: str
     query = hits.arrays["query"]
     bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
     header = ", ".join(FIELDS[f] for f in fields)
-    lines = tabular_lines(hits, fields, subjects=subjects, sep="," if kind == "10" else "\t", query_offset=query_offset)
+    lines = tabular_lines(hits, fields, subjects=subjects, sep="," if kind == "10" else "\t", query_offset=query_offset,
+                          subject_offset=subject_offset, subject_lengths=subject_lengths)
     if kind != "7":
         if lines:
             out.write("\n".join(lines) + "\n")

@@ -95,7 +95,8 @@ def hsp_view(hits: BlastHits, i: int) -> tuple:
 
     a = hits.arrays
     qr, sr = _aligned(hits, i)
-    mid = "".join("|" if x == y and x < 4 else " " for x, y in zip(qr.tolist(), sr.tolist()))
+    mid = np.where((qr == sr) & (qr < 4), 124, 32).astype(np.uint8).tobytes().decode()  # '|' or ' '
+
     return (int(a["strand"][i]) < 0, qr, sr, mid, int(a["s_start"][i]) + 1, int(a["s_end"][i]),
             float(a["evalue"][i]))
 
@@ -112,11 +113,17 @@ def _hit_names(hits: BlastHits, subject: int, subjects: list | None) -> tuple[st
 
 
 def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParams, db_length: int, db_sequences: int,
-                   subjects: list | None = None) -> str:
+                   subjects: list | None = None, frame=None, query_offset: int = 0) -> str:
     """One ``<Iteration>`` per query of ``hits`` (its number :data:`ITER_MARK`), hits grouped by subject in report
     order, each HSP with its aligned rows and midline, and the query's statistics (the length adjustment and
-    effective search space of ``params`` over the whole database)."""
+    effective search space of ``params`` over the whole database). ``frame``: a
+    :class:`~gseek.blast.pairwise.ReportFrame` (``-subject``: its names as blastn writes them, database size 0;
+    ``-subject_loc``: whole subjects' coordinates and lengths); ``query_offset``: ``-query_loc``'s."""
     from .report import _text
+
+    bl2seq = frame is not None and frame.source == "subject"
+    s_off = 0 if frame is None else frame.subject_offset
+    s_len = hits.subject_lengths if frame is None or frame.subject_lengths is None else frame.subject_lengths
 
     a = hits.arrays
     query = a["query"]
@@ -132,18 +139,22 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
                    f"  <Iteration_query-len>{qlen}</Iteration_query-len>\n<Iteration_hits>\n")
         lo, hi = int(bounds[q]), int(bounds[q + 1])
         for n_hit, s, (hid, hdef, hacc), rows in by_subject(hits, lo, hi, subjects):
+            if bl2seq:  # -subject: the defline's first word, the whole defline, Subject_N
+                hdef = frame.subject_titles[s] if frame.subject_titles is not None else hits.subject_names[s]
+                hid, hacc = hdef.split(None, 1)[0] if hdef.strip() else hdef, f"Subject_{s + 1}"
             out.append(f"<Hit>\n  <Hit_num>{n_hit}</Hit_num>\n  <Hit_id>{_esc(hid)}</Hit_id>\n"
                        f"  <Hit_def>{_esc(hdef)}</Hit_def>\n  <Hit_accession>{_esc(hacc)}</Hit_accession>\n"
-                       f"  <Hit_len>{int(hits.subject_lengths[s])}</Hit_len>\n  <Hit_hsps>\n")
+                       f"  <Hit_len>{int(s_len[s])}</Hit_len>\n  <Hit_hsps>\n")
             for k, i in enumerate(rows, 1):
                 minus, qr, sr, mid, s0, s1, ev = hsp_view(hits, i)
+                s0, s1 = s0 + s_off, s1 + s_off
                 out.append(
                     f"    <Hsp>\n      <Hsp_num>{k}</Hsp_num>\n"
                     f"      <Hsp_bit-score>{_g(float(a['bitscore'][i]))}</Hsp_bit-score>\n"
                     f"      <Hsp_score>{int(a['score'][i])}</Hsp_score>\n"
                     f"      <Hsp_evalue>{'0' if ev < 1e-180 else _g(ev)}</Hsp_evalue>\n"
-                    f"      <Hsp_query-from>{int(a['q_start'][i]) + 1}</Hsp_query-from>\n"
-                    f"      <Hsp_query-to>{int(a['q_end'][i])}</Hsp_query-to>\n"
+                    f"      <Hsp_query-from>{int(a['q_start'][i]) + 1 + query_offset}</Hsp_query-from>\n"
+                    f"      <Hsp_query-to>{int(a['q_end'][i]) + query_offset}</Hsp_query-to>\n"
                     f"      <Hsp_hit-from>{s1 if minus else s0}</Hsp_hit-from>\n"
                     f"      <Hsp_hit-to>{s0 if minus else s1}</Hsp_hit-to>\n"
                     f"      <Hsp_query-frame>1</Hsp_query-frame>\n"
@@ -156,8 +167,8 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
                     f"      <Hsp_midline>{mid}</Hsp_midline>\n    </Hsp>\n")
             out.append("  </Hit_hsps>\n</Hit>\n")
         out.append("</Iteration_hits>\n  <Iteration_stat>\n    <Statistics>\n"
-                   f"      <Statistics_db-num>{db_sequences}</Statistics_db-num>\n"
-                   f"      <Statistics_db-len>{db_length}</Statistics_db-len>\n"
+                   f"      <Statistics_db-num>{0 if bl2seq else db_sequences}</Statistics_db-num>\n"
+                   f"      <Statistics_db-len>{0 if bl2seq else db_length}</Statistics_db-len>\n"
                    f"      <Statistics_hsp-len>{ell}</Statistics_hsp-len>\n"
                    f"      <Statistics_eff-space>{space}</Statistics_eff-space>\n"
                    f"      <Statistics_kappa>{_g(params.K)}</Statistics_kappa>\n"

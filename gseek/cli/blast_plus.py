@@ -29,7 +29,7 @@ from gseek.errors import GseekError, IndexFormatError, OptionError
 __all__ = ["blastn_main", "makeblastdb_main", "BLASTN_OUTFMTS"]
 
 #: The ``-outfmt`` kinds gseek blastn writes (17: gseek's SAM, the database as the reference: docs/blast.md).
-BLASTN_OUTFMTS = ("5", "6", "7", "10", "15", "17")
+BLASTN_OUTFMTS = ("0", "5", "6", "7", "10", "15", "17")
 
 
 def _fail(err: PlusArgError, stderr: TextIO) -> int:
@@ -56,11 +56,9 @@ def blastn_main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | 
         kind = run.outfmt.split()[0] if run.outfmt.split() else "0"
         if kind not in BLASTN_OUTFMTS:
             raise options_error(f"gseek blastn writes -outfmt {', '.join(BLASTN_OUTFMTS)} (6, 7 and 10 with "
-                                f"BLAST+'s field keywords); -outfmt {kind} is not supported (blastn's default is 0: "
-                                f"give -outfmt 6)")
-        if run.subject_loc is not None:
-            raise PlusArgError('Error: Argument "subject_loc". gseek blastn does not support it yet (docs/blast.md)',
-                               1, False)
+                                f"BLAST+'s field keywords); -outfmt {kind} is not supported")
+        for warning in run.warnings:
+            stderr.write(f"Warning: [blastn] {warning}\n")
         return _search(run, stderr)
     except PlusArgError as err:
         return _fail(err, stderr)
@@ -75,17 +73,28 @@ def _search(run, stderr: TextIO) -> int:
 
 def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> int:
     from gseek.blast.database import resolve_database
+    from gseek.blast.pairwise import PairwiseLayout, ReportFrame
     from gseek.index.blastdb_defline import defline_ids
 
     from ..pipeline import blast_files
 
-    subjects = None
+    subjects, frame = None, {}
     try:
         if run.subject is not None:  # the subjects as a database of their own (blastn's statistics: their total)
             from gseek.index import Index
             from gseek.seqio import read_fastx
 
-            batch = read_fastx(run.subject)
+            frame = dict(source="subject", database_title=f"User specified sequence set (Input: {run.subject}).")
+            if run.subject_loc is not None:  # each subject's piece searched (blastn's statistics: the pieces')
+                start, stop = run.subject_loc
+                lengths: list[int] = []
+                batch = read_fastx(_pieces(run.subject, start, stop, folder, "subject_loc.fa", lengths))
+                frame.update(subject_offset=start - 1, subject_lengths=tuple(lengths))
+            else:
+                batch = read_fastx(run.subject)
+            # each subject's defline, its blanks collapsed (blastn's title of a -subject)
+            frame["subject_titles"] = tuple(" ".join(f"{batch.name(i)} {batch.description(i)}".split())
+                                            for i in range(len(batch)))
             database = Index.build(batch, parts="text", device="cpu")
             # blastn prints a subject's first word as its ids and no title ("N/A")
             subjects = [dataclasses.replace(defline_ids(batch.name(i), "", False), title="N/A", all_titles=("N/A",),
@@ -103,11 +112,16 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
         devices = [g if g.startswith(("gpu", "cpu")) else f"gpu:{g}" for g in run.gpus] if run.gpus else None
         query, offset = run.query, 0
         if run.query_loc is not None:
-            query, offset = _query_pieces(run.query, *run.query_loc, folder), run.query_loc[0] - 1
+            whole: list[int] = []
+            query = _pieces(run.query, *run.query_loc, folder, "query_loc.fa", whole)
+            offset = run.query_loc[0] - 1
+            frame["query_lengths"] = tuple(whole)
+        layout = PairwiseLayout(run.num_descriptions, run.num_alignments, run.line_length, run.html)
         blast_files(database, query, run.out, task=run.options.task, outfmt=outfmt,
                     device=None if devices else (run.device or "auto"), devices=devices, threads=run.threads,
                     database=run.db if run.db is not None else "User specified sequence set (Input: "
-                    f"{run.subject})", command="gseek blastn", subjects=subjects, query_offset=offset, **options)
+                    f"{run.subject})", command="gseek blastn", subjects=subjects, query_offset=offset, layout=layout,
+                    frame=ReportFrame(**frame), **options)
     except PlusArgError:
         raise
     except IndexFormatError as err:  # a database that cannot be read: one line naming its file (blastn: status 2)
@@ -159,18 +173,22 @@ def makeblastdb_main(argv: list[str], stdout: TextIO | None = None, stderr: Text
     return 0
 
 
-def _query_pieces(path: str, start: int, stop: int, folder: str) -> str:
-    """A FASTA of bases ``start..stop`` (1-based, inclusive) of each query of ``path``, as ``-query_loc`` asks
-    (its statistics are the piece's: blastn reports ``qlen`` and the e-values of the piece)."""
-    out = os.path.join(folder, "query_loc.fa")
+def _pieces(path: str, start: int, stop: int, folder: str, name: str, lengths: list[int] | None = None) -> str:
+    """A FASTA of bases ``start..stop`` (1-based, inclusive) of each record of ``path``, as ``-query_loc`` and
+    ``-subject_loc`` ask (the statistics are the pieces': blastn reports ``qlen`` and the e-values of the piece);
+    ``lengths``: each whole record's length appended."""
+    out = os.path.join(folder, name)
     source = sys.stdin if path == "-" else open(path, encoding="latin-1")
     try:
         with open(out, "w", encoding="latin-1") as fh:
             header, seq = None, []
             for line in [*source, ">"]:
                 if line.startswith(">"):
-                    if header is not None:
-                        fh.write(f"{header}\n{''.join(seq)[start - 1:stop]}\n")
+                    whole = "".join(seq)
+                    if header is not None and start <= len(whole):  # (blastn skips a record the range misses)
+                        fh.write(f"{header}\n{whole[start - 1:stop]}\n")
+                        if lengths is not None:
+                            lengths.append(len(whole))
                     header, seq = line.rstrip("\n"), []
                 elif line.strip():
                     seq.append(line.strip())

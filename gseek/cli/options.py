@@ -164,7 +164,8 @@ def with_blast_options(func=None, *, outfmt: bool = True):
     if outfmt:
         options.append(click.option(
             "--outfmt", default=None,
-            help="megablast/blastn: 6 or 7, optionally with BLAST+ field keywords (e.g. '6 std qlen') [6]."))
+            help="megablast/blastn: 6, 7 or 10, optionally with BLAST+ field keywords (e.g. '6 std qlen'); 0 "
+                 "(pairwise), 5 (XML), 15 (JSON), sam [6]."))
     options += [
         click.option("--word-size", type=int, default=None, help="megablast/blastn: word size [28 / 11]."),
         click.option("--reward", type=int, default=None, help="megablast/blastn: match reward [1 / 2]."),

@@ -40,9 +40,10 @@ import numpy as np
 from gseek.backend import Backend, get_backend, numba_guard
 from gseek.blast.database import resolve_database
 from gseek.blast.options import BlastOptions
+from gseek.blast.pairwise import PairwiseLayout, ReportFrame, pairwise_epilog, pairwise_prolog, pairwise_queries
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
 from gseek.blast.searcher import BlastSearcher
-from gseek.blast.json_report import JSON_FOOTER, JSON_HEADER, REPORT_MARK, json_reports, report_separator
+from gseek.blast.json_report import JSON_FOOTER, JSON_HEADER, REPORT_MARK, json_reports, query_masking, report_separator
 from gseek.blast.xml_report import ITER_MARK, XML_FOOTER, xml_header, xml_iterations
 from gseek.blast.shards import split_hits
 from gseek.errors import FastxError, OptionError, OutputError
@@ -87,7 +88,7 @@ class _BlastSink(LazySink):
     """One output: the formatted text of each batch, then (``-outfmt 7``) BLAST+'s closing line."""
 
     def __init__(self, query: QueryFile, outfmt: str, sam_header: str = "", check: Any = None,
-                 xml: Any = None) -> None:
+                 xml: Any = None, around: tuple[str, str] = ("", "")) -> None:
         super().__init__(query)
         self.kind = parse_outfmt(outfmt)[0]
         self.queries = 0
@@ -97,6 +98,8 @@ class _BlastSink(LazySink):
         self.check = check
         #: ``-outfmt 5``: the XML header of the first query's (title, length) (``xml_header`` bound to the search).
         self.xml_header = xml
+        #: ``-outfmt 0``: the report's prolog and epilog.
+        self.around = around
 
     def open(self) -> Any:
         if self.check is not None and is_special(self.query.output):  # written in place: nothing to take back
@@ -109,6 +112,9 @@ class _BlastSink(LazySink):
 
     def put(self, data: tuple) -> int:
         text, queries = data[0], data[1]
+        if self.kind == "0" and self.around[0]:  # the pairwise report: its prolog before the first query
+            self.writer.fh.write(self.around[0].encode("utf-8", "surrogateescape"))
+            self.around = ("", self.around[1])
         if self.kind in ("5", "15"):  # BLAST XML / JSON: a header, then the queries numbered in order
             if self.queries == 0:
                 head = JSON_HEADER if self.kind == "15" else self.xml_header(*data[2]) if self.xml_header else ""
@@ -135,6 +141,8 @@ class _BlastSink(LazySink):
             self.writer.fh.write(f"# BLAST processed {self.queries} queries\n".encode())
         if self.kind in ("5", "15") and self.queries:
             self.writer.fh.write((XML_FOOTER if self.kind == "5" else JSON_FOOTER).encode())
+        if self.kind == "0" and self.queries:
+            self.writer.fh.write(self.around[1].encode("utf-8", "surrogateescape"))
 
 
 class _Closing:
@@ -196,6 +204,11 @@ class BlastTask:
         subjects: the subjects' names as blastn prints them (``gseek.index.blastdb_defline.SubjectId``; default:
             those a converted BLAST database or ``gseek makeblastdb`` keeps, else each contig's name).
         query_offset: added to ``qstart``/``qend`` in the text (queries cut from there on: ``-query_loc``).
+        layout: ``-outfmt 0``: what the pairwise report shows (:class:`~gseek.blast.pairwise.PairwiseLayout`:
+            blastn's ``-num_descriptions``, ``-num_alignments``, ``-line_length``, ``-html``).
+        frame: what the text names beyond the hits (:class:`~gseek.blast.pairwise.ReportFrame`: the database's
+            title and date for ``-outfmt 0``, ``-subject``'s deflines, the whole queries and subjects of
+            ``-query_loc`` and ``-subject_loc``).
         options: the search's :class:`~gseek.blast.options.BlastOptions` (its task is the search's);
             or ``task`` and ``**overrides``, the fields that differ from the task's preset, made into
             the value here (:func:`blast_value`).
@@ -216,7 +229,7 @@ class BlastTask:
                  device: str | Backend | None = None, threads: int | None = None, command: str = "gseek",
                  database: str | None = None, split: str = "queries", shard: tuple[int, int] | None = None,
                  volume_size: int | None = None, subjects: list | None = None, query_offset: int = 0,
-                 **overrides: Any) -> None:
+                 layout: PairwiseLayout | None = None, frame: ReportFrame | None = None, **overrides: Any) -> None:
         #: The search's options, whole (made here, once, from ``task`` and ``overrides`` when not given).
         self.blast_options = blast_value(task, options, overrides)
         task, options = self.blast_options.task, self.blast_options.overrides()  # what the searchers take
@@ -233,16 +246,22 @@ class BlastTask:
         self.subjects = subjects
         #: Added to qstart/qend in the text: the queries are pieces starting there (blastn's -query_loc).
         self.query_offset = int(query_offset)
+        #: The pairwise report's layout (-outfmt 0) and what the text names beyond the hits.
+        self.layout = layout or PairwiseLayout()
+        self.frame = frame or ReportFrame()
         given = index
         if not isinstance(index, Index) and index is not None:  # a gseek index or a BLAST+ database
             index, found = resolve_database(index)
             self.subjects = subjects if subjects is not None else found
         source = index.path if isinstance(index, Index) else index
+        #: The index's folder (None: built in memory).
+        self.index_path = source
         if volume_size is not None and int(volume_size) < 1:
             raise OptionError(f"database volume size must be at least 1 base, not {volume_size}")
         # what changes the text travels too: a worker formats it (a job a task on a cluster)
         shown = {k: v for k, v in dict(database=database, query_offset=self.query_offset or None,
-                                       subjects=None if subjects is None else tuple(subjects)).items()
+                                       subjects=None if subjects is None else tuple(subjects), layout=layout,
+                                       frame=frame).items()
                  if v is not None}
         self.spec = None if source is None else TaskSpec.of(
             "blast", source, dict(options=self.blast_options, outfmt=self.outfmt, **shown,
@@ -375,22 +394,36 @@ class BlastTask:
         for batch, hits in partial:
             out = _TextIO()
             titles = [f"{batch.name(i)} {batch.description(i)}".rstrip() for i in range(len(batch))] \
-                if self.outfmt.split()[0] in ("5", "7", "15") else None
+                if self.outfmt.split()[0] in ("0", "5", "7", "15") else None
+            if self.outfmt.split()[0] == "0":  # the pairwise report
+                one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
+                o = one.options
+                text = pairwise_queries(hits, titles, o.karlin, o.reward, o.penalty, one.ref.db_bases,
+                                        one.ref.db_sequences, masked=query_masking(batch, dataclasses.asdict(o)),
+                                        subjects=self.subjects, layout=self.layout, frame=self.frame,
+                                        ungapped=o.ungapped, query_offset=self.query_offset,
+                                        first_record=batch.first_record).encode("utf-8", "surrogateescape")
+                mapped = int(len(set(hits.arrays["query"].tolist())))
+                chunks.append(Chunk((text, len(batch)), dict(records=len(batch), hits=len(hits), mapped=mapped)))
+                continue
             if self.outfmt.split()[0] in ("5", "15"):  # BLAST XML / JSON: numbered by the writer
                 one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
                 if self.outfmt.split()[0] == "5":
                     text = xml_iterations(hits, titles, one.options.karlin, one.ref.db_bases, one.ref.db_sequences,
-                                          self.subjects).encode("utf-8", "surrogateescape")
+                                          self.subjects, self.frame, self.query_offset)
+                    text = text.encode("utf-8", "surrogateescape")
                 else:
                     text = json_reports(hits, batch, titles, one.options.karlin, one.ref.db_bases,
                                         one.ref.db_sequences, self.database, dataclasses.asdict(one.options),
-                                        self.subjects).encode("utf-8", "surrogateescape")
+                                        self.subjects, self.frame, self.query_offset)
+                    text = text.encode("utf-8", "surrogateescape")
                 first = (titles[0], int(len(batch.sequence(0)))) if len(batch) else ("", 0)
                 mapped = int(len(set(hits.arrays["query"].tolist())))
                 chunks.append(Chunk((text, len(batch), first), dict(records=len(batch), hits=len(hits), mapped=mapped)))
                 continue
             write_tabular(hits, out, self.outfmt, database=self.database, last=False, header=False,
-                          subjects=self.subjects, query_titles=titles, query_offset=self.query_offset)
+                          subjects=self.subjects, query_titles=titles, query_offset=self.query_offset,
+                          subject_offset=self.frame.subject_offset, subject_lengths=self.frame.subject_lengths)
             text = "".join(out.parts).encode("utf-8", "surrogateescape")
             chunks.append(Chunk((text, len(batch)), dict(records=len(batch), hits=len(hits),
                                                          mapped=int(len(set(hits.arrays["query"].tolist()))))))
@@ -403,8 +436,25 @@ class BlastTask:
         xml = None
         if parse_outfmt(self.outfmt)[0] == "5":
             options = dataclasses.asdict(self.searchers[0].options)
-            xml = functools.partial(xml_header, options["task"], self.database, options=options)
-        return _BlastSink(query, self.outfmt, header, self.index_check, xml)
+            shown = "" if self.frame.source == "subject" else self.database  # (blastn: none for -subject)
+            xml = functools.partial(xml_header, options["task"], shown, options=options)
+        around = ("", "")
+        if parse_outfmt(self.outfmt)[0] == "0":
+            around = self.report_around()
+        return _BlastSink(query, self.outfmt, header, self.index_check, xml, around)
+
+    def report_around(self) -> tuple[str, str]:
+        """The pairwise report's prolog and epilog: the database's title (the frame's, a BLAST database's or
+        ``gseek makeblastdb``'s, else the name given), size and posted date, the scoring."""
+        from gseek.blast.database import posted_date
+
+        one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
+        title = self.frame.database_title or (self.header.get("blastdb") or {}).get("title") or self.database
+        date = self.frame.date if self.frame.database_title else posted_date(self.header, self.index_path)
+        options = dataclasses.asdict(one.options)
+        html = self.layout.html
+        return (pairwise_prolog(one.options.task, title, one.ref.db_sequences, one.ref.db_bases, html),
+                pairwise_epilog(title, date, one.ref.db_sequences, one.ref.db_bases, options, html))
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         combine = self.combine

@@ -1,7 +1,9 @@
 """Write dust.fa and dust_n.fa: hand-made low-complexity records for the dustmasker runs of README.md (poly-A,
 di- and trinucleotide repeats of varied lengths inside seeded random sequence, an N inside a repeat,
 repeats at a record's ends, repeats a few bases apart, one random record with nothing to mask),
-and dust_n.fa: runs of N inside and at the ends of records.
+and dust_n.fa: runs of N inside and at the ends of records; dust_mixed_n.fa: 200 seeded records
+mixing random stretches, runs of N (1-120), homopolymers (2-140, so that blastn's masker restarts),
+short-period repeats and N-sprinkled stretches, for blastn's own DUST (blastn_dust.py).
 Deterministic: run it again and the file comes out byte-identical."""
 
 from pathlib import Path
@@ -53,6 +55,29 @@ def main() -> None:
     n_records.update({"A4_N4_A4": left + "AAAANNNNAAAA" + right, "N8_start": "N" * 8 + right,
                       "N8_end": left + "N" * 8, "N8_only": "N" * 8})
     (HERE / "dust_n.fa").write_text("".join(f">{name}\n{seq}\n" for name, seq in n_records.items()))
+
+    # blastn reads an N as a random base, reading some bases twice (gseek/blast/dust.py): runs of N
+    # beside homopolymers and repeats, at either end, several per record.
+    mixed = np.random.default_rng(2015)
+
+    def letters(alphabet: str, n: int) -> str:
+        return "".join(alphabet[i] for i in mixed.integers(0, len(alphabet), n))
+
+    def part() -> str:
+        kind = mixed.random()
+        if kind < 0.3:
+            return letters("ACGT", int(mixed.integers(1, 81)))
+        if kind < 0.55:
+            return "N" * int(mixed.integers(1, 121))
+        if kind < 0.75:
+            return letters("ACGT", 1) * int(mixed.integers(2, 141))
+        if kind < 0.9:
+            return letters("ACGT", int(mixed.integers(1, 4))) * int(mixed.integers(2, 31))
+        return letters("ACGTN", int(mixed.integers(1, 41)))
+
+    blastn_records = ["".join(part() for _ in range(int(mixed.integers(1, 7)))) for _ in range(200)]
+    (HERE / "dust_mixed_n.fa").write_text("".join(f">m{i}\n{seq.ljust(4, 'C')}\n"
+                                                 for i, seq in enumerate(blastn_records)))
 
 
 if __name__ == "__main__":
