@@ -94,7 +94,7 @@ def sparse_lookup(words: np.ndarray, w: int) -> SparseTable:
     """The :class:`SparseTable` of :func:`~gseek.blast.lookup.word_codes`' ``words`` (of length
     ``w``): one sort of (word, position) keys."""
     pos = np.flatnonzero(words >= 0)
-    keys = np.sort((words[pos] << 32) | pos)  # by word, then position: the direct table's order
+    keys = np.sort((words[pos].astype(np.int64) << 32) | pos)  # by word, then position: the direct table's order
     codes_all, positions = keys >> 32, (keys & 0xFFFFFFFF).astype(np.int32)
     start = np.flatnonzero(np.r_[True, codes_all[1:] != codes_all[:-1]]) if keys.size else np.zeros(0, np.int64)
     bounds = np.append(start, keys.size).astype(np.int32)
