@@ -43,6 +43,7 @@ from .masking import identities_as_given
 from .options import BlastOptions
 from .purge import _purge, _report_order
 from .seeds import DiscWords, device_queries, seed_candidates
+from .small_table import SMALL_TABLE_WORDS, resident_table, sparse_lookup
 from .stats import bit_scores, effective_search_space, evalues
 
 __all__ = ["BlastSearcher", "BlastHits"]
@@ -172,7 +173,9 @@ class BlastSearcher(GappedPasses):
                                        seeding(words[0]), tables[1:])
             words = word_codes(seq_codes, seq_off, lut_w, seq_mask)  # once: the table's and the seeding flags
             del seq_mask  # a byte a base: the words hold it now (a 50 Mbp query: 100 MB less at the table's peak)
-            table, valid = lookup_of_words(words, lut_w), seeding(words)
+            small = words.size <= SMALL_TABLE_WORDS  # its words alone, laid into resident arrays
+            table = sparse_lookup(words, lut_w) if small else lookup_of_words(words, lut_w)
+            valid = (words >= 0).view(np.uint8) if small else seeding(words)  # small: no parallel pass's start
         return PreparedQueries(self.options, batch, seq_codes, seq_off, seq_query, seq_strand, table, valid)
 
     def search(self, queries: Any) -> BlastHits:
@@ -193,7 +196,7 @@ class BlastSearcher(GappedPasses):
         lut_w = opts.lut_word
         backend = self.backend
         clock.lap("queries and lookup table")
-        with backend.active():
+        with backend.active(), resident_table(backend, table) as table:
             qs = device_queries(backend, seq_codes, seq_off, valid, table)
             triggers = self._ungapped_cutoffs(seq_query) if opts.ungapped else self._triggers(batch, seq_query)
             cand, found = seed_candidates(backend, self.ref, qs, lut_w, opts.stride, opts.word_size, opts.reward,

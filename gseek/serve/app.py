@@ -139,12 +139,14 @@ class Service:
         device thread searches, batched with other requests)."""
         loop = asyncio.get_running_loop()
         engine = self.engine
-        batches = await loop.run_in_executor(engine.host, engine.read_queries, req)
+        with (self.map_batcher if req.task == "map" else self.batcher).coming():  # groups wait for it
+            batches = await loop.run_in_executor(engine.host, engine.read_queries, req)
+            if req.task != "map":
+                searcher = await loop.run_in_executor(engine.host, engine.searcher, req.database, req.options)
         if req.task == "map":
             data = await self.map_batcher.search((req.database.name, req.options), (req.database, req.options), req,
                                                  (req.queries, req.bases))
         else:
-            searcher = await loop.run_in_executor(engine.host, engine.searcher, req.database, req.options)
             key = (req.database.name, req.options)
             parts = await asyncio.gather(*[self.batcher.search(key, searcher, b) for b in batches])
             data = await loop.run_in_executor(engine.host, engine.blast_text, req, list(parts), batches)

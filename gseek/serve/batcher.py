@@ -5,7 +5,10 @@ A request's parsed query batch waits in its *group* (one per database and
 options, and per kind of batch: FASTA or FASTQ) for at most ``window``
 seconds, while more join it; the group then goes to the device thread as one
 search, whose HSPs are shared out back to each request
-(:meth:`Engine.search_group <gseek.serve.engine.Engine.search_group>`). While
+(:meth:`Engine.search_group <gseek.serve.engine.Engine.search_group>`). A group
+goes at once (without its window) when the device is free and no other request
+is on its way (:meth:`Batcher.coming`: admitted, its queries still being
+parsed): there is no one to wait for. While
 the device is busy a group whose window is over keeps gathering until the
 device is free; a group that reaches ``max_queries`` or ``max_bases`` goes at
 once. A request that gives up (its time limit, its client gone) before its
@@ -16,8 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["Batcher"]
@@ -53,6 +57,18 @@ class Batcher:
         self._running = 0
         self.requests = 0
         self.groups = 0
+        #: Requests on their way here (:meth:`coming`).
+        self.incoming = 0
+
+    @contextlib.contextmanager
+    def coming(self) -> Iterator[None]:
+        """A request that will reach :meth:`search` (or fail) within the block: while any is
+        on its way, a group waits its window for it."""
+        self.incoming += 1
+        try:
+            yield
+        finally:
+            self.incoming -= 1
 
     async def search(self, key: Any, searcher: Any, batch: Any, size: tuple[int, int] | None = None) -> Any:
         """The result of ``batch``, run with the other batches of ``key`` that arrive meanwhile
@@ -66,7 +82,10 @@ class Batcher:
             group = None
         if group is None:
             group = self._pending[key] = _Group(key, searcher)
-            loop.call_later(self.window, self._expire, group)
+            if self._running == 0 and self.incoming == 0:  # no one to wait for: it goes now (after the
+                loop.call_soon(self._expire, group)          # batches queued with it, a request's files)
+            else:
+                loop.call_later(self.window, self._expire, group)
         future: asyncio.Future = loop.create_future()
         group.items.append((batch, future))
         group.queries += queries
@@ -113,5 +132,5 @@ class Batcher:
                 future.set_exception(result)
             else:
                 future.set_result(result)
-        for group in [g for g in self._pending.values() if g.ready]:  # waited for the device
-            self._flush(group)
+        for group in [g for g in self._pending.values() if g.ready or self.incoming == 0]:  # waited for the
+            self._flush(group)                                                               # device
