@@ -45,8 +45,8 @@ OPENAPI: dict[str, Any] = {
                                "gap_extend, dust [level, window, linker] or null, soft_masking, lcase_masking, strand, "
                                "max_target_seqs, max_hsps, perc_identity, qcov_hsp_perc, xdrop_ungap, xdrop_gap, "
                                "xdrop_gap_final, ungapped; dc-megablast also template_type coding, optimal or "
-                               "coding_and_optimal and template_length 16, 18 or 21); map: the fields of MapOptions (mismatches, max_alignments, "
-                               "report_all, max_hits, norc, nofw, xa_limit, min_piece), ReadOptions (phred64, trim5, "
+                               "coding_and_optimal, template_length 16, 18 or 21 and window_size); map: the fields "
+                               "of MapOptions (mismatches, max_alignments, report_all, max_hits, norc, nofw, xa_limit, min_piece), ReadOptions (phred64, trim5, "
                                "trim3, skip, upto) and SamOptions' no_unal, cigar_eq")},
                            "format": {"type": "string", "description": "6 or 7 (with BLAST+ field keywords), sam, "
                                                                       "json, hits (gseek.Client's BlastHits, .npz); "
