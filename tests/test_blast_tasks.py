@@ -282,7 +282,8 @@ def test_window_size_against_blastn(db_text, window):
     run = subprocess.run(["blastn", "-task", "dc-megablast", "-window_size", str(window), "-query", DATA / "dc.fa",
                           "-subject", DATA / "db.fa", "-outfmt", COMPARE_FIELDS], capture_output=True, text=True,
                          check=True)
-    assert parse_blastn(["-db", "d", "-task", "dc-megablast", "-window_size", str(window)]).options.window_size == window
+    run_args = ["-db", "d", "-task", "dc-megablast", "-window_size", str(window)]
+    assert parse_blastn(run_args).options.window_size == window
     ours = _search(db_text, "dc-megablast", "dc.fa", window_size=window)
     theirs = run.stdout.splitlines()
     if window < 18:

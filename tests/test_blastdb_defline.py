@@ -64,8 +64,8 @@ SET = bytes.fromhex("30803080a0801a0378797a0000a1803080ab80020400" "92e283" + "0
     SET,
     bytes.fromhex("30803080a1803080ab80020400" "92e283" + "00" * 10),  # no title
     SET[:2] + SET[2:-2] * 2 + b"\0\0",  # two deflines (a non-redundant set)
-    bytes.fromhex("3080" "3080" "a080" "2480" "1a0178" "1a0179" "0000" "0000" "a1803080ab80020105" + "00" * 10),  # a title
-    # in pieces
+    # a title in pieces
+    bytes.fromhex("3080" "3080" "a080" "2480" "1a0178" "1a0179" "0000" "0000" "a1803080ab80020105" + "00" * 10),
 ])
 def test_other_shapes_equal_the_slow_reader(record):
     hdr = np.array([0, len(record)])

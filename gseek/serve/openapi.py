@@ -21,8 +21,9 @@ OPENAPI: dict[str, Any] = {
     "openapi": "3.1.0",
     "info": {"title": "gseek serve", "version": __version__,
              "description": "A resident gseek search service: BLAST-style search (megablast, blastn, blastn-short, "
-                            "dc-megablast) and k-mismatch read mapping against databases loaded once; concurrent requests are batched into one "
-                            "scan. Every output is the bytes the local `gseek search` writes (docs/serve.md)."},
+                            "dc-megablast) and k-mismatch read mapping against databases loaded once; concurrent "
+                            "requests are batched into one scan. Every output is the bytes the local `gseek search` "
+                            "writes (docs/serve.md)."},
     "components": {
         "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         "schemas": {
@@ -46,8 +47,9 @@ OPENAPI: dict[str, Any] = {
                                "max_target_seqs, max_hsps, perc_identity, qcov_hsp_perc, xdrop_ungap, xdrop_gap, "
                                "xdrop_gap_final, ungapped; dc-megablast also template_type coding, optimal or "
                                "coding_and_optimal, template_length 16, 18 or 21 and window_size); map: the fields "
-                               "of MapOptions (mismatches, max_alignments, report_all, max_hits, norc, nofw, xa_limit, min_piece), ReadOptions (phred64, trim5, "
-                               "trim3, skip, upto) and SamOptions' no_unal, cigar_eq")},
+                               "of MapOptions (mismatches, max_alignments, report_all, max_hits, norc, nofw, "
+                               "xa_limit, min_piece), ReadOptions (phred64, trim5, trim3, skip, upto) and "
+                               "SamOptions' no_unal, cigar_eq")},
                            "format": {"type": "string", "description": "6 or 7 (with BLAST+ field keywords), sam, "
                                                                       "json, hits (gseek.Client's BlastHits, .npz); "
                                                                       "map: sam", "default": "6"},
