@@ -42,7 +42,8 @@ from gseek.errors import IndexFormatError
 from gseek.kernels._jit import njit
 
 from . import format as _format
-from .blastdb_defline import DeflineError, SubjectId, parse_defline_set, subject_ids
+from .blastdb_defline import DeflineError, SubjectId
+from .blastdb_scan import volume_subject_ids
 
 __all__ = ["BlastDb", "Volume", "find_blastdb", "read_volume", "convert_blastdb", "open_blastdb", "read_subject_ids",
            "write_subject_ids", "SUBJECTS_FILE"]
@@ -380,15 +381,16 @@ def convert_blastdb(db: BlastDb, dest: str | os.PathLike) -> Path:
             counts[4] += int((runs[:, 1] - runs[:, 0]).sum())
         runs_all.append(runs)
         if vol.n_seqs:
+            error = ""
             with open(f"{vol.path}.nhr", "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as nhr:
-                hdr = vol.hdr.tolist()
-                for i in range(vol.n_seqs):
-                    try:
-                        sid = subject_ids(parse_defline_set(nhr[hdr[i]:hdr[i + 1]]))
-                    except DeflineError as err:
-                        raise IndexFormatError(f"{vol.path}.nhr", f"record {i + 1}: {err}") from None
-                    ids.append(sid)
-                    parsed = parsed or sid.parsed
+                try:
+                    vol_ids = volume_subject_ids(nhr, vol.hdr)
+                except DeflineError as err:  # raised once the mmap is closed (its traceback holds views of it)
+                    error = str(err)
+            if error:
+                raise IndexFormatError(f"{vol.path}.nhr", error)
+            ids.extend(vol_ids)
+            parsed = parsed or any(sid.parsed for sid in vol_ids)
         seq_base += vol.n_seqs
     runs = np.concatenate(runs_all) if runs_all else np.zeros((0, 2), np.int64)
     # the name's first word is what blastn prints as the subject id; the rest its title

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Defline", "SubjectId", "DeflineError", "parse_defline_set", "subject_ids", "fasta_id", "parse_fasta_ids",
-           "defline_ids"]
+           "defline_ids", "unparsed_subject_id"]
 
 #: Seq-id CHOICE tag -> its FASTA prefix (NCBI's ``CSeq_id`` names).
 SEQID_TYPES = {0: "lcl", 1: "bbs", 2: "bbm", 3: "gim", 4: "gb", 5: "emb", 6: "pir", 7: "sp", 8: "pat", 9: "ref",
@@ -260,8 +260,7 @@ def subject_ids(deflines: list[Defline]) -> SubjectId:
     ids = first.seqids
     titles = tuple(d.title for d in deflines)
     if len(ids) == 1 and ids[0][0] == "gnl" and ids[0][1][0] == "BL_ORD_ID":  # made without -parse_seqids
-        word = first.title.split(None, 1)[0] if first.title.strip() else str(ids[0][1][1])
-        return SubjectId(word, word, word, first.title or "N/A", first.taxid, tuple(t or "N/A" for t in titles), False)
+        return unparsed_subject_id(first.title, ids[0][1][1], first.taxid, titles)
     if not ids:
         raise DeflineError("a defline without ids")
     if len(ids) == 1 and ids[0][0] == "lcl":  # a local id alone prints bare
@@ -271,6 +270,13 @@ def subject_ids(deflines: list[Defline]) -> SubjectId:
     best = min(ids, key=lambda kv: _ACC_RANK.get(kv[0], 6))
     return SubjectId(seqid, _accession(*best, version=False), _accession(*best, version=True), first.title or "N/A",
                      first.taxid, tuple(t or "N/A" for t in titles))
+
+
+def unparsed_subject_id(title: str, number: Any, taxid: int, titles: tuple) -> SubjectId:
+    """The names of a sequence stored without ``-parse_seqids`` (id ``gnl|BL_ORD_ID|number``): the
+    title's first word."""
+    word = title.split(None, 1)[0] if title.strip() else str(number)
+    return SubjectId(word, word, word, title or "N/A", taxid, tuple(t or "N/A" for t in titles), False)
 
 
 #: Fields after each FASTA id type (``gi|N``: 1, ``gnl|DB|TAG``: 2, ``ref|ACC.V|NAME``: 2, ``pat|C|N|S``: 3).
@@ -324,3 +330,4 @@ def defline_ids(name: str, description: str, parse_seqids: bool, taxid: int = 0)
         return SubjectId(name, name, name, title or "N/A", taxid, (title or "N/A",), False)
     ids = parse_fasta_ids(name) or [("lcl", name)]
     return subject_ids([Defline(description, ids, taxid)])
+

@@ -110,6 +110,9 @@ BAD = [
     (["-query", "Q", "-db", "D", "-task", "dc-megablast", "-word_size", "13"], 1,
      ["BLAST query/options error: Invalid discontiguous template parameters: word size must be either 11 or 12",
       "Please refer to the BLAST+ user manual."]),
+    (["-query", "Q", "-db", "D", "-task", "dc-megablast", "-window_size", "-1"], 1,
+     ['Error: Argument "window_size". Illegal value, expected >=0:  `-1\'',
+      'Error:  (CArgException::eConstraint) Argument "window_size". Illegal value, expected >=0:  `-1\'']),
     (["-query", "Q", "-db", "D", "-task", "blastn", "-template_type", "optimal", "-template_length", "16"], 1,
      ["BLAST query/options error: Invalid lookup table type for discontiguous Mega BLAST",
       "Please refer to the BLAST+ user manual."]),
@@ -148,6 +151,10 @@ def test_unsupported_flags_refused_by_name(in_folder):
     for task in ("rmblastn",):
         code, _, err = _blastn(["-query", "Q", "-db", "D", "-task", task])
         assert code == 1 and f"gseek blastn does not support task '{task}' yet" in err
+    for task, words in (("megablast", "a two-hit window with -task dc-megablast only"),
+                        ("dc-megablast", "window_size must be 1 .. 10,000 (0, BLAST+'s one-hit")):
+        code, _, err = _blastn(["-query", "Q", "-db", "D", "-task", task, "-window_size", "0"])
+        assert code == 1 and words in err, err
     code, _, err = _blastn(["-query", str(DATA / "queries.fa"), "-db", "d", "-outfmt", "1"])
     assert code == 1 and "-outfmt 1 is not supported" in err
 

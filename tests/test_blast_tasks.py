@@ -274,11 +274,37 @@ def test_templates_against_blastn(db_text, kind, length, word):
     assert c["expected"] >= 20 and c["recall"] >= 0.99 and c["bits_within_1"] == 1.0 and c["extra"] <= 0.02, c
 
 
+@needs_blast
+@pytest.mark.parametrize("window", [10, 20, 25, 60, 200])
+def test_window_size_against_blastn(db_text, window):
+    """``-window_size`` (dc-megablast's two-hit window): blastn's HSPs (none when the window is shorter than
+    the template: 10 < 18)."""
+    run = subprocess.run(["blastn", "-task", "dc-megablast", "-window_size", str(window), "-query", DATA / "dc.fa",
+                          "-subject", DATA / "db.fa", "-outfmt", COMPARE_FIELDS], capture_output=True, text=True,
+                         check=True)
+    run_args = ["-db", "d", "-task", "dc-megablast", "-window_size", str(window)]
+    assert parse_blastn(run_args).options.window_size == window
+    ours = _search(db_text, "dc-megablast", "dc.fa", window_size=window)
+    theirs = run.stdout.splitlines()
+    if window < 18:
+        assert ours == theirs == []
+        return
+    c = compare_reports(ours, theirs, max_evalue=1e-10)
+    assert c["expected"] >= 20 and c["recall"] >= 0.99 and c["bits_within_1"] == 1.0 and c["extra"] <= 0.02, c
+    seeds = {}
+    for w in (window, 40):  # the window reaches the two-hit rule: it changes the seeds extended
+        searcher = BlastSearcher(db_text, task="dc-megablast", device="cpu", window_size=w)
+        searcher.search(read_fastx(DATA / "dc.fa"))
+        seeds[w] = searcher.counts["seeds"]
+    assert (seeds[window] < seeds[40]) if window < 40 else (seeds[window] >= seeds[40]), seeds
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("geometry", ["default", "tiny"])
 @pytest.mark.parametrize("task, query, options", [
     ("blastn-short", "short.fa", {}), ("dc-megablast", "dc.fa", {}),
-    ("dc-megablast", "dc.fa", {"template_type": "coding_and_optimal", "template_length": 21, "word_size": 12})])
+    ("dc-megablast", "dc.fa", {"template_type": "coding_and_optimal", "template_length": 21, "word_size": 12}),
+    ("dc-megablast", "dc.fa", {"window_size": 25})])
 def test_gpu_gives_the_cpus_bytes(db_text, task, query, options, geometry):
     device = GpuBackend(0) if geometry == "default" else GpuBackend(0, block_size=32, max_blocks=2)
     fmt = "6 std sstrand score btop"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import random
 import signal
 import subprocess
 import sys
@@ -46,7 +47,8 @@ def test_listening_line_and_databases(service):
     status, body, _ = call(service.url + "/api/v1/databases")
     assert status == 200
     assert json.loads(body)["databases"] == [{"name": "lambda", "sequences": 1, "bases": 48502,
-                                              "tasks": ["megablast", "blastn", "map"]}]
+                                              "tasks": ["megablast", "blastn", "blastn-short", "dc-megablast",
+                                                        "map"]}]
     status, body, _ = call(service.url + "/healthz")
     assert status == 200 and json.loads(body)["status"] == "ok"
     status, body, _ = call(service.url + "/openapi.json")
@@ -61,6 +63,38 @@ def test_search_is_the_local_bytes(data, service, task, fmt):
     status, body, headers = call(service.url + "/api/v1/search", search_body(data / "q1.fa", task, fmt))
     assert status == 200, body
     assert without_pg(body) == without_pg(local)
+
+
+def _divergent_queries(path, seed: int = 41) -> None:
+    """Two lambda slices with 20% of their bases changed (dc-megablast's ground), a 24 bp primer
+    (blastn-short's) and a random query."""
+    from gseek.datasets import lambda_genome
+    from gseek.seqio import read_fastx
+
+    genome = read_fastx(lambda_genome()).sequence(0)
+    rng = random.Random(seed)
+    with open(path, "w") as fh:
+        for i in range(2):
+            a = rng.randrange(0, len(genome) - 900)
+            s = [rng.choice("ACGT") if rng.random() < 0.2 else c for c in genome[a:a + 900]]
+            fh.write(f">div{i} from {a}\n{''.join(s)}\n")
+        fh.write(f">primer\n{genome[20000:20024]}\n>none\n{''.join(rng.choice('ACGT') for _ in range(200))}\n")
+
+
+@pytest.mark.parametrize("task, options", [
+    ("dc-megablast", {}),
+    ("dc-megablast", {"template_type": "coding_and_optimal", "template_length": 21, "word_size": 12}),
+    ("blastn-short", {"evalue": 1.0}),
+])
+def test_the_other_tasks_are_the_local_bytes(data, service, task, options):
+    _divergent_queries(data / "div.fa")
+    flags = [a for k, v in options.items() for a in (f"--{k.replace('_', '-')}", str(v))]
+    code, local, err = local_search(data / "lambda.gseek", data / "div.fa", "--task", task, *flags,
+                                    "--outfmt", "6 std qlen", cwd=data)
+    assert code == 0 and local.count(b"\n") >= 2, err
+    status, body, _ = call(service.url + "/api/v1/search", search_body(data / "div.fa", task, "6 std qlen", options))
+    assert status == 200, body
+    assert body == local
 
 
 def test_map_is_the_local_bytes(data, service):
@@ -88,6 +122,10 @@ def test_bad_queries_get_the_command_line_message(data, service):
     ({"database": "lambda", "queries": ">a\nACGT\n", "options": {"word_size": 2}}, 400, "word size must be at least"),
     ({"database": "lambda", "queries": ">a\nACGT\n", "options": {"nope": 1}}, 400, "unknown BlastOptions option"),
     ({"database": "lambda", "queries": ">a\nACGT\n", "format": "5"}, 400, "format '5': the service writes"),
+    ({"database": "lambda", "task": "dc-megablast", "queries": ">a\nACGT\n", "options": {"template_length": 17}}, 400,
+     "template_length must be 16, 18 or 21"),
+    ({"database": "lambda", "queries": ">a\nACGT\n", "options": {"template_type": "coding"}}, 400,
+     "apply to task dc-megablast only"),
     ({"database": "lambda", "task": "map", "queries": ">a\nACGT\n", "options": {"mismatches": 9}}, 400, "mismatch"),
     ({"database": "lambda", "queries": ">a\nACGT\n", "path": "/etc/passwd"}, 400, "unknown field"),
     ({"database": "../lambda", "queries": ">a\nACGT\n"}, 404, "no database"),

@@ -46,6 +46,8 @@ TASKS: dict[str, dict] = {
 MIN_WORD = {"megablast": 4, "blastn": 4, "blastn-short": 4, "dc-megablast": 11}
 #: BLAST+'s two-hit window of each task (``-window_size``; 0: one hit extends).
 TWO_HIT_WINDOW = {"dc-megablast": 40}
+#: The widest two-hit window gseek takes (each word hit looks back over it, base by base).
+MAX_WINDOW = 10_000
 TEMPLATE_TYPES = ("coding", "optimal", "coding_and_optimal")
 TEMPLATE_LENGTHS = (16, 18, 21)
 #: Bit score an ungapped HSP needs to be extended with gaps (BLAST+'s gap trigger, nucleotides).
@@ -94,6 +96,8 @@ class BlastOptions(OptionsValue):
     #: templates) of 16, 18 or 21 bases (``""``/0: contiguous words, the other tasks)
     template_type: str = ""
     template_length: int = 0
+    #: dc-megablast's two-hit window (``-window_size``), bases; None: the task's (40)
+    window_size: int | None = None
 
     @classmethod
     def for_task(cls, task: str = "megablast", **overrides) -> BlastOptions:
@@ -160,6 +164,12 @@ class BlastOptions(OptionsValue):
         _ = self.karlin  # raises OptionError, listing BLAST+'s supported costs, for others
 
     def _check_template(self) -> None:
+        if self.window_size is not None:
+            if self.task != "dc-megablast":
+                raise OptionError(f"window_size applies to task dc-megablast only, not {self.task}")
+            if not 1 <= self.window_size <= MAX_WINDOW:
+                raise OptionError(f"window_size must be 1 .. {MAX_WINDOW:,} (0, BLAST+'s one-hit discontiguous words, "
+                                  f"is not supported: docs/blast.md), not {self.window_size}")
         if self.task != "dc-megablast":
             if self.template_type or self.template_length:
                 raise OptionError(f"template_type and template_length apply to task dc-megablast only, not {self.task}")
@@ -184,7 +194,7 @@ class BlastOptions(OptionsValue):
     def two_hit_window(self) -> int:
         """BLAST+'s two-hit window (``-window_size``): a word hit is extended when another lies
         template length .. window bases before it on its diagonal; 0: every hit is."""
-        return TWO_HIT_WINDOW.get(self.task, 0)
+        return self.window_size if self.window_size is not None else TWO_HIT_WINDOW.get(self.task, 0)
 
     @property
     def linear_gaps(self) -> bool:

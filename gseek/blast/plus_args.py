@@ -48,6 +48,7 @@ BLASTN_FLAGS: dict[str, tuple[str, object]] = {
     "strand": ("str", ("both", "minus", "plus")), "outfmt": ("str", None), "html": ("flag", None),
     "max_target_seqs": ("int", (">=", 1)), "num_threads": ("int", (">=", 1)),
     "template_type": ("str", ("coding", "coding_and_optimal", "optimal")), "template_length": ("int", (16, 18, 21)),
+    "window_size": ("int", (">=", 0)),
     "num_descriptions": ("int", (">=", 0)), "num_alignments": ("int", (">=", 0)), "line_length": ("int", (">=", 1)),
     "device": ("str", None), "gpus": ("str", None),  # gseek's own
 }
@@ -57,7 +58,7 @@ BLASTN_REFUSED = (
     "negative_seqidlist", "taxids", "negative_taxids", "taxidlist", "negative_taxidlist", "entrez_query",
     "db_soft_mask", "db_hard_mask", "searchsp", "sum_stats", "no_greedy", "min_raw_gapped_score", "filtering_db",
     "window_masker_taxid", "window_masker_db", "culling_limit",
-    "best_hit_overhang", "best_hit_score_edge", "subject_besthit", "window_size", "off_diagonal_range", "use_index",
+    "best_hit_overhang", "best_hit_score_edge", "subject_besthit", "off_diagonal_range", "use_index",
     "index_name", "parse_deflines", "show_gis", "sorthits", "sorthsps", "mt_mode", "remote")
 
 
@@ -286,6 +287,11 @@ def parse_blastn(argv: list[str]) -> BlastnRun:
             raise PlusArgError('Error: Argument "template_type". gseek blastn takes a discontiguous template '
                                "with -task dc-megablast only (docs/blast.md)", 1, False)
         overrides["template_type"], overrides["template_length"] = got["template_type"], got["template_length"]
+    if "window_size" in got:
+        if task != "dc-megablast":  # BLAST+ would search contiguous words by two hits: gseek does not
+            raise PlusArgError('Error: Argument "window_size". gseek blastn takes a two-hit window with -task '
+                               "dc-megablast only (docs/blast.md)", 1, False)
+        overrides["window_size"] = got["window_size"]
     if "dust" in got:
         overrides["dust"] = _dust(str(got["dust"]))
     outfmt = str(got.get("outfmt", "0")).strip()

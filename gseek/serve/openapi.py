@@ -6,6 +6,8 @@ from typing import Any
 
 from gseek import __version__
 
+from .options import BLAST_TASKS
+
 __all__ = ["OPENAPI"]
 
 _ERROR = {"description": "refused", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
@@ -18,9 +20,10 @@ _JOB_ID = [{"name": "job_id", "in": "path", "required": True, "schema": {"type":
 OPENAPI: dict[str, Any] = {
     "openapi": "3.1.0",
     "info": {"title": "gseek serve", "version": __version__,
-             "description": "A resident gseek search service: BLAST-style search (megablast, blastn) and k-mismatch "
-                            "read mapping against databases loaded once; concurrent requests are batched into one "
-                            "scan. Every output is the bytes the local `gseek search` writes (docs/serve.md)."},
+             "description": "A resident gseek search service: BLAST-style search (megablast, blastn, blastn-short, "
+                            "dc-megablast) and k-mismatch read mapping against databases loaded once; concurrent "
+                            "requests are batched into one scan. Every output is the bytes the local `gseek search` "
+                            "writes (docs/serve.md)."},
     "components": {
         "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         "schemas": {
@@ -35,16 +38,18 @@ OPENAPI: dict[str, Any] = {
             "Search": {"type": "object", "required": ["database", "queries"], "additionalProperties": False,
                        "properties": {
                            "database": {"type": "string", "description": "a configured database name"},
-                           "task": {"type": "string", "enum": ["megablast", "blastn", "map"], "default": "megablast"},
+                           "task": {"type": "string", "enum": [*BLAST_TASKS, "map"], "default": "megablast"},
                            "queries": {"oneOf": [{"type": "string"},
                                                  {"type": "array", "items": {"$ref": "#/components/schemas/QueryFile"}}]},
                            "options": {"type": "object", "description": (
-                               "megablast/blastn: BlastOptions fields (evalue, word_size, reward, penalty, gap_open, "
+                               "the BLAST tasks: BlastOptions fields (evalue, word_size, reward, penalty, gap_open, "
                                "gap_extend, dust [level, window, linker] or null, soft_masking, lcase_masking, strand, "
                                "max_target_seqs, max_hsps, perc_identity, qcov_hsp_perc, xdrop_ungap, xdrop_gap, "
-                               "xdrop_gap_final, ungapped); map: the fields of MapOptions (mismatches, max_alignments, "
-                               "report_all, max_hits, norc, nofw, xa_limit, min_piece), ReadOptions (phred64, trim5, "
-                               "trim3, skip, upto) and SamOptions' no_unal, cigar_eq")},
+                               "xdrop_gap_final, ungapped; dc-megablast also template_type coding, optimal or "
+                               "coding_and_optimal, template_length 16, 18 or 21 and window_size); map: the fields "
+                               "of MapOptions (mismatches, max_alignments, report_all, max_hits, norc, nofw, "
+                               "xa_limit, min_piece), ReadOptions (phred64, trim5, trim3, skip, upto) and "
+                               "SamOptions' no_unal, cigar_eq")},
                            "format": {"type": "string", "description": "6 or 7 (with BLAST+ field keywords), sam, "
                                                                       "json, hits (gseek.Client's BlastHits, .npz); "
                                                                       "map: sam", "default": "6"},

@@ -16,6 +16,8 @@ BlastOptions(task='blastn', evalue=1e-05)
 Traceback (most recent call last):
 ...
 gseek.errors.OptionError: word size must be at least 4 for task megablast, not 2
+>>> blast_options("dc-megablast", {"template_type": "optimal", "template_length": 21})
+BlastOptions(task='dc-megablast', template_type='optimal', template_length=21)
 >>> blast_options("megablast", {"evalue": "small"})
 Traceback (most recent call last):
 ...
@@ -37,13 +39,15 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from gseek.blast.options import TASKS as BLAST_PRESETS
 from gseek.errors import OptionError
 from gseek.options import MapOptions, ReadOptions, SamOptions
 
 __all__ = ["BLAST_TASKS", "MAP_KEYS", "SAM_KEYS", "TASKS", "MapRequestOptions", "blast_options", "map_options",
            "output_format"]
 
-BLAST_TASKS = ("megablast", "blastn")
+#: The BLAST tasks, each with its own presets: megablast, blastn, blastn-short, dc-megablast.
+BLAST_TASKS = tuple(BLAST_PRESETS)
 TASKS = (*BLAST_TASKS, "map")
 #: The SAM options a mapping request may give (the others name files or shape a BAM).
 SAM_KEYS = ("no_unal", "cigar_eq")
