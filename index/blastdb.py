@@ -382,11 +382,18 @@ def convert_blastdb(db: BlastDb, dest: str | os.PathLike) -> Path:
         runs_all.append(runs)
         if vol.n_seqs:
             error = ""
-            with open(f"{vol.path}.nhr", "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as nhr:
+            with open(f"{vol.path}.nhr", "rb") as fh:
+                nhr = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            try:
+                vol_ids = volume_subject_ids(nhr, vol.hdr)
+            except DeflineError as err:  # raised once the mmap is let go (its traceback holds views of it)
+                error = str(err)
+            finally:
                 try:
-                    vol_ids = volume_subject_ids(nhr, vol.hdr)
-                except DeflineError as err:  # raised once the mmap is closed (its traceback holds views of it)
-                    error = str(err)
+                    nhr.close()
+                except BufferError:  # a view of it still alive (a first, compiling call's): closed when collected
+                    pass
+                del nhr
             if error:
                 raise IndexFormatError(f"{vol.path}.nhr", error)
             ids.extend(vol_ids)
