@@ -176,6 +176,8 @@ OPTION_CASES = [
     (BLASTN + ["-o", "hits.tsv"], "blast_files", {2: "hits.tsv", "task": "blastn"}),
     (BLASTN + ["--outfmt", "sam", "-o", "hits.sam"], "blast_files", {2: "hits.sam", "outfmt": "sam"}),
     *_spelled(BLASTN, "blast_files", BLAST_CASES),
+    (SEARCH[:-2] + ["--task", "dc-megablast", "--template-type", "optimal", "--template-length", "16"] + SEARCH[-2:],
+     "blast_files", {"task": "dc-megablast", "template_type": "optimal", "template_length": 16}),
     (SEARCH + ["--all", "--max-hits", "6"], "map_files", {"report_all": True, "max_hits": 6}),
     (["search", "-x", "idx", "-1", "a.fq", "-2", "b.fq"], "map_files",
      {1: ["a.fq"], "mate2": "b.fq", "interleaved": False, "minins": 0, "maxins": 250, "orientation": "fr"}),
@@ -242,6 +244,8 @@ OPTION_CASES = [
     (PIPE_MAP + ["--evalue", "1"], "error", "--evalue: not an option of --task map"),
     (PIPE_MAP + ["--task", "blastn", "--reward", "3", "--penalty", "-7"], "error", "3/-7 is not supported"),
     *_spelled(PIPE_MAP + ["--task", "blastn"], "run_pipeline", [c for c in BLAST_CASES if c[0] != ("--outfmt",)]),
+    (PIPE_MAP + ["--task", "dc-megablast", "--template-type", "coding_and_optimal", "--template-length", "21"],
+     "run_pipeline", {3: "dc-megablast", "template_type": "coding_and_optimal", "template_length": 21}),
     (PIPE_MAP + ["--gpus", "0,1"], "run_pipeline", {"gpus": [0, 1]}),
     (PIPE_MAP + ["--task", "blastn", "--gpus", "0,1", "--split", "database"], "run_pipeline",
      {"gpus": [0, 1], "split": "database"}),
@@ -315,12 +319,14 @@ OPTION_CASES = [
     (SERVE + ["--host", "0.0.0.0"], "error", "--token-file FILE (bearer token) or --insecure"),
     (SERVE + ["--token-file", "no-such-token"], "error", "--token-file no-such-token: cannot read"),
     (SERVE + ["--device", "cpu", "-p", "3", "--quiet"], "serve", {"device": "cpu", "threads": 3}),
+    (SERVE + ["--gpus", "0,1"], "error", "--gpus: one engine per GPU is not built yet"),
     (SERVE + ["--threads", "2", "--debug"], "serve", {"threads": 2}),
     (SERVE + ["--max-body", "0"], "error", "limit max-body must be > 0"),
     *[(SERVE + [f"--{name.replace('_', '-')}", str(value)], "serve", {"limits": Limits(**{name: value})})
       for name, value in [("max_body", 10), ("max_queries", 11), ("max_bases", 12), ("max_result", 13),
                           ("timeout", 1.5), ("queue", 2), ("drain", 3.0), ("window", 0.0), ("batch_queries", 5),
-                          ("batch_bases", 6), ("jobs", 7), ("job_ttl", 8.0), ("job_bytes", 9)]],
+                          ("batch_bases", 6), ("jobs", 7), ("job_ttl", 8.0), ("job_bytes", 9),
+                          ("stream_chunk", 14)]],
 ]
 
 
