@@ -240,8 +240,11 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
                              "map_requests": service.map_batcher.requests, "map_batches": service.map_batcher.groups,
                              "cancelled": service.cancelled,
                              "workers": [{"device": slot.device, "batches": service.batcher.ran[slot.number],
-                                          "map_batches": service.map_batcher.ran[slot.number]}
+                                          "map_batches": service.map_batcher.ran[slot.number],
+                                          "seconds": round(service.batcher.seconds[slot.number]
+                                                           + service.map_batcher.seconds[slot.number], 3)}
                                          for slot in engine.slots],
+                             "blast_stages": engine.stage_seconds(),
                              "uptime": round(time.time() - service.started, 3)})
 
     async def databases(request: Request) -> Response:

@@ -23,6 +23,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import functools
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -63,8 +64,9 @@ class Batcher:
         self._pending: dict[Any, _Group] = {}
         #: Groups in flight per slot.
         self.busy = [0] * len(self.slots)
-        #: Groups each slot has run.
+        #: Groups each slot has run, and the seconds it spent on them.
         self.ran = [0] * len(self.slots)
+        self.seconds = [0.0] * len(self.slots)
         self.requests = 0
         self.groups = 0
         #: Requests on their way here (:meth:`coming`).
@@ -130,8 +132,15 @@ class Batcher:
         self.groups += 1
         loop = asyncio.get_running_loop()
         args = (group.target, [b for b, _ in items]) + ((slot,) if self._with_slot else ())
-        done = loop.run_in_executor(slot.executor, self.run, *args)
+        done = loop.run_in_executor(slot.executor, self._timed, slot, args)
         done.add_done_callback(functools.partial(self._done, slot, [f for _, f in items]))
+
+    def _timed(self, slot: DeviceSlot, args: tuple) -> list[Any]:
+        started = time.perf_counter()
+        try:
+            return self.run(*args)
+        finally:
+            self.seconds[slot.number] += time.perf_counter() - started
 
     def _done(self, slot: DeviceSlot, futures: list[asyncio.Future], done: asyncio.Future) -> None:
         self.busy[slot.number] -= 1

@@ -255,6 +255,17 @@ class Engine:
                 self._searchers.popitem(last=False)
         return found
 
+    def stage_seconds(self) -> dict[str, float]:
+        """Seconds per stage of every BLAST search so far, summed over the searchers (the searcher's
+        ``timings``: with ``GSEEK_BLAST_TIMING`` set, the device synchronised at each stage's end)."""
+        out: dict[str, float] = {}
+        with self._lock:
+            searchers = [s for k, s in self._searchers.items() if k[0] != "map"]
+        for searcher in searchers:
+            for stage, seconds in searcher.timings.items():
+                out[stage] = round(out.get(stage, 0.0) + seconds, 4)
+        return out
+
     def read_queries(self, req: SearchRequest) -> list[Any]:
         """The request's query files parsed (a host thread): one batch per file (empty ones left
         out); errors name the client's file; the request's limits checked."""
