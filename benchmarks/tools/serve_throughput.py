@@ -16,12 +16,15 @@ requests give the same bytes in every configuration).
 from __future__ import annotations
 
 import argparse
+import collections
 import concurrent.futures
 import hashlib
 import json
 import os
 import random
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -62,6 +65,10 @@ def main() -> None:
     started = time.perf_counter()
     svc = Service(Path(args.index), *args.serve_args, device=args.device, threads=args.threads, name=DB)
     record: dict = {"label": args.label, "serve_args": args.serve_args, "start_s": round(time.perf_counter() - started, 2)}
+    # the service's log (a line a request) read as it comes: a full pipe would stop the service at its next line
+    log = threading.Thread(target=lambda: collections.deque(iter(lambda: svc.proc.stderr.read(1 << 16), b""), 0),
+                           daemon=True)
+    log.start()
     try:
         client = Client(svc.url)
         with concurrent.futures.ThreadPoolExecutor(args.clients) as pool:  # warm: each client's first request
@@ -80,7 +87,9 @@ def main() -> None:
             s.__exit__()
         after = client.health()
     finally:
-        svc.stop()
+        svc.proc.send_signal(signal.SIGTERM)
+        svc.proc.wait(timeout=60)
+        log.join(timeout=10)
     digest = hashlib.sha256()
     for per_client in answers:
         assert len(set(per_client)) == 1, "a client's identical requests got different bytes"
