@@ -59,8 +59,9 @@ log "gseek index big --parts text"
 
 # label|PYTHONPATH|environment|serve options; Bt (round 1 only, last): B1 with the device synchronised at each stage's
 # end (GSEEK_BLAST_TIMING=1), so that the searches' stage seconds say where a search's time goes
-CONFIGS=("A|$OLD||" "B|$NEW||" "B1|$NEW||--workers 1")
+CONFIGS=("A|$OLD||" "B|$NEW||")
 [ "$GPUS" -ge 2 ] && CONFIGS+=("B2|$NEW||--gpus 0,1")
+CONFIGS+=("B1|$NEW||--workers 1")
 for round in $(seq 1 "$ROUNDS"); do
   order=("${CONFIGS[@]}")
   if [ $((round % 2)) = 0 ]; then order=(); for ((i=${#CONFIGS[@]}-1; i>=0; i--)); do order+=("${CONFIGS[$i]}"); done; fi
