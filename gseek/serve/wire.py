@@ -70,20 +70,29 @@ def _packed(codes: Any) -> tuple[Any, Any]:
     return words, edges.reshape(-1, 2).astype(np.int64)
 
 
-def hits_from_bytes(data: bytes) -> Any:
-    """The :class:`~gseek.blast.hits.BlastHits` of the ``hits`` format's bytes."""
+def _load(data: bytes, what: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The arrays and the ``meta`` of a format's bytes, refused where its version is not this one's."""
     import numpy as np
 
-    from gseek.blast.hits import BlastHits
     from gseek.errors import GseekError
-    from gseek.index.text import ReferenceText
 
     with np.load(io.BytesIO(data), allow_pickle=False) as z:
         f = {k: z[k] for k in z.files}
     meta = json.loads(f["meta"].tobytes())
     if meta.get("version") != VERSION:
-        raise GseekError(f"the service sent hits of format version {meta.get('version')}; this client reads "
+        raise GseekError(f"the service sent {what} of format version {meta.get('version')}; this client reads "
                          f"{VERSION} (use the same gseek at both ends)")
+    return f, meta
+
+
+def hits_from_bytes(data: bytes) -> Any:
+    """The :class:`~gseek.blast.hits.BlastHits` of the ``hits`` format's bytes."""
+    import numpy as np
+
+    from gseek.blast.hits import BlastHits
+    from gseek.index.text import ReferenceText
+
+    f, meta = _load(data, "hits")
     texts = []
     for i, name in enumerate(meta["subject_names"]):
         start, codes = int(f["window_start"][i]), f["window_codes"][f["window_offsets"][i]:f["window_offsets"][i + 1]]
@@ -170,17 +179,11 @@ def mapping_from_bytes(data: bytes) -> Any:
     """The :class:`~gseek.mapper.MappingResult` of the ``mapping`` format's bytes."""
     import numpy as np
 
-    from gseek.errors import GseekError
     from gseek.mapper import MappingResult
     from gseek.mapper.result import ReadNames
     from gseek.seqio import SequenceBatch
 
-    with np.load(io.BytesIO(data), allow_pickle=False) as z:
-        f = {k: z[k] for k in z.files}
-    meta = json.loads(f["meta"].tobytes())
-    if meta.get("version") != VERSION:
-        raise GseekError(f"the service sent a mapping of format version {meta.get('version')}; this client reads "
-                         f"{VERSION} (use the same gseek at both ends)")
+    f, meta = _load(data, "a mapping")
     batch = SequenceBatch(path=meta["path"], format=meta["format"], alphabet=meta["alphabet"],
                           quals=f.get("b.quals"), first_record=meta["first_record"],
                           **{k: f[f"b.{k}"] for k in _BATCH_ARRAYS})
