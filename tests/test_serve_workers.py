@@ -1,6 +1,6 @@
 """``gseek serve`` with several device workers (gseek.serve.slots): ``--workers 2`` on the CPU (two
 workers sharing the CPU backend, the logic of ``--gpus`` without a GPU) and, under ``-m gpu``,
-``--gpus`` over every GPU there is (two at most; one GPU: its two workers on their own streams).
+``--gpus`` over every GPU there is (two at most) with two workers a GPU, each on its own stream.
 Concurrent clients of every kind get the bytes of the local command (or the local API's result),
 whichever worker and device answered them; every worker answers some."""
 
@@ -85,13 +85,13 @@ def test_two_workers_on_the_cpu_answer_with_the_local_bytes(data):
 
 @pytest.mark.gpu
 def test_gpus_answer_with_the_local_bytes(data):
-    """``--gpus`` over the GPUs there are (two at most): each GPU holds the database, its two workers
-    searched, and every answer is the local (CPU) command's bytes."""
+    """``--gpus`` over the GPUs there are (two at most), two workers a GPU (each on its own stream): each
+    GPU holds the database and searched, and every answer is the local (CPU) command's bytes."""
     cupy = pytest.importorskip("cupy")
     count = min(2, cupy.cuda.runtime.getDeviceCount())
     expected = _expected(data)
-    svc = Service(data / "lambda.gseek", "--gpus", ",".join(map(str, range(count))), device="gpu", threads=4,
-                  cwd=data)
+    svc = Service(data / "lambda.gseek", "--gpus", ",".join(map(str, range(count))), "--workers", "2", device="gpu",
+                  threads=4, cwd=data)
     try:
         ran, workers = _concurrent(svc, data, expected, n=48)
         assert [w["device"] for w in workers] == [f"gpu:{g}" for g in range(count) for _ in range(2)]

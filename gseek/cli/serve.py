@@ -39,7 +39,7 @@ def with_limit_options(func):
 @click.option("--gpus", metavar="0,1,...", callback=gpu_list,
               help="Serve on these GPUs: every database on each, each search to the least busy.")
 @click.option("--workers", type=click.IntRange(1, 16), default=None,
-              help="Device workers per device, each on its own CUDA stream [2 on a GPU, 1 on the CPU].")
+              help="Device workers per device, each on its own CUDA stream [1].")
 @with_limit_options
 @common
 def serve(databases, host, port, token_file, insecure, gpus, workers, limits) -> None:

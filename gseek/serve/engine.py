@@ -5,8 +5,8 @@ One :class:`Engine` per process holds the configured databases (each
 shared by every searcher of it), one :class:`~gseek.blast.searcher.BlastSearcher`
 per database, options and device worker (kept, the most recently used
 first), the *device workers* (:mod:`gseek.serve.slots`: a thread each, one
-search at a time each; on a GPU two per GPU, each on its own CUDA stream; with
-``devices`` several GPUs, each holding every database) on which every search
+search at a time each; ``workers`` per device, on a GPU each on its own CUDA
+stream; with ``devices`` several GPUs, each holding every database) on which every search
 runs (device work never runs on the event loop) and a few *host threads* that
 parse queries and write results. A request is checked whole (:func:`parse_request`)
 before any work; its queries are parsed under the names the client gave its
@@ -184,7 +184,7 @@ class Engine:
         limits: :class:`Limits`.
         devices: several devices instead of ``device`` (``--gpus 0,1``: ``["gpu:0", "gpu:1"]``), each
             holding every database (a copy each), searches sent to the least busy.
-        workers: device workers per device (default: 2 on a GPU, 1 on the CPU).
+        workers: device workers per device (default 1; on a GPU each on its own CUDA stream).
     """
 
     def __init__(self, databases: list[str], device: Any = "auto", threads: int | None = None,

@@ -4,12 +4,16 @@ A service has ``workers`` slots per device (``--gpus 0,1``: per GPU; else the
 one device of ``--device``). Each slot is one thread that runs one search at a
 time on its backend; slots of one GPU share that GPU's copy of each database
 (:meth:`~gseek.index.text.ReferenceText.on` uploads once per device) and each
-has its own stream (:meth:`~gseek.backend.GpuBackend.with_stream`), so while
-one slot does a search's host work (its Numba passes, its lookup table, its
-HSPs split back) another's kernels run. The batcher sends a group to a free
-slot, of the device with the fewest busy slots (:func:`least_busy`). A query's
-HSPs do not depend on the slot, the device or what it is searched with: every
-slot answers with the same bytes.
+has its own stream where there are several (:meth:`~gseek.backend.GpuBackend.with_stream`), so that
+one slot's host work (its Numba passes, its lookup table, its HSPs split back)
+may run beside another's kernels. The batcher sends a group to a free slot, of
+the device with the fewest busy slots (:func:`least_busy`). A query's HSPs do
+not depend on the slot, the device or what it is searched with: every slot
+answers with the same bytes. One slot a device is the default: two on one
+H200 answered 242 requests/s where main's one device thread answered 285
+(``benchmarks/RESULTS.md``, 2026-11-28: a search's host work is mostly held by
+the interpreter, so two searches at once each took longer and each gathered
+fewer requests).
 
 >>> slots = make_slots(["cpu"], workers=2, threads=1)
 >>> [(s.number, s.device, s.backend.name) for s in slots]
@@ -27,10 +31,6 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["DeviceSlot", "close_slots", "least_busy", "make_slots"]
-
-#: Device workers per GPU when not given (``--workers``): two, so one's host work overlaps the other's kernels.
-GPU_WORKERS = 2
-
 
 @dataclass(eq=False)
 class DeviceSlot:
@@ -50,8 +50,7 @@ class DeviceSlot:
 
 
 def make_slots(devices: Sequence[Any], workers: int | None = None, threads: int | None = None) -> list[DeviceSlot]:
-    """``workers`` slots per device of ``devices`` (names or backends: ``cpu``, ``gpu:N``); ``workers``
-    None: :data:`GPU_WORKERS` on a GPU, one on the CPU (whose passes use every core already)."""
+    """``workers`` slots (default one) per device of ``devices`` (names or backends: ``cpu``, ``gpu:N``)."""
     from gseek.backend import get_backend
     from gseek.errors import OptionError
 
@@ -60,9 +59,9 @@ def make_slots(devices: Sequence[Any], workers: int | None = None, threads: int 
     slots: list[DeviceSlot] = []
     for spec in devices:
         base = get_backend(spec, threads)
-        gpu = base.name == "gpu"
-        for _ in range(workers or (GPU_WORKERS if gpu else 1)):
-            backend = base.with_stream() if gpu else base
+        streams = base.name == "gpu" and (workers or 1) > 1  # one worker: the device's default stream
+        for _ in range(workers or 1):
+            backend = base.with_stream() if streams else base
             number = len(slots)
             pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"gseek-serve-device{number}")
             slots.append(DeviceSlot(number, getattr(base, "spec", base.name), backend, base, pool))
