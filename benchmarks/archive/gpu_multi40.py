@@ -129,6 +129,9 @@ def main() -> int:
     p.add_argument("--budget", type=float, default=200.0, help="no run starts after this many seconds")
     p.add_argument("--dask", action="store_true", help="then one Dask worker a GPU (needs distributed)")
     p.add_argument("--device", default="gpu")
+    p.add_argument("--runs", default=None,
+                   help="instead of the default runs: 'GPUS[/database][@THREADS];...' (e.g. '0,1,2,3@16;0@16')")
+    p.add_argument("--no-fixed", action="store_true", help="no one-query run before each run")
     args = p.parse_args()
     out, work = Path(args.out), Path(args.work)
     out.mkdir(parents=True, exist_ok=True)
@@ -169,11 +172,19 @@ def main() -> int:
     configs = [(gpus[0], None), (every, None), (every, "database")]
     if len(gpus) > 2:
         configs += [(",".join(gpus[:2]), None), (",".join(gpus[:2]), "database")]
+    configs = [(g, s, None) for g, s in configs]
+    if args.runs:
+        configs = []
+        for spec in args.runs.split(";"):
+            spec, _, threads = spec.partition("@")
+            g, _, split = spec.partition("/")
+            configs.append((g or None, split or None, threads or None))
     if args.device == "cpu":  # the dry run: no --gpus
-        configs = [(None, None), (None, "database")]
+        configs = [(None, s, t) for _, s, t in configs]
 
-    def cmd(listing: str, outdir: Path, gpu_set: str | None, split: str | None, extra=()) -> list[str]:
-        return gseek + ["--device", args.device, "pipeline", "--task", args.task, "-x", idx, "--workers",
+    def cmd(listing: str, outdir: Path, gpu_set: str | None, split: str | None, extra=(), threads=None) -> list[str]:
+        start = gseek if threads is None else gseek[:-1] + [threads]
+        return start + ["--device", args.device, "pipeline", "--task", args.task, "-x", idx, "--workers",
                         str(args.workers), "--queries", str(work / listing), "--outdir", str(outdir)] + \
             (["--gpus", gpu_set] if gpu_set else []) + (["--split", split] if split else []) + list(extra)
 
@@ -191,6 +202,7 @@ def main() -> int:
              "busy": busy_profile(samples, used), "identical": None if reference is None else not differ,
              "differ": differ, "hsps": sum(count_rows(outdir / n) for n in names if (outdir / n).is_file()),
              "file_seconds_max": max((float(s.split("\t")[4]) for s in summary), default=None),
+             "file_seconds": [float(s.split("\t")[4]) for s in summary],
              "command": shlex.join(proc.cmd), **extra}
         record["runs"].append(r)
         save()
@@ -202,17 +214,17 @@ def main() -> int:
     log("warm-up ...")
     harness.run_process(cmd("tiny.txt", work / "warm", every if args.device != "cpu" else None, None), env=env)
     reference = None
-    for k, (g, split) in enumerate(configs):
+    for k, (g, split, threads) in enumerate(configs):
         if elapsed() > args.budget:
-            record["skipped"] = record.get("skipped", []) + [f"--gpus {g} --split {split}: out of time"]
+            record["skipped"] = record.get("skipped", []) + [f"--gpus {g} --split {split} -p {threads}: out of time"]
             continue
         used = (g or "0").split(",")
-        label = f"--gpus {g}" + (f" --split {split}" if split else "")
-        timed(f"{label} (one query: fixed cost)", cmd("tiny.txt", work / f"tiny{k}", g, split), used, [], work / f"tiny{k}",
-              None,
-              gpus=g, split=split, kind="fixed")
-        r = timed(label, cmd("list.txt", work / f"out{k}", g, split), used, files, work / f"out{k}", reference,
-                  gpus=g, split=split, kind="list")
+        label = f"--gpus {g}" + (f" --split {split}" if split else "") + (f" -p {threads}" if threads else "")
+        if not args.no_fixed:
+            timed(f"{label} (one query: fixed cost)", cmd("tiny.txt", work / f"tiny{k}", g, split, threads=threads),
+                  used, [], work / f"tiny{k}", None, gpus=g, split=split, threads=threads, kind="fixed")
+        timed(label, cmd("list.txt", work / f"out{k}", g, split, threads=threads), used, files, work / f"out{k}",
+              reference, gpus=g, split=split, threads=threads, kind="list")
         reference = reference or work / f"out{k}"
     if args.dask and elapsed() <= args.budget - 30:  # its start, two warm-ups and two runs: ~50 s
         dask_runs(args, gpus, work, env, files, reference, cmd, timed, record)
