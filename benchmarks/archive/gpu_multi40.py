@@ -113,6 +113,31 @@ def busy_profile(samples: dict[str, list[float]], gpus: list[str]) -> dict:
     return out
 
 
+def trace_summary(trace: dict, started: float, seconds: float) -> dict:
+    """The engine's spans (``GSEEK_TRACE``) of one command: start-up before the dispatcher, its wall, the
+    searchers' device warm-up (``setup``), each prelim thread's jobs and busy seconds, and the tail (from the
+    first prelim thread's last job's end to the last one's)."""
+    spans = trace["spans"]
+    threads: dict[str, dict] = {}
+    for s in spans:
+        if s["stage"] == "prelim":
+            t = threads.setdefault(s["thread"], {"jobs": 0, "busy_s": 0.0, "first_s": s["start"], "last_s": 0.0})
+            t["jobs"] += 1
+            t["busy_s"] += s["end"] - s["start"]
+            t["first_s"] = min(t["first_s"], s["start"])
+            t["last_s"] = max(t["last_s"], s["end"])
+    ends = [t["last_s"] for t in threads.values()]
+    jobs = sorted(s["end"] - s["start"] for s in spans if s["stage"] == "prelim")
+    startup = trace["epoch"] - started
+    return {"startup_s": startup, "dispatcher_s": trace["wall"], "after_s": seconds - startup - trace["wall"],
+            "setup_end_s": max((s["end"] for s in spans if s["stage"] == "setup"), default=0.0),
+            "prelim_threads": len(threads), "prelim_busy_s": sum(t["busy_s"] for t in threads.values()),
+            "tail_s": max(ends) - min(ends) if ends else 0.0, "first_prelim_s": min(
+                (t["first_s"] for t in threads.values()), default=0.0),
+            "job_s": {"n": len(jobs), "median": jobs[len(jobs) // 2] if jobs else 0.0, "max": jobs[-1] if jobs else 0.0},
+            "threads": threads}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--source", required=True, help="the recipe's source FASTA (bacteria75; .xz/.gz ok)")
@@ -132,6 +157,10 @@ def main() -> int:
     p.add_argument("--runs", default=None,
                    help="instead of the default runs: 'GPUS[/database][@THREADS];...' (e.g. '0,1,2,3@16;0@16')")
     p.add_argument("--no-fixed", action="store_true", help="no one-query run before each run")
+    p.add_argument("--trace", action="store_true", help="GSEEK_TRACE of each run: start-up, setup, jobs, tail")
+    p.add_argument("--steady", default=None,
+                   help="then in this process: the task built once, the list twice, for each 'GPUS[/database][#SEARCHERS_"
+                        "A_GPU];...'")
     args = p.parse_args()
     out, work = Path(args.out), Path(args.work)
     out.mkdir(parents=True, exist_ok=True)
@@ -173,7 +202,7 @@ def main() -> int:
     if len(gpus) > 2:
         configs += [(",".join(gpus[:2]), None), (",".join(gpus[:2]), "database")]
     configs = [(g, s, None) for g, s in configs]
-    if args.runs:
+    if args.runs and args.runs != "none":
         configs = []
         for spec in args.runs.split(";"):
             spec, _, threads = spec.partition("@")
@@ -190,9 +219,11 @@ def main() -> int:
 
     def timed(label: str, command: list[str], used: list[str], listing_files: list[Path], outdir: Path,
               reference: Path | None, **extra) -> dict:
+        trace = work / f"trace-{len(record['runs'])}.json"
         sampler = GpuSampler()
+        started = time.time()
         try:
-            proc = harness.run_process(command, env=env)
+            proc = harness.run_process(command, env=dict(env, GSEEK_TRACE=str(trace)) if args.trace else env)
         finally:
             samples = sampler.stop()
         names = [f"{f.stem}.tsv" for f in listing_files]
@@ -204,6 +235,8 @@ def main() -> int:
              "file_seconds_max": max((float(s.split("\t")[4]) for s in summary), default=None),
              "file_seconds": [float(s.split("\t")[4]) for s in summary],
              "command": shlex.join(proc.cmd), **extra}
+        if args.trace and trace.exists():
+            r["trace"] = trace_summary(json.loads(trace.read_text()), started, proc.seconds)
         record["runs"].append(r)
         save()
         log(f"{label}: {r['seconds']:.2f} s, busy "
@@ -211,8 +244,11 @@ def main() -> int:
             + f", {r['hsps']:,} HSPs" + ("" if reference is None else f", identical {r['identical']}"))
         return r
 
-    log("warm-up ...")
-    harness.run_process(cmd("tiny.txt", work / "warm", every if args.device != "cpu" else None, None), env=env)
+    if args.runs == "none":
+        configs = []
+    else:
+        log("warm-up ...")
+        harness.run_process(cmd("tiny.txt", work / "warm", every if args.device != "cpu" else None, None), env=env)
     reference = None
     for k, (g, split, threads) in enumerate(configs):
         if elapsed() > args.budget:
@@ -226,6 +262,11 @@ def main() -> int:
         timed(label, cmd("list.txt", work / f"out{k}", g, split, threads=threads), used, files, work / f"out{k}",
               reference, gpus=g, split=split, threads=threads, kind="list")
         reference = reference or work / f"out{k}"
+    if args.steady:
+        from benchmarks.archive.gpu_multi40_steady import steady_runs
+
+        steady_runs(args.steady, idx, files, work, reference, lambda: elapsed() > args.budget, record, save, log,
+                    busy_profile)
     if args.dask and elapsed() <= args.budget - 30:  # its start, two warm-ups and two runs: ~50 s
         dask_runs(args, gpus, work, env, files, reference, cmd, timed, record)
     save()
