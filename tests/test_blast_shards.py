@@ -370,6 +370,52 @@ def test_pipeline_gpu_streams_write_the_cpu_bytes(split_index, tmp_path):
     assert got["gpu"] == got["cpu"] and got["gpus"] == got["cpu"] and got["database"] == got["cpu"]
 
 
+def test_searchers_per_gpu_bounded_in_one_process_with_the_queries_split():
+    """With the queries split over many GPUs of one process, fewer searchers a GPU (their host passes
+    share one interpreter), never under the floor; one GPU, and a database split, keep them all."""
+    from gseek.pipeline.tasks.blast import (BLAST_MIN_STREAMS_PER_GPU, BLAST_SEARCHERS_PER_PROCESS,
+                                            BLAST_STREAMS_PER_GPU, searchers_per_gpu)
+
+    assert searchers_per_gpu(1) == searchers_per_gpu(4, "database") == BLAST_STREAMS_PER_GPU == 4
+    assert [searchers_per_gpu(n) for n in (2, 4, 8)] == [4, 2, 2]
+    for n in range(1, 17):
+        per = searchers_per_gpu(n)
+        assert BLAST_MIN_STREAMS_PER_GPU <= per <= BLAST_STREAMS_PER_GPU
+        assert n * per <= max(BLAST_SEARCHERS_PER_PROCESS, BLAST_STREAMS_PER_GPU, n * BLAST_MIN_STREAMS_PER_GPU)
+
+
+@pytest.mark.gpu
+def test_four_gpus_fewer_searchers_each_write_the_cpu_bytes(split_index, tmp_path):
+    """The queries split over four GPU backends (GPU 0 four times on a one-GPU host): searchers_per_gpu(4)
+    searchers on each, fewer than one GPU's, their launches' share of memory as many; the CPU's bytes."""
+    from gseek.backend import gpu_available
+
+    if not gpu_available():
+        pytest.skip("no CUDA device / CuPy")
+    import cupy
+
+    from gseek.pipeline import run_pipeline
+    from gseek.pipeline.tasks.blast import BLAST_STREAMS_PER_GPU, BlastTask, searchers_per_gpu
+
+    index = split_index.save(tmp_path / "split.gseek")
+    fasta = tmp_path / "q.fa"
+    fasta.write_text((DATA / "search_queries.fa").read_text() * 3)
+    (tmp_path / "list.txt").write_text(f"{fasta}\tq.tsv\n")
+    n = cupy.cuda.runtime.getDeviceCount()
+    four = [f"gpu:{i % n}" for i in range(4)]
+    task = BlastTask(index, "blastn", devices=four)
+    assert len(task.searchers) == 4 * searchers_per_gpu(4) < 4 * BLAST_STREAMS_PER_GPU
+    assert {s.device_searchers for s in task.searchers} == {searchers_per_gpu(4)}
+    got = {}
+    for name, devices in (("cpu", ["cpu"]), ("four", four)):
+        summary = run_pipeline(tmp_path / "list.txt", index, tmp_path / name, "blastn", threads=4, progress=False,
+                               quiet=True, command="t", outfmt="6 std btop", max_target_seqs=2, job_bytes=2000,
+                               workers=4, devices=devices)
+        assert [r.status for r in summary.files] == ["ok"]
+        got[name] = (tmp_path / name / "q.tsv").read_bytes()
+    assert got["cpu"].count(b"\n") > 30 and got["four"] == got["cpu"]
+
+
 @pytest.mark.parametrize("devices", [["cpu"], ["cpu", "cpu", "cpu"]])
 def test_small_files_searched_together_write_each_files_own_bytes(split_index, tmp_path, monkeypatch, devices):
     """``gseek pipeline --task`` over many small query files: the files are gathered into about a job

@@ -134,7 +134,8 @@ def trace_summary(trace: dict, started: float, seconds: float) -> dict:
             "prelim_threads": len(threads), "prelim_busy_s": sum(t["busy_s"] for t in threads.values()),
             "tail_s": max(ends) - min(ends) if ends else 0.0, "first_prelim_s": min(
                 (t["first_s"] for t in threads.values()), default=0.0),
-            "job_s": {"n": len(jobs), "median": jobs[len(jobs) // 2] if jobs else 0.0, "max": jobs[-1] if jobs else 0.0},
+            "job_s": {"n": len(jobs), "median": jobs[len(jobs) // 2] if jobs else 0.0,
+                      "max": jobs[-1] if jobs else 0.0},
             "threads": threads}
 
 
@@ -159,8 +160,8 @@ def main() -> int:
     p.add_argument("--no-fixed", action="store_true", help="no one-query run before each run")
     p.add_argument("--trace", action="store_true", help="GSEEK_TRACE of each run: start-up, setup, jobs, tail")
     p.add_argument("--steady", default=None,
-                   help="then in this process: the task built once, the list twice, for each 'GPUS[/database][#SEARCHERS_"
-                        "A_GPU];...'")
+                   help="then in this process: the task built once, the list twice, for each "
+                        "'GPUS[/database][#SEARCHERS_A_GPU];...'")
     args = p.parse_args()
     out, work = Path(args.out), Path(args.work)
     out.mkdir(parents=True, exist_ok=True)
