@@ -337,8 +337,9 @@ def test_database_split_on_the_gpu_equals_the_cpu_search(split_index, queries):
 
 @pytest.mark.gpu
 def test_pipeline_gpu_streams_write_the_cpu_bytes(split_index, tmp_path):
-    """Two searchers per GPU, each on its own stream, many small jobs in flight (split of query jobs
-    and of the database over every GPU): the bytes of the CPU pipeline."""
+    """Several searchers per GPU, each on its own stream, many small jobs in flight (split of query jobs
+    and of the database over every GPU; the queries over four GPU backends, GPU 0 four times on a
+    one-GPU host, with fewer searchers each): the bytes of the CPU pipeline."""
     from gseek.backend import gpu_available
 
     if not gpu_available():
@@ -346,7 +347,7 @@ def test_pipeline_gpu_streams_write_the_cpu_bytes(split_index, tmp_path):
     import cupy
 
     from gseek.pipeline import run_pipeline
-    from gseek.pipeline.tasks.blast import BLAST_STREAMS_PER_GPU, BlastTask
+    from gseek.pipeline.tasks.blast import BLAST_STREAMS_PER_GPU, BlastTask, searchers_per_gpu
 
     index = split_index.save(tmp_path / "split.gseek")
     fasta = tmp_path / "q.fa"
@@ -357,9 +358,13 @@ def test_pipeline_gpu_streams_write_the_cpu_bytes(split_index, tmp_path):
     assert len(one.searchers) == BLAST_STREAMS_PER_GPU
     assert {s.device_searchers for s in one.searchers} == {BLAST_STREAMS_PER_GPU}  # their launches share the GPU
     assert BlastTask(index, "blastn", devices=["cpu"]).searchers[0].device_searchers == 1
+    four = [gpus[i % len(gpus)] for i in range(4)]
+    many = BlastTask(index, "blastn", devices=four)
+    assert len(many.searchers) == 4 * searchers_per_gpu(4) < 4 * BLAST_STREAMS_PER_GPU
+    assert {s.device_searchers for s in many.searchers} == {searchers_per_gpu(4)}
     got = {}
     for name, extra in (("cpu", dict(devices=["cpu"])), ("gpu", dict(devices=gpus[:1])),
-                        ("gpus", dict(devices=gpus)),
+                        ("gpus", dict(devices=gpus)), ("four", dict(devices=four)),
                         ("database", dict(devices=gpus if len(gpus) > 1 else gpus * 2, split="database"))):
         summary = run_pipeline(tmp_path / "list.txt", index, tmp_path / name, "blastn", threads=4, progress=False,
                                quiet=True, command="t", outfmt="6 std btop", max_target_seqs=2, job_bytes=2000,
@@ -367,7 +372,7 @@ def test_pipeline_gpu_streams_write_the_cpu_bytes(split_index, tmp_path):
         assert [r.status for r in summary.files] == ["ok"]
         got[name] = (tmp_path / name / "q.tsv").read_bytes()
     assert got["cpu"].count(b"\n") > 30
-    assert got["gpu"] == got["cpu"] and got["gpus"] == got["cpu"] and got["database"] == got["cpu"]
+    assert got["gpu"] == got["cpu"] == got["gpus"] == got["four"] == got["database"]
 
 
 def test_searchers_per_gpu_bounded_in_one_process_with_the_queries_split():
@@ -382,38 +387,6 @@ def test_searchers_per_gpu_bounded_in_one_process_with_the_queries_split():
         per = searchers_per_gpu(n)
         assert BLAST_MIN_STREAMS_PER_GPU <= per <= BLAST_STREAMS_PER_GPU
         assert n * per <= max(BLAST_SEARCHERS_PER_PROCESS, BLAST_STREAMS_PER_GPU, n * BLAST_MIN_STREAMS_PER_GPU)
-
-
-@pytest.mark.gpu
-def test_four_gpus_fewer_searchers_each_write_the_cpu_bytes(split_index, tmp_path):
-    """The queries split over four GPU backends (GPU 0 four times on a one-GPU host): searchers_per_gpu(4)
-    searchers on each, fewer than one GPU's, their launches' share of memory as many; the CPU's bytes."""
-    from gseek.backend import gpu_available
-
-    if not gpu_available():
-        pytest.skip("no CUDA device / CuPy")
-    import cupy
-
-    from gseek.pipeline import run_pipeline
-    from gseek.pipeline.tasks.blast import BLAST_STREAMS_PER_GPU, BlastTask, searchers_per_gpu
-
-    index = split_index.save(tmp_path / "split.gseek")
-    fasta = tmp_path / "q.fa"
-    fasta.write_text((DATA / "search_queries.fa").read_text() * 3)
-    (tmp_path / "list.txt").write_text(f"{fasta}\tq.tsv\n")
-    n = cupy.cuda.runtime.getDeviceCount()
-    four = [f"gpu:{i % n}" for i in range(4)]
-    task = BlastTask(index, "blastn", devices=four)
-    assert len(task.searchers) == 4 * searchers_per_gpu(4) < 4 * BLAST_STREAMS_PER_GPU
-    assert {s.device_searchers for s in task.searchers} == {searchers_per_gpu(4)}
-    got = {}
-    for name, devices in (("cpu", ["cpu"]), ("four", four)):
-        summary = run_pipeline(tmp_path / "list.txt", index, tmp_path / name, "blastn", threads=4, progress=False,
-                               quiet=True, command="t", outfmt="6 std btop", max_target_seqs=2, job_bytes=2000,
-                               workers=4, devices=devices)
-        assert [r.status for r in summary.files] == ["ok"]
-        got[name] = (tmp_path / name / "q.tsv").read_bytes()
-    assert got["cpu"].count(b"\n") > 30 and got["four"] == got["cpu"]
 
 
 @pytest.mark.parametrize("devices", [["cpu"], ["cpu", "cpu", "cpu"]])
