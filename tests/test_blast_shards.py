@@ -362,6 +362,8 @@ def test_pipeline_gpu_streams_write_the_cpu_bytes(split_index, tmp_path):
     many = BlastTask(index, "blastn", devices=four)
     assert len(many.searchers) == 4 * searchers_per_gpu(4) < 4 * BLAST_STREAMS_PER_GPU
     assert {s.device_searchers for s in many.searchers} == {searchers_per_gpu(4)}
+    # -p bounds each GPU searcher's host passes (they took every core before)
+    assert {s.host.threads for s in BlastTask(index, "blastn", devices=four, threads=3).searchers} == {3}
     got = {}
     for name, extra in (("cpu", dict(devices=["cpu"])), ("gpu", dict(devices=gpus[:1])),
                         ("gpus", dict(devices=gpus)), ("four", dict(devices=four)),

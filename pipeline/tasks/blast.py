@@ -327,8 +327,8 @@ class BlastTask:
                                               volume_bases=volume_size, **options)
                               for group in groups for _ in range(copies)]
         else:
-            self.searchers = [BlastSearcher(ref, task=task, device=_stream(b), **options) for b in backends
-                              for _ in range(per_gpu if b.name == "gpu" else 1)]
+            self.searchers = [BlastSearcher(ref, task=task, device=_stream(b), threads=threads, **options)
+                              for b in backends for _ in range(per_gpu if b.name == "gpu" else 1)]
         per_gpu = copies if hasattr(self.searchers[0], "shards") else per_gpu  # as built above
         for s in self.searchers:  # their launches share their device's memory
             for one in getattr(s, "shards", [s]):
