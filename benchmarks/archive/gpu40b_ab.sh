@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 40 (branch gpu40b): a GPU searcher's lookup table built on the device (gseek/blast/device_table.py)
 # against main's, which builds it on the host and uploads it. Run in main's checkout (tree A) with
-# .carry/gpu40b.tar (`git archive` of the branch, its commit given as BREV: tree B), .whl (Python 3.12 wheels) and
+# .carry/gpu40b.tar.gz (`git archive` of the branch, its commit given as BREV: tree B), .whl (Python 3.12 wheels) and
 # benchmarks/peers/bundle (blastn) carried:
 #   1. -m gpu tests of what the branch touched ($TESTS), on tree B;
 #   2. benchmarks/tools/profile_blast_stages.py (B's, with the query side's passes as regions) on issue 40's
@@ -18,10 +18,10 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
   || exit 1
 export PYTHONPATH=/tmp/site
 python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/a . 2>>"$OUT/ab.err" || exit 1
-mkdir -p /tmp/bsrc && tar -xf .carry/gpu40b.tar -C /tmp/bsrc || exit 1
+mkdir -p /tmp/bsrc && tar -xf .carry/gpu40b.tar.gz -C /tmp/bsrc || exit 1
 (cd /tmp/bsrc && python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/b .) \
   2>>"$OUT/ab.err" || exit 1
-echo "A: main $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); B: ${BREV:-?} (.carry/gpu40b.tar)" \
+echo "A: main $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); B: ${BREV:-?} (.carry/gpu40b.tar.gz)" \
   | tee -a "$LOG"
 if [ -n "${TESTS:-}" ]; then
   (cd /tmp/bsrc && PYTHONPATH=/tmp/b:/tmp/site timeout "${TESTS_S:-200}" python3 -P -m pytest -q -p no:randomly \
