@@ -148,7 +148,7 @@ class BlastSearcher(GappedPasses):
         offsets = np.asarray(batch.offsets, np.int64)
         mask = np.zeros(codes.size, np.uint8)
         if opts.dust is not None and codes.size:
-            mask |= dust_mask(codes, offsets, *opts.dust)
+            mask |= dust_mask(codes, offsets, *opts.dust, backend=self.backend if self.backend.name == "gpu" else None)
         if opts.lcase_masking and batch.soft_mask.size:
             for a, b in np.asarray(batch.soft_mask).tolist():
                 mask[a:b] = 1
