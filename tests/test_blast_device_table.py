@@ -17,18 +17,7 @@ from gseek.seqio import read_fastx
 
 from test_blast_lookup import reference
 from test_blast_search import _lines, lambda_text  # noqa: F401  (the lambda text fixture, the report's lines)
-
-
-def _queries(rng, n):
-    lengths = rng.integers(0, 300, n)
-    lengths[::5] = rng.integers(0, 4, lengths[::5].size)  # empty and shorter than a word
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    codes = rng.integers(0, 4, int(offsets[-1])).astype(np.uint8)
-    codes[rng.random(codes.size) < 0.02] = 4
-    if codes.size > 40:  # a repeat: a word at many positions
-        codes[10:40] = 0
-    mask = (rng.random(codes.size) < 0.03).astype(np.uint8)
-    return codes, offsets, mask
+from test_blast_small_table import random_queries
 
 
 def _xp(device):
@@ -41,7 +30,7 @@ def _xp(device):
 @pytest.mark.parametrize("seed", range(3))
 def test_words_and_table_are_the_reference(device, w, seed):
     backend, xp = _xp(device)
-    codes, offsets, mask = _queries(np.random.default_rng(seed), 1 + seed * 9)
+    codes, offsets, mask = random_queries(np.random.default_rng(seed), 1 + seed * 9)
     with backend.active():
         words = words_of(xp, backend.asarray(codes), backend.asarray(offsets), backend.asarray(mask), w)
         table = table_of(xp, words, w)
@@ -62,7 +51,7 @@ def test_words_and_table_are_the_reference(device, w, seed):
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 def test_build_on_gives_the_table_the_flags_and_the_codes(device):
     backend, _ = _xp(device)
-    codes, offsets, mask = _queries(np.random.default_rng(7), 30)
+    codes, offsets, mask = random_queries(np.random.default_rng(7), 30)
     seq_codes, seq_mask, seq_off, _, _ = query_strands(codes, offsets, mask, (1, -1))
     words = word_codes(seq_codes, seq_off, 11, seq_mask)
     host = lookup_of_words(words, 11)

@@ -39,22 +39,7 @@ for r in $(seq "${ROUNDS:-2}"); do
   done
 done
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$LOG"
-python3 - "$OUT" <<'PY' | tee -a "$LOG"
-import json, statistics, sys
-from pathlib import Path
-runs = [json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob("stages-*.json"))]
-print("\n| set | tree | steady search s (median, min-max) | rows SHA-256 | same in every search |")
-print("|---|---|---|---|---|")
-digests = {}
-for run in runs:
-    for rec in run["sets"]:
-        digests.setdefault(rec["set"], set()).add(rec["sha256"])
-        s = rec["search_s"]
-        print(f"| {rec['set']} | {run['tag']} | {statistics.median(s):.3f} ({min(s):.3f}-{max(s):.3f}) | "
-              f"{rec['sha256'][:16]} | {rec['same_rows']} |")
-for name, d in digests.items():
-    print(f"{name}: {'outputs identical' if len(d) == 1 else 'OUTPUTS DIFFER'} across {len(runs)} processes")
-PY
+python3 /tmp/bsrc/benchmarks/tools/stage_digests.py "$OUT" | tee -a "$LOG"
 if [ "${BLASTN_ROUNDS:-2}" -gt 0 ] && source "$ROOT/benchmarks/env.sh"; then
   db=$(ls $W/db-*.fa | head -1); q10=$(ls $W/q10k-*.fa | head -1); q30=$(ls $W/q30k-*.fa | head -1)
   t() { local s=$EPOCHREALTIME; "$@" > /dev/null 2>> "$OUT/ab.err"; local e=$EPOCHREALTIME
