@@ -288,7 +288,7 @@ dust_reach(const u8* __restrict__ codes, const i64* __restrict__ span_lo, const 
            const i64* __restrict__ rec_end, i64 n_spans, i64 level, i64 window, int* __restrict__ reach) {
     GRID_STRIDE(i, n_spans) {
         const i64 lo = span_lo[i], hi = span_hi[i];
-        const i64 a = lo, b = min(rec_end[i], hi + window);
+        const i64 a = lo, b = rec_end[i] < hi + window ? rec_end[i] : hi + window;
         const i64 n = b - a;
         int counts[64], slide[64];
         i64 best_r[DUST_RING], best_l[DUST_RING];

@@ -313,17 +313,25 @@ def test_records_on_threads_give_the_one_pass_intervals():
         assert _intervals(codes, offsets, 20, 64, 1, span).tolist() == whole.tolist()
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.fixture(scope="module")
+def host_cuda(tmp_path_factory):
+    from gseek.kernels import blast as kblast
+    from host_cuda import build
+
+    return build(tmp_path_factory.mktemp("hostdust"), [kblast])
+
+
+@pytest.mark.parametrize("device", ["cpu", "host-cuda", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("device_span", [1, 7, 256])
-def test_the_backends_pass_gives_the_hosts_intervals(device, device_span, monkeypatch):
-    """``dust_reach`` (the CUDA kernel, or its Numba twin on the CPU) over records cut into spans of
-    starts, records holding an N left to the host: the host's one pass's intervals, for windows up to
-    127 (128 and more: the host's pass itself)."""
+def test_the_backends_pass_gives_the_hosts_intervals(request, device, device_span, monkeypatch):
+    """``dust_reach`` (the CUDA kernel on a GPU or compiled for the host, or its Numba twin on the
+    CPU) over records cut into spans of starts, records holding an N left to the host: the host's one
+    pass's intervals, for windows up to 127 (128 and more: the host's pass itself)."""
     from gseek.backend import get_backend
     from gseek.blast import dust
 
     monkeypatch.setattr(dust, "DEVICE_SPAN", device_span)
-    backend = get_backend(device)
+    backend = request.getfixturevalue("host_cuda") if device == "host-cuda" else get_backend(device)
     rng = np.random.default_rng(40 + device_span)
     parts, bounds = [], [0]
     for r in range(40):
