@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .stats import KarlinParams, length_adjustment
-from .xml_report import ITER_MARK, _g, by_subject, hsp_view
+from .stats import KarlinParams, length_adjustment, query_params
+from .xml_report import ITER_MARK, _g, _real, by_subject, hsp_view
 
 if TYPE_CHECKING:  # pragma: no cover
     from gseek.seqio import SequenceBatch
 
     from .searcher import BlastHits
 
-__all__ = ["json_reports", "query_masking", "JSON_HEADER", "JSON_FOOTER", "REPORT_MARK", "report_separator"]
+__all__ = ["json_reports", "query_masking", "query_statistics", "JSON_HEADER", "JSON_FOOTER", "REPORT_MARK", "report_separator"]
 
 JSON_HEADER = '{\n"BlastOutput2": [\n'
 JSON_FOOTER = "\n]\n}\n"
@@ -71,6 +71,28 @@ def query_masking(batch: SequenceBatch, options: dict) -> list[list[tuple[int, i
     return out
 
 
+def query_statistics(batch: SequenceBatch, options: dict, params: KarlinParams) -> list[KarlinParams]:
+    """Each query's λ K H as blastn reports them (``Statistics_kappa`` ..., JSON's ``stat``): ``params``, or where
+    they are computed (``-ungapped``, gap costs past BLAST+'s tables: ``blastn-short``) those of the query's
+    searched strand's letters, the bases hard-masked (``-soft_masking false``: DUST's and ``-lcase_masking``'s)
+    left out (:func:`~gseek.blast.stats.query_params`)."""
+    n = len(batch)
+    if not params.computed or n == 0:
+        return [params] * n
+    codes = np.asarray(batch.codes)
+    offsets = np.asarray(batch.offsets, np.int64)
+    keep = codes < 4
+    if not options.get("soft_masking", True):
+        for q, intervals in enumerate(query_masking(batch, options)):
+            for lo, hi in intervals:
+                keep[offsets[q] + lo: offsets[q] + hi + 1] = False
+    which = np.repeat(np.arange(n), np.diff(offsets))
+    counts = np.bincount(which[keep] * 4 + codes[keep], minlength=4 * n).reshape(n, 4)
+    if options.get("strand") == "minus":  # the minus strand's letters: A<->T, C<->G
+        counts = counts[:, ::-1]
+    return [query_params(params, options["reward"], options["penalty"], c) for c in counts.tolist()]
+
+
 def _masked_text(row: np.ndarray, start: int, intervals: list[tuple[int, int]]) -> str:
     """An aligned query row (plus strand, from query base ``start``) as text, its masked bases in lowercase
     (blastn's JSON shows the query's masking so)."""
@@ -86,10 +108,12 @@ def _masked_text(row: np.ndarray, start: int, intervals: list[tuple[int, int]]) 
 
 def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str], params: KarlinParams,
                  db_length: int, db_sequences: int, database: str, options: dict,
-                 subjects: list | None = None, frame=None, query_offset: int = 0) -> str:
+                 subjects: list | None = None, frame=None, query_offset: int = 0,
+                 statistics: list[KarlinParams] | None = None) -> str:
     """One ``report`` a query of ``hits`` (its batch ``batch``), each after a :data:`REPORT_MARK`; ``frame`` and
     ``query_offset``: ``-subject_loc``'s and ``-query_loc``'s coordinates, as
-    :func:`~gseek.blast.xml_report.xml_iterations`."""
+    :func:`~gseek.blast.xml_report.xml_iterations`; ``statistics``: each query's printed λ K H
+    (:func:`query_statistics`), else ``params``'."""
     s_off = 0 if frame is None else frame.subject_offset
     s_len = hits.subject_lengths if frame is None or frame.subject_lengths is None else frame.subject_lengths
     from .report import _text
@@ -102,10 +126,12 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
     head = ('    "report": {\n      "program": "blastn",\n      "version": "BLASTN 2.12.0+",\n'
             f'      "reference": {_s(_REFERENCE.get(options["task"], _REFERENCE["blastn"]))},\n'
             f'      "search_target": {{\n        "db": {_s(database)}\n      }},\n'
-            f'      "params": {{\n        "expect": {_g(options["evalue"])},\n'
+            f'      "params": {{\n        "expect": {_real(options["evalue"])},\n'
             f'        "sc_match": {options["reward"]},\n'
-            f'        "sc_mismatch": {options["penalty"]},\n        "gap_open": {options["gap_open"]},\n'
-            f'        "gap_extend": {options["gap_extend"]},\n        "filter": {_s(filt or "F")}\n      }},\n')
+            f'        "sc_mismatch": {options["penalty"]},\n'
+            + ("" if options.get("ungapped") else  # (blastn -ungapped: no gap costs)
+               f'        "gap_open": {options["gap_open"]},\n        "gap_extend": {options["gap_extend"]},\n')
+            + f'        "filter": {_s(filt or "F")}\n      }},\n')
     out: list[str] = []
     for q in range(len(hits.query_names)):
         qlen = int(hits.query_lengths[q])
@@ -151,11 +177,12 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                 f'              "len": {int(s_len[s])},\n              "hsps": [\n'
                 + ",\n".join(hsps) + "\n              ]\n            }")
         out.append((",\n".join(hit_texts) + "\n" if hit_texts else "") + "          ],\n")
+        shown = params if statistics is None else statistics[q]
         out.append('          "stat": {\n'
                    f'            "db_num": {db_sequences},\n            "db_len": {db_length},\n'
                    f'            "hsp_len": {ell},\n            "eff_space": {space},\n'
-                   f'            "kappa": {_g(params.K)},\n            "lambda": {_g(params.lambda_)},\n'
-                   f'            "entropy": {_g(params.H)}\n          }}'
+                   f'            "kappa": {_real(shown.K)},\n            "lambda": {_real(shown.lambda_)},\n'
+                   f'            "entropy": {_real(shown.H)}\n          }}'
                    + (',\n          "message": "No hits found"\n' if hi == lo else "\n")
                    + "        }\n      }\n    }\n  }")
     return "".join(out)

@@ -41,9 +41,16 @@ def _esc(text: str) -> str:
     return escape(text, {"'": "&apos;", '"': "&quot;"})
 
 
+def _real(x: float) -> str:
+    """A real as BLAST+'s XML and JSON writers write it (15 significant digits, ``%.15g``): the statistics'
+    κ λ H (blastn-short's ``0.710602795216363``), the parameters' expect value."""
+    return f"{x:.15g}"
+
+
 def _g(x: float) -> str:
-    """A real as BLAST's XML writes it (``%g``: 6 significant digits)."""
-    return f"{x:g}"
+    """A bit score or e-value as blastn's XML and JSON write it: first cut to 6 significant digits (BLAST+'s
+    formatter does), then written as any real (``894.535``, ``1.4e-154``)."""
+    return _real(float(f"{x:.6g}"))
 
 
 def xml_header(task: str, database: str, query_def: str, query_len: int, options: dict) -> str:
@@ -63,7 +70,7 @@ def xml_header(task: str, database: str, query_def: str, query_len: int, options
         f"  <BlastOutput_query-def>{_esc(query_def)}</BlastOutput_query-def>\n"
         f"  <BlastOutput_query-len>{int(query_len)}</BlastOutput_query-len>\n"
         "  <BlastOutput_param>\n    <Parameters>\n"
-        f"      <Parameters_expect>{_g(options['evalue'])}</Parameters_expect>\n"
+        f"      <Parameters_expect>{_real(options['evalue'])}</Parameters_expect>\n"
         f"      <Parameters_sc-match>{options['reward']}</Parameters_sc-match>\n"
         f"      <Parameters_sc-mismatch>{options['penalty']}</Parameters_sc-mismatch>\n"
         f"      <Parameters_gap-open>{options['gap_open']}</Parameters_gap-open>\n"
@@ -113,12 +120,15 @@ def _hit_names(hits: BlastHits, subject: int, subjects: list | None) -> tuple[st
 
 
 def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParams, db_length: int, db_sequences: int,
-                   subjects: list | None = None, frame=None, query_offset: int = 0) -> str:
+                   subjects: list | None = None, frame=None, query_offset: int = 0,
+                   statistics: list[KarlinParams] | None = None) -> str:
     """One ``<Iteration>`` per query of ``hits`` (its number :data:`ITER_MARK`), hits grouped by subject in report
     order, each HSP with its aligned rows and midline, and the query's statistics (the length adjustment and
     effective search space of ``params`` over the whole database). ``frame``: a
     :class:`~gseek.blast.pairwise.ReportFrame` (``-subject``: its names as blastn writes them, database size 0;
-    ``-subject_loc``: whole subjects' coordinates and lengths); ``query_offset``: ``-query_loc``'s."""
+    ``-subject_loc``: whole subjects' coordinates and lengths); ``query_offset``: ``-query_loc``'s;
+    ``statistics``: each query's printed κ λ H (:func:`~gseek.blast.json_report.query_statistics`), else
+    ``params``'."""
     from .report import _text
 
     bl2seq = frame is not None and frame.source == "subject"
@@ -166,14 +176,15 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
                     f"      <Hsp_qseq>{_text(qr)}</Hsp_qseq>\n      <Hsp_hseq>{_text(sr)}</Hsp_hseq>\n"
                     f"      <Hsp_midline>{mid}</Hsp_midline>\n    </Hsp>\n")
             out.append("  </Hit_hsps>\n</Hit>\n")
+        shown = params if statistics is None else statistics[q]
         out.append("</Iteration_hits>\n  <Iteration_stat>\n    <Statistics>\n"
                    f"      <Statistics_db-num>{0 if bl2seq else db_sequences}</Statistics_db-num>\n"
                    f"      <Statistics_db-len>{0 if bl2seq else db_length}</Statistics_db-len>\n"
                    f"      <Statistics_hsp-len>{ell}</Statistics_hsp-len>\n"
                    f"      <Statistics_eff-space>{space}</Statistics_eff-space>\n"
-                   f"      <Statistics_kappa>{_g(params.K)}</Statistics_kappa>\n"
-                   f"      <Statistics_lambda>{_g(params.lambda_)}</Statistics_lambda>\n"
-                   f"      <Statistics_entropy>{_g(params.H)}</Statistics_entropy>\n"
+                   f"      <Statistics_kappa>{_real(shown.K)}</Statistics_kappa>\n"
+                   f"      <Statistics_lambda>{_real(shown.lambda_)}</Statistics_lambda>\n"
+                   f"      <Statistics_entropy>{_real(shown.H)}</Statistics_entropy>\n"
                    "    </Statistics>\n  </Iteration_stat>\n"
                    + ("  <Iteration_message>No hits found</Iteration_message>\n" if hi == lo else "")
                    + "</Iteration>\n")

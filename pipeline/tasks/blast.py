@@ -43,7 +43,8 @@ from gseek.blast.options import BlastOptions
 from gseek.blast.pairwise import PairwiseLayout, ReportFrame, pairwise_epilog, pairwise_prolog, pairwise_queries
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
 from gseek.blast.searcher import BlastSearcher
-from gseek.blast.json_report import JSON_FOOTER, JSON_HEADER, REPORT_MARK, json_reports, query_masking, report_separator
+from gseek.blast.json_report import (JSON_FOOTER, JSON_HEADER, REPORT_MARK, json_reports, query_masking,
+                                     query_statistics, report_separator)
 from gseek.blast.xml_report import ITER_MARK, XML_FOOTER, xml_header, xml_iterations
 from gseek.blast.shards import split_hits
 from gseek.errors import FastxError, OptionError, OutputError
@@ -408,14 +409,15 @@ class BlastTask:
                 continue
             if self.outfmt.split()[0] in ("5", "15"):  # BLAST XML / JSON: numbered by the writer
                 one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
+                stats = query_statistics(batch, dataclasses.asdict(one.options), one.options.karlin)
                 if self.outfmt.split()[0] == "5":
                     text = xml_iterations(hits, titles, one.options.karlin, one.ref.db_bases, one.ref.db_sequences,
-                                          self.subjects, self.frame, self.query_offset)
+                                          self.subjects, self.frame, self.query_offset, stats)
                     text = text.encode("utf-8", "surrogateescape")
                 else:
                     text = json_reports(hits, batch, titles, one.options.karlin, one.ref.db_bases,
                                         one.ref.db_sequences, self.database, dataclasses.asdict(one.options),
-                                        self.subjects, self.frame, self.query_offset)
+                                        self.subjects, self.frame, self.query_offset, stats)
                     text = text.encode("utf-8", "surrogateescape")
                 first = (titles[0], int(len(batch.sequence(0)))) if len(batch) else ("", 0)
                 mapped = int(len(set(hits.arrays["query"].tolist())))
