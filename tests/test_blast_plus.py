@@ -390,3 +390,23 @@ def read_fastx_names():
     from gseek.seqio import read_fastx
 
     return read_fastx(DATA / "db.fa").name_list()
+
+
+@needs_blast
+@pytest.mark.parametrize("outfmt", ["5", "15"])
+@pytest.mark.parametrize("extra", [["-task", "megablast"], ["-task", "blastn", "-subject_loc", "50-2500"],
+                                   ["-task", "blastn-short", "-strand", "minus"], ["-task", "dc-megablast"]],
+                         ids=lambda a: " ".join(a))
+def test_subject_outfmt5_15_equal_blastn(tmp_path, extra, outfmt):
+    """-subject with -outfmt 5 and 15: blastn's bytes (JSON: its bl2seq layout, the subjects listed as Subject_N,
+    no accession nor database size); a query hitting two subjects, one without hits, one DUST masks end to end
+    (blastn lists no mask for it)."""
+    from gseek.seqio import read_fastx
+
+    db = read_fastx(DATA / "db.fa")
+    a, b = db.sequence(0), db.sequence(1)
+    (tmp_path / "q.fa").write_text(f">two_subjects some words\n{a[500:900]}{b[100:300]}\n>masked\n{'ACGTTGCA' * 20}\n"
+                                   f">partly\n{'ACGTTGCA' * 20}{a[2000:2300]}\n>none\n{'ACGTTGCAGGTA' * 9}\n")
+    args = ["-query", str(tmp_path / "q.fa"), "-subject", str(DATA / "db.fa"), "-outfmt", outfmt, "-evalue", "1e-5",
+            *extra]
+    _same_as_blastn(args)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .stats import KarlinParams, length_adjustment, query_params
-from .xml_report import ITER_MARK, _g, _real, by_subject, hsp_view
+from .xml_report import ITER_MARK, _g, _real, bl2seq_names, by_subject, hsp_view
 
 if TYPE_CHECKING:  # pragma: no cover
     from gseek.seqio import SequenceBatch
@@ -95,12 +95,15 @@ def query_statistics(batch: SequenceBatch, options: dict, params: KarlinParams) 
 
 def _masked_text(row: np.ndarray, start: int, intervals: list[tuple[int, int]]) -> str:
     """An aligned query row (plus strand, from query base ``start``) as text, its masked bases in lowercase
-    (blastn's JSON shows the query's masking so)."""
+    (blastn's JSON shows the query's masking so, but for a masked interval that begins before the HSP: its
+    bases stay in capitals)."""
     text = bytearray(np.frombuffer(b"ACGTN-", np.uint8)[row].tobytes())
     if intervals:
         bases = row != 5
         pos = start + np.cumsum(bases) - 1
         for lo, hi in intervals:
+            if lo < start:
+                continue
             for c in np.flatnonzero(bases & (pos >= lo) & (pos < hi)).tolist():
                 text[c] = text[c] | 0x20
     return text.decode()
@@ -123,10 +126,13 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
     bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
     masked = query_masking(batch, options)
     filt = ("L;" if options.get("dust") else "") + ("m;" if options.get("soft_masking") else "")
+    bl2seq = frame is not None and frame.source == "subject"
+    target = ('      "search_target": {\n        "subjects": [\n'  # -subject: blastn's bl2seq layout
+              + ",\n".join(f'          "Subject_{n}"' for n in range(1, db_sequences + 1)) + "\n        ]\n      },\n"
+              if bl2seq else f'      "search_target": {{\n        "db": {_s(database)}\n      }},\n')
     head = ('    "report": {\n      "program": "blastn",\n      "version": "BLASTN 2.12.0+",\n'
-            f'      "reference": {_s(_REFERENCE.get(options["task"], _REFERENCE["blastn"]))},\n'
-            f'      "search_target": {{\n        "db": {_s(database)}\n      }},\n'
-            f'      "params": {{\n        "expect": {_real(options["evalue"])},\n'
+            f'      "reference": {_s(_REFERENCE.get(options["task"], _REFERENCE["blastn"]))},\n' + target
+            + f'      "params": {{\n        "expect": {_real(options["evalue"])},\n'
             f'        "sc_match": {options["reward"]},\n'
             f'        "sc_mismatch": {options["penalty"]},\n'
             + ("" if options.get("ungapped") else  # (blastn -ungapped: no gap costs)
@@ -137,15 +143,15 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
         qlen = int(hits.query_lengths[q])
         ell = length_adjustment(params, qlen, db_length, db_sequences)
         space = max(db_length - db_sequences * ell, 1) * (qlen - ell)
-        out.append(REPORT_MARK + head + '      "results": {\n        "search": {\n'
-                   f'          "query_id": "Query_{ITER_MARK}",\n          "query_title": {_s(query_titles[q])},\n'
-                   f'          "query_len": {qlen},\n')
-        if masked[q]:
-            out.append('          "query_masking": [\n' + ",\n".join(
+        body = [f'          "query_id": "Query_{ITER_MARK}",\n          "query_title": {_s(query_titles[q])},\n'
+                f'          "query_len": {qlen},\n']
+        if masked[q] and masked[q] != [(0, int(batch.offsets[q + 1] - batch.offsets[q]))]:
+            # (a query masked from end to end is listed without its mask, as blastn lists it)
+            body.append('          "query_masking": [\n' + ",\n".join(
                 f'            {{\n              "from": {lo + query_offset},\n'
                 f'              "to": {hi - 1 + query_offset}\n            }}'
                 for lo, hi in masked[q]) + "\n          ],\n")
-        out.append('          "hits": [\n')
+        body.append('          "hits": [\n')
         lo, hi = int(bounds[q]), int(bounds[q + 1])
         hit_texts = []
         for n_hit, s, (hid, hdef, hacc), rows in by_subject(hits, lo, hi, subjects):
@@ -170,19 +176,29 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                     f'                  "qseq": "{_masked_text(qr, int(a["q_start"][i]), masked[q])}",\n'
                     f'                  "hseq": "{_text(sr)}",\n'
                     f'                  "midline": "{mid}"\n                }}')
+            if bl2seq:  # the defline's first word and the whole defline; no accession
+                hid, hdef = bl2seq_names(hits, frame, s)
+            names = (f'                  "id": {_s(hid)},\n'
+                     + ("" if bl2seq else f'                  "accession": {_s(hacc)},\n')
+                     + f'                  "title": {_s(hdef)}\n')
             hit_texts.append(
                 f'            {{\n              "num": {n_hit},\n              "description": [\n                {{\n'
-                f'                  "id": {_s(hid)},\n                  "accession": {_s(hacc)},\n'
-                f'                  "title": {_s(hdef)}\n                }}\n              ],\n'
+                + names + '                }\n              ],\n'
                 f'              "len": {int(s_len[s])},\n              "hsps": [\n'
                 + ",\n".join(hsps) + "\n              ]\n            }")
-        out.append((",\n".join(hit_texts) + "\n" if hit_texts else "") + "          ],\n")
+        body.append((",\n".join(hit_texts) + "\n" if hit_texts else "") + "          ],\n")
         shown = params if statistics is None else statistics[q]
-        out.append('          "stat": {\n'
-                   f'            "db_num": {db_sequences},\n            "db_len": {db_length},\n'
-                   f'            "hsp_len": {ell},\n            "eff_space": {space},\n'
-                   f'            "kappa": {_real(shown.K)},\n            "lambda": {_real(shown.lambda_)},\n'
-                   f'            "entropy": {_real(shown.H)}\n          }}'
-                   + (',\n          "message": "No hits found"\n' if hi == lo else "\n")
-                   + "        }\n      }\n    }\n  }")
+        body.append('          "stat": {\n'
+                    + ("" if bl2seq else f'            "db_num": {db_sequences},\n            "db_len": {db_length},\n')
+                    + f'            "hsp_len": {ell},\n            "eff_space": {space},\n'
+                    f'            "kappa": {_real(shown.K)},\n            "lambda": {_real(shown.lambda_)},\n'
+                    f'            "entropy": {_real(shown.H)}\n          }}'
+                    + (',\n          "message": "No hits found"\n' if hi == lo else "\n"))
+        if bl2seq:  # one search in a list, two columns further in
+            text = "".join(body).replace("\n", "\n  ")
+            out.append(REPORT_MARK + head + '      "results": {\n        "bl2seq": [\n          {\n  ' + text[:-2]
+                       + "          }\n        ]\n      }\n    }\n  }")
+        else:
+            out.append(REPORT_MARK + head + '      "results": {\n        "search": {\n' + "".join(body)
+                       + "        }\n      }\n    }\n  }")
     return "".join(out)

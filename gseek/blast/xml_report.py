@@ -119,6 +119,13 @@ def _hit_names(hits: BlastHits, subject: int, subjects: list | None) -> tuple[st
     return f"gnl|BL_ORD_ID|{subject}", title, str(subject)
 
 
+def bl2seq_names(hits: BlastHits, frame, subject: int) -> tuple[str, str]:
+    """A ``-subject`` subject's id and title as blastn's XML and JSON write them: the defline's first word, the
+    whole defline."""
+    title = frame.subject_titles[subject] if frame.subject_titles is not None else hits.subject_names[subject]
+    return (title.split(None, 1)[0] if title.strip() else title), title
+
+
 def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParams, db_length: int, db_sequences: int,
                    subjects: list | None = None, frame=None, query_offset: int = 0,
                    statistics: list[KarlinParams] | None = None) -> str:
@@ -150,8 +157,7 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
         lo, hi = int(bounds[q]), int(bounds[q + 1])
         for n_hit, s, (hid, hdef, hacc), rows in by_subject(hits, lo, hi, subjects):
             if bl2seq:  # -subject: the defline's first word, the whole defline, Subject_N
-                hdef = frame.subject_titles[s] if frame.subject_titles is not None else hits.subject_names[s]
-                hid, hacc = hdef.split(None, 1)[0] if hdef.strip() else hdef, f"Subject_{s + 1}"
+                (hid, hdef), hacc = bl2seq_names(hits, frame, s), f"Subject_{s + 1}"
             out.append(f"<Hit>\n  <Hit_num>{n_hit}</Hit_num>\n  <Hit_id>{_esc(hid)}</Hit_id>\n"
                        f"  <Hit_def>{_esc(hdef)}</Hit_def>\n  <Hit_accession>{_esc(hacc)}</Hit_accession>\n"
                        f"  <Hit_len>{int(s_len[s])}</Hit_len>\n  <Hit_hsps>\n")
