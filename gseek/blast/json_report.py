@@ -178,9 +178,12 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                     f'                  "midline": "{mid}"\n                }}')
             if bl2seq:  # the defline's first word and the whole defline; no accession
                 hid, hdef = bl2seq_names(hits, frame, s)
-            names = (f'                  "id": {_s(hid)},\n'
-                     + ("" if bl2seq else f'                  "accession": {_s(hacc)},\n')
-                     + f'                  "title": {_s(hdef)}\n')
+            described = [(hid, hacc, hdef)] + ([] if bl2seq or subjects is None else  # a set's further deflines
+                                               [(o[0], o[2], o[4]) for o in subjects[s].others])
+            names = "                },\n                {\n".join(
+                f'                  "id": {_s(i)},\n'
+                + ("" if bl2seq else f'                  "accession": {_s(acc)},\n')
+                + f'                  "title": {_s(title)}\n' for i, acc, title in described)
             hit_texts.append(
                 f'            {{\n              "num": {n_hit},\n              "description": [\n                {{\n'
                 + names + '                }\n              ],\n'

@@ -59,7 +59,7 @@ _HTML_HEAD = ('<HTML>\n<HEAD><TITLE>BLAST Search Results</TITLE></HEAD>\n<BODY B
 _HTML_TAIL = "</PRE>\n</BODY>\n</HTML>\n"
 _MASK = '<font color="#000000">{}</font>'
 #: Seq-id types blastn links to Entrez's nucleotide records in its HTML.
-_LINKED = {"ref", "gb", "emb", "dbj", "tpg", "tpe", "tpd", "gpp", "nat"}
+_LINKED = {"ref", "gb", "emb", "dbj", "tpg", "tpe", "tpd", "gpp", "nat", "sp", "pir", "prf", "pdb", "pat"}
 _LETTER_BYTES = np.frombuffer(b"ACGTN-", np.uint8)
 _PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
@@ -232,13 +232,19 @@ def _subject_view(hits: BlastHits, s: int, subjects: list | None, frame: ReportF
         title = frame.subject_titles[s] if frame.subject_titles is not None else hits.subject_names[s]
         return dict(id=None, title=title, anchor=f"Subject_{s + 1}", link=None, bl2seq=True)
     if sid is not None and sid.parsed:
-        title = "" if sid.title == "N/A" else sid.title
-        gi = sid.seqid.split("|")[1] if sid.seqid.startswith("gi|") else None
-        linked = "|" in sid.seqid and any(part in _LINKED for part in sid.seqid.split("|"))
-        shown = sid.accver if linked or not sid.seqid.startswith("gi|") else sid.seqid
-        return dict(id=shown, title=title, anchor=gi or shown, link=shown if linked else None)
+        view = _parsed_view(sid.seqid, sid.accver, "" if sid.title == "N/A" else sid.title)
+        view["more"] = [_parsed_view(o[0], o[3], o[4]) for o in sid.others]  # a set's further deflines
+        return view
     title = (sid.title if sid.title != "N/A" else sid.seqid) if sid is not None else hits.subject_names[s]
     return dict(id=None, title=title, anchor=f"BL_ORD_ID:{s}", link=None)
+
+
+def _parsed_view(seqid: str, accver: str, title: str) -> dict:
+    """The id, title, anchor and Entrez link of a defline with parsed ids (``-parse_seqids``)."""
+    gi = seqid.split("|")[1] if seqid.startswith("gi|") else None
+    linked = "|" in seqid and any(part in _LINKED for part in seqid.split("|"))
+    shown = accver if linked or not seqid.startswith("gi|") else seqid
+    return dict(id=shown, title=title, anchor=gi or shown, link=shown if linked else None)
 
 
 def _entrez(acc: str, where: str, rank: int, rid: str) -> str:
@@ -267,20 +273,24 @@ def _description(view: dict, bits: str, evalue: str, widths: tuple[int, int], ra
 
 
 def _defline(view: dict, length: int, rank: int, html: bool) -> str:
-    """A subject's ``>`` line(s) and ``Length=`` above its alignments."""
-    out = [">"]
-    if view["id"] is not None:
-        if html and view["link"]:
-            out.append(_entrez(view["link"], "nuclalign", rank, "0") + view["id"] + "</a>")
-        else:
-            out.append(view["id"])
-    if html:
-        out.append(f"<a name={view['anchor']}></a>")
-    if len("".join(out)) > 1 or view.get("bl2seq"):  # (blastn: always for -subject)
-        out.append(" ")
-    if view["title"]:
-        out.append(wrap_title(_h(view["title"], html)))
-    return "".join(out) + f"\nLength={length}\n"
+    """A subject's ``>`` line(s) (a set's further deflines each on a line of its own, after a blank) and
+    ``Length=`` above its alignments."""
+    lines = []
+    for k, one in enumerate([view, *view.get("more", ())]):
+        out = [">" if k == 0 else " "]
+        if one["id"] is not None:
+            if html and one["link"]:
+                out.append(_entrez(one["link"], "nuclalign", rank, "0") + one["id"] + "</a>")
+            else:
+                out.append(one["id"])
+        if html:
+            out.append(f"<a name={one['anchor']}></a>")
+        if len("".join(out)) > 1 or view.get("bl2seq"):  # (blastn: always for -subject)
+            out.append(" ")
+        if one["title"]:
+            out.append(wrap_title(_h(one["title"], html)))
+        lines.append("".join(out))
+    return "\n".join(lines) + f"\nLength={length}\n"
 
 
 def _percent(part: int, whole: int) -> int:
