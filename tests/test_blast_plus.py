@@ -410,3 +410,26 @@ def test_subject_outfmt5_15_equal_blastn(tmp_path, extra, outfmt):
     args = ["-query", str(tmp_path / "q.fa"), "-subject", str(DATA / "db.fa"), "-outfmt", outfmt, "-evalue", "1e-5",
             *extra]
     _same_as_blastn(args)
+
+
+@needs_blast
+def test_output_naming_an_input_is_refused(tmp_path):
+    """-out naming the -query or -subject file: blastn 2.12 opens the output first and so empties the query
+    ("Query is Empty!") or overwrites the subject, and exits 0; gseek blastn leaves both as they were and exits 1
+    with a BLAST-style option error (BLAST+'s status for a bad option); gseek search says so with status 2
+    (docs/exit-codes.md)."""
+    query, subject = tmp_path / "q.fa", tmp_path / "s.fa"
+    for path, source in ((query, "queries.fa"), (subject, "db.fa")):
+        shutil.copy(DATA / source, path)
+    run = subprocess.run(["blastn", "-query", str(query), "-subject", str(subject), "-out", str(query)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and "Query is Empty" in run.stderr and query.stat().st_size == 0  # blastn's loss
+    shutil.copy(DATA / "queries.fa", query)
+    for out in (query, subject):
+        code, _, err = _blastn(["-query", query, "-subject", subject, "-out", out, "-outfmt", "6", "-device", "cpu"])
+        assert (code, err) == (1, f"BLAST query/options error: {out}: is also an input; give another output\n")
+    assert query.read_bytes() == (DATA / "queries.fa").read_bytes()
+    assert subject.read_bytes() == (DATA / "db.fa").read_bytes()
+    run = subprocess.run([sys.executable, "-m", "gseek", "search", "--task", "megablast", "-x", str(DATA / "v4"),
+                          "-q", str(query), "-o", str(query), "--device", "cpu"], capture_output=True, text=True)
+    assert run.returncode == 2 and run.stderr.endswith(f"{query}: is also an input; give another output\n")

@@ -84,6 +84,10 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
             from gseek.index import Index
             from gseek.seqio import read_fastx
 
+            from ..seqio.atomic import check_output
+
+            check_output(run.out, [run.subject])  # (the query is checked with the search's outputs)
+
             frame = dict(source="subject", database_title=f"User specified sequence set (Input: {run.subject}).")
             if run.subject_loc is not None:  # each subject's piece searched (blastn's statistics: the pieces')
                 start, stop = run.subject_loc
