@@ -100,3 +100,17 @@ def test_statistics_equal_blastn(blastdb, extra, outfmt):
     code, out, err = _blastn(args + ["-device", "cpu"])
     assert code == 0, err
     assert out == want
+
+
+@needs_blast
+@pytest.mark.parametrize("task", ["blastn", "blastn-short"])
+def test_ungapped_evalues_equal_blastn(blastdb, task):
+    """-ungapped 2/-3 (the blastn task) takes BLAST+'s ungapped β = -2 in the length adjustment: every line's
+    e-value is blastn's (with β = 0, 24 of 37 lines differed in their e-value). Lines of equal e-value may come
+    in another order (compared as sets)."""
+    args = ["-task", task, "-ungapped", "-db", str(blastdb / "v4"), "-query", str(DATA / "queries.fa"), "-outfmt",
+            "6 std qlen"]
+    want = subprocess.run(["blastn", *args], capture_output=True, text=True, check=True).stdout
+    code, out, err = _blastn(args + ["-device", "cpu"])
+    assert code == 0, err
+    assert sorted(out.splitlines()) == sorted(want.splitlines())
