@@ -27,6 +27,7 @@ import numpy as np
 from gseek.errors import OptionError
 from gseek.values import OptionsValue
 
+from .options import TWO_HIT_WINDOW
 from .stats import KarlinParams, length_adjustment, ungapped_params
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -209,6 +210,9 @@ def pairwise_epilog(title: str, date: str, sequences: int, letters: int, options
         if options["gap_extend"] == 0:  # the linear costs of megablast's greedy extension (BLAST+'s note)
             extend = (-2 * options["penalty"] + options["reward"]) / 2.0
         out.append(f"Gap Penalties: Existence: {options['gap_open']}, Extension: {extend:g}\n")
+    window = options.get("window_size") or TWO_HIT_WINDOW.get(options.get("task", ""), 0)
+    if window:  # dc-megablast's two-hit window, as blastn names it
+        out.append(f"Window for multiple hits: {window}\n")
     if html:
         out.append(_HTML_TAIL)
     return "".join(out)
