@@ -174,6 +174,40 @@ def _seq_fields(buf, d0, d1, end, row, textseq):
 
 
 @njit(cache=True, nogil=True)
+def _pdb_fields(buf, d0, d1, end, row):
+    """A PDB-seq-id's fields ([0] mol, [1] chain INTEGER, [3] chain-id; I_STR 1: chain-id, 2: chain, 0: none)
+    whose contents start at ``d0``; the contents' end or -1 (a release date [2]: the slow reader's)."""
+    bound = d1 if d1 >= 0 else end
+    p, seen = d0, 0
+    while _more(buf, p, d1, bound):
+        tag = np.int64(buf[p]) - 0xA0
+        if tag < 0 or tag > 3 or tag == 2 or seen & (1 << tag):
+            return -1
+        seen |= 1 << tag
+        if tag == 1:
+            a, b, p = _primitive(buf, p, bound, 0x02)
+            ok, v = _int(buf, a, b) if a >= 0 else (False, 0)
+            if not ok:
+                return -1
+            row[I_INT] = v
+            if row[I_STR] == 0:
+                row[I_STR] = 2
+        else:
+            a, b, p = _primitive(buf, p, bound, 0x1A)
+            if a < 0:
+                return -1
+            if tag == 0:
+                row[I_S1A], row[I_S1B] = a, b  # mol
+            else:
+                row[I_S2A], row[I_S2B], row[I_STR] = a, b, 1  # chain-id
+        if p < 0:
+            return -1
+    if not seen & 1:
+        return -1
+    return _closed(buf, p, d1, bound)
+
+
+@njit(cache=True, nogil=True)
 def _object_id_at_wrapped(buf, pos, end, row):
     """Dbtag's ``tag [1] Object-id``: the explicit [1] around the Object-id's CHOICE."""
     first, c0, c1 = _head(buf, pos, end)
@@ -186,7 +220,7 @@ def _object_id_at_wrapped(buf, pos, end, row):
 
 @njit(cache=True, nogil=True)
 def _seqid_at(buf, pos, end, row, textseq_tags):
-    """One Seq-id CHOICE at ``pos`` into ``row`` (gi/bbs/bbm, lcl, gnl and the Textseq-id kinds);
+    """One Seq-id CHOICE at ``pos`` into ``row`` (gi/bbs/bbm, lcl, gnl, pdb and the Textseq-id kinds);
     the element after it, or -1 (another kind: the record is read the slow way)."""
     first, c0, c1 = _head(buf, pos, end)
     if first < 0 or first & 0xE0 != 0xA0:
@@ -205,11 +239,11 @@ def _seqid_at(buf, pos, end, row, textseq_tags):
         p = b
     elif kind == 0:
         p = _object_id_at(buf, c0, bound, row)
-    elif kind == 10 or np.any(textseq_tags == kind):
+    elif kind == 10 or kind == 14 or np.any(textseq_tags == kind):
         f2, d0, d1 = _head(buf, c0, bound)
         if f2 != 0x30:
             return -1
-        p = _seq_fields(buf, d0, d1, bound, row, kind != 10)
+        p = _pdb_fields(buf, d0, d1, bound, row) if kind == 14 else _seq_fields(buf, d0, d1, bound, row, kind != 10)
     else:
         return -1
     return _closed(buf, p, c1, bound) if p >= 0 else -1
@@ -385,4 +419,7 @@ def _fast_id(nhr: Any, tag: int, value: int, is_str: int, s1a: int, s1b: int, s2
         return kind, (nhr[s1a:s1b].decode("latin-1"), nhr[s2a:s2b].decode("latin-1") if is_str else value)
     if kind in TEXTSEQ:
         return kind, (nhr[s2a:s2b].decode("latin-1"), version, nhr[s1a:s1b].decode("latin-1"))
+    if kind == "pdb":  # (mol, chain: the chain-id, else the old chain number as a letter)
+        chain = nhr[s2a:s2b].decode("latin-1") if is_str == 1 else chr(value) if is_str == 2 else ""
+        return kind, (nhr[s1a:s1b].decode("latin-1"), chain)
     return kind, value
