@@ -464,3 +464,16 @@ def test_xdrop_gap_costs_threads_equal_blastn(tmp_path, extra):
     place = [0, 1, 6, 7, 8, 9, 10, 11, 12, 13]
     assert [[line.split("\t")[k] for k in place] for line in got] == [[line.split("\t")[k] for k in place] for line in want]
     assert sum(g != w for g, w in zip(got, want)) <= 2
+
+
+@needs_blast
+@pytest.mark.parametrize("outfmt", ["5", "15"])
+def test_query_loc_missing_a_query_keeps_its_number(tmp_path, outfmt):
+    """A query -query_loc misses is left out, but the others keep their numbers in the file (Query_N), as blastn
+    numbers them; the XML's iterations are counted as written (blastn's too)."""
+    text = (DATA / "queries.fa").read_text().split(">")[1:]
+    (tmp_path / "q.fa").write_text(">short\nACGTACGTAC\n" + "".join(">" + r for r in text[:3]) + ">short2\nACGT\n"
+                                   + ">" + text[3])
+    args = ["-db", str(DATA / "v4"), "-query", str(tmp_path / "q.fa"), "-query_loc", "20-300", "-outfmt", outfmt,
+            "-evalue", "1e-5"]
+    _same_as_blastn(args)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .stats import KarlinParams, length_adjustment, query_params
-from .xml_report import ITER_MARK, _g, _real, bl2seq_names, by_subject, hsp_view
+from .xml_report import QUERY_MARK, _g, _real, bl2seq_names, by_subject, hsp_view
 
 if TYPE_CHECKING:  # pragma: no cover
     from gseek.seqio import SequenceBatch
@@ -143,7 +143,7 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
         qlen = int(hits.query_lengths[q])
         ell = length_adjustment(params, qlen, db_length, db_sequences)
         space = max(db_length - db_sequences * ell, 1) * (qlen - ell)
-        body = [f'          "query_id": "Query_{ITER_MARK}",\n          "query_title": {_s(query_titles[q])},\n'
+        body = [f'          "query_id": "Query_{QUERY_MARK}",\n          "query_title": {_s(query_titles[q])},\n'
                 f'          "query_len": {qlen},\n']
         if masked[q] and masked[q] != [(0, int(batch.offsets[q + 1] - batch.offsets[q]))]:
             # (a query masked from end to end is listed without its mask, as blastn lists it)

@@ -92,7 +92,7 @@ class ReportFrame:
     """What the report names beyond the search's hits: the database's title and posted date, where the subjects
     come from (``db``, or ``subject``: ``-subject``, with their deflines ``subject_titles``), and the whole
     sequences the searched pieces were cut from (``-query_loc``: each query's whole length, by its record
-    number in the file; ``-subject_loc``: the pieces start at ``subject_offset`` of subjects of
+    number in the file, and its number among all the file's records, ``query_numbers``; ``-subject_loc``: the pieces start at ``subject_offset`` of subjects of
     ``subject_lengths``)."""
 
     database_title: str = ""
@@ -100,6 +100,7 @@ class ReportFrame:
     source: str = "db"
     subject_titles: tuple[str, ...] | None = None
     query_lengths: tuple[int, ...] | None = None
+    query_numbers: tuple[int, ...] | None = None
     subject_offset: int = 0
     subject_lengths: tuple[int, ...] | None = None
 

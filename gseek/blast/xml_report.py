@@ -22,10 +22,12 @@ from .stats import KarlinParams, length_adjustment
 if TYPE_CHECKING:  # pragma: no cover
     from .searcher import BlastHits
 
-__all__ = ["xml_header", "xml_iterations", "XML_FOOTER", "ITER_MARK"]
+__all__ = ["xml_header", "xml_iterations", "XML_FOOTER", "ITER_MARK", "QUERY_MARK"]
 
 #: Where an iteration's number goes; the writer replaces each with the query's number in the output.
 ITER_MARK = "\x00ITER\x00"
+#: Where the writer puts a query's number in its file (``Query_N``: blastn counts a query ``-query_loc`` misses).
+QUERY_MARK = "\x00QNUM\x00"
 XML_FOOTER = "</BlastOutput_iterations>\n</BlastOutput>\n\n"  # (blastn ends with an empty line)
 _REFERENCE = {
     "megablast": "Zheng Zhang, Scott Schwartz, Lukas Wagner, and Webb Miller (2000), &quot;A greedy algorithm for "
@@ -66,7 +68,7 @@ def xml_header(task: str, database: str, query_def: str, query_len: int, options
         "  <BlastOutput_version>BLASTN 2.12.0+</BlastOutput_version>\n"
         f"  <BlastOutput_reference>{_REFERENCE.get(task, _REFERENCE['blastn'])}</BlastOutput_reference>\n"
         f"  <BlastOutput_db>{_esc(database)}</BlastOutput_db>\n"
-        "  <BlastOutput_query-ID>Query_1</BlastOutput_query-ID>\n"
+        f"  <BlastOutput_query-ID>Query_{QUERY_MARK}</BlastOutput_query-ID>\n"
         f"  <BlastOutput_query-def>{_esc(query_def)}</BlastOutput_query-def>\n"
         f"  <BlastOutput_query-len>{int(query_len)}</BlastOutput_query-len>\n"
         "  <BlastOutput_param>\n    <Parameters>\n"
@@ -151,7 +153,7 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
         ell = length_adjustment(params, qlen, db_length, db_sequences)
         space = max(db_length - db_sequences * ell, 1) * (qlen - ell)
         out.append(f"<Iteration>\n  <Iteration_iter-num>{ITER_MARK}</Iteration_iter-num>\n"
-                   f"  <Iteration_query-ID>Query_{ITER_MARK}</Iteration_query-ID>\n"
+                   f"  <Iteration_query-ID>Query_{QUERY_MARK}</Iteration_query-ID>\n"
                    f"  <Iteration_query-def>{_esc(query_titles[q])}</Iteration_query-def>\n"
                    f"  <Iteration_query-len>{qlen}</Iteration_query-len>\n<Iteration_hits>\n")
         lo, hi = int(bounds[q]), int(bounds[q + 1])
