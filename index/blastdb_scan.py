@@ -208,6 +208,60 @@ def _pdb_fields(buf, d0, d1, end, row):
 
 
 @njit(cache=True, nogil=True)
+def _pat_fields(buf, d0, d1, end, row):
+    """A Patent-seq-id's fields ([0] seqid INTEGER, [1] Id-pat { [0] country, [1] CHOICE { [0] number, [1]
+    app-number }, [2] doc-type }: I_INT, S1 the country, S2 the number) whose contents start at ``d0``; the
+    contents' end or -1."""
+    bound = d1 if d1 >= 0 else end
+    p, seen = d0, 0
+    while _more(buf, p, d1, bound):
+        tag = np.int64(buf[p]) - 0xA0
+        if tag < 0 or tag > 1 or seen & (1 << tag):
+            return -1
+        seen |= 1 << tag
+        if tag == 0:
+            a, b, p = _primitive(buf, p, bound, 0x02)
+            ok, v = _int(buf, a, b) if a >= 0 else (False, 0)
+            if not ok:
+                return -1
+            row[I_INT] = v
+            continue
+        first, e0, e1, c1 = _wrapped(buf, p, bound, 0x30)  # [1] Id-pat
+        if first < 0:
+            return -1
+        ebound = e1 if e1 >= 0 else (c1 if c1 >= 0 else bound)
+        q, got = e0, 0
+        while q >= 0 and _more(buf, q, e1, ebound):
+            field = np.int64(buf[q]) - 0xA0
+            if field < 0 or field > 2 or got & (1 << field):
+                return -1
+            got |= 1 << field
+            if field == 1:  # [1] around the CHOICE [0] number / [1] app-number
+                f1, g0, g1 = _head(buf, q, ebound)
+                if f1 != 0xA1:
+                    return -1
+                gbound = g1 if g1 >= 0 else ebound
+                a, b, r = _primitive(buf, g0, gbound, 0x1A)
+                if a < 0:
+                    return -1
+                row[I_S2A], row[I_S2B] = a, b
+                q = _closed(buf, r, g1, gbound)
+            else:
+                a, b, q = _primitive(buf, q, ebound, 0x1A)
+                if a >= 0 and field == 0:
+                    row[I_S1A], row[I_S1B] = a, b
+        if q < 0 or got & 3 != 3:
+            return -1
+        q = _closed(buf, q, e1, ebound)
+        p = _closed(buf, q, c1, c1 if c1 >= 0 else bound) if q >= 0 else -1
+        if p < 0:
+            return -1
+    if seen != 3:
+        return -1
+    return _closed(buf, p, d1, bound)
+
+
+@njit(cache=True, nogil=True)
 def _object_id_at_wrapped(buf, pos, end, row):
     """Dbtag's ``tag [1] Object-id``: the explicit [1] around the Object-id's CHOICE."""
     first, c0, c1 = _head(buf, pos, end)
@@ -220,7 +274,7 @@ def _object_id_at_wrapped(buf, pos, end, row):
 
 @njit(cache=True, nogil=True)
 def _seqid_at(buf, pos, end, row, textseq_tags):
-    """One Seq-id CHOICE at ``pos`` into ``row`` (gi/bbs/bbm, lcl, gnl, pdb and the Textseq-id kinds);
+    """One Seq-id CHOICE at ``pos`` into ``row`` (gi/bbs/bbm, lcl, gnl, pat, pdb and the Textseq-id kinds);
     the element after it, or -1 (another kind: the record is read the slow way)."""
     first, c0, c1 = _head(buf, pos, end)
     if first < 0 or first & 0xE0 != 0xA0:
@@ -239,11 +293,16 @@ def _seqid_at(buf, pos, end, row, textseq_tags):
         p = b
     elif kind == 0:
         p = _object_id_at(buf, c0, bound, row)
-    elif kind == 10 or kind == 14 or np.any(textseq_tags == kind):
+    elif kind == 8 or kind == 10 or kind == 14 or np.any(textseq_tags == kind):
         f2, d0, d1 = _head(buf, c0, bound)
         if f2 != 0x30:
             return -1
-        p = _pdb_fields(buf, d0, d1, bound, row) if kind == 14 else _seq_fields(buf, d0, d1, bound, row, kind != 10)
+        if kind == 8:
+            p = _pat_fields(buf, d0, d1, bound, row)
+        elif kind == 14:
+            p = _pdb_fields(buf, d0, d1, bound, row)
+        else:
+            p = _seq_fields(buf, d0, d1, bound, row, kind != 10)
     else:
         return -1
     return _closed(buf, p, c1, bound) if p >= 0 else -1
@@ -419,6 +478,8 @@ def _fast_id(nhr: Any, tag: int, value: int, is_str: int, s1a: int, s1b: int, s2
         return kind, (nhr[s1a:s1b].decode("latin-1"), nhr[s2a:s2b].decode("latin-1") if is_str else value)
     if kind in TEXTSEQ:
         return kind, (nhr[s2a:s2b].decode("latin-1"), version, nhr[s1a:s1b].decode("latin-1"))
+    if kind == "pat":  # (country, number, sequence number)
+        return kind, (nhr[s1a:s1b].decode("latin-1"), nhr[s2a:s2b].decode("latin-1"), value)
     if kind == "pdb":  # (mol, chain: the chain-id, else the old chain number as a letter)
         chain = nhr[s2a:s2b].decode("latin-1") if is_str == 1 else chr(value) if is_str == 2 else ""
         return kind, (nhr[s1a:s1b].decode("latin-1"), chain)
