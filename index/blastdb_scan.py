@@ -109,6 +109,14 @@ def _primitive(buf, pos, end, want):
 
 
 @njit(cache=True, nogil=True)
+def _field(buf, pos, seen, most):
+    """The number n of the explicit field tag ``[n]`` at ``pos``: 0 .. ``most`` and not in ``seen`` (a bit each),
+    else -1."""
+    tag = np.int64(buf[pos]) - 0xA0
+    return tag if 0 <= tag <= most and not seen & (np.int64(1) << tag) else -1
+
+
+@njit(cache=True, nogil=True)
 def _int(buf, a, b):
     """A BER INTEGER of 1-7 bytes (ok, value)."""
     if b <= a or b - a > 7:
@@ -146,8 +154,8 @@ def _seq_fields(buf, d0, d1, end, row, textseq):
     bound = d1 if d1 >= 0 else end
     p, seen = d0, 0
     while _more(buf, p, d1, bound):
-        tag = np.int64(buf[p]) - 0xA0
-        if tag < 0 or tag > 3 or seen & (1 << tag):
+        tag = _field(buf, p, seen, 3)
+        if tag < 0:
             return -1
         seen |= 1 << tag
         if not textseq and tag == 1:
@@ -174,22 +182,28 @@ def _seq_fields(buf, d0, d1, end, row, textseq):
 
 
 @njit(cache=True, nogil=True)
+def _int_at(buf, pos, end):
+    """An explicit tag holding an INTEGER at ``pos``: (ok, its value, the element after)."""
+    a, b, after = _primitive(buf, pos, end, 0x02)
+    ok, v = _int(buf, a, b) if a >= 0 else (False, 0)
+    return ok, v, after
+
+
+@njit(cache=True, nogil=True)
 def _pdb_fields(buf, d0, d1, end, row):
     """A PDB-seq-id's fields ([0] mol, [1] chain INTEGER, [3] chain-id; I_STR 1: chain-id, 2: chain, 0: none)
     whose contents start at ``d0``; the contents' end or -1 (a release date [2]: the slow reader's)."""
     bound = d1 if d1 >= 0 else end
     p, seen = d0, 0
     while _more(buf, p, d1, bound):
-        tag = np.int64(buf[p]) - 0xA0
-        if tag < 0 or tag > 3 or tag == 2 or seen & (1 << tag):
+        tag = _field(buf, p, seen, 3)
+        if tag < 0 or tag == 2:
             return -1
         seen |= 1 << tag
         if tag == 1:
-            a, b, p = _primitive(buf, p, bound, 0x02)
-            ok, v = _int(buf, a, b) if a >= 0 else (False, 0)
+            ok, row[I_INT], p = _int_at(buf, p, bound)
             if not ok:
                 return -1
-            row[I_INT] = v
             if row[I_STR] == 0:
                 row[I_STR] = 2
         else:
@@ -209,56 +223,44 @@ def _pdb_fields(buf, d0, d1, end, row):
 
 @njit(cache=True, nogil=True)
 def _pat_fields(buf, d0, d1, end, row):
-    """A Patent-seq-id's fields ([0] seqid INTEGER, [1] Id-pat { [0] country, [1] CHOICE { [0] number, [1]
-    app-number }, [2] doc-type }: I_INT, S1 the country, S2 the number) whose contents start at ``d0``; the
-    contents' end or -1."""
+    """A Patent-seq-id's fields, in their order: [0] seqid INTEGER, [1] Id-pat { [0] country, [1] CHOICE { [0]
+    number, [1] app-number }, [2] doc-type } (I_INT, S1 the country, S2 the number), whose contents start at
+    ``d0``; the contents' end or -1."""
     bound = d1 if d1 >= 0 else end
-    p, seen = d0, 0
-    while _more(buf, p, d1, bound):
-        tag = np.int64(buf[p]) - 0xA0
-        if tag < 0 or tag > 1 or seen & (1 << tag):
-            return -1
-        seen |= 1 << tag
-        if tag == 0:
-            a, b, p = _primitive(buf, p, bound, 0x02)
-            ok, v = _int(buf, a, b) if a >= 0 else (False, 0)
-            if not ok:
-                return -1
-            row[I_INT] = v
-            continue
-        first, e0, e1, c1 = _wrapped(buf, p, bound, 0x30)  # [1] Id-pat
-        if first < 0:
-            return -1
-        ebound = e1 if e1 >= 0 else (c1 if c1 >= 0 else bound)
-        q, got = e0, 0
-        while q >= 0 and _more(buf, q, e1, ebound):
-            field = np.int64(buf[q]) - 0xA0
-            if field < 0 or field > 2 or got & (1 << field):
-                return -1
-            got |= 1 << field
-            if field == 1:  # [1] around the CHOICE [0] number / [1] app-number
-                f1, g0, g1 = _head(buf, q, ebound)
-                if f1 != 0xA1:
-                    return -1
-                gbound = g1 if g1 >= 0 else ebound
-                a, b, r = _primitive(buf, g0, gbound, 0x1A)
-                if a < 0:
-                    return -1
-                row[I_S2A], row[I_S2B] = a, b
-                q = _closed(buf, r, g1, gbound)
-            else:
-                a, b, q = _primitive(buf, q, ebound, 0x1A)
-                if a >= 0 and field == 0:
-                    row[I_S1A], row[I_S1B] = a, b
-        if q < 0 or got & 3 != 3:
-            return -1
-        q = _closed(buf, q, e1, ebound)
-        p = _closed(buf, q, c1, c1 if c1 >= 0 else bound) if q >= 0 else -1
-        if p < 0:
-            return -1
-    if seen != 3:
+    if d0 >= bound or buf[d0] != 0xA0:
         return -1
-    return _closed(buf, p, d1, bound)
+    ok, row[I_INT], p = _int_at(buf, d0, bound)
+    if not ok or p >= bound or buf[p] != 0xA1:
+        return -1
+    first, e0, e1, c1 = _wrapped(buf, p, bound, 0x30)  # [1] Id-pat
+    if first < 0:
+        return -1
+    ebound = e1 if e1 >= 0 else (c1 if c1 >= 0 else bound)
+    q, got = e0, 0
+    while q >= 0 and _more(buf, q, e1, ebound):
+        field = _field(buf, q, got, 2)
+        if field < 0:
+            return -1
+        got |= 1 << field
+        if field == 1:  # [1] around the CHOICE [0] number / [1] app-number
+            f1, g0, g1 = _head(buf, q, ebound)
+            if f1 != 0xA1:
+                return -1
+            gbound = g1 if g1 >= 0 else ebound
+            a, b, r = _primitive(buf, g0, gbound, 0x1A)
+            if a < 0:
+                return -1
+            row[I_S2A], row[I_S2B] = a, b
+            q = _closed(buf, r, g1, gbound)
+        else:
+            a, b, q = _primitive(buf, q, ebound, 0x1A)
+            if a >= 0 and field == 0:
+                row[I_S1A], row[I_S1B] = a, b
+    if q < 0 or got & 3 != 3:
+        return -1
+    q = _closed(buf, q, e1, ebound)
+    p = _closed(buf, q, c1, c1 if c1 >= 0 else bound) if q >= 0 else -1
+    return _closed(buf, p, d1, bound) if p >= 0 else -1
 
 
 @njit(cache=True, nogil=True)
@@ -319,8 +321,8 @@ def _defline_at(nhr, pos, bound, rec, ids, i, n, d, textseq_tags):
     p, seen, n0 = l0, 0, n
     title0, title1 = -1, -1
     while _more(nhr, p, l1, lbound):
-        tag = np.int64(nhr[p]) - 0xA0
-        if tag < 0 or tag > 2 or seen & (1 << tag):
+        tag = _field(nhr, p, seen, 2)
+        if tag < 0:
             return -1, n
         seen |= 1 << tag
         if tag == 0:
