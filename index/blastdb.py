@@ -55,7 +55,7 @@ SUBSET_KEYS = ("OIDLIST", "GILIST", "TILIST", "SEQIDLIST", "TAXIDLIST", "MEMB_BI
 #: The converted index's file of subject names as blastn prints them (with -parse_seqids).
 SUBJECTS_FILE = "blastdb_subjects.json"
 #: Bumped when the conversion changes: an older cache is converted again.
-CONVERSION_VERSION = 1
+CONVERSION_VERSION = 2
 #: Text words a thread of the conversion fills at a time.
 _WORDS_A_TASK = 1 << 16
 
@@ -432,7 +432,8 @@ def write_subject_ids(index_dir: str | os.PathLike, ids: list[SubjectId]) -> Non
     """Keep the subjects' names as blastn prints them (:data:`SUBJECTS_FILE`) in an index directory."""
     table = {"seqid": [s.seqid for s in ids], "acc": [s.acc for s in ids], "accver": [s.accver for s in ids],
              "title": [s.title for s in ids], "taxid": [s.taxid for s in ids],
-             "all_titles": [list(s.all_titles) for s in ids], "parsed": [s.parsed for s in ids]}
+             "all_titles": [list(s.all_titles) for s in ids], "parsed": [s.parsed for s in ids],
+             "others": [[list(o) for o in s.others] for s in ids]}
     tmp = Path(index_dir) / f".{SUBJECTS_FILE}.tmp-{os.getpid()}"
     tmp.write_text(json.dumps(table))
     os.replace(tmp, Path(index_dir) / SUBJECTS_FILE)
@@ -517,5 +518,6 @@ def read_subject_ids(index_dir: str | os.PathLike) -> list[SubjectId] | None:
         return None
     t = json.loads(path.read_text())
     parsed = t.get("parsed") or [True] * len(t["seqid"])
-    return [SubjectId(*row[:5], tuple(row[5]), row[6]) for row in
-            zip(t["seqid"], t["acc"], t["accver"], t["title"], t["taxid"], t["all_titles"], parsed)]
+    others = t.get("others") or [[]] * len(t["seqid"])
+    return [SubjectId(*row[:5], tuple(row[5]), row[6], tuple(tuple(o) for o in row[7])) for row in
+            zip(t["seqid"], t["acc"], t["accver"], t["title"], t["taxid"], t["all_titles"], parsed, others)]

@@ -16,7 +16,7 @@ defline as the title; blastn then prints the title's first word as the subject i
 >>> d.title, d.seqids
 ('xyz', [('gi', 9626243)])
 >>> subject_ids(parse_defline_set(rec))
-SubjectId(seqid='gi|9626243', acc='9626243', accver='9626243', title='xyz', taxid=0, all_titles=('xyz',), parsed=True)
+SubjectId(seqid='gi|9626243', acc='9626243', accver='9626243', title='xyz', taxid=0, all_titles=('xyz',), parsed=True, others=())
 """
 
 from __future__ import annotations
@@ -61,6 +61,13 @@ class SubjectId:
     taxid: int      # staxid (0: none)
     all_titles: tuple = ()  # salltitles, one a defline
     parsed: bool = True     # ids parsed by makeblastdb -parse_seqids (False: the title's first word)
+    others: tuple = ()      # a set's further deflines (NCBI's non-redundant databases): (sseqid, its ids in
+    #                         FASTA form, sacc, saccver, title) each, as blastn's reports print them
+
+    @property
+    def all_seqids(self) -> str:
+        """``sallseqid``: every defline's ids, ``;`` between."""
+        return ";".join([self.seqid, *(o[0] for o in self.others)])
 
 
 # ---------------------------------------------------------------------------- BER
@@ -263,13 +270,24 @@ def subject_ids(deflines: list[Defline]) -> SubjectId:
         return unparsed_subject_id(first.title, ids[0][1][1], first.taxid, titles)
     if not ids:
         raise DeflineError("a defline without ids")
-    if len(ids) == 1 and ids[0][0] == "lcl":  # a local id alone prints bare
-        seqid = str(ids[0][1])
-    else:
-        seqid = "|".join(fasta_id(k, v) for k, v in ids)
+    seqid = _seqid_text(ids)
     best = min(ids, key=lambda kv: _ACC_RANK.get(kv[0], 6))
+    others = []
+    for d in deflines[1:]:
+        if not d.seqids:
+            raise DeflineError("a defline without ids")
+        top = min(d.seqids, key=lambda kv: _ACC_RANK.get(kv[0], 6))
+        others.append((_seqid_text(d.seqids), "|".join(fasta_id(k, v) for k, v in d.seqids),
+                       _accession(*top, version=False), _accession(*top, version=True), d.title))
     return SubjectId(seqid, _accession(*best, version=False), _accession(*best, version=True), first.title or "N/A",
-                     first.taxid, tuple(t or "N/A" for t in titles))
+                     first.taxid, tuple(t or "N/A" for t in titles), True, tuple(others))
+
+
+def _seqid_text(ids: list) -> str:
+    """A defline's ids as blastn's ``sseqid`` prints them (a local id alone bare)."""
+    if len(ids) == 1 and ids[0][0] == "lcl":
+        return str(ids[0][1])
+    return "|".join(fasta_id(k, v) for k, v in ids)
 
 
 def unparsed_subject_id(title: str, number: Any, taxid: int, titles: tuple) -> SubjectId:
@@ -326,8 +344,13 @@ def defline_ids(name: str, description: str, parse_seqids: bool, taxid: int = 0)
     A bare word with ``-parse_seqids`` is kept as a local id (BLAST+ guesses an accession's type from NCBI's
     prefix table, e.g. ``NC_000913.3`` -> ``ref|NC_000913.3|``: not done here)."""
     title = f"{name} {description}".strip() if description else name
-    if not parse_seqids:
+    if not parse_seqids:  # deflines joined with Ctrl-A make one title, a blank between
+        title = title.replace("\x01", " ")
         return SubjectId(name, name, name, title or "N/A", taxid, (title or "N/A",), False)
-    ids = parse_fasta_ids(name) or [("lcl", name)]
-    return subject_ids([Defline(description, ids, taxid)])
+    first, *more = description.split("\x01")  # Ctrl-A: the next defline of a non-redundant set
+    deflines = [Defline(first, parse_fasta_ids(name) or [("lcl", name)], taxid)]
+    for part in more:
+        word, _, rest = part.strip().partition(" ")
+        deflines.append(Defline(rest.strip(), parse_fasta_ids(word) or [("lcl", word)], taxid))
+    return subject_ids(deflines)
 

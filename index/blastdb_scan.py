@@ -21,13 +21,16 @@ from gseek.kernels._jit import njit
 from .blastdb_defline import (SEQID_TYPES, TEXTSEQ, Defline, DeflineError, SubjectId, parse_defline_set,
                               subject_ids, unparsed_subject_id)
 
-__all__ = ["ID_COLUMNS", "MAX_FAST_IDS", "RECORD_COLUMNS", "TEXTSEQ_TAGS", "scan_deflines", "volume_subject_ids"]
+__all__ = ["ID_COLUMNS", "MAX_FAST_DEFLINES", "MAX_FAST_IDS", "RECORD_COLUMNS", "TEXTSEQ_TAGS", "scan_deflines", "volume_subject_ids"]
 
-#: Columns of :func:`scan_deflines`'s record rows and id rows.
-R_FAST, R_TITLE0, R_TITLE1, R_TAXID, R_NIDS, R_ORD = range(6)
-RECORD_COLUMNS, ID_COLUMNS = 6, 8
-I_KIND, I_INT, I_STR, I_S1A, I_S1B, I_S2A, I_S2B, I_VER = range(8)
-#: Ids of one record read by the pass (more: the record is read by :func:`parse_defline_set`).
+#: Deflines of one record read by the pass (a non-redundant set of more: read by :func:`parse_defline_set`).
+MAX_FAST_DEFLINES = 4
+#: Columns of :func:`scan_deflines`'s record rows (the first defline's title span, then the further
+#: deflines' title spans from R_MORE on, two columns each) and id rows (I_DEF: the defline of the id).
+R_FAST, R_TITLE0, R_TITLE1, R_TAXID, R_NIDS, R_ORD, R_NDEF, R_MORE = range(8)
+RECORD_COLUMNS, ID_COLUMNS = R_MORE + 2 * (MAX_FAST_DEFLINES - 1), 9
+I_KIND, I_INT, I_STR, I_S1A, I_S1B, I_S2A, I_S2B, I_VER, I_DEF = range(9)
+#: Ids of one record read by the pass, all its deflines' (more: the record is read by :func:`parse_defline_set`).
 MAX_FAST_IDS = 8
 #: Records read a pass (bounds the tables: 540 bytes a record).
 CHUNK = 1 << 16
@@ -106,6 +109,14 @@ def _primitive(buf, pos, end, want):
 
 
 @njit(cache=True, nogil=True)
+def _field(buf, pos, seen, most):
+    """The number n of the explicit field tag ``[n]`` at ``pos``: 0 .. ``most`` and not in ``seen`` (a bit each),
+    else -1."""
+    tag = np.int64(buf[pos]) - 0xA0
+    return tag if 0 <= tag <= most and not seen & (np.int64(1) << tag) else -1
+
+
+@njit(cache=True, nogil=True)
 def _int(buf, a, b):
     """A BER INTEGER of 1-7 bytes (ok, value)."""
     if b <= a or b - a > 7:
@@ -143,8 +154,8 @@ def _seq_fields(buf, d0, d1, end, row, textseq):
     bound = d1 if d1 >= 0 else end
     p, seen = d0, 0
     while _more(buf, p, d1, bound):
-        tag = np.int64(buf[p]) - 0xA0
-        if tag < 0 or tag > 3 or seen & (1 << tag):
+        tag = _field(buf, p, seen, 3)
+        if tag < 0:
             return -1
         seen |= 1 << tag
         if not textseq and tag == 1:
@@ -171,6 +182,88 @@ def _seq_fields(buf, d0, d1, end, row, textseq):
 
 
 @njit(cache=True, nogil=True)
+def _int_at(buf, pos, end):
+    """An explicit tag holding an INTEGER at ``pos``: (ok, its value, the element after)."""
+    a, b, after = _primitive(buf, pos, end, 0x02)
+    ok, v = _int(buf, a, b) if a >= 0 else (False, 0)
+    return ok, v, after
+
+
+@njit(cache=True, nogil=True)
+def _pdb_fields(buf, d0, d1, end, row):
+    """A PDB-seq-id's fields ([0] mol, [1] chain INTEGER, [3] chain-id; I_STR 1: chain-id, 2: chain, 0: none)
+    whose contents start at ``d0``; the contents' end or -1 (a release date [2]: the slow reader's)."""
+    bound = d1 if d1 >= 0 else end
+    p, seen = d0, 0
+    while _more(buf, p, d1, bound):
+        tag = _field(buf, p, seen, 3)
+        if tag < 0 or tag == 2:
+            return -1
+        seen |= 1 << tag
+        if tag == 1:
+            ok, row[I_INT], p = _int_at(buf, p, bound)
+            if not ok:
+                return -1
+            if row[I_STR] == 0:
+                row[I_STR] = 2
+        else:
+            a, b, p = _primitive(buf, p, bound, 0x1A)
+            if a < 0:
+                return -1
+            if tag == 0:
+                row[I_S1A], row[I_S1B] = a, b  # mol
+            else:
+                row[I_S2A], row[I_S2B], row[I_STR] = a, b, 1  # chain-id
+        if p < 0:
+            return -1
+    if not seen & 1:
+        return -1
+    return _closed(buf, p, d1, bound)
+
+
+@njit(cache=True, nogil=True)
+def _pat_fields(buf, d0, d1, end, row):
+    """A Patent-seq-id's fields, in their order: [0] seqid INTEGER, [1] Id-pat { [0] country, [1] CHOICE { [0]
+    number, [1] app-number }, [2] doc-type } (I_INT, S1 the country, S2 the number), whose contents start at
+    ``d0``; the contents' end or -1."""
+    bound = d1 if d1 >= 0 else end
+    if d0 >= bound or buf[d0] != 0xA0:
+        return -1
+    ok, row[I_INT], p = _int_at(buf, d0, bound)
+    if not ok or p >= bound or buf[p] != 0xA1:
+        return -1
+    first, e0, e1, c1 = _wrapped(buf, p, bound, 0x30)  # [1] Id-pat
+    if first < 0:
+        return -1
+    ebound = e1 if e1 >= 0 else (c1 if c1 >= 0 else bound)
+    q, got = e0, 0
+    while q >= 0 and _more(buf, q, e1, ebound):
+        field = _field(buf, q, got, 2)
+        if field < 0:
+            return -1
+        got |= 1 << field
+        if field == 1:  # [1] around the CHOICE [0] number / [1] app-number
+            f1, g0, g1 = _head(buf, q, ebound)
+            if f1 != 0xA1:
+                return -1
+            gbound = g1 if g1 >= 0 else ebound
+            a, b, r = _primitive(buf, g0, gbound, 0x1A)
+            if a < 0:
+                return -1
+            row[I_S2A], row[I_S2B] = a, b
+            q = _closed(buf, r, g1, gbound)
+        else:
+            a, b, q = _primitive(buf, q, ebound, 0x1A)
+            if a >= 0 and field == 0:
+                row[I_S1A], row[I_S1B] = a, b
+    if q < 0 or got & 3 != 3:
+        return -1
+    q = _closed(buf, q, e1, ebound)
+    p = _closed(buf, q, c1, c1 if c1 >= 0 else bound) if q >= 0 else -1
+    return _closed(buf, p, d1, bound) if p >= 0 else -1
+
+
+@njit(cache=True, nogil=True)
 def _object_id_at_wrapped(buf, pos, end, row):
     """Dbtag's ``tag [1] Object-id``: the explicit [1] around the Object-id's CHOICE."""
     first, c0, c1 = _head(buf, pos, end)
@@ -183,7 +276,7 @@ def _object_id_at_wrapped(buf, pos, end, row):
 
 @njit(cache=True, nogil=True)
 def _seqid_at(buf, pos, end, row, textseq_tags):
-    """One Seq-id CHOICE at ``pos`` into ``row`` (gi/bbs/bbm, lcl, gnl and the Textseq-id kinds);
+    """One Seq-id CHOICE at ``pos`` into ``row`` (gi/bbs/bbm, lcl, gnl, pat, pdb and the Textseq-id kinds);
     the element after it, or -1 (another kind: the record is read the slow way)."""
     first, c0, c1 = _head(buf, pos, end)
     if first < 0 or first & 0xE0 != 0xA0:
@@ -202,22 +295,80 @@ def _seqid_at(buf, pos, end, row, textseq_tags):
         p = b
     elif kind == 0:
         p = _object_id_at(buf, c0, bound, row)
-    elif kind == 10 or np.any(textseq_tags == kind):
+    elif kind == 8 or kind == 10 or kind == 14 or np.any(textseq_tags == kind):
         f2, d0, d1 = _head(buf, c0, bound)
         if f2 != 0x30:
             return -1
-        p = _seq_fields(buf, d0, d1, bound, row, kind != 10)
+        if kind == 8:
+            p = _pat_fields(buf, d0, d1, bound, row)
+        elif kind == 14:
+            p = _pdb_fields(buf, d0, d1, bound, row)
+        else:
+            p = _seq_fields(buf, d0, d1, bound, row, kind != 10)
     else:
         return -1
     return _closed(buf, p, c1, bound) if p >= 0 else -1
 
 
 @njit(cache=True, nogil=True)
+def _defline_at(nhr, pos, bound, rec, ids, i, n, d, textseq_tags):
+    """The ``Blast-def-line`` at ``pos`` (the set's ``d``-th) into ``rec`` (its title span; the first's taxid)
+    and ``ids[i, n..]``: (the element after it or -1, the ids read so far)."""
+    f2, l0, l1 = _head(nhr, pos, bound)
+    if f2 != 0x30:
+        return -1, n
+    lbound = l1 if l1 >= 0 else bound
+    p, seen, n0 = l0, 0, n
+    title0, title1 = -1, -1
+    while _more(nhr, p, l1, lbound):
+        tag = _field(nhr, p, seen, 2)
+        if tag < 0:
+            return -1, n
+        seen |= 1 << tag
+        if tag == 0:
+            title0, title1, p = _primitive(nhr, p, lbound, 0x1A)
+        elif tag == 2:
+            a, b, p = _primitive(nhr, p, lbound, 0x02)
+            good, v = _int(nhr, a, b) if a >= 0 else (False, 0)
+            if d == 0:
+                rec[R_TAXID] = v
+            p = p if good else -1
+        else:
+            first, d0, d1, c1 = _wrapped(nhr, p, lbound, 0x30)
+            if first < 0:
+                return -1, n
+            dbound = d1 if d1 >= 0 else (c1 if c1 >= 0 else lbound)
+            q = d0
+            while _more(nhr, q, d1, dbound):
+                if n == MAX_FAST_IDS:
+                    q = -1
+                    break
+                ids[i, n, :] = 0
+                ids[i, n, I_DEF] = d
+                q = _seqid_at(nhr, q, dbound, ids[i, n], textseq_tags)
+                n += 1
+                if q < 0:
+                    break
+            q = _closed(nhr, q, d1, dbound) if q >= 0 else -1
+            p = _closed(nhr, q, c1, c1 if c1 >= 0 else lbound) if q >= 0 else -1
+        if p < 0:
+            return -1, n
+    if not seen & 2 or n == n0:
+        return -1, n
+    if d == 0:
+        rec[R_TITLE0], rec[R_TITLE1] = title0, title1
+    else:
+        rec[R_MORE + 2 * (d - 1)], rec[R_MORE + 2 * (d - 1) + 1] = title0, title1
+    return _closed(nhr, p, l1, lbound), n
+
+
+@njit(cache=True, nogil=True)
 def scan_deflines(nhr, hdr, records, ids, textseq_tags):
-    """Each ``.nhr`` record (``hdr[i]:hdr[i+1]``) of the common shape, one ``Blast-def-line`` with a
-    plain title, up to :data:`MAX_FAST_IDS` ids of the kinds :func:`_seqid_at` reads and a taxid, read
-    into ``records[i]`` and ``ids[i]`` (R_FAST 1); any other record is left (R_FAST 0) to
-    :func:`parse_defline_set`, which reads it (or names what is wrong with it)."""
+    """Each ``.nhr`` record (``hdr[i]:hdr[i+1]``) of the common shape, up to :data:`MAX_FAST_DEFLINES`
+    ``Blast-def-line``s each with a plain title (or none), together up to :data:`MAX_FAST_IDS` ids of the kinds
+    :func:`_seqid_at` reads, and a taxid, read into ``records[i]`` and ``ids[i]`` (R_FAST 1, R_NDEF deflines);
+    any other record is left (R_FAST 0) to :func:`parse_defline_set`, which reads it (or names what is wrong
+    with it)."""
     for i in range(hdr.size - 1):
         end = hdr[i + 1]
         rec = records[i]
@@ -226,54 +377,19 @@ def scan_deflines(nhr, hdr, records, ids, textseq_tags):
         if first != 0x30:
             continue
         sbound = s1 if s1 >= 0 else end
-        f2, l0, l1 = _head(nhr, s0, sbound)
-        if f2 != 0x30:
-            continue
-        lbound = l1 if l1 >= 0 else sbound
-        p, seen, n, ok = l0, 0, 0, True
-        while ok and _more(nhr, p, l1, lbound):
-            tag = np.int64(nhr[p]) - 0xA0
-            if tag < 0 or tag > 2 or seen & (1 << tag):
-                ok = False
+        p, d, n = s0, 0, 0
+        while p >= 0 and _more(nhr, p, s1, sbound):
+            if d == MAX_FAST_DEFLINES:
+                p = -1
                 break
-            seen |= 1 << tag
-            if tag == 0:
-                a, b, p = _primitive(nhr, p, lbound, 0x1A)
-                rec[R_TITLE0], rec[R_TITLE1] = a, b
-            elif tag == 2:
-                a, b, p = _primitive(nhr, p, lbound, 0x02)
-                good, v = _int(nhr, a, b) if a >= 0 else (False, 0)
-                rec[R_TAXID] = v
-                p = p if good else -1
-            else:
-                first, d0, d1, c1 = _wrapped(nhr, p, lbound, 0x30)
-                if first < 0:
-                    ok = False
-                    break
-                dbound = d1 if d1 >= 0 else (c1 if c1 >= 0 else lbound)
-                q = d0
-                while _more(nhr, q, d1, dbound):
-                    if n == MAX_FAST_IDS:
-                        q = -1
-                        break
-                    ids[i, n, :] = 0
-                    q = _seqid_at(nhr, q, dbound, ids[i, n], textseq_tags)
-                    n += 1
-                    if q < 0:
-                        break
-                q = _closed(nhr, q, d1, dbound) if q >= 0 else -1
-                p = _closed(nhr, q, c1, c1 if c1 >= 0 else lbound) if q >= 0 else -1
-            ok = p >= 0
-        if not ok or not seen & 2 or n == 0:
+            p, n = _defline_at(nhr, p, sbound, rec, ids, i, n, d, textseq_tags)
+            d += 1
+        if p < 0 or d == 0 or _closed(nhr, p, s1, sbound) < 0:
+            rec[:] = 0
             continue
-        after = _closed(nhr, p, l1, lbound)
-        if after < 0 or _closed(nhr, after, s1, sbound) < 0:  # one defline alone
-            continue
-        if not seen & 1:
-            rec[R_TITLE0], rec[R_TITLE1] = -1, -1
-        rec[R_NIDS], rec[R_FAST] = n, 1
+        rec[R_NIDS], rec[R_NDEF], rec[R_FAST] = n, d, 1
         row = ids[i, 0]
-        if n == 1 and row[I_KIND] == 10 and row[I_STR] == 0 and row[I_S1B] - row[I_S1A] == _ORD.size:
+        if d == 1 and n == 1 and row[I_KIND] == 10 and row[I_STR] == 0 and row[I_S1B] - row[I_S1A] == _ORD.size:
             rec[R_ORD] = np.all(nhr[row[I_S1A]:row[I_S1B]] == _ORD)  # gnl|BL_ORD_ID|N: no -parse_seqids
 
 
@@ -327,17 +443,30 @@ def _chunk_ids(nhr: Any, buf: np.ndarray, hdr: np.ndarray, first: int) -> list[S
         elif kind == 1:
             title = titles[i]
             row = ids[i, :nids].tolist()
-            kind, _, is_str, s1a, s1b, s2a, s2b, _ = row[0]
+            kind, _, is_str, s1a, s1b, s2a, s2b, _, _ = row[0]
             if nids == 1 and kind == 10 and nhr[s1a:s1b] == b"BL_ORD_ID":
                 out.append(unparsed_subject_id(title, nhr[s2a:s2b].decode("latin-1") if is_str else numbers[i],
                                                taxid, (title,)))
-            else:
-                out.append(subject_ids([Defline(title, [_fast_id(nhr, *r) for r in row], taxid)]))
+            elif records[i, R_NDEF] == 1:
+                out.append(subject_ids([Defline(title, [_fast_id(nhr, *r[:8]) for r in row], taxid)]))
+            else:  # a set of several deflines: each one's ids and title
+                out.append(subject_ids(_deflines(nhr, records[i].tolist(), title, taxid, row)))
         else:
             try:
                 out.append(subject_ids(parse_defline_set(nhr[starts[i]:starts[i + 1]])))
             except DeflineError as err:
                 raise DeflineError(f"record {first + i + 1}: {err}") from None
+    return out
+
+
+def _deflines(nhr: Any, rec: list, title: str, taxid: int, rows: list) -> list[Defline]:
+    """The deflines of a set :func:`scan_deflines` read (``rec``: its record row; ``rows``: its id rows)."""
+    out = [Defline(title, [], taxid)]
+    for d in range(1, rec[R_NDEF]):
+        a, b = rec[R_MORE + 2 * (d - 1)], rec[R_MORE + 2 * (d - 1) + 1]
+        out.append(Defline(nhr[a:b].decode("latin-1") if a >= 0 else "", [], 0))
+    for r in rows:
+        out[r[I_DEF]].seqids.append(_fast_id(nhr, *r[:8]))
     return out
 
 
@@ -351,4 +480,9 @@ def _fast_id(nhr: Any, tag: int, value: int, is_str: int, s1a: int, s1b: int, s2
         return kind, (nhr[s1a:s1b].decode("latin-1"), nhr[s2a:s2b].decode("latin-1") if is_str else value)
     if kind in TEXTSEQ:
         return kind, (nhr[s2a:s2b].decode("latin-1"), version, nhr[s1a:s1b].decode("latin-1"))
+    if kind == "pat":  # (country, number, sequence number)
+        return kind, (nhr[s1a:s1b].decode("latin-1"), nhr[s2a:s2b].decode("latin-1"), value)
+    if kind == "pdb":  # (mol, chain: the chain-id, else the old chain number as a letter)
+        chain = nhr[s2a:s2b].decode("latin-1") if is_str == 1 else chr(value) if is_str == 2 else ""
+        return kind, (nhr[s1a:s1b].decode("latin-1"), chain)
     return kind, value

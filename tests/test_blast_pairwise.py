@@ -221,3 +221,15 @@ def test_structured_reports_of_pieces_equal_blastn(blastdb, outfmt, extra):
     args = ["-query", str(DATA / "queries.fa"), "-evalue", "1e-5", "-outfmt", outfmt, *map(str, extra)]
     want = subprocess.run(["blastn", *args], cwd=blastdb, check=True, capture_output=True, text=True).stdout
     assert _report(args, cwd=blastdb) == want
+
+
+@needs_blast
+@pytest.mark.parametrize("extra", [["-task", "blastn-short"], ["-task", "dc-megablast"],
+                                   ["-task", "dc-megablast", "-window_size", "10", "-html"],
+                                   ["-task", "dc-megablast", "-ungapped"]], ids=lambda a: " ".join(a))
+def test_other_tasks_reports_equal_blastn(blastdb, extra):
+    """blastn-short and dc-megablast: blastn's report, its epilog naming dc-megablast's two-hit window
+    (``Window for multiple hits: 40``, or -window_size's)."""
+    args = ["-db", "v4", "-query", str(DATA / "queries.fa"), "-evalue", "1e-5", *extra]
+    want = subprocess.run(["blastn", *args], cwd=blastdb, check=True, capture_output=True, text=True).stdout
+    _same(_report(args, cwd=blastdb), want)

@@ -390,3 +390,90 @@ def read_fastx_names():
     from gseek.seqio import read_fastx
 
     return read_fastx(DATA / "db.fa").name_list()
+
+
+@needs_blast
+@pytest.mark.parametrize("outfmt", ["5", "15"])
+@pytest.mark.parametrize("extra", [["-task", "megablast"], ["-task", "blastn", "-subject_loc", "50-2500"],
+                                   ["-task", "blastn-short", "-strand", "minus"], ["-task", "dc-megablast"]],
+                         ids=lambda a: " ".join(a))
+def test_subject_outfmt5_15_equal_blastn(tmp_path, extra, outfmt):
+    """-subject with -outfmt 5 and 15: blastn's bytes (JSON: its bl2seq layout, the subjects listed as Subject_N,
+    no accession nor database size); a query hitting two subjects, one without hits, one DUST masks end to end
+    (blastn lists no mask for it)."""
+    from gseek.seqio import read_fastx
+
+    db = read_fastx(DATA / "db.fa")
+    a, b = db.sequence(0), db.sequence(1)
+    (tmp_path / "q.fa").write_text(f">two_subjects some words\n{a[500:900]}{b[100:300]}\n>masked\n{'ACGTTGCA' * 20}\n"
+                                   f">partly\n{'ACGTTGCA' * 20}{a[2000:2300]}\n>none\n{'ACGTTGCAGGTA' * 9}\n")
+    args = ["-query", str(tmp_path / "q.fa"), "-subject", str(DATA / "db.fa"), "-outfmt", outfmt, "-evalue", "1e-5",
+            *extra]
+    _same_as_blastn(args)
+
+
+@needs_blast
+def test_output_naming_an_input_is_refused(tmp_path):
+    """-out naming the -query or -subject file: blastn 2.12 opens the output first and so empties the query
+    ("Query is Empty!") or overwrites the subject, and exits 0; gseek blastn leaves both as they were and exits 1
+    with a BLAST-style option error (BLAST+'s status for a bad option); gseek search says so with status 2
+    (docs/exit-codes.md)."""
+    query, subject = tmp_path / "q.fa", tmp_path / "s.fa"
+    for path, source in ((query, "queries.fa"), (subject, "db.fa")):
+        shutil.copy(DATA / source, path)
+    run = subprocess.run(["blastn", "-query", str(query), "-subject", str(subject), "-out", str(query)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and "Query is Empty" in run.stderr and query.stat().st_size == 0  # blastn's loss
+    shutil.copy(DATA / "queries.fa", query)
+    for out in (query, subject):
+        code, _, err = _blastn(["-query", query, "-subject", subject, "-out", out, "-outfmt", "6", "-device", "cpu"])
+        assert (code, err) == (1, f"BLAST query/options error: {out}: is also an input; give another output\n")
+    assert query.read_bytes() == (DATA / "queries.fa").read_bytes()
+    assert subject.read_bytes() == (DATA / "db.fa").read_bytes()
+    run = subprocess.run([sys.executable, "-m", "gseek", "search", "--task", "megablast", "-x", str(DATA / "v4"),
+                          "-q", str(query), "-o", str(query), "--device", "cpu"], capture_output=True, text=True)
+    assert run.returncode == 2 and run.stderr.endswith(f"{query}: is also an input; give another output\n")
+
+
+@needs_blast
+@pytest.mark.parametrize("extra", [["-task", "blastn", "-xdrop_ungap", "10"], ["-task", "blastn", "-xdrop_gap", "15"],
+                                   ["-task", "blastn", "-xdrop_gap_final", "50", "-num_threads", "2"],
+                                   ["-task", "megablast", "-xdrop_gap_final", "10"],
+                                   ["-task", "blastn", "-xdrop_gap_final", "10"],
+                                   ["-task", "megablast", "-xdrop_ungap", "3", "-num_threads", "2"],
+                                   ["-task", "megablast", "-xdrop_ungap", "1"],
+                                   ["-task", "blastn", "-gapopen", "4", "-gapextend", "2"],
+                                   ["-task", "blastn-short", "-gapopen", "2", "-gapextend", "2"],
+                                   ["-task", "dc-megablast", "-xdrop_gap_final", "40"]], ids=lambda a: " ".join(a))
+def test_xdrop_gap_costs_threads_equal_blastn(tmp_path, extra):
+    """-xdrop_ungap, -xdrop_gap, -xdrop_gap_final, -gapopen/-gapextend, -num_threads on the lambda set
+    (tests/data/blast: 20 kb of lambda, 48 divergent queries): every HSP's place, e-value and bit score are
+    blastn's; the whole line too but for at most two queries where a gap lies elsewhere at equal score (docs/blast.md,
+    q04 and q35). BLAST+'s rules: the trace-back's X-drop is never below the first pass's (megablast
+    -xdrop_gap_final 10 changes nothing), the ungapped one is rounded up in raw units (megablast -xdrop_ungap 3).
+    (megablast with gap costs other than 0/0: BLAST+'s affine greedy algorithm, not built.)"""
+    lam = Path(__file__).parent / "data" / "blast"
+    subprocess.run(["makeblastdb", "-in", str(lam / "db.fa"), "-dbtype", "nucl", "-out", str(tmp_path / "lam")],
+                   check=True, capture_output=True)
+    args = ["-db", str(tmp_path / "lam"), "-query", str(lam / "search_queries.fa"), "-outfmt", "6 std qlen slen",
+            "-evalue", "1e-5", *extra]
+    want = subprocess.run(["blastn", *args], capture_output=True, text=True, check=True).stdout.splitlines()
+    code, out, err = _blastn(args + ["-device", "cpu"])
+    got = out.splitlines()
+    assert code == 0, err
+    place = [0, 1, 6, 7, 8, 9, 10, 11, 12, 13]
+    assert [[line.split("\t")[k] for k in place] for line in got] == [[line.split("\t")[k] for k in place] for line in want]
+    assert sum(g != w for g, w in zip(got, want)) <= 2
+
+
+@needs_blast
+@pytest.mark.parametrize("outfmt", ["5", "15"])
+def test_query_loc_missing_a_query_keeps_its_number(tmp_path, outfmt):
+    """A query -query_loc misses is left out, but the others keep their numbers in the file (Query_N), as blastn
+    numbers them; the XML's iterations are counted as written (blastn's too)."""
+    text = (DATA / "queries.fa").read_text().split(">")[1:]
+    (tmp_path / "q.fa").write_text(">short\nACGTACGTAC\n" + "".join(">" + r for r in text[:3]) + ">short2\nACGT\n"
+                                   + ">" + text[3])
+    args = ["-db", str(DATA / "v4"), "-query", str(tmp_path / "q.fa"), "-query_loc", "20-300", "-outfmt", outfmt,
+            "-evalue", "1e-5"]
+    _same_as_blastn(args)

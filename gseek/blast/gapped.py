@@ -200,7 +200,7 @@ class GappedPasses:
             k = opts.karlin
             spaces = self._search_spaces(self._qlen)[seq_query]
             self._cutoffs = np.maximum(np.ceil(np.log(k.K * spaces / opts.evalue) / k.lambda_), 1).astype(np.int64)
-        res, sel = self._traceback(scoring, scale, opts.raw_xdrop(opts.xdrop_gap_final) * scale, qs, seq_codes, seq_off,
+        res, sel = self._traceback(scoring, scale, opts.raw_xdrop_final * scale, qs, seq_codes, seq_off,
                                    seq_of, contig_of, start_q, start_s, diag, key, apart, sel, span, raw)
         res["seq"], res["contig"] = seq_of[sel], contig_of[sel]
         if greedy:  # the HSPs as scored again, the dropped ones left out

@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .stats import KarlinParams, length_adjustment
-from .xml_report import ITER_MARK, _g, by_subject, hsp_view
+from .stats import KarlinParams, length_adjustment, query_params
+from .xml_report import QUERY_MARK, _g, _real, bl2seq_names, by_subject, hsp_view
 
 if TYPE_CHECKING:  # pragma: no cover
     from gseek.seqio import SequenceBatch
 
     from .searcher import BlastHits
 
-__all__ = ["json_reports", "query_masking", "JSON_HEADER", "JSON_FOOTER", "REPORT_MARK", "report_separator"]
+__all__ = ["json_reports", "query_masking", "query_statistics", "JSON_HEADER", "JSON_FOOTER", "REPORT_MARK", "report_separator"]
 
 JSON_HEADER = '{\n"BlastOutput2": [\n'
 JSON_FOOTER = "\n]\n}\n"
@@ -71,14 +71,39 @@ def query_masking(batch: SequenceBatch, options: dict) -> list[list[tuple[int, i
     return out
 
 
+def query_statistics(batch: SequenceBatch, options: dict, params: KarlinParams) -> list[KarlinParams]:
+    """Each query's λ K H as blastn reports them (``Statistics_kappa`` ..., JSON's ``stat``): ``params``, or where
+    they are computed (``-ungapped``, gap costs past BLAST+'s tables: ``blastn-short``) those of the query's
+    searched strand's letters, the bases hard-masked (``-soft_masking false``: DUST's and ``-lcase_masking``'s)
+    left out (:func:`~gseek.blast.stats.query_params`)."""
+    n = len(batch)
+    if not params.computed or n == 0:
+        return [params] * n
+    codes = np.asarray(batch.codes)
+    offsets = np.asarray(batch.offsets, np.int64)
+    keep = codes < 4
+    if not options.get("soft_masking", True):
+        for q, intervals in enumerate(query_masking(batch, options)):
+            for lo, hi in intervals:
+                keep[offsets[q] + lo: offsets[q] + hi + 1] = False
+    which = np.repeat(np.arange(n), np.diff(offsets))
+    counts = np.bincount(which[keep] * 4 + codes[keep], minlength=4 * n).reshape(n, 4)
+    if options.get("strand") == "minus":  # the minus strand's letters: A<->T, C<->G
+        counts = counts[:, ::-1]
+    return [query_params(params, options["reward"], options["penalty"], c) for c in counts.tolist()]
+
+
 def _masked_text(row: np.ndarray, start: int, intervals: list[tuple[int, int]]) -> str:
     """An aligned query row (plus strand, from query base ``start``) as text, its masked bases in lowercase
-    (blastn's JSON shows the query's masking so)."""
+    (blastn's JSON shows the query's masking so, but for a masked interval that begins before the HSP: its
+    bases stay in capitals)."""
     text = bytearray(np.frombuffer(b"ACGTN-", np.uint8)[row].tobytes())
     if intervals:
         bases = row != 5
         pos = start + np.cumsum(bases) - 1
         for lo, hi in intervals:
+            if lo < start:
+                continue
             for c in np.flatnonzero(bases & (pos >= lo) & (pos < hi)).tolist():
                 text[c] = text[c] | 0x20
     return text.decode()
@@ -86,10 +111,12 @@ def _masked_text(row: np.ndarray, start: int, intervals: list[tuple[int, int]]) 
 
 def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str], params: KarlinParams,
                  db_length: int, db_sequences: int, database: str, options: dict,
-                 subjects: list | None = None, frame=None, query_offset: int = 0) -> str:
+                 subjects: list | None = None, frame=None, query_offset: int = 0,
+                 statistics: list[KarlinParams] | None = None) -> str:
     """One ``report`` a query of ``hits`` (its batch ``batch``), each after a :data:`REPORT_MARK`; ``frame`` and
     ``query_offset``: ``-subject_loc``'s and ``-query_loc``'s coordinates, as
-    :func:`~gseek.blast.xml_report.xml_iterations`."""
+    :func:`~gseek.blast.xml_report.xml_iterations`; ``statistics``: each query's printed λ K H
+    (:func:`query_statistics`), else ``params``'."""
     s_off = 0 if frame is None else frame.subject_offset
     s_len = hits.subject_lengths if frame is None or frame.subject_lengths is None else frame.subject_lengths
     from .report import _text
@@ -99,27 +126,32 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
     bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
     masked = query_masking(batch, options)
     filt = ("L;" if options.get("dust") else "") + ("m;" if options.get("soft_masking") else "")
+    bl2seq = frame is not None and frame.source == "subject"
+    target = ('      "search_target": {\n        "subjects": [\n'  # -subject: blastn's bl2seq layout
+              + ",\n".join(f'          "Subject_{n}"' for n in range(1, db_sequences + 1)) + "\n        ]\n      },\n"
+              if bl2seq else f'      "search_target": {{\n        "db": {_s(database)}\n      }},\n')
     head = ('    "report": {\n      "program": "blastn",\n      "version": "BLASTN 2.12.0+",\n'
-            f'      "reference": {_s(_REFERENCE.get(options["task"], _REFERENCE["blastn"]))},\n'
-            f'      "search_target": {{\n        "db": {_s(database)}\n      }},\n'
-            f'      "params": {{\n        "expect": {_g(options["evalue"])},\n'
+            f'      "reference": {_s(_REFERENCE.get(options["task"], _REFERENCE["blastn"]))},\n' + target
+            + f'      "params": {{\n        "expect": {_real(options["evalue"])},\n'
             f'        "sc_match": {options["reward"]},\n'
-            f'        "sc_mismatch": {options["penalty"]},\n        "gap_open": {options["gap_open"]},\n'
-            f'        "gap_extend": {options["gap_extend"]},\n        "filter": {_s(filt or "F")}\n      }},\n')
+            f'        "sc_mismatch": {options["penalty"]},\n'
+            + ("" if options.get("ungapped") else  # (blastn -ungapped: no gap costs)
+               f'        "gap_open": {options["gap_open"]},\n        "gap_extend": {options["gap_extend"]},\n')
+            + f'        "filter": {_s(filt or "F")}\n      }},\n')
     out: list[str] = []
     for q in range(len(hits.query_names)):
         qlen = int(hits.query_lengths[q])
         ell = length_adjustment(params, qlen, db_length, db_sequences)
         space = max(db_length - db_sequences * ell, 1) * (qlen - ell)
-        out.append(REPORT_MARK + head + '      "results": {\n        "search": {\n'
-                   f'          "query_id": "Query_{ITER_MARK}",\n          "query_title": {_s(query_titles[q])},\n'
-                   f'          "query_len": {qlen},\n')
-        if masked[q]:
-            out.append('          "query_masking": [\n' + ",\n".join(
+        body = [f'          "query_id": "Query_{QUERY_MARK}",\n          "query_title": {_s(query_titles[q])},\n'
+                f'          "query_len": {qlen},\n']
+        if masked[q] and masked[q] != [(0, int(batch.offsets[q + 1] - batch.offsets[q]))]:
+            # (a query masked from end to end is listed without its mask, as blastn lists it)
+            body.append('          "query_masking": [\n' + ",\n".join(
                 f'            {{\n              "from": {lo + query_offset},\n'
                 f'              "to": {hi - 1 + query_offset}\n            }}'
                 for lo, hi in masked[q]) + "\n          ],\n")
-        out.append('          "hits": [\n')
+        body.append('          "hits": [\n')
         lo, hi = int(bounds[q]), int(bounds[q + 1])
         hit_texts = []
         for n_hit, s, (hid, hdef, hacc), rows in by_subject(hits, lo, hi, subjects):
@@ -144,18 +176,32 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                     f'                  "qseq": "{_masked_text(qr, int(a["q_start"][i]), masked[q])}",\n'
                     f'                  "hseq": "{_text(sr)}",\n'
                     f'                  "midline": "{mid}"\n                }}')
+            if bl2seq:  # the defline's first word and the whole defline; no accession
+                hid, hdef = bl2seq_names(hits, frame, s)
+            described = [(hid, hacc, hdef)] + ([] if bl2seq or subjects is None else  # a set's further deflines
+                                               [(o[0], o[2], o[4]) for o in subjects[s].others])
+            names = "                },\n                {\n".join(
+                f'                  "id": {_s(i)},\n'
+                + ("" if bl2seq else f'                  "accession": {_s(acc)},\n')
+                + f'                  "title": {_s(title)}\n' for i, acc, title in described)
             hit_texts.append(
                 f'            {{\n              "num": {n_hit},\n              "description": [\n                {{\n'
-                f'                  "id": {_s(hid)},\n                  "accession": {_s(hacc)},\n'
-                f'                  "title": {_s(hdef)}\n                }}\n              ],\n'
+                + names + '                }\n              ],\n'
                 f'              "len": {int(s_len[s])},\n              "hsps": [\n'
                 + ",\n".join(hsps) + "\n              ]\n            }")
-        out.append((",\n".join(hit_texts) + "\n" if hit_texts else "") + "          ],\n")
-        out.append('          "stat": {\n'
-                   f'            "db_num": {db_sequences},\n            "db_len": {db_length},\n'
-                   f'            "hsp_len": {ell},\n            "eff_space": {space},\n'
-                   f'            "kappa": {_g(params.K)},\n            "lambda": {_g(params.lambda_)},\n'
-                   f'            "entropy": {_g(params.H)}\n          }}'
-                   + (',\n          "message": "No hits found"\n' if hi == lo else "\n")
-                   + "        }\n      }\n    }\n  }")
+        body.append((",\n".join(hit_texts) + "\n" if hit_texts else "") + "          ],\n")
+        shown = params if statistics is None else statistics[q]
+        body.append('          "stat": {\n'
+                    + ("" if bl2seq else f'            "db_num": {db_sequences},\n            "db_len": {db_length},\n')
+                    + f'            "hsp_len": {ell},\n            "eff_space": {space},\n'
+                    f'            "kappa": {_real(shown.K)},\n            "lambda": {_real(shown.lambda_)},\n'
+                    f'            "entropy": {_real(shown.H)}\n          }}'
+                    + (',\n          "message": "No hits found"\n' if hi == lo else "\n"))
+        if bl2seq:  # one search in a list, two columns further in
+            text = "".join(body).replace("\n", "\n  ")
+            out.append(REPORT_MARK + head + '      "results": {\n        "bl2seq": [\n          {\n  ' + text[:-2]
+                       + "          }\n        ]\n      }\n    }\n  }")
+        else:
+            out.append(REPORT_MARK + head + '      "results": {\n        "search": {\n' + "".join(body)
+                       + "        }\n      }\n    }\n  }")
     return "".join(out)

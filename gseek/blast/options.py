@@ -229,9 +229,16 @@ class BlastOptions(OptionsValue):
         return self.word_size - self.lut_word + 1
 
     def raw_xdrop(self, bits: float, ungapped: bool = False) -> int:
-        """An X-drop in bits as a raw score (BLAST+: bits * ln 2 / λ, truncated)."""
+        """An X-drop in bits as a raw score (BLAST+: bits * ln 2 / λ, truncated; the ungapped one rounded up)."""
         lam = (self.karlin_ungapped if ungapped else self.karlin).lambda_
-        return max(1, int(bits * math.log(2) / lam))
+        raw = bits * math.log(2) / lam
+        return max(1, math.ceil(raw) if ungapped else int(raw))
+
+    @property
+    def raw_xdrop_final(self) -> int:
+        """The trace-back's X-drop as a raw score: never below the first gapped pass's (BLAST+ takes the larger
+        of ``xdrop_gap_final`` and ``xdrop_gap`` in raw units: ``-xdrop_gap_final 10`` with megablast's 25 is 25)."""
+        return max(self.raw_xdrop(self.xdrop_gap_final), self.raw_xdrop(self.xdrop_gap))
 
     @property
     def gap_trigger(self) -> int:

@@ -27,6 +27,7 @@ import numpy as np
 from gseek.errors import OptionError
 from gseek.values import OptionsValue
 
+from .options import TWO_HIT_WINDOW
 from .stats import KarlinParams, length_adjustment, ungapped_params
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,7 +60,7 @@ _HTML_HEAD = ('<HTML>\n<HEAD><TITLE>BLAST Search Results</TITLE></HEAD>\n<BODY B
 _HTML_TAIL = "</PRE>\n</BODY>\n</HTML>\n"
 _MASK = '<font color="#000000">{}</font>'
 #: Seq-id types blastn links to Entrez's nucleotide records in its HTML.
-_LINKED = {"ref", "gb", "emb", "dbj", "tpg", "tpe", "tpd", "gpp", "nat"}
+_LINKED = {"ref", "gb", "emb", "dbj", "tpg", "tpe", "tpd", "gpp", "nat", "sp", "pir", "prf", "pdb", "pat"}
 _LETTER_BYTES = np.frombuffer(b"ACGTN-", np.uint8)
 _PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
@@ -91,7 +92,7 @@ class ReportFrame:
     """What the report names beyond the search's hits: the database's title and posted date, where the subjects
     come from (``db``, or ``subject``: ``-subject``, with their deflines ``subject_titles``), and the whole
     sequences the searched pieces were cut from (``-query_loc``: each query's whole length, by its record
-    number in the file; ``-subject_loc``: the pieces start at ``subject_offset`` of subjects of
+    number in the file, and its number among all the file's records, ``query_numbers``; ``-subject_loc``: the pieces start at ``subject_offset`` of subjects of
     ``subject_lengths``)."""
 
     database_title: str = ""
@@ -99,6 +100,7 @@ class ReportFrame:
     source: str = "db"
     subject_titles: tuple[str, ...] | None = None
     query_lengths: tuple[int, ...] | None = None
+    query_numbers: tuple[int, ...] | None = None
     subject_offset: int = 0
     subject_lengths: tuple[int, ...] | None = None
 
@@ -209,6 +211,9 @@ def pairwise_epilog(title: str, date: str, sequences: int, letters: int, options
         if options["gap_extend"] == 0:  # the linear costs of megablast's greedy extension (BLAST+'s note)
             extend = (-2 * options["penalty"] + options["reward"]) / 2.0
         out.append(f"Gap Penalties: Existence: {options['gap_open']}, Extension: {extend:g}\n")
+    window = options.get("window_size") or TWO_HIT_WINDOW.get(options.get("task", ""), 0)
+    if window:  # dc-megablast's two-hit window, as blastn names it
+        out.append(f"Window for multiple hits: {window}\n")
     if html:
         out.append(_HTML_TAIL)
     return "".join(out)
@@ -232,13 +237,19 @@ def _subject_view(hits: BlastHits, s: int, subjects: list | None, frame: ReportF
         title = frame.subject_titles[s] if frame.subject_titles is not None else hits.subject_names[s]
         return dict(id=None, title=title, anchor=f"Subject_{s + 1}", link=None, bl2seq=True)
     if sid is not None and sid.parsed:
-        title = "" if sid.title == "N/A" else sid.title
-        gi = sid.seqid.split("|")[1] if sid.seqid.startswith("gi|") else None
-        linked = "|" in sid.seqid and any(part in _LINKED for part in sid.seqid.split("|"))
-        shown = sid.accver if linked or not sid.seqid.startswith("gi|") else sid.seqid
-        return dict(id=shown, title=title, anchor=gi or shown, link=shown if linked else None)
+        view = _parsed_view(sid.seqid, sid.accver, "" if sid.title == "N/A" else sid.title)
+        view["more"] = [_parsed_view(o[0], o[3], o[4]) for o in sid.others]  # a set's further deflines
+        return view
     title = (sid.title if sid.title != "N/A" else sid.seqid) if sid is not None else hits.subject_names[s]
     return dict(id=None, title=title, anchor=f"BL_ORD_ID:{s}", link=None)
+
+
+def _parsed_view(seqid: str, accver: str, title: str) -> dict:
+    """The id, title, anchor and Entrez link of a defline with parsed ids (``-parse_seqids``)."""
+    gi = seqid.split("|")[1] if seqid.startswith("gi|") else None
+    linked = "|" in seqid and any(part in _LINKED for part in seqid.split("|"))
+    shown = accver if linked or not seqid.startswith("gi|") else seqid
+    return dict(id=shown, title=title, anchor=gi or shown, link=shown if linked else None)
 
 
 def _entrez(acc: str, where: str, rank: int, rid: str) -> str:
@@ -267,20 +278,24 @@ def _description(view: dict, bits: str, evalue: str, widths: tuple[int, int], ra
 
 
 def _defline(view: dict, length: int, rank: int, html: bool) -> str:
-    """A subject's ``>`` line(s) and ``Length=`` above its alignments."""
-    out = [">"]
-    if view["id"] is not None:
-        if html and view["link"]:
-            out.append(_entrez(view["link"], "nuclalign", rank, "0") + view["id"] + "</a>")
-        else:
-            out.append(view["id"])
-    if html:
-        out.append(f"<a name={view['anchor']}></a>")
-    if len("".join(out)) > 1 or view.get("bl2seq"):  # (blastn: always for -subject)
-        out.append(" ")
-    if view["title"]:
-        out.append(wrap_title(_h(view["title"], html)))
-    return "".join(out) + f"\nLength={length}\n"
+    """A subject's ``>`` line(s) (a set's further deflines each on a line of its own, after a blank) and
+    ``Length=`` above its alignments."""
+    lines = []
+    for k, one in enumerate([view, *view.get("more", ())]):
+        out = [">" if k == 0 else " "]
+        if one["id"] is not None:
+            if html and one["link"]:
+                out.append(_entrez(one["link"], "nuclalign", rank, "0") + one["id"] + "</a>")
+            else:
+                out.append(one["id"])
+        if html:
+            out.append(f"<a name={one['anchor']}></a>")
+        if len("".join(out)) > 1 or view.get("bl2seq"):  # (blastn: always for -subject)
+            out.append(" ")
+        if one["title"]:
+            out.append(wrap_title(_h(one["title"], html)))
+        lines.append("".join(out))
+    return "\n".join(lines) + f"\nLength={length}\n"
 
 
 def _percent(part: int, whole: int) -> int:

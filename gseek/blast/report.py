@@ -273,6 +273,8 @@ def _subject_column(hits: BlastHits, field: str, subjects: list | None) -> list[
         get = {"sseqid": "seqid", "sallseqid": "seqid", "sacc": "acc", "saccver": "accver", "stitle": "title"}
         if field == "salltitles":
             return ["<>".join(s.all_titles) for s in subjects]
+        if field == "sallseqid":  # every defline's ids (a non-redundant database's set of several)
+            return [s.all_seqids for s in subjects]
         return [getattr(s, get[field]) for s in subjects]
     if field in ("stitle", "salltitles"):
         return [n if n else "N/A" for n in hits.subject_names]

@@ -20,13 +20,14 @@ supported combinations and the known differences.
 
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from gseek.errors import OptionError
+
+from .karlin import ungapped_karlin
 
 #: (reward, -penalty) -> rows (gap_open, gap_extend, lambda, K, H, alpha, beta, theta), and the
 #: (gap_open, gap_extend) from which on (both at least as large) the ungapped values apply.
@@ -113,6 +114,9 @@ class KarlinParams:
         even_scores: True for the tables BLAST+ marks "even scores only" (2/-7, 2/-5, 2/-3,
             3/-4): e-values then use the score rounded down to even, as blastn 2.12 does
             (its bit scores use the raw score).
+        computed: True where λ, K, H are computed from the scores (ungapped, or gap costs past
+            BLAST+'s tables), not tabulated: blastn's then depend on each query's letters in their
+            last digits (:func:`query_params`).
     """
 
     lambda_: float
@@ -121,6 +125,7 @@ class KarlinParams:
     alpha: float
     beta: float
     even_scores: bool = False
+    computed: bool = field(default=False, repr=False, compare=False)
 
     @property
     def log_K(self) -> float:
@@ -193,51 +198,37 @@ def nucleotide_params(reward: int, penalty: int, gap_open: int, gap_extend: int,
 def ungapped_params(reward: int, penalty: int) -> KarlinParams:
     """Karlin-Altschul λ, K, H of ungapped ``reward``/``penalty`` scoring of uniform random DNA.
 
-    BLAST+ computes its ungapped Karlin block from the score distribution; so do we, from the
-    theory (Karlin & Altschul 1990): λ is the positive root of E[e^(λX)] = 1 for the score X of
-    one aligned pair (a match with probability 1/4), H = λ E[X e^(λX)], and, on the lattice of
-    span 1 (scores divided by their common divisor d, λ then divided by d),
-    K = λ e^(-2σ) / (H (1 - e^(-λ))) (H is the same at any scale) with σ = Σ_k (1/k) (P(S_k ≥ 0) + E[e^(λ S_k); S_k < 0]),
-    S_k the sum of k pair scores. α = λ/H and β = 0, as BLAST+ uses for ungapped searches.
+    BLAST+ computes its ungapped Karlin block from the score distribution, and so does
+    ``gseek.blast.karlin``, in BLAST+'s order of arithmetic (blastn prints these with 15 digits).
+    α = λ/H; β = -2 for 1/-1 and 2/-3, else 0 (BLAST+'s ungapped α and β of nucleotide scores).
 
     >>> p = ungapped_params(1, -2)          # blastn prints 1.33 0.621 1.12
     >>> round(p.lambda_, 2), round(p.K, 3), round(p.H, 2)
     (1.33, 0.621, 1.12)
+    >>> ungapped_params(2, -3).beta
+    -2.0
     """
     if reward <= 0 or penalty >= 0:
         raise OptionError(f"reward must be > 0 and penalty < 0 (got {reward} and {penalty})")
-    return _ungapped(int(reward), int(-penalty))
+    K, lam, H = ungapped_karlin(int(reward), int(penalty))
+    beta = -2.0 if (reward, penalty) in ((1, -1), (2, -3)) else 0.0
+    return KarlinParams(lam, K, H, lam / H, beta, computed=True)
 
 
-@functools.lru_cache(maxsize=None)
-def _ungapped(reward: int, cost: int) -> KarlinParams:
-    d = math.gcd(reward, cost)
-    r, c = reward // d, cost // d
-    p_match, p_mismatch = 0.25, 0.75
-    lo, hi = 1e-9, 50.0 / r
-    for _ in range(200):  # bisection: E[e^(λX)] - 1 is convex, < 0 below the root, > 0 above
-        mid = 0.5 * (lo + hi)
-        if p_match * math.exp(mid * r) + p_mismatch * math.exp(-mid * c) > 1.0:
-            hi = mid
-        else:
-            lo = mid
-    lam = 0.5 * (lo + hi)
-    H = lam * (p_match * r * math.exp(lam * r) - p_mismatch * c * math.exp(-lam * c))
-    # Distribution of S_k over the lattice, convolved one pair at a time.
-    width = 1024 * (r + c)
-    dist = np.zeros(2 * width + 1)
-    dist[width] = 1.0
-    values = np.arange(-width, width + 1, dtype=np.float64)
-    weight = np.where(values >= 0, 1.0, np.exp(lam * np.minimum(values, 0.0)))
-    sigma = 0.0
-    for k in range(1, 1024):
-        dist = p_match * np.roll(dist, r) + p_mismatch * np.roll(dist, -c)
-        term = float(dist @ weight) / k
-        sigma += term
-        if term < 1e-12:
-            break
-    K = lam * math.exp(-2.0 * sigma) / (H * (1.0 - math.exp(-lam)))
-    return KarlinParams(lam / d, K, H, lam / d / H, 0.0)
+def query_params(params: KarlinParams, reward: int, penalty: int, counts) -> KarlinParams:
+    """``params`` as blastn reports them for one query whose searched strand has ``counts`` A, C, G, T (bases it
+    hard-masks left out): computed parameters from that composition (the same to 14 digits), tabulated ones as
+    they are; a query without a base keeps ``params``.
+
+    >>> p = nucleotide_params(1, -2, 5, 2)                   # past the table: computed
+    >>> '%.15g' % query_params(p, 1, -2, (144, 128, 121, 107)).K, '%.15g' % p.K
+    ('0.620991117264206', '0.620991117264207')
+    """
+    counts = tuple(int(c) for c in counts)
+    if not params.computed or sum(counts) == 0:
+        return params
+    K, lam, H = ungapped_karlin(int(reward), int(penalty), counts)
+    return KarlinParams(lam, K, H, params.alpha, params.beta, params.even_scores, computed=True)
 
 
 def length_adjustment(params: KarlinParams, query_length: int, db_length: int,

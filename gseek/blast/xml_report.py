@@ -22,10 +22,12 @@ from .stats import KarlinParams, length_adjustment
 if TYPE_CHECKING:  # pragma: no cover
     from .searcher import BlastHits
 
-__all__ = ["xml_header", "xml_iterations", "XML_FOOTER", "ITER_MARK"]
+__all__ = ["xml_header", "xml_iterations", "XML_FOOTER", "ITER_MARK", "QUERY_MARK"]
 
 #: Where an iteration's number goes; the writer replaces each with the query's number in the output.
 ITER_MARK = "\x00ITER\x00"
+#: Where the writer puts a query's number in its file (``Query_N``: blastn counts a query ``-query_loc`` misses).
+QUERY_MARK = "\x00QNUM\x00"
 XML_FOOTER = "</BlastOutput_iterations>\n</BlastOutput>\n\n"  # (blastn ends with an empty line)
 _REFERENCE = {
     "megablast": "Zheng Zhang, Scott Schwartz, Lukas Wagner, and Webb Miller (2000), &quot;A greedy algorithm for "
@@ -41,9 +43,16 @@ def _esc(text: str) -> str:
     return escape(text, {"'": "&apos;", '"': "&quot;"})
 
 
+def _real(x: float) -> str:
+    """A real as BLAST+'s XML and JSON writers write it (15 significant digits, ``%.15g``): the statistics'
+    κ λ H (blastn-short's ``0.710602795216363``), the parameters' expect value."""
+    return f"{x:.15g}"
+
+
 def _g(x: float) -> str:
-    """A real as BLAST's XML writes it (``%g``: 6 significant digits)."""
-    return f"{x:g}"
+    """A bit score or e-value as blastn's XML and JSON write it: first cut to 6 significant digits (BLAST+'s
+    formatter does), then written as any real (``894.535``, ``1.4e-154``)."""
+    return _real(float(f"{x:.6g}"))
 
 
 def xml_header(task: str, database: str, query_def: str, query_len: int, options: dict) -> str:
@@ -59,11 +68,11 @@ def xml_header(task: str, database: str, query_def: str, query_len: int, options
         "  <BlastOutput_version>BLASTN 2.12.0+</BlastOutput_version>\n"
         f"  <BlastOutput_reference>{_REFERENCE.get(task, _REFERENCE['blastn'])}</BlastOutput_reference>\n"
         f"  <BlastOutput_db>{_esc(database)}</BlastOutput_db>\n"
-        "  <BlastOutput_query-ID>Query_1</BlastOutput_query-ID>\n"
+        f"  <BlastOutput_query-ID>Query_{QUERY_MARK}</BlastOutput_query-ID>\n"
         f"  <BlastOutput_query-def>{_esc(query_def)}</BlastOutput_query-def>\n"
         f"  <BlastOutput_query-len>{int(query_len)}</BlastOutput_query-len>\n"
         "  <BlastOutput_param>\n    <Parameters>\n"
-        f"      <Parameters_expect>{_g(options['evalue'])}</Parameters_expect>\n"
+        f"      <Parameters_expect>{_real(options['evalue'])}</Parameters_expect>\n"
         f"      <Parameters_sc-match>{options['reward']}</Parameters_sc-match>\n"
         f"      <Parameters_sc-mismatch>{options['penalty']}</Parameters_sc-mismatch>\n"
         f"      <Parameters_gap-open>{options['gap_open']}</Parameters_gap-open>\n"
@@ -112,13 +121,23 @@ def _hit_names(hits: BlastHits, subject: int, subjects: list | None) -> tuple[st
     return f"gnl|BL_ORD_ID|{subject}", title, str(subject)
 
 
+def bl2seq_names(hits: BlastHits, frame, subject: int) -> tuple[str, str]:
+    """A ``-subject`` subject's id and title as blastn's XML and JSON write them: the defline's first word, the
+    whole defline."""
+    title = frame.subject_titles[subject] if frame.subject_titles is not None else hits.subject_names[subject]
+    return (title.split(None, 1)[0] if title.strip() else title), title
+
+
 def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParams, db_length: int, db_sequences: int,
-                   subjects: list | None = None, frame=None, query_offset: int = 0) -> str:
+                   subjects: list | None = None, frame=None, query_offset: int = 0,
+                   statistics: list[KarlinParams] | None = None) -> str:
     """One ``<Iteration>`` per query of ``hits`` (its number :data:`ITER_MARK`), hits grouped by subject in report
     order, each HSP with its aligned rows and midline, and the query's statistics (the length adjustment and
     effective search space of ``params`` over the whole database). ``frame``: a
     :class:`~gseek.blast.pairwise.ReportFrame` (``-subject``: its names as blastn writes them, database size 0;
-    ``-subject_loc``: whole subjects' coordinates and lengths); ``query_offset``: ``-query_loc``'s."""
+    ``-subject_loc``: whole subjects' coordinates and lengths); ``query_offset``: ``-query_loc``'s;
+    ``statistics``: each query's printed κ λ H (:func:`~gseek.blast.json_report.query_statistics`), else
+    ``params``'."""
     from .report import _text
 
     bl2seq = frame is not None and frame.source == "subject"
@@ -134,14 +153,15 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
         ell = length_adjustment(params, qlen, db_length, db_sequences)
         space = max(db_length - db_sequences * ell, 1) * (qlen - ell)
         out.append(f"<Iteration>\n  <Iteration_iter-num>{ITER_MARK}</Iteration_iter-num>\n"
-                   f"  <Iteration_query-ID>Query_{ITER_MARK}</Iteration_query-ID>\n"
+                   f"  <Iteration_query-ID>Query_{QUERY_MARK}</Iteration_query-ID>\n"
                    f"  <Iteration_query-def>{_esc(query_titles[q])}</Iteration_query-def>\n"
                    f"  <Iteration_query-len>{qlen}</Iteration_query-len>\n<Iteration_hits>\n")
         lo, hi = int(bounds[q]), int(bounds[q + 1])
         for n_hit, s, (hid, hdef, hacc), rows in by_subject(hits, lo, hi, subjects):
             if bl2seq:  # -subject: the defline's first word, the whole defline, Subject_N
-                hdef = frame.subject_titles[s] if frame.subject_titles is not None else hits.subject_names[s]
-                hid, hacc = hdef.split(None, 1)[0] if hdef.strip() else hdef, f"Subject_{s + 1}"
+                (hid, hdef), hacc = bl2seq_names(hits, frame, s), f"Subject_{s + 1}"
+            if subjects is not None and subjects[s].others and not bl2seq:  # a set's further deflines
+                hdef += "".join(f" >{fasta} {title}" for _sid, fasta, _acc, _accver, title in subjects[s].others)
             out.append(f"<Hit>\n  <Hit_num>{n_hit}</Hit_num>\n  <Hit_id>{_esc(hid)}</Hit_id>\n"
                        f"  <Hit_def>{_esc(hdef)}</Hit_def>\n  <Hit_accession>{_esc(hacc)}</Hit_accession>\n"
                        f"  <Hit_len>{int(s_len[s])}</Hit_len>\n  <Hit_hsps>\n")
@@ -166,14 +186,15 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
                     f"      <Hsp_qseq>{_text(qr)}</Hsp_qseq>\n      <Hsp_hseq>{_text(sr)}</Hsp_hseq>\n"
                     f"      <Hsp_midline>{mid}</Hsp_midline>\n    </Hsp>\n")
             out.append("  </Hit_hsps>\n</Hit>\n")
+        shown = params if statistics is None else statistics[q]
         out.append("</Iteration_hits>\n  <Iteration_stat>\n    <Statistics>\n"
                    f"      <Statistics_db-num>{0 if bl2seq else db_sequences}</Statistics_db-num>\n"
                    f"      <Statistics_db-len>{0 if bl2seq else db_length}</Statistics_db-len>\n"
                    f"      <Statistics_hsp-len>{ell}</Statistics_hsp-len>\n"
                    f"      <Statistics_eff-space>{space}</Statistics_eff-space>\n"
-                   f"      <Statistics_kappa>{_g(params.K)}</Statistics_kappa>\n"
-                   f"      <Statistics_lambda>{_g(params.lambda_)}</Statistics_lambda>\n"
-                   f"      <Statistics_entropy>{_g(params.H)}</Statistics_entropy>\n"
+                   f"      <Statistics_kappa>{_real(shown.K)}</Statistics_kappa>\n"
+                   f"      <Statistics_lambda>{_real(shown.lambda_)}</Statistics_lambda>\n"
+                   f"      <Statistics_entropy>{_real(shown.H)}</Statistics_entropy>\n"
                    "    </Statistics>\n  </Iteration_stat>\n"
                    + ("  <Iteration_message>No hits found</Iteration_message>\n" if hi == lo else "")
                    + "</Iteration>\n")

@@ -84,6 +84,10 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
             from gseek.index import Index
             from gseek.seqio import read_fastx
 
+            from ..seqio.atomic import check_output
+
+            check_output(run.out, [run.subject])  # (the query is checked with the search's outputs)
+
             frame = dict(source="subject", database_title=f"User specified sequence set (Input: {run.subject}).")
             if run.subject_loc is not None:  # each subject's piece searched (blastn's statistics: the pieces')
                 start, stop = run.subject_loc
@@ -113,9 +117,10 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
         query, offset = run.query, 0
         if run.query_loc is not None:
             whole: list[int] = []
-            query = _pieces(run.query, *run.query_loc, folder, "query_loc.fa", whole)
+            numbers: list[int] = []
+            query = _pieces(run.query, *run.query_loc, folder, "query_loc.fa", whole, numbers)
             offset = run.query_loc[0] - 1
-            frame["query_lengths"] = tuple(whole)
+            frame.update(query_lengths=tuple(whole), query_numbers=tuple(numbers))
         layout = PairwiseLayout(run.num_descriptions, run.num_alignments, run.line_length, run.html)
         blast_files(database, query, run.out, task=run.options.task, outfmt=outfmt,
                     device=None if devices else (run.device or "auto"), devices=devices, threads=run.threads,
@@ -173,15 +178,16 @@ def makeblastdb_main(argv: list[str], stdout: TextIO | None = None, stderr: Text
     return 0
 
 
-def _pieces(path: str, start: int, stop: int, folder: str, name: str, lengths: list[int] | None = None) -> str:
+def _pieces(path: str, start: int, stop: int, folder: str, name: str, lengths: list[int] | None = None,
+            numbers: list[int] | None = None) -> str:
     """A FASTA of bases ``start..stop`` (1-based, inclusive) of each record of ``path``, as ``-query_loc`` and
     ``-subject_loc`` ask (the statistics are the pieces': blastn reports ``qlen`` and the e-values of the piece);
-    ``lengths``: each whole record's length appended."""
+    ``lengths``: each whole record's length appended; ``numbers``: its number in ``path`` (from 1)."""
     out = os.path.join(folder, name)
     source = sys.stdin if path == "-" else open(path, encoding="latin-1")
     try:
         with open(out, "w", encoding="latin-1") as fh:
-            header, seq = None, []
+            header, seq, number = None, [], 0
             for line in [*source, ">"]:
                 if line.startswith(">"):
                     whole = "".join(seq)
@@ -189,7 +195,9 @@ def _pieces(path: str, start: int, stop: int, folder: str, name: str, lengths: l
                         fh.write(f"{header}\n{whole[start - 1:stop]}\n")
                         if lengths is not None:
                             lengths.append(len(whole))
-                    header, seq = line.rstrip("\n"), []
+                        if numbers is not None:
+                            numbers.append(number)
+                    header, seq, number = line.rstrip("\n"), [], number + 1
                 elif line.strip():
                     seq.append(line.strip())
     finally:

@@ -44,8 +44,9 @@ from gseek.blast.options import BlastOptions
 from gseek.blast.pairwise import PairwiseLayout, ReportFrame, pairwise_epilog, pairwise_prolog, pairwise_queries
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
 from gseek.blast.searcher import BlastSearcher
-from gseek.blast.json_report import JSON_FOOTER, JSON_HEADER, REPORT_MARK, json_reports, query_masking, report_separator
-from gseek.blast.xml_report import ITER_MARK, XML_FOOTER, xml_header, xml_iterations
+from gseek.blast.json_report import (JSON_FOOTER, JSON_HEADER, REPORT_MARK, json_reports, query_masking,
+                                     query_statistics, report_separator)
+from gseek.blast.xml_report import ITER_MARK, QUERY_MARK, XML_FOOTER, xml_header, xml_iterations
 from gseek.blast.shards import split_hits
 from gseek.errors import FastxError, OptionError, OutputError
 from gseek.index import Index
@@ -112,7 +113,7 @@ class _BlastSink(LazySink):
     """One output: the formatted text of each batch, then (``-outfmt 7``) BLAST+'s closing line."""
 
     def __init__(self, query: QueryFile, outfmt: str, sam_header: str = "", check: Any = None,
-                 xml: Any = None, around: tuple[str, str] = ("", "")) -> None:
+                 xml: Any = None, around: tuple[str, str] = ("", ""), numbers: tuple[int, ...] | None = None) -> None:
         super().__init__(query)
         self.kind = parse_outfmt(outfmt)[0]
         self.queries = 0
@@ -124,6 +125,8 @@ class _BlastSink(LazySink):
         self.xml_header = xml
         #: ``-outfmt 0``: the report's prolog and epilog.
         self.around = around
+        #: ``-outfmt 5``/``15``: each query's number in its file (``-query_loc`` leaves some out); None: in order.
+        self.numbers = numbers
 
     def open(self) -> Any:
         if self.check is not None and is_special(self.query.output):  # written in place: nothing to take back
@@ -142,15 +145,17 @@ class _BlastSink(LazySink):
         if self.kind in ("5", "15"):  # BLAST XML / JSON: a header, then the queries numbered in order
             if self.queries == 0:
                 head = JSON_HEADER if self.kind == "15" else self.xml_header(*data[2]) if self.xml_header else ""
+                head = head.replace(QUERY_MARK, str(self.numbers[0] if self.numbers else 1))  # the first query's
                 self.writer.fh.write(head.encode("utf-8", "surrogateescape"))
             if self.kind == "15":  # each report's opening: a comma before all but the output's first
                 parts = text.split(REPORT_MARK.encode())
                 text = parts[0] + b"".join(report_separator(self.queries == 0 and k == 0).encode() + part
                                            for k, part in enumerate(parts[1:]))
-            parts = text.split(ITER_MARK.encode())
-            per_query = 2 if self.kind == "5" else 1  # (XML: the iteration's number and its query id)
-            text = parts[0] + b"".join(str(self.queries + 1 + k // per_query).encode() + part
-                                       for k, part in enumerate(parts[1:]))
+            parts = text.split(ITER_MARK.encode())  # (XML: the iteration's number)
+            text = parts[0] + b"".join(str(self.queries + 1 + k).encode() + part for k, part in enumerate(parts[1:]))
+            parts = text.split(QUERY_MARK.encode())  # the query's number in its file
+            text = parts[0] + b"".join(str(self.numbers[self.queries + k] if self.numbers else self.queries + 1 + k)
+                                       .encode() + part for k, part in enumerate(parts[1:]))
         if text:
             self.writer.fh.write(text)
         self.queries += queries
@@ -433,14 +438,15 @@ class BlastTask:
                 continue
             if self.outfmt.split()[0] in ("5", "15"):  # BLAST XML / JSON: numbered by the writer
                 one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
+                stats = query_statistics(batch, dataclasses.asdict(one.options), one.options.karlin)
                 if self.outfmt.split()[0] == "5":
                     text = xml_iterations(hits, titles, one.options.karlin, one.ref.db_bases, one.ref.db_sequences,
-                                          self.subjects, self.frame, self.query_offset)
+                                          self.subjects, self.frame, self.query_offset, stats)
                     text = text.encode("utf-8", "surrogateescape")
                 else:
                     text = json_reports(hits, batch, titles, one.options.karlin, one.ref.db_bases,
                                         one.ref.db_sequences, self.database, dataclasses.asdict(one.options),
-                                        self.subjects, self.frame, self.query_offset)
+                                        self.subjects, self.frame, self.query_offset, stats)
                     text = text.encode("utf-8", "surrogateescape")
                 first = (titles[0], int(len(batch.sequence(0)))) if len(batch) else ("", 0)
                 mapped = int(len(set(hits.arrays["query"].tolist())))
@@ -466,7 +472,7 @@ class BlastTask:
         around = ("", "")
         if parse_outfmt(self.outfmt)[0] == "0":
             around = self.report_around()
-        return _BlastSink(query, self.outfmt, header, self.index_check, xml, around)
+        return _BlastSink(query, self.outfmt, header, self.index_check, xml, around, self.frame.query_numbers)
 
     def report_around(self) -> tuple[str, str]:
         """The pairwise report's prolog and epilog: the database's title (the frame's, a BLAST database's or
