@@ -12,8 +12,23 @@ The front doors over them (``map_files``, ``blast_files``, ``align_files``, ...)
 """
 
 from ._base import Task, TaskSpec, batch_nbytes, warm_host
-from .align import AlignTask, PairsTask
-from .blast import BlastTask
-from .map import MapTask
+
+_LAZY = {"AlignTask": "align", "PairsTask": "align", "BlastTask": "blast", "MapTask": "map"}  # name -> module
 
 __all__ = ["Task", "TaskSpec", "MapTask", "AlignTask", "PairsTask", "BlastTask", "batch_nbytes", "warm_host"]
+
+
+def __getattr__(name):
+    """A task class, its module loaded on first use (a BLAST search loads neither the mapper nor the DP)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gseek.pipeline.tasks' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
