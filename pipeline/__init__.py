@@ -17,6 +17,8 @@
 ``docs/pipeline.md`` draws the threads and queues and says how to tune them.
 """
 
+from gseek._lazy import lazy_names
+
 _LAZY = {  # name -> the module that defines it, imported on first use (a BLAST search loads no mapper)
     **dict.fromkeys(("Chunk", "Dispatcher", "FileResult", "Job", "Progress", "QueryFile", "QueueBounds"),
                     "gseek.pipeline.engine"),
@@ -29,18 +31,10 @@ _LAZY = {  # name -> the module that defines it, imported on first use (a BLAST 
 __all__ = sorted(_LAZY, key=str.lower)  # the engine, the runner, the front doors, the tasks
 
 
-def __getattr__(name):
-    """The names of :data:`__all__`, each loaded with its module on first use: ``gseek search --task
-    megablast`` imports the engine, the BLAST task and its front door, not the mapper, the DP, the SAM
-    writers, the runner or the cluster (0.1 s and ~10 MB of a 1 s command on the 2-core VM)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'gseek.pipeline' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+#: The names of :data:`__all__`, each loaded with its module on first use: ``gseek search --task megablast``
+#: imports the engine, the BLAST task and its front door, not the mapper, the DP, the SAM writers, the runner or
+#: the cluster (0.1 s and ~10 MB of a 1 s command on the 2-core VM).
+__getattr__ = lazy_names(__name__, _LAZY, globals())
 
 
 def __dir__():

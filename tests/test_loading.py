@@ -44,29 +44,18 @@ def text_hash(n):
 """
 
 #: Loads (or, in an empty cache, compiles) the three functions; prints what they return, the refreshes of the
-#: target's registries and the compiles seen, whether total's library holds a parsed module, then the same
-#: after a fresh (uncached) function calling total is compiled.
+#: target's registries, the functions compiled (not found in the cache), whether total's library holds no
+#: parsed module; then what a fresh (uncached) function calling total returns, and the same question.
 PROBE = """
 import os
 import numpy as np
 import numba
-from numba.core import base, event
+from numba.core import base
 
 MISSING = os.environ.get("PROBE_MISSING")
-refreshes, compiled = [], []
+refreshes = []
 _refresh = base.BaseContext.refresh
 base.BaseContext.refresh = lambda self: refreshes.append(1) or _refresh(self)
-
-
-class Compiles(event.Listener):
-    def on_start(self, ev):
-        pass
-
-    def on_end(self, ev):
-        compiled.append(ev)
-
-
-event.register("numba:compile", Compiles())
 if MISSING:  # a symbol every entry needs (the wrapper's) reported unknown: each load refreshes first
     import gseek.kernels._loading as loading
 
@@ -77,9 +66,10 @@ from cachedmod import squares, text_hash, total
 values = np.arange(5, dtype=np.int64)
 out = np.zeros(5, np.int64)
 squares(values, out)
-library = total.overloads[total.signatures[0]].library if total(values) else None
-print(total(values), out.tolist(), text_hash(3) == hash("ab" * 3), len(refreshes), len(compiled),
-      library._shared_module is None)
+first, hashed = total(values), text_hash(3) == hash("ab" * 3)
+library = total.overloads[total.signatures[0]].library
+compiled = sum(sum(f.stats.cache_misses.values()) for f in (squares, text_hash, total))
+print(first, out.tolist(), hashed, len(refreshes), compiled, library._shared_module is None)
 
 
 @numba.njit

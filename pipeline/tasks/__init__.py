@@ -11,23 +11,18 @@ The front doors over them (``map_files``, ``blast_files``, ``align_files``, ...)
 :mod:`gseek.pipeline.front`.
 """
 
+from gseek._lazy import lazy_names
+
 from ._base import Task, TaskSpec, batch_nbytes, warm_host
 
-_LAZY = {"AlignTask": "align", "PairsTask": "align", "BlastTask": "blast", "MapTask": "map"}  # name -> module
+_LAZY = {"AlignTask": f"{__name__}.align", "PairsTask": f"{__name__}.align", "BlastTask": f"{__name__}.blast",
+         "MapTask": f"{__name__}.map"}  # name -> its module
 
 __all__ = ["Task", "TaskSpec", "MapTask", "AlignTask", "PairsTask", "BlastTask", "batch_nbytes", "warm_host"]
 
 
-def __getattr__(name):
-    """A task class, its module loaded on first use (a BLAST search loads neither the mapper nor the DP)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'gseek.pipeline.tasks' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+#: A task class, its module loaded on first use (a BLAST search loads neither the mapper nor the DP).
+__getattr__ = lazy_names(__name__, _LAZY, globals())
 
 
 def __dir__():
