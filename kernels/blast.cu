@@ -1,10 +1,10 @@
 // blast: the BLAST-style search's database side — scan, lookup, mini-extension (or
 // the two-hit rule of discontiguous words), ungapped X-drop extension, unpacking of
-// subject windows.
+// subject windows; and the query side's DUST (dust_reach).
 //
 // Twin: kernels/blast.py (same kernel names, same argument order; its docstring
 // states the rules). Reference: tests/reference_blast.py. Constants from Python
-// as -D options: BLOCK, SCAN_BUFFER. A table word is lut_w contiguous bases
+// as -D options: BLOCK, SCAN_BUFFER, DUST_RING. A table word is lut_w contiguous bases
 // (tmask == 0) or the bases a discontiguous template selects in span bases.
 //
 // Text: 16 bases per u32, first base in bits 31-30; the N mask has both bits of
@@ -267,5 +267,78 @@ unpack_ranges(const u32* __restrict__ text, const u32* __restrict__ nmask, int h
         while (r + 1 < n_ranges && out_off[r + 1] <= i) ++r;  // skip empty ranges
         i64 g = start[r] + (i - out_off[r]);
         codes[i] = is_n(nmask, has_n, g) ? (u8)4 : (u8)base_at(text, g);
+    }
+}
+
+// Symmetric DUST's reach (gseek/blast/dust.py; the rules in the twin's dust_span): one thread a span of
+// starts span_lo[i] .. span_hi[i] - 1 of an N-free record ending at rec_end[i], read from span_lo[i] to
+// min(rec_end[i], span_hi[i] + window); reach[s] = e - s of the largest end e of a perfect interval [s, e),
+// -1 where none. window <= DUST_RING - 1 (the rings' slots; -D DUST_RING).
+
+__device__ __forceinline__ int dust_tri(const u8* __restrict__ codes, i64 p) {
+    return codes[p] * 16 + codes[p + 1] * 4 + codes[p + 2];
+}
+
+__device__ __forceinline__ void dust_keep(i64 s, int e, i64 a, i64 lo, i64 hi, int* __restrict__ reach) {
+    if (a + s >= lo && a + s < hi) reach[a + s] = e >= 0 ? (int)(e - s) : -1;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+dust_reach(const u8* __restrict__ codes, const i64* __restrict__ span_lo, const i64* __restrict__ span_hi,
+           const i64* __restrict__ rec_end, i64 n_spans, i64 level, i64 window, int* __restrict__ reach) {
+    GRID_STRIDE(i, n_spans) {
+        const i64 lo = span_lo[i], hi = span_hi[i];
+        const i64 a = lo, b = rec_end[i] < hi + window ? rec_end[i] : hi + window;
+        const i64 n = b - a;
+        int counts[64], slide[64];
+        i64 best_r[DUST_RING], best_l[DUST_RING];
+        int ends[DUST_RING];
+        for (int t = 0; t < 64; ++t) { counts[t] = 0; slide[t] = 0; }
+        int ring = 1;
+        while (ring < window + 1) ring *= 2;
+        const int slot = ring - 1;
+        for (int j = 0; j < ring; ++j) { best_r[j] = 0; best_l[j] = 1; ends[j] = -1; }
+        i64 whole = 0, written = 0;
+        for (i64 e = 3; e <= n; ++e) {
+            const i64 lowest = e - window > 0 ? e - window : 0;
+            const int z = (int)((e - 3) & slot);
+            best_r[z] = 0; best_l[z] = 1; ends[z] = -1;
+            int t = dust_tri(codes, a + e - 3);
+            whole += slide[t];
+            slide[t] += 1;
+            if (lowest > 0) {
+                t = dust_tri(codes, a + lowest - 1);
+                slide[t] -= 1;
+                whole -= slide[t];
+            }
+            const i64 top = 10 * whole - 1;  // floor division, as the twin's (-1 // level == -1)
+            const i64 longest = top >= 0 ? top / level : -((-top + level - 1) / level);
+            const i64 last = lowest > e - 3 - longest ? lowest : e - 3 - longest;
+            i64 r = 0, m_r = 0, m_l = 1;
+            for (i64 s = e - 3; s >= last; --s) {
+                t = dust_tri(codes, a + s);
+                r += counts[t];
+                counts[t] += 1;
+                const i64 l = e - s - 3;
+                const int q = (int)(s & slot);
+                if (s + 4 <= e) {
+                    const i64 p_r = best_r[q], p_l = best_l[q];
+                    if (p_r * m_l > m_r * p_l) { m_r = p_r; m_l = p_l; }
+                }
+                if (l >= 1 && r * 10 > level * l) {
+                    if (r * m_l >= m_r * l) {
+                        if (e > ends[q]) ends[q] = (int)e;
+                        m_r = r; m_l = l;
+                    }
+                }
+                best_r[q] = m_r; best_l[q] = m_l;
+            }
+            for (i64 s = e - 3; s >= last; --s) counts[dust_tri(codes, a + s)] -= 1;
+            if (e - window >= written) {
+                dust_keep(written, ends[written & slot], a, lo, hi, reach);
+                written += 1;
+            }
+        }
+        for (i64 s = written; s < n - 2; ++s) dust_keep(s, ends[s & slot], a, lo, hi, reach);
     }
 }

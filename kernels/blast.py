@@ -44,6 +44,9 @@ strands of every query, one *sequence* each) are base codes ``qcodes`` (0..3,
   scores ``n_score``); the extension ends at its best score.
 * ``unpack_ranges``: text ranges ``[start[r], start[r] + len)`` into base
   codes 0..4 at ``out_off[r]`` (the subject windows of gapped extension).
+* ``dust_reach``: the query side's symmetric DUST (``gseek.blast.dust``), one span of
+  starts of an N-free record a thread: each start's reach (:func:`dust_span`, which the
+  host's pass runs too).
 
 Every output element is computed independently (the scan's chunks are
 counted, then filled), so results do not depend on the thread count.
@@ -60,7 +63,9 @@ from gseek.kernels.seqpack import _record_of
 CUDA_SOURCE = "blast.cu"
 #: Entries of the scan's block-local hit buffer (CUDA; twice the largest block).
 SCAN_BUFFER = 2048
-CONSTANTS: dict[str, int] = {"SCAN_BUFFER": SCAN_BUFFER}
+#: Slots of the CUDA ``dust_reach``'s rings (a power of two): windows up to ``DUST_RING - 1`` bases.
+DUST_RING = 128
+CONSTANTS: dict[str, int] = {"SCAN_BUFFER": SCAN_BUFFER, "DUST_RING": DUST_RING}
 
 #: Stride positions a CPU scan chunk covers.
 _CHUNK = 1 << 16
@@ -311,3 +316,96 @@ def unpack_ranges(text, nmask, has_n, start, out_off, n_ranges, codes):
         for i in range(out_off[r], out_off[r + 1]):
             g = start[r] + (i - out_off[r])
             codes[i] = 4 if _is_n(nmask, has_n, g) else _base(text, g)
+
+
+@njit(cache=True, nogil=True)
+def _dust_keep(s, e, a, lo, hi, reach, reach_base):
+    if lo <= a + s < hi:
+        reach[a + s - reach_base] = e - s if e >= 0 else -1
+
+
+@njit(cache=True, nogil=True)
+def dust_span(codes, a, b, lo, hi, level, window, reach, reach_base):
+    """Symmetric DUST (``gseek.blast.dust``) of the starts ``lo .. hi - 1`` read from ``codes[a:b]``
+    (codes 0-3; ``a <= lo``, ``b`` the record's end or at least ``window`` bases after ``hi``):
+    ``reach[s - reach_base]`` = ``e - s`` for the largest end ``e`` of a perfect interval ``[s, e)``,
+    -1 where none starts at ``s``.
+
+    For each end e, the stretches [s, e) are scored from s = e - 3 down, one triplet at a time; but
+    a stretch can score above the level only if it is short enough: its repeats ``r`` are at most
+    those of the whole window [e - window, e) (``whole``, kept as the window slides), and
+    ``r * 10 > level * l`` needs ``l < 10 * whole / level``. So only those starts are scored (about
+    15 of 62 in random DNA). ``best[s]`` is then kept only where s is scored: a stretch [x, y) above
+    the level was scored at its end y, so ``best[x]`` holds it, and every later walk over a start
+    s <= x passes x first (whatever it left stale below its last start, it never reads).
+
+    Only the starts of the last ``window`` ends are ever read or written, so ``best`` and ``ends``
+    are rings of ``ring`` (>= window + 1) slots, a slot emptied when its start s = e - 3 comes in.
+    Start s's reach depends only on the bases of [s, s + window) (its stretches and the starts after
+    it; a window cut short at ``a`` holds every stretch from s still, so it prunes only stretches that
+    cannot score): a record read in spans of starts (one a GPU thread) gives the one pass's reach."""
+    n = b - a
+    tri = np.empty(max(n - 2, 0), np.uint8)  # the triplet starting at each position
+    for s in range(n - 2):
+        tri[s] = codes[a + s] * 16 + codes[a + s + 1] * 4 + codes[a + s + 2]
+    counts = np.zeros(64, np.int64)  # triplets of the stretch being scored (emptied after each end)
+    slide = np.zeros(64, np.int64)  # triplets of the whole window
+    whole = 0  # the whole window's repeats: sum of c (c - 1) / 2 over slide
+    ring = 1
+    while ring < window + 1:
+        ring *= 2
+    slot = ring - 1
+    # best_r/best_l[s]: the best score (r / l) of a stretch above the level inside [s, e - 1) before
+    # end e is done, inside [s, e) after, where s is scored; best_r = 0 means none. Only ratios are
+    # ever compared. One row, rewritten in place: a walk reads best[s] before it writes it.
+    best_r = np.zeros(ring, np.int64)
+    best_l = np.ones(ring, np.int64)
+    ends = np.full(ring, -1, np.int64)
+    written = 0  # the starts below are final (no later end reaches them)
+    for e in range(3, n + 1):
+        lowest = max(0, e - window)
+        best_r[(e - 3) & slot], best_l[(e - 3) & slot], ends[(e - 3) & slot] = 0, 1, -1
+        t = tri[e - 3]  # the window gains the triplet at e - 3 and loses the one before ``lowest``
+        whole += slide[t]
+        slide[t] += 1
+        if lowest > 0:
+            t = tri[lowest - 1]
+            slide[t] -= 1
+            whole -= slide[t]
+        # only a stretch of l <= longest can score above the level, whatever its triplets
+        longest = (10 * whole - 1) // level  # the largest l with level * l < 10 * whole
+        last = max(lowest, e - 3 - longest)  # starts below ``last`` have l > longest
+        r = 0
+        m_r, m_l = 0, 1  # best inside [s + 1, e): none yet for s = e - 3
+        for s in range(e - 3, last - 1, -1):
+            t = tri[s]
+            r += counts[t]  # sum of c (c - 1) / 2 grows by the count before this triplet
+            counts[t] += 1
+            l = e - s - 3  # triplets - 1
+            # best inside [s + 1, e) (m_r / m_l, the previous s's) and inside [s, e - 1)
+            if s + 4 <= e:
+                p_r, p_l = best_r[s & slot], best_l[s & slot]
+                if p_r * m_l > m_r * p_l:
+                    m_r, m_l = p_r, p_l
+            if l >= 1 and r * 10 > level * l:
+                if r * m_l >= m_r * l:  # no stretch inside scores higher: perfect
+                    if e > ends[s & slot]:
+                        ends[s & slot] = e
+                    m_r, m_l = r, l
+            best_r[s & slot], best_l[s & slot] = m_r, m_l
+        for s in range(e - 3, last - 1, -1):
+            counts[tri[s]] -= 1
+        if e - window >= written:  # no later end reaches start e - window
+            _dust_keep(written, ends[written & slot], a, lo, hi, reach, reach_base)
+            written += 1
+    for s in range(written, n - 2):
+        _dust_keep(s, ends[s & slot], a, lo, hi, reach, reach_base)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def dust_reach(codes, span_lo, span_hi, rec_end, n_spans, level, window, reach):
+    """:func:`dust_span` of every span of starts ``span_lo[i] .. span_hi[i] - 1`` of an N-free record
+    ending at ``rec_end[i]`` (one a thread; ``reach`` indexed by position)."""
+    for i in numba.prange(n_spans):
+        lo, hi = span_lo[i], span_hi[i]
+        dust_span(codes, lo, min(rec_end[i], hi + window), lo, hi, level, window, reach, 0)

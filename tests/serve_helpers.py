@@ -10,6 +10,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -60,9 +61,21 @@ class Service:
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})
         self.err = b""
+        # the log read as it comes: a pipe nobody reads blocks the service once ~64 kB of lines fill it
+        self._err_parts: list[bytes] = []
+        self._drain = threading.Thread(target=self._read_err, daemon=True)
+        self._drain.start()
         self.line = self._first_line()
         self.url = self.line.split("listening on ", 1)[1].split(" ", 1)[0]
-        self.err = b""
+
+    def _read_err(self) -> None:
+        for chunk in iter(lambda: os.read(self.proc.stderr.fileno(), 65536), b""):
+            self._err_parts.append(chunk)
+
+    def _ended(self, timeout: float) -> None:
+        self.proc.wait(timeout=timeout)
+        self._drain.join(timeout=30)
+        self.err = b"".join(self._err_parts)
 
     def _first_line(self) -> str:
         sel = selectors.DefaultSelector()
@@ -87,7 +100,7 @@ class Service:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
-            _, self.err = self.proc.communicate(timeout=timeout)
+            self._ended(timeout)
         except subprocess.TimeoutExpired:
             self.kill()
             raise
@@ -96,7 +109,7 @@ class Service:
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-        self.err = self.proc.communicate(timeout=30)[1]
+        self._ended(30)
 
 
 def call(url: str, body: bytes | dict | None = None, method: str | None = None, token: str | None = None,

@@ -227,8 +227,17 @@ def reference(seq: str, level: int, window: int, linker: int) -> list[tuple[int,
     return [(s, e) for s, e in merged]
 
 
+@pytest.fixture(params=[1 << 16, 1, 5, 37])
+def span(request, monkeypatch):
+    """Starts a record's host pass reads at a time (any gives the one pass's intervals)."""
+    from gseek.blast import dust
+
+    monkeypatch.setattr(dust, "_HOST_SPAN", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("seed", range(6))
-def test_equals_the_reference(seed):
+def test_equals_the_reference(seed, span):
     rng = np.random.default_rng(seed)
     motif = "".join("ACGT"[i] for i in rng.integers(0, 4, rng.integers(1, 4)))
     parts = ["".join("ACGTN"[i] for i in rng.choice(5, n, p=[0.24, 0.24, 0.24, 0.24, 0.04]))
@@ -241,7 +250,7 @@ def test_equals_the_reference(seed):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_runs_of_n_beside_homopolymers_equal_the_reference(seed):
+def test_runs_of_n_beside_homopolymers_equal_the_reference(seed, span):
     """Runs of N beside homopolymers longer than the window (the masker reads again from there, drawing
     its N's again) and at either end: every reading of the reference."""
     rng = np.random.default_rng(100 + seed)
@@ -297,6 +306,47 @@ def test_records_on_threads_give_the_one_pass_intervals():
         bounds.append(bounds[-1] + seq.size)
     codes, offsets = np.concatenate(parts), np.array(bounds, np.int64)
     assert codes.size > 4 << 16
-    whole = _intervals(codes, offsets, 20, 64, 1)
+    whole = _intervals(codes, offsets, 20, 64, 1, 1 << 30)
     assert len(whole) > 60
     assert dust_intervals(codes, offsets).tolist() == whole.tolist()
+    for span in (1, 3, 64, 129, 1000):  # a record read in spans of starts: the one pass's intervals
+        assert _intervals(codes, offsets, 20, 64, 1, span).tolist() == whole.tolist()
+
+
+@pytest.fixture(scope="module")
+def host_cuda(tmp_path_factory):
+    from gseek.kernels import blast as kblast
+    from host_cuda import build
+
+    return build(tmp_path_factory.mktemp("hostdust"), [kblast])
+
+
+@pytest.mark.parametrize("device", ["cpu", "host-cuda", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("device_span", [1, 7, 256])
+def test_the_backends_pass_gives_the_hosts_intervals(request, device, device_span, monkeypatch):
+    """``dust_reach`` (the CUDA kernel on a GPU or compiled for the host, or its Numba twin on the
+    CPU) over records cut into spans of starts, records holding an N left to the host: the host's one
+    pass's intervals, for windows up to 127 (128 and more: the host's pass itself)."""
+    from gseek.backend import get_backend
+    from gseek.blast import dust
+
+    monkeypatch.setattr(dust, "DEVICE_SPAN", device_span)
+    backend = request.getfixturevalue("host_cuda") if device == "host-cuda" else get_backend(device)
+    rng = np.random.default_rng(40 + device_span)
+    parts, bounds = [], [0]
+    for r in range(40):
+        seq = rng.integers(0, 4, int(rng.integers(0, 3000) if r % 5 else rng.integers(0, 5))).astype(np.uint8)
+        for _ in range(4):  # low-complexity stretches, some at record ends
+            a = int(rng.integers(0, max(1, seq.size)))
+            seq[a:a + 70] = np.resize(rng.integers(0, 4, int(rng.integers(1, 5))), seq[a:a + 70].size)
+        if r % 7 == 3 and seq.size:
+            seq[int(rng.integers(seq.size))] = 4
+        parts.append(seq)
+        bounds.append(bounds[-1] + seq.size)
+    codes, offsets = np.concatenate(parts), np.array(bounds, np.int64)
+    for level, window, linker in ((20, 64, 1), (10, 16, 4), (30, 127, 0), (20, 128, 1), (12, 33, 2)):
+        want = dust_intervals(codes, offsets, level, window, linker)
+        assert len(want) > 20
+        got = dust_intervals(codes, offsets, level, window, linker, backend=backend)
+        assert got.tolist() == want.tolist(), (level, window, linker)
+    assert dust_mask(codes, offsets, backend=backend).tolist() == dust_mask(codes, offsets).tolist()

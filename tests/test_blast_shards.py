@@ -337,8 +337,9 @@ def test_database_split_on_the_gpu_equals_the_cpu_search(split_index, queries):
 
 @pytest.mark.gpu
 def test_pipeline_gpu_streams_write_the_cpu_bytes(split_index, tmp_path):
-    """Two searchers per GPU, each on its own stream, many small jobs in flight (split of query jobs
-    and of the database over every GPU): the bytes of the CPU pipeline."""
+    """Several searchers per GPU, each on its own stream, many small jobs in flight (split of query jobs
+    and of the database over every GPU; the queries over four GPU backends, GPU 0 four times on a
+    one-GPU host, with fewer searchers each): the bytes of the CPU pipeline."""
     from gseek.backend import gpu_available
 
     if not gpu_available():
@@ -346,7 +347,7 @@ def test_pipeline_gpu_streams_write_the_cpu_bytes(split_index, tmp_path):
     import cupy
 
     from gseek.pipeline import run_pipeline
-    from gseek.pipeline.tasks.blast import BLAST_STREAMS_PER_GPU, BlastTask
+    from gseek.pipeline.tasks.blast import BLAST_STREAMS_PER_GPU, BlastTask, searchers_per_gpu
 
     index = split_index.save(tmp_path / "split.gseek")
     fasta = tmp_path / "q.fa"
@@ -357,9 +358,15 @@ def test_pipeline_gpu_streams_write_the_cpu_bytes(split_index, tmp_path):
     assert len(one.searchers) == BLAST_STREAMS_PER_GPU
     assert {s.device_searchers for s in one.searchers} == {BLAST_STREAMS_PER_GPU}  # their launches share the GPU
     assert BlastTask(index, "blastn", devices=["cpu"]).searchers[0].device_searchers == 1
+    four = [gpus[i % len(gpus)] for i in range(4)]
+    many = BlastTask(index, "blastn", devices=four)
+    assert len(many.searchers) == 4 * searchers_per_gpu(4) < 4 * BLAST_STREAMS_PER_GPU
+    assert {s.device_searchers for s in many.searchers} == {searchers_per_gpu(4)}
+    # -p bounds each GPU searcher's host passes (they took every core before)
+    assert {s.host.threads for s in BlastTask(index, "blastn", devices=four, threads=3).searchers} == {3}
     got = {}
     for name, extra in (("cpu", dict(devices=["cpu"])), ("gpu", dict(devices=gpus[:1])),
-                        ("gpus", dict(devices=gpus)),
+                        ("gpus", dict(devices=gpus)), ("four", dict(devices=four)),
                         ("database", dict(devices=gpus if len(gpus) > 1 else gpus * 2, split="database"))):
         summary = run_pipeline(tmp_path / "list.txt", index, tmp_path / name, "blastn", threads=4, progress=False,
                                quiet=True, command="t", outfmt="6 std btop", max_target_seqs=2, job_bytes=2000,
@@ -367,7 +374,21 @@ def test_pipeline_gpu_streams_write_the_cpu_bytes(split_index, tmp_path):
         assert [r.status for r in summary.files] == ["ok"]
         got[name] = (tmp_path / name / "q.tsv").read_bytes()
     assert got["cpu"].count(b"\n") > 30
-    assert got["gpu"] == got["cpu"] and got["gpus"] == got["cpu"] and got["database"] == got["cpu"]
+    assert got["gpu"] == got["cpu"] == got["gpus"] == got["four"] == got["database"]
+
+
+def test_searchers_per_gpu_bounded_in_one_process_with_the_queries_split():
+    """With the queries split over many GPUs of one process, fewer searchers a GPU (their host passes
+    share one interpreter), never under the floor; one GPU, and a database split, keep them all."""
+    from gseek.pipeline.tasks.blast import (BLAST_MIN_STREAMS_PER_GPU, BLAST_SEARCHERS_PER_PROCESS,
+                                            BLAST_STREAMS_PER_GPU, searchers_per_gpu)
+
+    assert searchers_per_gpu(1) == searchers_per_gpu(4, "database") == BLAST_STREAMS_PER_GPU == 4
+    assert [searchers_per_gpu(n) for n in (2, 4, 8)] == [4, 2, 2]
+    for n in range(1, 17):
+        per = searchers_per_gpu(n)
+        assert BLAST_MIN_STREAMS_PER_GPU <= per <= BLAST_STREAMS_PER_GPU
+        assert n * per <= max(BLAST_SEARCHERS_PER_PROCESS, BLAST_STREAMS_PER_GPU, n * BLAST_MIN_STREAMS_PER_GPU)
 
 
 @pytest.mark.parametrize("devices", [["cpu"], ["cpu", "cpu", "cpu"]])

@@ -19,7 +19,8 @@ from gseek.seqio import read_fastx
 from test_blast_search import _lines, lambda_text  # noqa: F401  (the lambda text fixture, the report's lines)
 
 
-def _words(rng, n_queries, w):
+def random_queries(rng, n_queries):
+    """Codes, offsets and mask of ``n_queries`` random queries of 0-299 bases (N's, masked bases, a repeat)."""
     lengths = rng.integers(0, 300, n_queries)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     codes = rng.integers(0, 4, int(offsets[-1])).astype(np.uint8)
@@ -27,6 +28,11 @@ def _words(rng, n_queries, w):
     if codes.size > 40:  # a repeat: a word at many positions
         codes[10:40] = 0
     mask = (rng.random(codes.size) < 0.03).astype(np.uint8)
+    return codes, offsets, mask
+
+
+def _words(rng, n_queries, w):
+    codes, offsets, mask = random_queries(rng, n_queries)
     return word_codes(codes, offsets, w, mask)
 
 

@@ -319,7 +319,12 @@ OPTION_CASES = [
     (SERVE + ["--host", "0.0.0.0"], "error", "--token-file FILE (bearer token) or --insecure"),
     (SERVE + ["--token-file", "no-such-token"], "error", "--token-file no-such-token: cannot read"),
     (SERVE + ["--device", "cpu", "-p", "3", "--quiet"], "serve", {"device": "cpu", "threads": 3}),
-    (SERVE + ["--gpus", "0,1"], "error", "--gpus: one engine per GPU is not built yet"),
+    (SERVE + ["--gpus", "0,1"], "serve", {"devices": ["gpu:0", "gpu:1"], "workers": None}),
+    (SERVE + ["--gpus", "1", "--workers", "3"], "serve", {"devices": ["gpu:1"], "workers": 3}),
+    (SERVE + ["--workers", "2"], "serve", {"devices": None, "workers": 2}),
+    (SERVE + ["--gpus", "0,0"], "error", "expected distinct GPU ordinals"),
+    (SERVE + ["--workers", "0"], "error", "--workers"),
+    (["--device", "cpu", *SERVE, "--gpus", "0"], "error", "--gpus and --device cpu exclude each other"),
     (SERVE + ["--threads", "2", "--debug"], "serve", {"threads": 2}),
     (SERVE + ["--max-body", "0"], "error", "limit max-body must be > 0"),
     *[(SERVE + [f"--{name.replace('_', '-')}", str(value)], "serve", {"limits": Limits(**{name: value})})

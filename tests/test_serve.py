@@ -232,12 +232,10 @@ def test_other_hosts_need_a_token(data, tmp_path):
     assert proc.returncode == 2 and "readable by others" in proc.stderr
 
 
-def test_gpus_is_refused_by_name(data):
-    proc = subprocess.run([sys.executable, "-m", "gseek", "serve", "-x", str(data / "lambda.gseek"), "--gpus", "0,1"],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and proc.stderr.splitlines()[-1] == (
-        "Error: --gpus: one engine per GPU is not built yet; run one gseek serve per GPU (CUDA_VISIBLE_DEVICES=N, a "
-        "port each) behind a proxy")
+def test_gpus_and_device_cpu_exclude_each_other(data):
+    proc = subprocess.run([sys.executable, "-m", "gseek", "--device", "cpu", "serve", "-x", str(data / "lambda.gseek"),
+                           "--gpus", "0,1"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.splitlines()[-1] == "Error: --gpus and --device cpu exclude each other"
 
 
 def test_drain_on_sigterm(data):

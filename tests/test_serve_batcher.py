@@ -96,3 +96,70 @@ def test_arrivals_while_the_device_is_busy_go_together_when_it_is_free():
     assert asyncio.run(main()) == ["hits of a", "hits of b", "hits of c"]
     pool.shutdown()
     assert device.groups == [["a"], ["b", "c"]]
+
+
+class Slots:
+    """Device workers (gseek.serve.slots.DeviceSlot) over fake devices: ``hold[n]`` keeps slot n's search
+    running; ``groups`` records (slot, batches) of each search."""
+
+    def __init__(self, devices: list[str]) -> None:
+        from gseek.serve.slots import DeviceSlot
+
+        self.slots = [DeviceSlot(n, d, None, None, concurrent.futures.ThreadPoolExecutor(1))
+                      for n, d in enumerate(devices)]
+        self.hold = [threading.Event() for _ in devices]
+        for h in self.hold:
+            h.set()
+        self.groups: list[tuple[int, list[str]]] = []
+
+    def run(self, target, batches, slot):
+        self.hold[slot.number].wait(10)
+        self.groups.append((slot.number, list(batches)))
+        return [f"hits of {b} on {slot.number}" for b in batches]
+
+    def close(self):
+        for s in self.slots:
+            s.executor.shutdown()
+
+
+def test_a_group_goes_to_a_free_slot_while_another_is_busy():
+    slots = Slots(["gpu:0", "gpu:0"])
+    batcher = Batcher(slots.run, slots.slots, window=LONG)
+    slots.hold[0].clear()
+
+    async def main():
+        first = asyncio.ensure_future(_search(batcher, "a"))
+        await asyncio.sleep(0.05)  # a is on slot 0, held there
+        second = await asyncio.wait_for(_search(batcher, "b"), 5)  # slot 1 is free: b goes at once
+        slots.hold[0].set()
+        return await asyncio.wait_for(first, 5), second
+
+    assert asyncio.run(main()) == ("hits of a on 0", "hits of b on 1")
+    slots.close()
+    assert slots.groups == [(1, ["b"]), (0, ["a"])] and batcher.ran == [1, 1]
+
+
+def test_groups_spread_over_devices_first_and_wait_when_every_slot_is_busy():
+    slots = Slots(["gpu:0", "gpu:0", "gpu:1", "gpu:1"])
+    batcher = Batcher(slots.run, slots.slots, window=LONG)
+    for h in slots.hold:
+        h.clear()
+
+    async def main():
+        busy = []
+        for name in "abcd":  # one group each, each sent at once to a free slot: gpu:0, gpu:1, gpu:0, gpu:1
+            busy.append(asyncio.ensure_future(_search(batcher, name)))
+            await asyncio.sleep(0.05)
+        waiting = [asyncio.ensure_future(_search(batcher, n)) for n in "efg"]  # every slot busy: they gather
+        await asyncio.sleep(0.05)
+        slots.hold[2].set()  # slot 2 (gpu:1) frees: e, f, g go there as one search
+        got = await asyncio.wait_for(asyncio.gather(*waiting), 5)
+        for h in slots.hold:
+            h.set()
+        return [await asyncio.wait_for(f, 5) for f in busy], got
+
+    done, got = asyncio.run(main())
+    slots.close()
+    assert done == ["hits of a on 0", "hits of b on 2", "hits of c on 1", "hits of d on 3"]
+    assert got == ["hits of e on 2", "hits of f on 2", "hits of g on 2"]
+    assert (2, ["e", "f", "g"]) in slots.groups and len(slots.groups) == 5

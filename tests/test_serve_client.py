@@ -181,3 +181,44 @@ def test_a_bad_option_gets_the_command_lines_message(data, service, task, option
     error = json.loads(text)
     assert code == 2 and status == 400 and error["kind"] == "usage"
     assert err.decode().splitlines()[-1] == f"Error: {error['error']}"
+
+
+@pytest.mark.parametrize("options", [{"mismatches": 2}, {"mismatches": 1, "max_alignments": 3},
+                                     {"mismatches": 2, "report_all": True, "max_hits": 2, "norc": True}])
+def test_client_map_returns_the_local_apis_mapping_result(data, service, options):
+    """``Client.map`` (and ``Client.search(task="map")``) returns a MappingResult, as ``Mapper.map``
+    does: the same arrays, the same per-hit views (MD and the =/X CIGAR read from the reference
+    windows it carries) and the same tables, unmapped reads too."""
+    import numpy as np
+
+    from gseek import Mapper, MappingResult
+    from gseek.seqio import read_fastx
+    from gseek.serve.client import Client
+
+    text = (data / "reads.fq").read_text()
+    got = Client(service.url).map("lambda", [("reads.fq", text)], **options)
+    local = Mapper(data / "lambda.gseek", device="cpu", **options).map(read_fastx(data / "reads.fq"))
+    assert isinstance(got, MappingResult) and repr(got) == repr(local) and len(local) > 0
+    for name in ("read", "contig", "pos", "strand", "mismatches", "secondary", "hit_offsets", "best", "n_best",
+                 "mapq", "status", "alt_offsets", "alt_pos", "capped"):
+        assert np.array_equal(getattr(got, name), getattr(local, name)), name
+    views = [[(h.ctg, h.r_st, h.r_en, h.strand, h.mapq, h.NM, h.MD, h.cigar_eq_str, h.ctg_len, str(h))
+              for h in read.hits] for read in got]
+    assert views == [[(h.ctg, h.r_st, h.r_en, h.strand, h.mapq, h.NM, h.MD, h.cigar_eq_str, h.ctg_len, str(h))
+                      for h in read.hits] for read in local]
+    assert [r.name for r in got] == [r.name for r in local]
+    pytest.importorskip("pandas")
+    assert got.to_pandas(unmapped=True).equals(local.to_pandas(unmapped=True))
+    assert got.to_pandas().equals(local.to_pandas())
+    pytest.importorskip("pyarrow")
+    assert got.to_arrow().equals(local.to_arrow())
+    again = Client(service.url).search("lambda", text, task="map", **options)
+    assert isinstance(again, MappingResult) and again.to_pandas().equals(local.to_pandas())
+
+
+def test_client_map_refuses_what_mapper_map_does_not_take(service):
+    from gseek.serve.client import Client, ServerError
+
+    with pytest.raises(ServerError, match="format mapping .*not trim5") as info:
+        Client(service.url).map("lambda", "@r\nACGTACGTACGTACGTACGTAC\n+\nIIIIIIIIIIIIIIIIIIIIII\n", trim5=2)
+    assert info.value.status == 400 and info.value.kind == "usage"

@@ -36,18 +36,4 @@ for r in $(seq "${ROUNDS:-1}"); do
   done
 done
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$OUT/stages.md"
-python3 - "$OUT" <<'PY' | tee -a "$OUT/stages.md"
-import json, statistics, sys
-from pathlib import Path
-runs = [json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob("stages-*.json"))]
-print("\n| set | tree | steady search s (each process's median) | rows SHA-256 | same in every search |")
-print("|---|---|---|---|---|")
-digests = {}
-for run in runs:
-    for rec in run["sets"]:
-        digests.setdefault(rec["set"], set()).add(rec["sha256"])
-        print(f"| {rec['set']} | {run['tag']} | {statistics.median(rec['search_s']):.3f} | {rec['sha256'][:16]} | "
-              f"{rec['same_rows']} |")
-for name, d in digests.items():
-    print(f"{name}: {'outputs identical' if len(d) == 1 else 'OUTPUTS DIFFER'} across {len(runs)} processes")
-PY
+python3 "$PWD/benchmarks/tools/stage_digests.py" "$OUT" | tee -a "$OUT/stages.md"

@@ -47,6 +47,12 @@ from pathlib import Path
 #: A name ending in ":" is completed by the call's ``traceback`` keyword (score only / with trace-back).
 REGIONS = [
     ("gseek.blast.searcher", "BlastSearcher.prepare", "query side (strands, DUST, lookup table)"),
+    ("gseek.blast.searcher", "dust_mask", "DUST (dust_mask)"),
+    ("gseek.blast.searcher", "query_strands", "strands (query_strands)"),
+    ("gseek.blast.searcher", "word_codes", "words on the host (word_codes)"),
+    ("gseek.blast.searcher", "lookup_of_words", "table on the host (lookup_of_words)"),
+    ("gseek.blast.searcher", "seeding", "seeding flags on the host (seeding)"),
+    ("gseek.blast.searcher", "build_on", "words and table on the device (build_on)"),
     ("gseek.blast.searcher", "device_queries", "upload queries and table"),
     ("gseek.blast.seeds", "scan_hits", "scan (PV, sort of hits)"),
     ("gseek.blast.seeds", "ungapped_extend", "ungapped extension"),

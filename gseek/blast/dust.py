@@ -39,11 +39,14 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
 from gseek.errors import OptionError
 from gseek.kernels._jit import njit
+from gseek.kernels import blast as kblast
+from gseek.kernels.blast import dust_span
 
 __all__ = ["dust_intervals", "dust_mask", "DUST_LEVEL", "DUST_WINDOW", "DUST_LINKER"]
 
@@ -51,82 +54,29 @@ __all__ = ["dust_intervals", "dust_mask", "DUST_LEVEL", "DUST_WINDOW", "DUST_LIN
 DUST_LEVEL = 20
 DUST_WINDOW = 64
 DUST_LINKER = 1
+#: Starts a record's pass reads at a time on the host (:func:`_perfect_reach`; any value gives the same).
+_HOST_SPAN = 1 << 16
+#: Starts a thread of the backend's pass reads (:func:`_on_backend`; any value gives the same).
+DEVICE_SPAN = 256
 
 
 @njit(cache=True, nogil=True)
-def _perfect_reach(seq, base, level, window, linker, out, k, first):
+def _perfect_reach(seq, base, level, window, linker, out, k, first, chunk):
     """The perfect intervals of ``seq`` (codes 0-3), at ``base`` in ``out``'s coordinates: for each
     start s in order, [s, reach(s)) with reach(s) the largest end of one, merged after
     ``out[first:k]`` (one fewer than ``linker`` bases after the last joins it); returns the new ``k``.
 
-    For each end e, the stretches [s, e) are scored from s = e - 3 down, one triplet at a time; but
-    a stretch can score above the level only if it is short enough: its repeats ``r`` are at most
-    those of the whole window [e - window, e) (``whole``, kept as the window slides), and
-    ``r * 10 > level * l`` needs ``l < 10 * whole / level``. So only those starts are scored (about
-    15 of 62 in random DNA). ``best[s]`` is then kept only where s is scored: a stretch [x, y) above
-    the level was scored at its end y, so ``best[x]`` holds it, and every later walk over a start
-    s <= x passes x first (whatever it left stale below its last start, it never reads).
-
-    Only the starts of the last ``window`` ends are ever read or written, so ``best`` and ``reach``
-    are rings of ``ring`` (>= window + 1) slots, a slot emptied when its start s = e - 3 comes in,
-    and s written out once no later end can reach it (e > s + window): a record costs its bases and
-    a triplet a base (uint8), whatever its length."""
+    The reach of ``chunk`` starts at a time (:func:`gseek.kernels.blast.dust_span`, which states the
+    rules: a span of starts read with the ``window`` bases after it gives the one pass's reach), so
+    a record costs a span's bases and triplets, whatever its length."""
     n = seq.size
-    counts = np.zeros(64, np.int64)  # triplets of the stretch being scored (emptied after each end)
-    slide = np.zeros(64, np.int64)  # triplets of the whole window
-    whole = 0  # the whole window's repeats: sum of c (c - 1) / 2 over slide
-    tri = np.empty(max(n - 2, 0), np.uint8)  # the triplet starting at each position
-    for s in range(n - 2):
-        tri[s] = seq[s] * 16 + seq[s + 1] * 4 + seq[s + 2]
-    ring = 1
-    while ring < window + 1:
-        ring *= 2
-    slot = ring - 1
-    # best_r/best_l[s]: the best score (r / l) of a stretch above the level inside [s, e - 1) before
-    # end e is done, inside [s, e) after, where s is scored; best_r = 0 means none. Only ratios are
-    # ever compared. One row, rewritten in place: a walk reads best[s] before it writes it.
-    best_r = np.zeros(ring, np.int64)
-    best_l = np.ones(ring, np.int64)
-    reach = np.full(ring, -1, np.int64)
-    written = 0  # the starts below are written out
-    for e in range(3, n + 1):
-        lowest = max(0, e - window)
-        best_r[(e - 3) & slot], best_l[(e - 3) & slot], reach[(e - 3) & slot] = 0, 1, -1
-        t = tri[e - 3]  # the window gains the triplet at e - 3 and loses the one before ``lowest``
-        whole += slide[t]
-        slide[t] += 1
-        if lowest > 0:
-            t = tri[lowest - 1]
-            slide[t] -= 1
-            whole -= slide[t]
-        # only a stretch of l <= longest can score above the level, whatever its triplets
-        longest = (10 * whole - 1) // level  # the largest l with level * l < 10 * whole
-        last = max(lowest, e - 3 - longest)  # starts below ``last`` have l > longest
-        r = 0
-        m_r, m_l = 0, 1  # best inside [s + 1, e): none yet for s = e - 3
-        for s in range(e - 3, last - 1, -1):
-            t = tri[s]
-            r += counts[t]  # sum of c (c - 1) / 2 grows by the count before this triplet
-            counts[t] += 1
-            l = e - s - 3  # triplets - 1
-            # best inside [s + 1, e) (m_r / m_l, the previous s's) and inside [s, e - 1)
-            if s + 4 <= e:
-                p_r, p_l = best_r[s & slot], best_l[s & slot]
-                if p_r * m_l > m_r * p_l:
-                    m_r, m_l = p_r, p_l
-            if l >= 1 and r * 10 > level * l:
-                if r * m_l >= m_r * l:  # no stretch inside scores higher: perfect
-                    if e > reach[s & slot]:
-                        reach[s & slot] = e
-                    m_r, m_l = r, l
-            best_r[s & slot], best_l[s & slot] = m_r, m_l
-        for s in range(e - 3, last - 1, -1):
-            counts[tri[s]] -= 1
-        if e - window >= written:  # no later end reaches start e - window
-            k = _write_out(written, reach[written & slot], base, linker, out, k, first)
-            written += 1
-    for s in range(written, n - 2):
-        k = _write_out(s, reach[s & slot], base, linker, out, k, first)
+    reach = np.empty(max(1, min(chunk, n - 2)), np.int64)
+    for lo in range(0, n - 2, chunk):
+        hi = min(n - 2, lo + chunk)
+        dust_span(seq, lo, min(n, hi + window), lo, hi, level, window, reach, lo)
+        for s in range(lo, hi):
+            d = reach[s - lo]
+            k = _write_out(s, s + d if d >= 0 else -1, base, linker, out, k, first)
     return k
 
 
@@ -176,7 +126,7 @@ def _read_base(seq, p, state, jk):
 
 
 @njit(cache=True, nogil=True)
-def _readings_with_n(seq, base, level, window, linker, out, k, first):
+def _readings_with_n(seq, base, level, window, linker, out, k, first, chunk):
     """:func:`_perfect_reach` of a record holding an N, as blastn's masker reads it: reading after
     reading (each from ``start``, N's drawn as read), a window of ``window - 2`` triplets sliding
     over the bases read. A window of one triplet (a homopolymer) is extended base by base while
@@ -219,7 +169,7 @@ def _readings_with_n(seq, base, level, window, linker, out, k, first):
                 break
             homopolymer = size >= cap and distinct <= 1
             pos += 1
-        k = _perfect_reach(read[start:end], base + start, level, window, linker, out, k, first)
+        k = _perfect_reach(read[start:end], base + start, level, window, linker, out, k, first, chunk)
         if slid == 0:
             break
         start += slid
@@ -227,7 +177,7 @@ def _readings_with_n(seq, base, level, window, linker, out, k, first):
 
 
 @njit(cache=True, nogil=True)
-def _intervals(codes, offsets, level, window, linker):
+def _intervals(codes, offsets, level, window, linker, chunk, n_only=False):
     out = np.empty((codes.size + 1, 2), np.int64)
     k = 0
     for q in range(offsets.size - 1):
@@ -239,9 +189,9 @@ def _intervals(codes, offsets, level, window, linker):
                 has_n = True
                 break
         if has_n:
-            k = _readings_with_n(seq, a, level, window, linker, out, k, k)
-        else:
-            k = _perfect_reach(seq, a, level, window, linker, out, k, k)
+            k = _readings_with_n(seq, a, level, window, linker, out, k, k, chunk)
+        elif not n_only:
+            k = _perfect_reach(seq, a, level, window, linker, out, k, k, chunk)
     return out[:k].copy()
 
 
@@ -261,12 +211,14 @@ def _check(codes, offsets, level, window, linker):
 
 
 def dust_intervals(codes, offsets, level: int = DUST_LEVEL, window: int = DUST_WINDOW,
-                   linker: int = DUST_LINKER) -> np.ndarray:
+                   linker: int = DUST_LINKER, backend: Any = None) -> np.ndarray:
     """The masked ``[start, end)`` intervals, a ``(k, 2)`` int64 array in ``codes`` coordinates.
 
     codes: uint8 DNA codes (0-3 = ACGT, 4 = N) of all records, concatenated; offsets: the
     records' bounds (``offsets[i]:offsets[i + 1]``); no interval crosses a record's bound.
     level, window, linker: as dustmasker's ``-level``, ``-window``, ``-linker``.
+    backend: where given (and ``window`` < 128), the N-free records' pass runs there
+    (:func:`_on_backend`); the same intervals.
 
     >>> import numpy as np
     >>> from gseek.alphabet import encode_dna
@@ -275,21 +227,74 @@ def dust_intervals(codes, offsets, level: int = DUST_LEVEL, window: int = DUST_W
     array([[12, 42]])
     """
     codes, offsets = _check(codes, offsets, level, window, linker)
+    if backend is not None and int(window) < kblast.DUST_RING:
+        return _on_backend(backend, codes, offsets, int(level), int(window), int(linker))
     n_rec = offsets.size - 1
     # records are independent: groups of records of about equal bases on threads (the pass holds no GIL)
     groups = min(n_rec, os.cpu_count() or 1, max(1, codes.size // (1 << 16)))
     if groups <= 1:
-        return _intervals(codes, offsets, int(level), int(window), int(linker))
+        return _intervals(codes, offsets, int(level), int(window), int(linker), _HOST_SPAN)
     cuts = np.unique(np.searchsorted(offsets, np.linspace(0, codes.size, groups + 1)[1:-1]))
     bounds = [0, *cuts.tolist(), n_rec]
     with ThreadPoolExecutor(len(bounds) - 1) as pool:
         parts = list(pool.map(lambda ab: _intervals(codes, offsets[ab[0]:ab[1] + 1], int(level), int(window),
-                                                    int(linker)), zip(bounds[:-1], bounds[1:])))
+                                                    int(linker), _HOST_SPAN), zip(bounds[:-1], bounds[1:])))
     return np.concatenate(parts)
 
 
+@njit(cache=True, nogil=True)
+def _fold(starts, ends, offsets, linker):
+    """The intervals ``[starts[i], ends[i])`` (in increasing start order) merged within each record as
+    :func:`_perfect_reach` merges its own (:func:`_write_out`)."""
+    out = np.empty((starts.size, 2), np.int64)
+    k = first = 0
+    q = -1
+    for i in range(starts.size):
+        s = starts[i]
+        if q < 0 or s >= offsets[q + 1]:  # a later record: nothing to merge with
+            q = np.searchsorted(offsets, s, side="right") - 1
+            first = k
+        k = _write_out(s, ends[i], 0, linker, out, k, first)
+    return out[:k].copy()
+
+
+def _on_backend(backend: Any, codes: np.ndarray, offsets: np.ndarray, level: int, window: int,
+                linker: int) -> np.ndarray:
+    """:func:`dust_intervals` with the N-free records' reach computed by ``dust_reach`` on ``backend``
+    (:data:`DEVICE_SPAN` starts a thread), merged on the host; the records holding an N by the host's
+    pass (their readings draw the N's in order)."""
+    lengths = np.diff(offsets)
+    with_n = np.zeros(lengths.size, bool)
+    up = backend.asarray
+    with backend.active():
+        dev_codes = up(codes)
+        at_n = backend.to_host(backend.xp.flatnonzero(dev_codes > 3))
+    if at_n.size:
+        with_n[np.searchsorted(offsets, at_n, side="right") - 1] = True
+    parts = [_intervals(codes, offsets, level, window, linker, _HOST_SPAN, True)] if at_n.size else []
+    rec = np.flatnonzero(~with_n & (lengths >= 3))
+    if rec.size:
+        starts = lengths[rec] - 2
+        per = -(-starts // DEVICE_SPAN)
+        owner = np.repeat(rec, per)
+        lo = offsets[owner] + (np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per)) * DEVICE_SPAN
+        end = offsets[owner + 1]
+        hi = np.minimum(lo + DEVICE_SPAN, end - 2)
+        with backend.active():
+            reach = backend.xp.full(codes.size, -1, np.int32)
+            backend.launch(kblast, "dust_reach", lo.size, dev_codes, up(lo), up(hi), up(end), np.int64(lo.size),
+                           np.int64(level), np.int64(window), reach)
+            at = backend.xp.flatnonzero(reach >= 0)
+            s, e = backend.to_host(at), backend.to_host(at + reach[at])
+        parts.append(_fold(s.astype(np.int64), e.astype(np.int64), offsets, linker))
+    if not parts:
+        return np.zeros((0, 2), np.int64)
+    out = np.concatenate(parts)
+    return out[np.argsort(out[:, 0], kind="stable")]
+
+
 def dust_mask(codes, offsets, level: int = DUST_LEVEL, window: int = DUST_WINDOW,
-              linker: int = DUST_LINKER) -> np.ndarray:
+              linker: int = DUST_LINKER, backend: Any = None) -> np.ndarray:
     """A uint8 mask over ``codes``, 1 on every base :func:`dust_intervals` masks (the ``mask``
     of :func:`gseek.blast.lookup.build_lookup`: a masked base never seeds).
 
@@ -298,7 +303,7 @@ def dust_mask(codes, offsets, level: int = DUST_LEVEL, window: int = DUST_WINDOW
     >>> dust_mask(encode_dna("GACT" + "A" * 8 + "GCTC"), np.array([0, 16]))
     array([0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0], dtype=uint8)
     """
-    intervals = dust_intervals(codes, offsets, level, window, linker)
+    intervals = dust_intervals(codes, offsets, level, window, linker, backend)
     mask = np.zeros(np.asarray(codes).size, np.uint8)
     for start, end in intervals.tolist():
         mask[start:end] = 1

@@ -38,7 +38,8 @@ class PreparedQueries:
     """A query batch made ready for :meth:`~gseek.blast.searcher.BlastSearcher.search` (:meth:`~gseek.blast.searcher.BlastSearcher.prepare`):
     the options it was made with, the batch, its sequences (both strands, query-major:
     ``seq_codes``, offsets ``seq_off``, ``seq_query``, ``seq_strand``), the lookup table and
-    the valid-word flags."""
+    the valid-word flags (a GPU searcher's large batch: a :class:`~gseek.blast.device_table.QueryMask`
+    and None, built on the searching device)."""
 
     options: BlastOptions
     batch: SequenceBatch

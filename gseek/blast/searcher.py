@@ -36,6 +36,7 @@ from gseek.errors import OptionError
 from gseek.index.text import ReferenceText
 from gseek.seqio.batch import SequenceBatch
 
+from .device_table import QueryMask, build_on
 from .dust import dust_mask
 from .gapped import _COUNTS_LOCK, GappedPasses, _Clock
 from .hits import BlastHits, PreparedQueries, _gather
@@ -148,7 +149,7 @@ class BlastSearcher(GappedPasses):
         offsets = np.asarray(batch.offsets, np.int64)
         mask = np.zeros(codes.size, np.uint8)
         if opts.dust is not None and codes.size:
-            mask |= dust_mask(codes, offsets, *opts.dust)
+            mask |= dust_mask(codes, offsets, *opts.dust, backend=self.backend if self.backend.name == "gpu" else None)
         if opts.lcase_masking and batch.soft_mask.size:
             for a, b in np.asarray(batch.soft_mask).tolist():
                 mask[a:b] = 1
@@ -172,6 +173,9 @@ class BlastSearcher(GappedPasses):
                 tables = tuple(lookup_of_words(w, lut_w) for w in words)
                 return PreparedQueries(self.options, batch, seq_codes, seq_off, seq_query, seq_strand, tables[0],
                                        seeding(words[0]), tables[1:])
+            if self.backend.name == "gpu" and seq_codes.size > SMALL_TABLE_WORDS:  # built on the device
+                return PreparedQueries(self.options, batch, seq_codes, seq_off, seq_query, seq_strand,
+                                       QueryMask(lut_w, seq_mask), None)
             words = word_codes(seq_codes, seq_off, lut_w, seq_mask)  # once: the table's and the seeding flags
             del seq_mask  # a byte a base: the words hold it now (a 50 Mbp query: 100 MB less at the table's peak)
             small = words.size <= SMALL_TABLE_WORDS  # its words alone, laid into resident arrays
@@ -199,7 +203,10 @@ class BlastSearcher(GappedPasses):
         clock.lap("queries and lookup table")
         with backend.active():
             with resident_table(backend, table) as table:
-                qs = device_queries(backend, seq_codes, seq_off, valid, table)
+                codes = seq_codes
+                if isinstance(table, QueryMask):
+                    table, valid, codes = build_on(backend, table, seq_codes, seq_off)
+                qs = device_queries(backend, codes, seq_off, valid, table)
                 triggers = self._ungapped_cutoffs(seq_query) if opts.ungapped else self._triggers(batch, seq_query)
                 cand, found = seed_candidates(backend, self.ref, qs, lut_w, opts.stride, opts.word_size, opts.reward,
                                               opts.penalty, self._n_score,

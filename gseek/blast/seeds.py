@@ -55,11 +55,11 @@ def device_queries(backend: Backend, codes: np.ndarray, offsets: np.ndarray, val
     """Upload one batch's sequences and its lookup table (offsets as int32 when they fit)."""
     if codes.size >= (1 << 31) - 1:
         raise OptionError(f"a query batch holds {codes.size} bases; at most 2^31 - 2 are searched at once")
-    first, positions = table.first.astype(np.int32, copy=False), table.positions.astype(np.int32, copy=False)
-    up = backend.asarray
-    return QuerySet(up(np.ascontiguousarray(codes, np.uint8)), up(np.asarray(offsets, np.int64)),
-                    up(np.ascontiguousarray(valid, np.uint8)), up(first), up(positions), up(table.pv),
-                    int(len(offsets) - 1))
+    def up(array: Any, dtype: Any) -> Any:  # host arrays uploaded, the backend's own as they are
+        return backend.asarray(np.ascontiguousarray(array, dtype) if isinstance(array, np.ndarray) else array, dtype)
+
+    return QuerySet(up(codes, np.uint8), up(offsets, np.int64), up(valid, np.uint8), up(table.first, np.int32),
+                    up(table.positions, np.int32), up(table.pv, np.uint32), int(len(offsets) - 1))
 
 
 @dataclass(frozen=True)

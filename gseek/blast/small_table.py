@@ -15,9 +15,10 @@ table) and laid into arrays that stay on the backend between searches
 batch's set, and its words' offsets written; nothing else is touched. What
 the kernels read is the direct table's, so every result is the same.
 
-One set of resident arrays per backend device and word length, used by one
-search at a time (a lock); a search that finds it taken uses the direct
-table (:meth:`SparseTable.dense`).
+One set of resident arrays per backend device, stream and word length, used
+by one search at a time (a lock; a device's workers on streams of their own,
+as ``gseek serve``'s, each have theirs); a search that finds it taken uses the
+direct table (:meth:`SparseTable.dense`).
 
 >>> import numpy as np
 >>> from gseek.blast.lookup import lookup_of_words, word_codes
@@ -128,7 +129,7 @@ class _Resident:
         return LookupTable(table.w, self.first, table.positions, self.pv)
 
 
-_RESIDENT: dict[tuple[str, int, int], _Resident] = {}
+_RESIDENT: dict[tuple[str, int, int, int], _Resident] = {}
 _RESIDENT_LOCK = threading.Lock()
 
 
@@ -140,7 +141,8 @@ def resident_table(backend: Any, table: Any) -> Iterator[Any]:
     if not isinstance(table, SparseTable):
         yield table
         return
-    key = (backend.name, int(getattr(backend, "device_id", 0)), table.w)
+    stream = getattr(backend, "stream", None)
+    key = (backend.name, int(getattr(backend, "device_id", 0)), 0 if stream is None else int(stream.ptr), table.w)
     with _RESIDENT_LOCK:
         slot = _RESIDENT.get(key)
         if slot is None:

@@ -7,7 +7,7 @@ import functools
 
 import click
 
-from .app import STATE, cli, common
+from .app import STATE, cli, common, gpu_list
 from .options import usage_errors
 
 
@@ -36,15 +36,17 @@ def with_limit_options(func):
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (0: a free one).")
 @click.option("--token-file", metavar="FILE", help="Require 'Authorization: Bearer TOKEN', TOKEN the file's first line.")
 @click.option("--insecure", is_flag=True, help="Allow a non-loopback --host without a token.")
-@click.option("--gpus", metavar="0,1,...", help="Not built yet: one service per GPU (CUDA_VISIBLE_DEVICES=N) for now.")
+@click.option("--gpus", metavar="0,1,...", callback=gpu_list,
+              help="Serve on these GPUs: every database on each, each search to the least busy.")
+@click.option("--workers", type=click.IntRange(1, 16), default=None,
+              help="Device workers per device, each on its own CUDA stream [1].")
 @with_limit_options
 @common
-def serve(databases, host, port, token_file, insecure, gpus, limits) -> None:
+def serve(databases, host, port, token_file, insecure, gpus, workers, limits) -> None:
     """Serve searches of DATABASES over HTTP (docs/serve.md): databases loaded once, concurrent
     requests batched; SIGTERM/SIGINT drain the requests in flight, then exit 0."""
-    if gpus is not None:
-        raise click.UsageError("--gpus: one engine per GPU is not built yet; run one gseek serve per GPU "
-                               "(CUDA_VISIBLE_DEVICES=N, a port each) behind a proxy")
+    if gpus is not None and STATE.device == "cpu":
+        raise click.UsageError("--gpus and --device cpu exclude each other")
     from ..serve.limits import Limits
     from ..serve.server import check_exposure
     from ..serve.server import serve as run_service
@@ -53,4 +55,5 @@ def serve(databases, host, port, token_file, insecure, gpus, limits) -> None:
         check_exposure(host, token_file, insecure)
         checked = Limits(**limits)
     run_service(list(databases), host, port, token_file=token_file, insecure=insecure, device=STATE.device,
-                threads=STATE.threads, limits=checked)
+                threads=STATE.threads, limits=checked, devices=None if gpus is None else [f"gpu:{g}" for g in gpus],
+                workers=workers)

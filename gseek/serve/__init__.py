@@ -1,7 +1,8 @@
 """``gseek serve``: a resident search service (``docs/serve.md``).
 
 :mod:`~gseek.serve.engine` holds the databases and warm searchers,
-:mod:`~gseek.serve.batcher` gathers concurrent requests into one search,
+:mod:`~gseek.serve.batcher` gathers concurrent requests into one search on a
+device worker (:mod:`~gseek.serve.slots`: ``--workers``, ``--gpus``),
 :mod:`~gseek.serve.app` is the HTTP API (Starlette) and the web page,
 :mod:`~gseek.serve.server` runs it (uvicorn), :mod:`~gseek.serve.client` talks
 to it with the standard library only. Importing this package imports nothing

@@ -39,7 +39,8 @@ __all__ = ["create_app"]
 STATIC = Path(__file__).resolve().parent / "static"
 #: The page's files, by URL (nothing else under ``/static`` is served).
 ASSETS = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
-_MEDIA = {"json": "application/json", "sam": "text/plain; charset=utf-8", "hits": "application/x-npz"}
+_MEDIA = {"json": "application/json", "sam": "text/plain; charset=utf-8", "hits": "application/x-npz",
+          "mapping": "application/x-npz"}
 
 
 def _error(exc: RequestError, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -81,9 +82,9 @@ class Service:
     def __init__(self, engine: Engine, token: str | None, log: Callable[[str], None]) -> None:
         self.engine, self.limits, self.token, self.log = engine, engine.limits, token, log
         lim = self.limits
-        self.batcher = Batcher(engine.search_group, engine.device, lim.window, lim.batch_queries, lim.batch_bases)
+        self.batcher = Batcher(engine.search_group, engine.slots, lim.window, lim.batch_queries, lim.batch_bases)
         #: Mapping requests of one database and options: one pipeline run (:meth:`Engine.map_group`).
-        self.map_batcher = Batcher(engine.map_group, engine.device, lim.window, lim.batch_queries, lim.batch_bases)
+        self.map_batcher = Batcher(engine.map_group, engine.slots, lim.window, lim.batch_queries, lim.batch_bases)
         self.active = 0
         #: Requests cancelled because their client went away.
         self.cancelled = 0
@@ -140,15 +141,14 @@ class Service:
         loop = asyncio.get_running_loop()
         engine = self.engine
         with (self.map_batcher if req.task == "map" else self.batcher).coming():  # groups wait for it
-            batches = await loop.run_in_executor(engine.host, engine.read_queries, req)
-            if req.task != "map":
-                searcher = await loop.run_in_executor(engine.host, engine.searcher, req.database, req.options)
+            batches = req.parsed = await loop.run_in_executor(engine.host, engine.read_queries, req)
+        target = (req.database, req.options)  # each device worker's warm searcher of them
         if req.task == "map":
-            data = await self.map_batcher.search((req.database.name, req.options), (req.database, req.options), req,
+            data = await self.map_batcher.search((req.database.name, req.options), target, req,
                                                  (req.queries, req.bases))
         else:
             key = (req.database.name, req.options)
-            parts = await asyncio.gather(*[self.batcher.search(key, searcher, b) for b in batches])
+            parts = await asyncio.gather(*[self.batcher.search(key, target, b) for b in batches])
             data = await loop.run_in_executor(engine.host, engine.blast_text, req, list(parts), batches)
         if len(data) > self.limits.max_result:
             raise RequestError(413, "limit", f"result of {len(data):,} bytes: over this server's limit of "
@@ -239,6 +239,12 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
                              "requests": service.batcher.requests, "batches": service.batcher.groups,
                              "map_requests": service.map_batcher.requests, "map_batches": service.map_batcher.groups,
                              "cancelled": service.cancelled,
+                             "workers": [{"device": slot.device, "batches": service.batcher.ran[slot.number],
+                                          "map_batches": service.map_batcher.ran[slot.number],
+                                          "seconds": round(service.batcher.seconds[slot.number]
+                                                           + service.map_batcher.seconds[slot.number], 3)}
+                                         for slot in engine.slots],
+                             "blast_stages": engine.stage_seconds(),
                              "uptime": round(time.time() - service.started, 3)})
 
     async def databases(request: Request) -> Response:

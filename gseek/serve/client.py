@@ -88,7 +88,8 @@ class Client:
                      options: dict[str, Any] | None = None, format: str = "6", command: str | None = None
                      ) -> tuple[bytes, Any]:
         """The output bytes of a search (and the response's headers): ``queries`` FASTA/FASTQ text
-        or ``(file name, text)`` pairs; ``format`` ``6``/``7`` (with field keywords), ``sam``, ``json``."""
+        or ``(file name, text)`` pairs; ``format`` ``6``/``7`` (with field keywords), ``sam``, ``json``
+        (``hits`` and ``mapping``: what :meth:`search` and :meth:`map` read)."""
         body: dict[str, Any] = {"database": database, "task": task, "options": options or {}, "format": format,
                                 "queries": queries if isinstance(queries, str) else
                                 [{"name": n, "text": t} for n, t in queries]}
@@ -98,15 +99,34 @@ class Client:
 
     def search(self, database: str, queries: str | Sequence[tuple[str, str]], task: str = "megablast",
                **options: Any) -> Any:
-        """The HSPs of ``queries`` as the local API's :class:`~gseek.blast.hits.BlastHits` (what
-        :meth:`BlastSearcher.search <gseek.blast.searcher.BlastSearcher.search>` returns, with
-        ``to_pandas()`` / ``to_arrow()``; one for every file of ``queries``); ``options``:
-        :class:`~gseek.blast.options.BlastOptions` fields. NumPy and the BLAST package are imported
-        here, on the first call (the command line's client never is)."""
+        """What the local API returns for ``queries``: for a BLAST task their HSPs as a
+        :class:`~gseek.blast.hits.BlastHits` (what :meth:`BlastSearcher.search
+        <gseek.blast.searcher.BlastSearcher.search>` returns, with ``to_pandas()`` / ``to_arrow()``;
+        one for every file of ``queries``; ``options``: :class:`~gseek.blast.options.BlastOptions`
+        fields); for ``task="map"`` :meth:`map`'s :class:`~gseek.mapper.MappingResult`. NumPy and
+        the BLAST or mapping package are imported here, on the first call (the command line's
+        client never is)."""
+        if task == "map":
+            return self.map(database, queries, **options)
         from .wire import hits_from_bytes
 
         data, _ = self.search_bytes(database, queries, task, options, "hits")
         return hits_from_bytes(data)
+
+    def map(self, database: str, reads: str | Sequence[tuple[str, str]], **options: Any) -> Any:
+        """``reads`` (FASTA/FASTQ text, or ``(file name, text)`` pairs: one batch of them all) mapped
+        by the service as the local :meth:`Mapper.map <gseek.mapper.Mapper.map>` maps them: a
+        :class:`~gseek.mapper.MappingResult` (its views, ``MD``, ``to_pandas()`` / ``to_arrow()``
+        the local one's); ``options``: :class:`~gseek.options.MapOptions` fields (``mismatches``,
+        ``max_alignments``, ...) and ``phred64`` (FASTQ qualities read as Phred+64).
+
+        >>> Client("http://127.0.0.1:8000").map("lambda", open("reads.fq").read(), mismatches=2)  # doctest: +SKIP
+        MappingResult(reads=2000, mapped=1459, hits=1459)
+        """
+        from .wire import mapping_from_bytes
+
+        data, _ = self.search_bytes(database, reads, "map", options, "mapping")
+        return mapping_from_bytes(data)
 
     def records(self, database: str, queries: str | Sequence[tuple[str, str]], task: str = "megablast",
                 **options: Any) -> list[dict[str, Any]]:

@@ -3,10 +3,12 @@
 One :class:`Engine` per process holds the configured databases (each
 :class:`~gseek.index.Index` loaded once, its :class:`~gseek.index.text.ReferenceText`
 shared by every searcher of it), one :class:`~gseek.blast.searcher.BlastSearcher`
-per database and options (kept, the most recently used first), one *device
-thread* on which every search runs (device work never runs on the event loop,
-and one search at a time has the device) and a few *host threads* that parse
-queries and write results. A request is checked whole (:func:`parse_request`)
+per database, options and device worker (kept, the most recently used
+first), the *device workers* (:mod:`gseek.serve.slots`: a thread each, one
+search at a time each; ``workers`` per device, on a GPU each on its own CUDA
+stream; with ``devices`` several GPUs, each holding every database) on which every search
+runs (device work never runs on the event loop) and a few *host threads* that
+parse queries and write results. A request is checked whole (:func:`parse_request`)
 before any work; its queries are parsed under the names the client gave its
 files, so an error reads as the local command's (``q.fa:3: ...``).
 :class:`~gseek.serve.batcher.Batcher` gathers the parsed batches of concurrent
@@ -22,7 +24,7 @@ import os
 import shutil
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,7 @@ from .options import BLAST_TASKS, TASKS, blast_options, map_options, output_form
 
 __all__ = ["Database", "Engine", "Limits", "RequestError", "SearchRequest", "database_spec", "parse_request"]
 
-#: Searchers kept per engine (one per database and options; the least recently used goes first).
+#: Searchers kept per device worker (one per database and options; the least recently used goes first).
 SEARCHERS_KEPT = 32
 #: The ``@PG CL`` of a batched mapping run, replaced by each request's ``command`` in its output.
 COMMAND_MARK = "gseek-serve-command-of-the-request"
@@ -62,13 +64,15 @@ class RequestError(GseekError):
 class Database:
     """One configured database: its name (the only way a request names it), the path given to
     ``gseek serve`` (BLAST's ``# Database:`` line, as the local command prints the ``-x`` given),
-    the loaded index and its text, and the tasks it answers (``map`` needs the FM-index)."""
+    the loaded index and its text, the tasks it answers (``map`` needs the FM-index), and its index
+    loaded on each device (``indexes``, by device name: a mapping task's FM arrays stay there)."""
 
     name: str
     path: str
     index: Any
     ref: Any
     tasks: tuple[str, ...]
+    indexes: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         import numpy as np
@@ -107,6 +111,8 @@ class SearchRequest:
     files: list[tuple[str, bytes]]
     queries: int = 0
     bases: int = 0
+    #: The parsed query batches (:meth:`Engine.read_queries`), where the device worker needs them.
+    parsed: list[Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         return {"database": self.database.name, "task": self.task, "queries": self.queries, "bases": self.bases}
@@ -153,9 +159,20 @@ def parse_request(body: Any, databases: dict[str, Database]) -> SearchRequest:
     try:
         options = blast_options(task, body.get("options")) if task in BLAST_TASKS else map_options(body.get("options"))
         outfmt = output_format(task, body.get("format"))
+        if outfmt == "mapping":
+            check_mapping_options(options)
     except OptionError as exc:
         raise RequestError(400, "usage", str(exc)) from None
     return SearchRequest(db, task, options, outfmt, command, _files(body.get("queries")))
+
+
+def check_mapping_options(options: Any) -> None:
+    """A ``mapping`` request is :meth:`Mapper.map <gseek.mapper.Mapper.map>`'s: the mapping options
+    and ``phred64`` only (trimming, ``skip``/``upto`` and the SAM options are ``map_files``')."""
+    extra = [name for name in (*options.read_options.changed(), *options.sam_options.changed()) if name != "phred64"]
+    if extra:
+        raise OptionError(f"format mapping (Mapper.map) takes the mapping options and phred64 only, not "
+                          f"{', '.join(extra)}")
 
 
 class Engine:
@@ -165,14 +182,19 @@ class Engine:
         databases: ``NAME=PATH`` or ``PATH`` specs (:func:`database_spec`).
         device, threads: the backend (``auto``, ``cpu``, ``gpu``, ``gpu:N``).
         limits: :class:`Limits`.
+        devices: several devices instead of ``device`` (``--gpus 0,1``: ``["gpu:0", "gpu:1"]``), each
+            holding every database (a copy each), searches sent to the least busy.
+        workers: device workers per device (default 1; on a GPU each on its own CUDA stream).
     """
 
     def __init__(self, databases: list[str], device: Any = "auto", threads: int | None = None,
-                 limits: Limits | None = None) -> None:
-        from gseek.backend import get_backend
+                 limits: Limits | None = None, devices: list[Any] | None = None, workers: int | None = None) -> None:
+        from .slots import make_slots
 
         self.limits = limits or Limits()
-        self.backend = get_backend(device, threads)
+        #: The device workers (:class:`~gseek.serve.slots.DeviceSlot`).
+        self.slots = make_slots(devices or [device], workers, threads)
+        self.backend = self.slots[0].base
         self.threads = threads
         self.databases: dict[str, Database] = {}
         for spec in databases:
@@ -185,9 +207,9 @@ class Engine:
         self._searchers: collections.OrderedDict = collections.OrderedDict()
         self._lock = threading.Lock()
         self.workdir = tempfile.mkdtemp(prefix="gseek-serve-")  # private (0700): uploads, map outputs
-        #: The one thread of device work (searches, mapping) and the host threads (parsing, text).
-        self.device = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="gseek-serve-device")
-        self.host = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="gseek-serve-host")
+        #: The host threads (parsing, text): two per device worker, so text and parsing keep up with them.
+        self.host = concurrent.futures.ThreadPoolExecutor(max(2, 2 * len(self.slots)),
+                                                          thread_name_prefix="gseek-serve-host")
 
     def _load(self, name: str, path: str) -> Database:
         from gseek.index import Index
@@ -195,19 +217,29 @@ class Engine:
 
         index = Index.load(path, device=self.backend, threads=self.threads)
         tasks = TASKS if all(p in index.arrays for p in ("occ", "sa_samples")) else BLAST_TASKS
-        return Database(name, path, index, ReferenceText.from_index(index), tasks)
+        db = Database(name, path, index, ReferenceText.from_index(index), tasks)
+        db.indexes[self.backend.spec] = index
+        if "map" in tasks:  # the FM-index on each other device (a mapping task's arrays stay there)
+            for slot in self.slots:
+                if slot.device not in db.indexes:
+                    db.indexes[slot.device] = Index.load(path, device=slot.base, threads=self.threads)
+        return db
 
     def close(self, wait: bool = True) -> None:
         """Stop the threads (``wait``: for the work in flight to finish) and remove the private folder."""
-        self.device.shutdown(wait=wait, cancel_futures=True)
+        from .slots import close_slots
+
+        close_slots(self.slots, wait)
         self.host.shutdown(wait=wait, cancel_futures=True)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     # ------------------------------------------------------------------ BLAST
 
-    def searcher(self, db: Database, options: Any) -> Any:
-        """The warm :class:`~gseek.blast.searcher.BlastSearcher` of ``db`` with ``options``."""
-        key = (db.name, options)
+    def searcher(self, db: Database, options: Any, slot: Any = None) -> Any:
+        """The warm :class:`~gseek.blast.searcher.BlastSearcher` of ``db`` with ``options`` on the
+        device worker ``slot`` (default: the first)."""
+        slot = slot or self.slots[0]
+        key = (db.name, options, slot.number)
         with self._lock:
             found = self._searchers.get(key)
             if found is not None:
@@ -215,13 +247,24 @@ class Engine:
                 return found
         from gseek.blast.searcher import BlastSearcher
 
-        made = BlastSearcher(db.ref, device=self.backend, options=options)
+        made = BlastSearcher(db.ref, device=slot.backend, options=options)
         with self._lock:
             found = self._searchers.setdefault(key, made)
             self._searchers.move_to_end(key)
-            while len(self._searchers) > SEARCHERS_KEPT:
+            while len(self._searchers) > SEARCHERS_KEPT * len(self.slots):
                 self._searchers.popitem(last=False)
         return found
+
+    def stage_seconds(self) -> dict[str, float]:
+        """Seconds per stage of every BLAST search so far, summed over the searchers (the searcher's
+        ``timings``: with ``GSEEK_BLAST_TIMING`` set, the device synchronised at each stage's end)."""
+        out: dict[str, float] = {}
+        with self._lock:
+            searchers = [s for k, s in self._searchers.items() if k[0] != "map"]
+        for searcher in searchers:
+            for stage, seconds in searcher.timings.items():
+                out[stage] = round(out.get(stage, 0.0) + seconds, 4)
+        return out
 
     def read_queries(self, req: SearchRequest) -> list[Any]:
         """The request's query files parsed (a host thread): one batch per file (empty ones left
@@ -244,7 +287,7 @@ class Engine:
                     batches.append(SequenceBatch.concat(found))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        if req.outfmt == "hits" and len(batches) > 1:  # one BlastHits of every file: one batch (the same HSPs)
+        if req.outfmt in ("hits", "mapping") and len(batches) > 1:  # one result of every file: one batch
             batches = [SequenceBatch.concat(batches)]
         req.queries = sum(len(b) for b in batches)
         req.bases = sum(int(b.codes.size) for b in batches)
@@ -261,14 +304,17 @@ class Engine:
                     raise OptionError(f"{b.path}: BLAST-style search needs nucleotide queries")
         return batches
 
-    def search_group(self, searcher: Any, batches: list[Any]) -> list[Any]:
-        """One search of ``batches`` laid end to end (the device thread), its HSPs shared out to
-        each batch (a query's HSPs are its own, whatever it is searched with); where the joined
-        search fails, each batch is searched alone, so a failure is its own batch's only. Each
+    def search_group(self, target: Any, batches: list[Any], slot: Any = None) -> list[Any]:
+        """One search of ``batches`` laid end to end (a device worker, ``slot``), its HSPs shared
+        out to each batch (a query's HSPs are its own, whatever it is searched with); where the
+        joined search fails, each batch is searched alone, so a failure is its own batch's only.
+        ``target``: ``(database, options)`` (the slot's warm searcher of them) or a searcher. Each
         item: :class:`~gseek.blast.searcher.BlastHits` or the exception of that batch."""
         from gseek.backend import numba_guard
         from gseek.blast.shards import split_hits
         from gseek.seqio import SequenceBatch
+
+        searcher = target if hasattr(target, "search") else self.searcher(*target, slot)
 
         with numba_guard(searcher.backend.name == "cpu"):
             if len(batches) > 1:
@@ -314,16 +360,55 @@ class Engine:
 
     # ------------------------------------------------------------------ mapping
 
-    def map_group(self, target: tuple[Database, Any], reqs: list[SearchRequest]) -> list[Any]:
+    def mapper(self, db: Database, options: Any, slot: Any = None) -> Any:
+        """The warm :class:`~gseek.mapper.Mapper` of ``db`` with ``options`` (``MapOptions``) on ``slot``."""
+        slot = slot or self.slots[0]
+        key = ("map", db.name, options, slot.number)
+        with self._lock:
+            found = self._searchers.get(key)
+        if found is None:
+            from gseek.mapper import Mapper
+
+            found = Mapper(db.indexes.get(slot.device, db.index), options=options)
+            with self._lock:
+                self._searchers[key] = found
+        return found
+
+    def map_results(self, target: tuple[Database, Any], reqs: list[SearchRequest], slot: Any = None) -> list[Any]:
+        """The ``mapping`` requests ``reqs``: each request's reads (one batch, parsed on a host thread:
+        ``req.parsed``) through the slot's :meth:`Mapper.map <gseek.mapper.Mapper.map>`, as the local
+        API maps them; each item the result's bytes (:func:`~gseek.serve.wire.mapping_to_bytes`) or
+        that request's exception."""
+        from .wire import mapping_to_bytes
+
+        db, options = target
+        out: list[Any] = []
+        for req in reqs:
+            try:
+                result = self.mapper(db, options.options, slot).map(req.parsed[0])
+                out.append(mapping_to_bytes(result, req.files[0][0]))
+            except Exception as exc:  # noqa: BLE001 - that request's error, reported to it
+                out.append(exc)
+        return out
+
+    def map_group(self, target: tuple[Database, Any], reqs: list[SearchRequest], slot: Any = None) -> list[Any]:
         """The mapping requests ``reqs`` of one database and options (``target``) in one pipeline run
-        (the device thread): one :class:`~gseek.pipeline.MapTask`, a query per request, the reads
+        (a device worker, ``slot``): one :class:`~gseek.pipeline.MapTask`, a query per request, the reads
         of several requests joined into one search per job (the task's ``combine``), each request's
         output its own: the bytes ``map_files`` writes for it alone, its ``@PG CL`` its command.
         Where the joined run fails, each request runs alone (a failure is its own only). Each item:
-        SAM bytes or that request's exception (errors name the client's files)."""
+        SAM bytes or that request's exception (errors name the client's files); ``mapping``
+        requests go to :meth:`map_results`."""
         from gseek.pipeline import MapTask, QueryFile
 
+        if any(req.outfmt == "mapping" for req in reqs):
+            done = iter(self.map_results(target, [r for r in reqs if r.outfmt == "mapping"], slot))
+            sam = iter(self.map_group(target, [r for r in reqs if r.outfmt != "mapping"], slot))
+            return [next(done) if req.outfmt == "mapping" else next(sam) for req in reqs]
+        if not reqs:
+            return []
         db, options = target
+        index = db.indexes.get((slot or self.slots[0]).device, db.index)
         folder = tempfile.mkdtemp(dir=self.workdir)
         try:
             queries = []
@@ -336,7 +421,7 @@ class Engine:
                 queries.append(QueryFile(tuple(paths), os.path.join(folder, f"{r}.sam")))
 
             def run(which: list[int]) -> list[Any]:
-                task = MapTask(db.index, options.options, read_options=options.read_options,
+                task = MapTask(index, options.options, read_options=options.read_options,
                                sam_options=options.sam_options, threads=self.threads, command=COMMAND_MARK)
                 return task.dispatcher(workers=0).run([queries[r] for r in which])
 
@@ -367,14 +452,16 @@ class Engine:
             shutil.rmtree(folder, ignore_errors=True)
 
     def warm(self) -> None:
-        """One small search of each database (kernels compiled or loaded, the text on the device)."""
+        """One small search of each database on each device worker (kernels compiled or loaded, the
+        text on each device, each worker's searcher made)."""
+        from gseek.blast.options import BlastOptions
+
         for db in self.databases.values():
             codes = db.ref.bases(0, min(200, int(db.ref.contig_offsets[1])))
             seq = "".join("ACGTN"[int(c)] for c in codes)
             if len(seq) >= 50:
-                from gseek.blast.options import BlastOptions
-
-                self.searcher(db, BlastOptions.for_task("megablast")).search([("warm", seq)])
+                for slot in self.slots:
+                    self.searcher(db, BlastOptions.for_task("megablast"), slot).search([("warm", seq)])
 
 
 class _Text:

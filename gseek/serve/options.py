@@ -131,14 +131,16 @@ def map_options(options: Any) -> MapRequestOptions:
 
 def output_format(task: str, fmt: Any) -> str:
     """The output of a request: BLAST's ``6``/``7`` (with field keywords), ``sam`` or ``json``
-    (records) for the BLAST tasks (default ``6``); ``sam`` for ``map``."""
+    (records) for the BLAST tasks (default ``6``); ``sam`` (default) or ``mapping`` (the ``.npz`` of
+    :meth:`gseek.Client.map <gseek.serve.client.Client.map>`) for ``map``."""
     if fmt is not None and not isinstance(fmt, (str, int)) or isinstance(fmt, bool):
         raise OptionError(f"format must be a string such as \"6\", \"7 std qlen\", \"sam\" or \"json\", not {fmt!r}")
     text = "" if fmt is None else str(fmt).strip()
     if task == "map":
-        if text not in ("", "sam"):
-            raise OptionError(f"format {text!r}: --task map writes SAM (format \"sam\")")
-        return "sam"
+        if text not in ("", "sam", "mapping"):
+            raise OptionError(f"format {text!r}: --task map writes SAM (format \"sam\") or a MappingResult "
+                              f"(\"mapping\")")
+        return text or "sam"
     if text in ("", "6"):
         return "6"
     if text in ("json", "hits"):

@@ -74,18 +74,19 @@ def _url_host(host: str) -> str:
 
 def serve(databases: list[str], host: str = "127.0.0.1", port: int = 8000, *, token_file: str | None = None,
           insecure: bool = False, device: Any = "auto", threads: int | None = None, limits: Limits | None = None,
-          warm: bool = True, out: Callable[[str], None] | None = None) -> None:
+          warm: bool = True, out: Callable[[str], None] | None = None, devices: list[Any] | None = None,
+          workers: int | None = None) -> None:
     """Load ``databases`` (``NAME=PATH`` or ``PATH``), warm them, serve until SIGTERM/SIGINT, drain, return.
 
     ``out`` gets the ``listening on`` line (default: stdout); port 0 takes a free port, the line
-    says which.
+    says which. ``devices`` (``--gpus``), ``workers``: :class:`~gseek.serve.engine.Engine`'s.
     """
     import uvicorn
 
     from .app import create_app
 
     token = check_exposure(host, token_file, insecure)
-    engine = Engine(databases, device=device, threads=threads, limits=limits)
+    engine = Engine(databases, device=device, threads=threads, limits=limits, devices=devices, workers=workers)
     try:
         if warm:
             engine.warm()

@@ -1,4 +1,10 @@
-"""A search's :class:`~gseek.blast.hits.BlastHits` sent from the service to :class:`~gseek.serve.client.Client`.
+"""A search's result sent from the service to :class:`~gseek.serve.client.Client`, as the local API's type.
+
+BLAST: a :class:`~gseek.blast.hits.BlastHits` (below). Mapping: a
+:class:`~gseek.mapper.MappingResult` (the request's ``format: "mapping"``): its arrays, the reads
+(every array of their :class:`~gseek.seqio.SequenceBatch`), the contigs' names and offsets and the
+reference text each hit covers (:func:`mapping_to_bytes`); the client's result reads those windows
+where the local one reads the whole text (``MD``, ``cigar_eq_str``, ``to_pandas()``).
 
 The request's ``format: "hits"``: the HSPs' arrays, the queries (names, lengths, codes) and of each
 subject hit its name, its length and its text from the first to the last base any HSP covers, in
@@ -17,7 +23,7 @@ import io
 import json
 from typing import Any
 
-__all__ = ["hits_from_bytes", "hits_to_bytes"]
+__all__ = ["hits_from_bytes", "hits_to_bytes", "mapping_from_bytes", "mapping_to_bytes"]
 
 #: The format's version (``meta["version"]``): a client refuses another.
 VERSION = 1
@@ -64,20 +70,29 @@ def _packed(codes: Any) -> tuple[Any, Any]:
     return words, edges.reshape(-1, 2).astype(np.int64)
 
 
-def hits_from_bytes(data: bytes) -> Any:
-    """The :class:`~gseek.blast.hits.BlastHits` of the ``hits`` format's bytes."""
+def _load(data: bytes, what: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The arrays and the ``meta`` of a format's bytes, refused where its version is not this one's."""
     import numpy as np
 
-    from gseek.blast.hits import BlastHits
     from gseek.errors import GseekError
-    from gseek.index.text import ReferenceText
 
     with np.load(io.BytesIO(data), allow_pickle=False) as z:
         f = {k: z[k] for k in z.files}
     meta = json.loads(f["meta"].tobytes())
     if meta.get("version") != VERSION:
-        raise GseekError(f"the service sent hits of format version {meta.get('version')}; this client reads "
+        raise GseekError(f"the service sent {what} of format version {meta.get('version')}; this client reads "
                          f"{VERSION} (use the same gseek at both ends)")
+    return f, meta
+
+
+def hits_from_bytes(data: bytes) -> Any:
+    """The :class:`~gseek.blast.hits.BlastHits` of the ``hits`` format's bytes."""
+    import numpy as np
+
+    from gseek.blast.hits import BlastHits
+    from gseek.index.text import ReferenceText
+
+    f, meta = _load(data, "hits")
     texts = []
     for i, name in enumerate(meta["subject_names"]):
         start, codes = int(f["window_start"][i]), f["window_codes"][f["window_offsets"][i]:f["window_offsets"][i + 1]]
@@ -87,3 +102,92 @@ def hits_from_bytes(data: bytes) -> Any:
     arrays = {k[2:]: f[k] for k in f if k.startswith("a.")}
     return BlastHits(arrays, list(meta["query_names"]), f["query_lengths"], tuple(meta["subject_names"]),
                      f["subject_lengths"], f["query_codes"], f["query_offsets"], tuple(texts))
+
+
+#: The :class:`~gseek.seqio.SequenceBatch` arrays sent with a mapping result (``quals`` where FASTQ).
+_BATCH_ARRAYS = ("codes", "offsets", "names", "name_offsets", "descriptions", "description_offsets", "soft_mask",
+                 "lines")
+
+
+def _result_arrays() -> list[str]:
+    import dataclasses
+
+    from gseek.mapper import MappingResult
+
+    return [f.name for f in dataclasses.fields(MappingResult) if f.type == "np.ndarray"]
+
+
+def mapping_to_bytes(result: Any, path: str) -> bytes:
+    """``result`` (:meth:`Mapper.map <gseek.mapper.Mapper.map>` of a batch) as the ``mapping`` format's
+    bytes; ``path``: its reads' file as the client named it (the batch's ``path``)."""
+    import numpy as np
+
+    batch, ref = result.batch, result.reference
+    contig_offsets = np.asarray(ref.contig_offsets, np.int64)
+    start = contig_offsets[np.asarray(result.contig, np.int64)] + np.asarray(result.pos, np.int64)
+    lengths = np.diff(np.asarray(batch.offsets, np.int64))[np.asarray(result.read, np.int64)]
+    order = np.argsort(start, kind="stable")
+    lo, hi = start[order], (start + lengths)[order]
+    hi = np.maximum.accumulate(hi) if hi.size else hi
+    new = np.ones(lo.size, bool)
+    new[1:] = lo[1:] > hi[:-1]  # a window a run of overlapping hits
+    first = np.flatnonzero(new)
+    w_start, w_end = lo[first], np.append(hi[first[1:] - 1], hi[-1:]) if first.size else hi[:0]
+    windows = [ref.bases(int(a), int(b)) for a, b in zip(w_start, w_end)]
+    meta = {"version": VERSION, "contig_names": list(ref.contig_names), "path": path, "format": batch.format,
+            "alphabet": batch.alphabet, "first_record": int(batch.first_record)}
+    parts = {f"r.{k}": np.asarray(getattr(result, k)) for k in _result_arrays()}
+    parts.update({f"b.{k}": np.asarray(getattr(batch, k)) for k in _BATCH_ARRAYS})
+    if batch.quals is not None:
+        parts["b.quals"] = np.asarray(batch.quals)
+    out = io.BytesIO()
+    np.savez_compressed(out, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), contig_offsets=contig_offsets,
+                        window_start=w_start, window_end=w_end,
+                        window_codes=np.concatenate(windows) if windows else np.zeros(0, np.uint8), **parts)
+    return out.getvalue()
+
+
+class CoveredText:
+    """The reference text where a mapping result's hits lie (what its views read of a
+    :class:`~gseek.index.text.ReferenceText`: ``contig_names``, ``contig_offsets``, ``bases``,
+    ``bases_at``), from windows of it; a position outside them raises :class:`IndexError`."""
+
+    def __init__(self, contig_names: tuple[str, ...], contig_offsets: Any, start: Any, end: Any, codes: Any) -> None:
+        import numpy as np
+
+        self.contig_names, self.contig_offsets = contig_names, contig_offsets
+        self._start, self._end, self._codes = start, end, codes
+        self._at = np.zeros(start.size + 1, np.int64)
+        np.cumsum(end - start, out=self._at[1:])
+
+    def bases_at(self, g: Any) -> Any:
+        import numpy as np
+
+        g = np.asarray(g, np.int64)
+        w = np.searchsorted(self._start, g, side="right") - 1
+        if g.size and ((w < 0).any() or (g >= self._end[np.maximum(w, 0)]).any()):
+            raise IndexError("reference position outside the text the service sent")
+        return self._codes[self._at[w] + g - self._start[w]]
+
+    def bases(self, start: int, end: int) -> Any:
+        import numpy as np
+
+        return self.bases_at(np.arange(int(start), int(end), dtype=np.int64))
+
+
+def mapping_from_bytes(data: bytes) -> Any:
+    """The :class:`~gseek.mapper.MappingResult` of the ``mapping`` format's bytes."""
+    import numpy as np
+
+    from gseek.mapper import MappingResult
+    from gseek.mapper.result import ReadNames
+    from gseek.seqio import SequenceBatch
+
+    f, meta = _load(data, "a mapping")
+    batch = SequenceBatch(path=meta["path"], format=meta["format"], alphabet=meta["alphabet"],
+                          quals=f.get("b.quals"), first_record=meta["first_record"],
+                          **{k: f[f"b.{k}"] for k in _BATCH_ARRAYS})
+    reference = CoveredText(tuple(meta["contig_names"]), f["contig_offsets"], f["window_start"], f["window_end"],
+                            f["window_codes"])
+    return MappingResult(names=ReadNames(batch.names, batch.name_offsets), contig_names=reference.contig_names,
+                         batch=batch, reference=reference, **{k[2:]: f[k] for k in f if k.startswith("r.")})

@@ -2,9 +2,10 @@
 
 ``read`` streams FASTA query batches, ``prelim`` is :meth:`BlastSearcher.search
 <gseek.blast.searcher.BlastSearcher.search>` on one device (one searcher per
-CPU device, :data:`BLAST_STREAMS_PER_GPU` per GPU, each on its own CUDA
-stream), ``finalize`` formats ``-outfmt 6``/``7`` text on a CPU thread, and the
-output is written under a temporary name, renamed when complete. A query's
+CPU device, :data:`BLAST_STREAMS_PER_GPU` per GPU, fewer with many GPUs
+(:func:`searchers_per_gpu`), each on its own CUDA stream), ``finalize``
+formats ``-outfmt 6``/``7`` text on a CPU thread, and the output is written
+under a temporary name, renamed when complete. A query's
 HSPs do not depend on the other queries of its batch, so the output is the same
 bytes for any batch size, worker and device count.
 
@@ -69,6 +70,29 @@ BLAST_MIN_JOB_BYTES = 1 << 20
 #: (benchmarks/RESULTS.md, 2026-11-26): 9.4-9.5 s with 2, 8.7-8.8 s with 4; E. coli's contigs
 #: the same.
 BLAST_STREAMS_PER_GPU = 4
+#: Searchers of a process with several GPUs and the queries split (each GPU its own searchers of the whole
+#: database), at least :data:`BLAST_MIN_STREAMS_PER_GPU` a GPU: their host passes share one interpreter,
+#: and each job is a whole search of the database (its rounds wait on their longest alignment), so more
+#: searchers make more, smaller jobs that each take nearly as long. 32 files of workload 1 on the 1.06 Gbp
+#: pan-genome, 4 H200s, the task built once (benchmarks/RESULTS.md, 2026-11-28): 5.32 s with 16 searchers,
+#: 4.42-4.47 s with 8; 2 GPUs x 4 searchers scaled 1.89x over one GPU.
+BLAST_SEARCHERS_PER_PROCESS = 8
+#: The fewest searchers a GPU (one's kernels run while the other does its host work).
+BLAST_MIN_STREAMS_PER_GPU = 2
+
+
+def searchers_per_gpu(gpus: int, split: str = "queries") -> int:
+    """Searchers (CUDA streams) on each of ``gpus`` GPUs of one process: :data:`BLAST_STREAMS_PER_GPU`,
+    fewer where the queries are split over more GPUs than :data:`BLAST_SEARCHERS_PER_PROCESS` searchers
+    allow (never under :data:`BLAST_MIN_STREAMS_PER_GPU`); a database split keeps them all (every GPU on
+    every job). The output is the same bytes for any count (a query's hits are its own).
+
+    >>> [searchers_per_gpu(n) for n in (1, 2, 3, 4, 8)], searchers_per_gpu(4, "database")
+    ([4, 4, 2, 2, 2], 4)
+    """
+    if split == "database" or gpus <= 1:
+        return BLAST_STREAMS_PER_GPU
+    return max(BLAST_MIN_STREAMS_PER_GPU, min(BLAST_STREAMS_PER_GPU, BLAST_SEARCHERS_PER_PROCESS // gpus))
 
 
 class _TextIO:
@@ -285,8 +309,9 @@ class BlastTask:
             ref = ref.shard(*self.shard)
         backends = [get_backend(d, threads) for d in devices] if devices is not None else \
             [get_backend(device or "auto", threads)]
-        # GPU work on BLAST_STREAMS_PER_GPU streams of each device (a CPU searcher uses every core)
-        copies = BLAST_STREAMS_PER_GPU if all(b.name == "gpu" for b in backends) else 1
+        # GPU work on per_gpu streams of each device (a CPU searcher uses every core)
+        per_gpu = searchers_per_gpu(sum(b.name == "gpu" for b in backends), split)
+        copies = per_gpu if all(b.name == "gpu" for b in backends) else 1
         if volume_size is None:  # a database too large for the GPUs' free memory: volumes that fit
             from gseek.blast.shards import auto_volume_bases
 
@@ -305,9 +330,9 @@ class BlastTask:
                                               volume_bases=volume_size, **options)
                               for group in groups for _ in range(copies)]
         else:
-            self.searchers = [BlastSearcher(ref, task=task, device=_stream(b), **options) for b in backends
-                              for _ in range(BLAST_STREAMS_PER_GPU if b.name == "gpu" else 1)]
-        per_gpu = copies if hasattr(self.searchers[0], "shards") else BLAST_STREAMS_PER_GPU  # as built above
+            self.searchers = [BlastSearcher(ref, task=task, device=_stream(b), threads=threads, **options)
+                              for b in backends for _ in range(per_gpu if b.name == "gpu" else 1)]
+        per_gpu = copies if hasattr(self.searchers[0], "shards") else per_gpu  # as built above
         for s in self.searchers:  # their launches share their device's memory
             for one in getattr(s, "shards", [s]):
                 one.device_searchers = per_gpu if one.backend.name == "gpu" else 1
