@@ -42,6 +42,7 @@ q1 100.0 500 1001 1500 0.0
 
 __version__ = "0.1.0"
 
+from ._lazy import lazy_names  # noqa: E402
 from .errors import (  # noqa: E402 - after __version__, which gseek.errors' users may read
     BackendError,
     FastxError,
@@ -104,16 +105,8 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    """Lazy exports: ``import gseek`` does not load the index, the kernels or Numba."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'gseek' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+#: Lazy exports: ``import gseek`` does not load the index, the kernels or Numba.
+__getattr__ = lazy_names(__name__, _LAZY, globals())
 
 
 def __dir__():

@@ -183,6 +183,11 @@ def _blast(backend: Backend, tmp: Path) -> None:
     from gseek.seqio import read_fastx
 
     queries = read_fastx(tmp / "q.fa")
+    from gseek.blast.lookup import lookup_of_words, seeding, word_codes
+
+    words = word_codes(queries.codes, queries.offsets, 8)  # the direct table's passes (batches of > 2^18 words)
+    lookup_of_words(words, 8)
+    seeding(words)
     for task in ("megablast", "blastn"):  # a database shard (its text repacked: --gpus, --db-volume-size)
         BlastSearcher(index_path, task=task, device=backend, shard=(1, 2)).search(queries)
     for task, options in (("megablast", {}), ("blastn", {}), ("blastn", {"ungapped": True, "dust": None}),

@@ -57,6 +57,8 @@ import numba
 
 try:
     from numba.core.caching import FunctionCache, IndexDataCacheFile
+
+    from ._loading import rebuild
 except ImportError:  # a Numba whose cache is laid out otherwise: its own cache only, as cache=True gives
     FunctionCache = IndexDataCacheFile = None
 
@@ -89,13 +91,21 @@ def njit(**options):
 if FunctionCache is not None:
 
     class _PrebuiltCache(FunctionCache):
-        """Numba's cache of one function, then the prebuilt entry of the same function."""
+        """Numba's cache of one function, then the prebuilt entry of the same function; either loaded by
+        :func:`gseek.kernels._loading.rebuild` (its linking bitcode parsed only if a compile links it)."""
+
+        def load_overload(self, sig, target_context):
+            """Numba's, without its refresh of the target's registries first (:mod:`gseek.kernels._loading`:
+            ``rebuild`` does what a load needs of it)."""
+            return self._load_overload(sig, target_context)
 
         def _load_overload(self, sig, target_context):
-            cres = super()._load_overload(sig, target_context)
-            if cres is None and self._enabled:
-                cres = _load_prebuilt(self, sig, target_context)
-            return cres
+            if not self._enabled:
+                return None
+            payload = self._cache_file.load(self._index_key(sig, target_context.codegen()))
+            if payload is not None:
+                return rebuild(target_context, payload)
+            return _load_prebuilt(self, sig, target_context)
 
 
 def _load_prebuilt(cache: _PrebuiltCache, sig, target_context):
@@ -107,7 +117,7 @@ def _load_prebuilt(cache: _PrebuiltCache, sig, target_context):
     entries = IndexDataCacheFile(str(folder), cache._impl.filename_base, cache._impl.locator.get_source_stamp())
     try:
         payload = entries.load(key)
-        return None if payload is None else cache._impl.rebuild(target_context, payload)
+        return None if payload is None else rebuild(target_context, payload)
     except Exception:  # an entry that cannot be loaded here is compiled instead, as a missing one
         return None
 

@@ -17,7 +17,7 @@ import dataclasses
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gseek.backend import Backend
 from gseek.blast.database import resolve_database
@@ -25,16 +25,15 @@ from gseek.blast.options import BlastOptions
 from gseek.errors import OptionError
 from gseek.index import Index
 from gseek.index.format import resolve as resolve_index
-from gseek.options import MapOptions, PairOptions, ReadOptions, SamOptions
-from gseek.output.sam import check_sam_output, remove_made
-from gseek.output.tabular import stream_encoding
 from gseek.seqio.atomic import check_output, descriptor_of, is_special
 
-from .cluster import cluster_spec, describe_cluster
-from .cluster_jobs import remote_dispatcher
 from .engine import FileResult, Progress, QueryFile, QueueBounds
-from .tasks import AlignTask, BlastTask, MapTask, PairsTask
-from .tasks.map import map_values, mate_file_name
+
+if TYPE_CHECKING:
+    from gseek.options import MapOptions, PairOptions, ReadOptions, SamOptions
+
+# Each front door imports its own task (and the SAM writers, the DP, the cluster only where used): a BLAST
+# search loads no mapper (docs/startup.md, "What a BLAST command imports").
 
 __all__ = ["map_files", "map_reads", "blast_files", "align_files", "align_pairs_files", "run_one"]
 
@@ -79,6 +78,9 @@ def run_one(task: Any, query: QueryFile, *, workers: int = 2, bounds: QueueBound
     if client is None:
         dispatcher = task.dispatcher(**options)
     else:
+        from .cluster import cluster_spec
+        from .cluster_jobs import remote_dispatcher
+
         if task.spec is None:
             raise OptionError("a cluster run needs a saved index: give its path (Index.save)")
         options["workers"] = max(1, workers)  # the client's finalize only passes the workers' chunks on
@@ -93,6 +95,8 @@ def run_one(task: Any, query: QueryFile, *, workers: int = 2, bounds: QueueBound
 def _device_line(task: Any, client: Any) -> str:
     """Where the job ran: the backends (each once), or the cluster."""
     if client is not None:
+        from .cluster import describe_cluster
+
         return describe_cluster(client)
     backends = [m.backend for m in getattr(task, "mappers", [])] or \
         [a.backend for a in getattr(task, "aligners", [])] or [s.backend for s in task.searchers]
@@ -223,6 +227,10 @@ def map_files(
     >>> counts["device"].startswith("cpu (numba")
     True
     """
+    from gseek.output.sam import check_sam_output, remove_made
+
+    from .tasks.map import MapTask, map_values, mate_file_name
+
     files = [reads] if isinstance(reads, (str, os.PathLike)) else list(reads)
     if not files:
         raise OptionError("no read file given")
@@ -336,6 +344,8 @@ def blast_files(index: Index | str | os.PathLike, queries: str | os.PathLike | l
     fields (and ``volume_size``, ``split``, as :class:`BlastTask`); ``progress(queries)`` and ``client``
     (its jobs searched on a Dask cluster's workers, the text written here in order) as :func:`map_files`. Returns counts ``queries``,
     ``hsps``, ``with_hits`` and ``device``."""
+    from .tasks.blast import BlastTask
+
     files = [queries] if isinstance(queries, (str, os.PathLike)) else list(queries)
     if not files:
         raise OptionError("no query file given")
@@ -418,6 +428,8 @@ def align_files(
     q2  t1  6   3=
     q2  t2  14  7=
     """
+    from .tasks.align import AlignTask
+
     out, encoding = _output_encoding(output)
     files = [queries] if isinstance(queries, (str, os.PathLike)) else list(queries)
     if not files:
@@ -486,6 +498,8 @@ def align_pairs_files(
     a  c  11 4=1X3=
     b  c  2  3=1D1X3=
     """
+    from .tasks.align import PairsTask
+
     out, encoding = _output_encoding(output)
     check_output(out, [sequences, queries, pairs])
     here = dict(device="cpu", threads=1) if client is not None else dict(device=device, threads=threads)
@@ -499,5 +513,7 @@ def align_pairs_files(
 
 def _output_encoding(output: str | os.PathLike | None) -> tuple[str, tuple[str, str]]:
     """The output name (``-``: stdout) and the encoding its rows are made in."""
+    from gseek.output.tabular import stream_encoding
+
     out = "-" if output is None or os.fspath(output) == "-" else os.fspath(output)
     return out, (stream_encoding(sys.stdout) if out == "-" else ("ascii", "strict"))

@@ -74,3 +74,41 @@ def test_the_notice_waits_for_numba_and_hears_its_first_compile():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "1 [gseek] compiled 1 kernel \n"
+
+
+def test_the_command_process_puts_its_openmp_threads_to_sleep():
+    """``gseek.cli.run`` sets ``OMP_WAIT_POLICY=passive`` before anything loads Numba (libgomp reads it when
+    Numba's ``omp`` layer loads it), and keeps a value the environment gives."""
+    code = ("import os, sys; import gseek.cli.process as p; "
+            "p.main = lambda: print(os.environ.get('OMP_WAIT_POLICY'), 'numba' in sys.modules) or 0; p.run()")
+    for given, shown in ((None, "passive False"), ("active", "active False")):
+        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+        env.update({} if given is None else {"OMP_WAIT_POLICY": given})
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == shown
+
+
+def test_a_blast_search_imports_what_it_runs_only(tmp_path):
+    """``gseek search --task megablast`` (``-outfmt 6``) loads neither the mapper, the DP aligner, the SAM
+    writers (pysam), the pipeline runner, the cluster nor the XML/JSON reports (docs/startup.md, "What a BLAST
+    command imports")."""
+    from gseek.datasets import lambda_genome
+    from gseek.seqio import read_fastx
+
+    genome = read_fastx(lambda_genome()).sequence(0)
+    (tmp_path / "q.fa").write_text(f">q1\n{genome[2000:2600]}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GSEEK_")}
+    subprocess.run([sys.executable, "-m", "gseek", "--quiet", "--device", "cpu", "index", lambda_genome(), "--parts",
+                    "text", "-o", str(tmp_path / "db")], env=env, check=True, capture_output=True, timeout=300)
+    unwanted = ("gseek.mapper", "gseek.align", "gseek.output.sam", "pysam", "gseek.pipeline.runner",
+                "gseek.pipeline.cluster", "gseek.pipeline.tasks.map", "gseek.pipeline.tasks.align",
+                "gseek.blast.xml_report", "gseek.blast.json_report")
+    code = ("import sys; from gseek.cli import main; "
+            f"code = main(['--quiet', '--device', 'cpu', '-p', '1', 'search', '--task', 'megablast', '-x', "
+            f"{str(tmp_path / 'db')!r}, '-q', {str(tmp_path / 'q.fa')!r}, '-o', {str(tmp_path / 'o.tsv')!r}]); "
+            f"print(code, sorted(m for m in {unwanted!r} if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "0 []", proc.stdout
+    assert (tmp_path / "o.tsv").read_text().startswith("q1\t")

@@ -23,6 +23,7 @@ BlastSearcher(BlastOptions(task='megablast'), device='cpu')
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -200,16 +201,23 @@ class BlastSearcher(GappedPasses):
         lut_w = opts.lut_word
         backend = self.backend
         clock.lap("queries and lookup table")
-        with backend.active(), resident_table(backend, table) as table:
-            codes = seq_codes
-            if isinstance(table, QueryMask):
-                table, valid, codes = build_on(backend, table, seq_codes, seq_off)
-            qs = device_queries(backend, codes, seq_off, valid, table)
-            triggers = self._ungapped_cutoffs(seq_query) if opts.ungapped else self._triggers(batch, seq_query)
-            cand, found = seed_candidates(backend, self.ref, qs, lut_w, opts.stride, opts.word_size, opts.reward,
-                                          opts.penalty, self._n_score, opts.raw_xdrop(opts.xdrop_ungap, ungapped=True),
-                                          triggers, self.pair_chunk, discs=self._discs(qs, prep))
+        with backend.active():
+            with resident_table(backend, table) as table:
+                codes = seq_codes
+                if isinstance(table, QueryMask):
+                    table, valid, codes = build_on(backend, table, seq_codes, seq_off)
+                qs = device_queries(backend, codes, seq_off, valid, table)
+                triggers = self._ungapped_cutoffs(seq_query) if opts.ungapped else self._triggers(batch, seq_query)
+                cand, found = seed_candidates(backend, self.ref, qs, lut_w, opts.stride, opts.word_size, opts.reward,
+                                              opts.penalty, self._n_score,
+                                              opts.raw_xdrop(opts.xdrop_ungap, ungapped=True), triggers,
+                                              self.pair_chunk, discs=self._discs(qs, prep))
             clock.lap("scan, lookup, mini-extension, ungapped extension")
+            # the lookup table (4^w offsets: 16 MB for the blastn task's w = 11, 64 MB for megablast's 12) and
+            # the seeding flags are not read past the scan (the candidates are on the host): let go before the
+            # extensions, unless the caller prepared the queries and holds them
+            qs = dataclasses.replace(qs, valid=None, first=None, positions=None, pv=None)
+            del table, valid, prep
             if opts.ungapped:
                 hsps = self._ungapped_hsps(cand, seq_codes)
             else:

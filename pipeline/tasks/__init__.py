@@ -11,9 +11,19 @@ The front doors over them (``map_files``, ``blast_files``, ``align_files``, ...)
 :mod:`gseek.pipeline.front`.
 """
 
+from gseek._lazy import lazy_names
+
 from ._base import Task, TaskSpec, batch_nbytes, warm_host
-from .align import AlignTask, PairsTask
-from .blast import BlastTask
-from .map import MapTask
+
+_LAZY = {"AlignTask": f"{__name__}.align", "PairsTask": f"{__name__}.align", "BlastTask": f"{__name__}.blast",
+         "MapTask": f"{__name__}.map"}  # name -> its module
 
 __all__ = ["Task", "TaskSpec", "MapTask", "AlignTask", "PairsTask", "BlastTask", "batch_nbytes", "warm_host"]
+
+
+#: A task class, its module loaded on first use (a BLAST search loads neither the mapper nor the DP).
+__getattr__ = lazy_names(__name__, _LAZY, globals())
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

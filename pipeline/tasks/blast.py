@@ -44,14 +44,10 @@ from gseek.blast.options import BlastOptions
 from gseek.blast.pairwise import PairwiseLayout, ReportFrame, pairwise_epilog, pairwise_prolog, pairwise_queries
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
 from gseek.blast.searcher import BlastSearcher
-from gseek.blast.json_report import (JSON_FOOTER, JSON_HEADER, REPORT_MARK, json_reports, query_masking,
-                                     query_statistics, report_separator)
-from gseek.blast.xml_report import ITER_MARK, QUERY_MARK, XML_FOOTER, xml_header, xml_iterations
 from gseek.blast.shards import split_hits
 from gseek.errors import FastxError, OptionError, OutputError
 from gseek.index import Index
 from gseek.index.text import ReferenceText
-from gseek.output.sam import check_read_names
 from gseek.seqio import FastxReader, SequenceBatch
 from gseek.seqio.atomic import is_special, open_output
 
@@ -143,6 +139,9 @@ class _BlastSink(LazySink):
             self.writer.fh.write(self.around[0].encode("utf-8", "surrogateescape"))
             self.around = ("", self.around[1])
         if self.kind in ("5", "15"):  # BLAST XML / JSON: a header, then the queries numbered in order
+            from gseek.blast.json_report import JSON_HEADER, REPORT_MARK, report_separator
+            from gseek.blast.xml_report import ITER_MARK, QUERY_MARK
+
             if self.queries == 0:
                 head = JSON_HEADER if self.kind == "15" else self.xml_header(*data[2]) if self.xml_header else ""
                 head = head.replace(QUERY_MARK, str(self.numbers[0] if self.numbers else 1))  # the first query's
@@ -169,6 +168,9 @@ class _BlastSink(LazySink):
                 self.writer = self.open()
             self.writer.fh.write(f"# BLAST processed {self.queries} queries\n".encode())
         if self.kind in ("5", "15") and self.queries:
+            from gseek.blast.json_report import JSON_FOOTER
+            from gseek.blast.xml_report import XML_FOOTER
+
             self.writer.fh.write((XML_FOOTER if self.kind == "5" else JSON_FOOTER).encode())
         if self.kind == "0" and self.queries:
             self.writer.fh.write(self.around[1].encode("utf-8", "surrogateescape"))
@@ -371,6 +373,8 @@ class BlastTask:
 
     def read(self, query: QueryFile, chunk_bytes: int) -> Iterator[SequenceBatch]:
         sam = parse_outfmt(self.outfmt)[0] == "sam"
+        if sam:
+            from gseek.output.sam import check_read_names
         for path in query.paths:
             for batch in FastxReader(path, chunk_bytes=self.job_size(path, chunk_bytes), threads=self.parse_threads):
                 if sam:  # a query name SAM's QNAME cannot hold: refused as the mapper refuses a read's
@@ -420,6 +424,9 @@ class BlastTask:
         return max(BLAST_MIN_JOB_BYTES, min(self.job_bytes, share))
 
     def finalize(self, partial: list[tuple[SequenceBatch, Any]]) -> list[Chunk]:
+        if self.outfmt.split()[0] in ("0", "5", "15"):  # (loaded for these formats only: -outfmt 6 needs neither)
+            from gseek.blast.json_report import json_reports, query_masking, query_statistics
+            from gseek.blast.xml_report import xml_iterations
         chunks = []
         for batch, hits in partial:
             out = _TextIO()
@@ -466,6 +473,8 @@ class BlastTask:
             if parse_outfmt(self.outfmt)[0] == "sam" else ""
         xml = None
         if parse_outfmt(self.outfmt)[0] == "5":
+            from gseek.blast.xml_report import xml_header
+
             options = dataclasses.asdict(self.searchers[0].options)
             shown = "" if self.frame.source == "subject" else self.database  # (blastn: none for -subject)
             xml = functools.partial(xml_header, options["task"], shown, options=options)

@@ -1,0 +1,114 @@
+"""Loading a cached Numba function: its machine code, without the work only a compile needs.
+
+A cache entry (Numba's own cache or the prebuilt set, :mod:`gseek.kernels._jit`) holds the function's
+object code and, for a later compile that links against it, its library's LLVM bitcode. Numba's
+loader does two things a command that only loads its functions does not need (measured on the
+2-core VM, a megablast command loading 28 functions):
+
+* before each load it refreshes the target's typing and lowering registries (``BaseContext.refresh``:
+  the first one imports ~50 of Numba's modules and fills the registries, 0.15-0.45 s and 13 MB on the
+  loaded VM; the later ones are cheap). A loaded function needs what its machine code calls: the
+  runtime (NRT, started here), its ``reload_init`` (the threading layer of a parallel function, run
+  here as Numba runs it) and the C symbols the object calls. Where one of those would not resolve,
+  the refresh runs first, as Numba would (some of Numba's modules add symbols when imported); a
+  compile refreshes the registries itself (``CompilerBase``).
+* it parses the bitcode on every load, to list the symbols the object defines, and keeps the parsed
+  module for the process: 3.5 ms and ~0.3 MB a function (the shipped set's 164 entries: 0.58 s).
+  Here those symbols come from the object's ELF symbol table (0.05 ms; the same names for every
+  shipped entry: ``tests/test_loading.py``) and the bitcode is parsed when a compile first links the
+  library.
+
+Where this cannot be done (an object that is not 64-bit little-endian ELF, a Numba whose loader or
+engine differs), Numba's own loader runs, after the refresh it would have made.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import struct
+
+import llvmlite.binding as ll
+from numba.core.compiler import CompileResult
+from numba.core.runtime import rtsys
+
+__all__ = ["object_symbols", "rebuild"]
+
+#: What a cache entry's payload holds (``CompileResult._reduce``), in order: the loader below is for this layout.
+_PAYLOAD = ("libdata", "fndesc", "env", "signature", "objectmode", "lifted", "typeann", "reload_init",
+            "referenced_envs")
+_SAME_LAYOUT = tuple(inspect.signature(CompileResult._rebuild).parameters)[1:] == _PAYLOAD
+
+#: ELF: section type of a symbol table; symbol types of a function, an object and no type; undefined section.
+_SHT_SYMTAB, _STT_DEFINED, _SHN_UNDEF = 2, (0, 1, 2), 0
+
+
+def object_symbols(obj: bytes) -> tuple[set[str], set[str]] | None:
+    """The names an ELF64 little-endian object defines (its symbol table's entries with a section, of type
+    function, object or none) and those it needs from elsewhere (entries without a section), or None for
+    another kind of object.
+
+    >>> object_symbols(b"MZ") is None
+    True
+    """
+    if obj[:6] != b"\x7fELF\x02\x01":
+        return None
+    shoff, = struct.unpack_from("<Q", obj, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + i * shentsize) for i in range(shnum)]
+    defined: set[str] = set()
+    needed: set[str] = set()
+    for _, kind, _, _, offset, size, link, _, _, entsize in sections:
+        if kind != _SHT_SYMTAB or not entsize:
+            continue
+        strings = sections[link][4]
+        for at in range(offset + entsize, offset + size, entsize):  # entry 0 is the null symbol
+            name, info, _, section = struct.unpack_from("<IBBH", obj, at)
+            start = strings + name
+            text = obj[start:obj.index(b"\0", start)].decode()
+            if section == _SHN_UNDEF:
+                if text:
+                    needed.add(text)
+            elif info & 0xF in _STT_DEFINED:
+                defined.add(text)
+    return defined, needed
+
+
+def rebuild(target_context, payload: tuple) -> CompileResult:
+    """The :class:`CompileResult` of a cache entry's ``payload``, as Numba's ``CompileResult._rebuild``
+    after ``target_context.refresh()``, doing only what a load needs (above)."""
+    name, kind, data = payload[0]
+    engine = target_context.codegen()._engine
+    symbols = object_symbols(data[0]) if kind == "object" and _SAME_LAYOUT else None
+    if symbols is None or not isinstance(getattr(engine, "_defined_symbols", None), set):
+        target_context.refresh()
+        return CompileResult._rebuild(target_context, *payload)
+    defined, needed = symbols
+    _, fndesc, env, signature, objectmode, lifted, typeann, reload_init, referenced_envs = payload
+    for init in reload_init:
+        init()
+    rtsys.initialize(target_context)  # (once a process)
+    if any(s not in engine._defined_symbols and ll.address_of_symbol(s) is None for s in needed):
+        target_context.refresh()  # what Numba's loader does first: its modules add their symbols
+    library = target_context.codegen().create_library(name)
+    library.enable_object_caching()
+    library._set_compiled_object(data[0])
+    library._get_module_for_linking = functools.partial(_linking_module, library, data[1])
+    library._finalize_final_module()  # the engine takes the object (the code of the library's empty module)
+    engine._defined_symbols |= defined
+    entry = target_context.get_executable(library, fndesc, env)
+    cres = CompileResult(target_context=target_context, typing_context=target_context.typing_context,
+                         library=library, environment=env, entry_point=entry, fndesc=fndesc,
+                         type_annotation=typeann, signature=signature, objectmode=objectmode, lifted=lifted,
+                         typing_error=None, call_helper=None, metadata=None, reload_init=reload_init,
+                         referenced_envs=referenced_envs)
+    for referenced in referenced_envs:
+        library.codegen.set_env(referenced.env_name, referenced)
+    return cres
+
+
+def _linking_module(library, bitcode: bytes):
+    """The library's module for linking into another (Numba's ``_get_module_for_linking``), parsed once."""
+    if library._shared_module is None:
+        library._shared_module = ll.parse_bitcode(bitcode)
+    return library._shared_module

@@ -1,0 +1,131 @@
+"""Loading cached machine code (``gseek.kernels._loading``): the object's own symbol table in place of its
+parsed bitcode, no refresh of Numba's registries, and everything a loaded function needs still there.
+
+Fresh processes load functions of a small package from a Numba cache filled by another process: they run,
+a parallel one included, with no refresh of the target's registries (Numba's loader refreshes before
+every load); a function compiled later links against a loaded one (its bitcode parsed then); one whose
+machine code needs a symbol only an import of Numba's registers (a string hash) still loads and runs.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from gseek.kernels import _jit
+from gseek.kernels._loading import object_symbols
+
+MODULE = """
+import numba
+import numpy as np
+from gseek.kernels._jit import njit
+
+
+@njit(cache=True)
+def total(values):
+    return values.sum() * 2
+
+
+@njit(cache=True, parallel=True)
+def squares(values, out):
+    for i in numba.prange(values.size):
+        out[i] = values[i] * values[i]
+
+
+@njit(cache=True)
+def text_hash(n):
+    return hash("ab" * n)
+"""
+
+#: Loads (or, in an empty cache, compiles) the three functions; prints what they return, the refreshes of the
+#: target's registries, the functions compiled (not found in the cache), whether total's library holds no
+#: parsed module; then what a fresh (uncached) function calling total returns, and the same question.
+PROBE = """
+import os
+import numpy as np
+import numba
+from numba.core import base
+
+MISSING = os.environ.get("PROBE_MISSING")
+refreshes = []
+_refresh = base.BaseContext.refresh
+base.BaseContext.refresh = lambda self: refreshes.append(1) or _refresh(self)
+if MISSING:  # a symbol every entry needs (the wrapper's) reported unknown: each load refreshes first
+    import gseek.kernels._loading as loading
+
+    known = loading.ll.address_of_symbol
+    loading.ll.address_of_symbol = lambda name: None if name == MISSING else known(name)
+from cachedmod import squares, text_hash, total
+
+values = np.arange(5, dtype=np.int64)
+out = np.zeros(5, np.int64)
+squares(values, out)
+first, hashed = total(values), text_hash(3) == hash("ab" * 3)
+library = total.overloads[total.signatures[0]].library
+compiled = sum(sum(f.stats.cache_misses.values()) for f in (squares, text_hash, total))
+print(first, out.tolist(), hashed, len(refreshes), compiled, library._shared_module is None)
+
+
+@numba.njit
+def calls_total(values):
+    return total(values) + 1
+
+
+print(calls_total(values), library._shared_module is None)
+"""
+
+
+def _probe(src, cache, **more):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "GSEEK_PREBUILT"))}
+    env.update(PYTHONPATH=str(src), NUMBA_CACHE_DIR=str(cache), **more)
+    proc = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+def test_cached_functions_load_without_refresh_run_and_link(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "cachedmod.py").write_text(textwrap.dedent(MODULE))
+    first = _probe(src, tmp_path / "cache")  # compiles (and refreshes, as every compile does)
+    assert first[0].startswith("20 [0, 1, 4, 9, 16] True ") and int(first[0].split()[-2]) >= 3
+    loaded = _probe(src, tmp_path / "cache")
+    # all three loaded: no compile, no refresh, the linking bitcode not parsed
+    assert loaded[0] == "20 [0, 1, 4, 9, 16] True 0 0 True", loaded
+    assert loaded[1] == "21 False"  # a compile linked total: its bitcode parsed then
+    unresolved = _probe(src, tmp_path / "cache", PROBE_MISSING="PyArg_UnpackTuple")
+    values, refreshes, compiles = unresolved[0].rsplit(" ", 3)[0], *unresolved[0].split()[-3:-1]
+    assert values == "20 [0, 1, 4, 9, 16] True" and int(refreshes) > 0 and compiles == "0", unresolved
+
+
+def _shipped_objects():
+    folder = _jit.PREBUILT / _jit.prebuilt_set()
+    for path in sorted(glob.glob(str(folder / "*" / "*.nbc"))):
+        name, kind, data = pickle.loads(open(path, "rb").read())[0]
+        if kind == "object":
+            yield os.path.relpath(path, folder), data
+
+
+@pytest.mark.skipif(not (_jit.PREBUILT / _jit.prebuilt_set()).is_dir(), reason="no prebuilt set for this Python")
+def test_the_object_defines_what_its_bitcode_defines():
+    """For every shipped entry, the ELF symbol table names the functions and data its bitcode defines (what
+    Numba's loader lists from the parsed bitcode)."""
+    import llvmlite.binding as ll
+    from numba.core.registry import cpu_target
+
+    cpu_target.target_context  # LLVM set up
+    entries = list(_shipped_objects())
+    assert entries
+    for path, (obj, bitcode) in entries:
+        module = ll.parse_bitcode(bitcode)
+        from_bitcode = {gv.name for group in (module.functions, module.global_variables) for gv in group
+                        if not gv.is_declaration}
+        defined, needed = object_symbols(obj)
+        assert defined == from_bitcode, path
+        assert needed and not needed & defined, path
