@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import subprocess
 import sys
@@ -349,6 +350,13 @@ def api(monkeypatch):
     import gseek.serve.server
     from gseek.index import Index
 
+    # the modules that bind ``get_backend`` at import, imported before it is replaced: one a command first
+    # imports below (the lazy names of gseek.pipeline.tasks) would keep the fake for the rest of the session
+    for module in ("gseek.align.aligner", "gseek.blast.device_rounds", "gseek.blast.searcher", "gseek.blast.shards",
+                   "gseek.mapper.mapper", "gseek.serve.slots", "gseek.index.core", "gseek.pipeline.tasks.align",
+                   "gseek.pipeline.tasks.blast", "gseek.pipeline.tasks.map"):
+        importlib.import_module(module)
+    gseek.get_backend  # noqa: B018 (gseek's lazy name, bound on first use)
     calls: dict[str, tuple] = {}
 
     def recorder(name, result=None):
@@ -385,7 +393,10 @@ def api(monkeypatch):
     ]
     for owner, name, fake in fakes:
         monkeypatch.setattr(owner, name, fake)
-    return calls
+    yield calls
+    kept = [m for m, module in list(sys.modules.items()) if m.startswith("gseek") and m != "gseek.backend"
+            and getattr(module, "get_backend", None) is gseek.backend.get_backend]  # (the fake, until undone)
+    assert not kept, f"imported while get_backend was replaced (add to the list above): {kept}"
 
 
 def _fields(kwargs: dict) -> dict:
