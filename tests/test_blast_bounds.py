@@ -175,6 +175,7 @@ def test_scan_windows_are_the_whole_scan(tmp_path, many_hits, window):
 _QUERY_SIDE_PEAK = """
 import resource, sys
 import numpy as np
+from gseek.backend import get_backend
 from gseek.blast.lookup import lookup_of_words, seeding, word_codes
 from gseek.blast.options import BlastOptions
 from gseek.blast.searcher import BlastSearcher
@@ -185,6 +186,7 @@ def query_side(bases):
     batch = SequenceBatch.from_codes(codes, np.array([0, bases], np.int64), ["q"], "<q>")
     searcher = BlastSearcher.__new__(BlastSearcher)  # the query side only, as prepare builds it
     searcher.options = BlastOptions(task="megablast")
+    searcher.backend = get_backend("cpu", 1)
     seq_codes, seq_mask, seq_off, _, _ = searcher._sequences(batch)
     words = word_codes(seq_codes, seq_off, searcher.options.lut_word, seq_mask)
     del seq_mask
