@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .lookup import MAX_LOOKUP_WORD, LookupTable, lookup_of_words, word_codes
+from .lookup import MAX_LOOKUP_WORD, LookupTable, lookup_of_words, seeding, word_codes
 
 __all__ = ["QueryMask", "build_on", "table_of", "words_of"]
 
@@ -103,7 +103,7 @@ def build_on(backend: Any, table: QueryMask, codes: np.ndarray, offsets: np.ndar
         raise ValueError(f"lookup word length must be 1..{MAX_LOOKUP_WORD}, not {table.w}")
     if backend.name != "gpu":
         words = word_codes(codes, offsets, table.w, table.mask)
-        return lookup_of_words(words, table.w), (words >= 0).view(np.uint8), codes
+        return lookup_of_words(words, table.w), seeding(words), codes
     xp = backend.xp
     dev_codes = backend.asarray(np.ascontiguousarray(codes, np.uint8))
     words = words_of(xp, dev_codes, backend.asarray(offsets, np.int64),
