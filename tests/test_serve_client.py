@@ -222,3 +222,18 @@ def test_client_map_refuses_what_mapper_map_does_not_take(service):
     with pytest.raises(ServerError, match="format mapping .*not trim5") as info:
         Client(service.url).map("lambda", "@r\nACGTACGTACGTACGTACGTAC\n+\nIIIIIIIIIIIIIIIIIIIIII\n", trim5=2)
     assert info.value.status == 400 and info.value.kind == "usage"
+
+
+@pytest.mark.parametrize("order", ["fastq_first", "fasta_first"])
+def test_client_map_refuses_fasta_and_fastq_files_together(service, order):
+    """A mapping request's files are one batch: FASTA beside FASTQ gets a 400 naming the odd file (it
+    lost the qualities, or failed with NumPy's message)."""
+    from gseek.serve.client import Client, ServerError
+
+    fq = ("r.fq", "@r\nACGTACGTACGTACGTACGTAC\n+\nIIIIIIIIIIIIIIIIIIIIII\n")
+    fa = ("s.fa", ">s\nACGTACGTACGTACGTACGTAC\n")
+    files = [fq, fa] if order == "fastq_first" else [fa, fq]
+    with pytest.raises(ServerError) as info:
+        Client(service.url).map("lambda", files)
+    assert info.value.status == 400 and str(info.value).count("\n") == 0
+    assert files[1][0] in str(info.value) and "one kind of file a request" in str(info.value)

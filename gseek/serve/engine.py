@@ -24,6 +24,7 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,16 +239,21 @@ class Engine:
     def searcher(self, db: Database, options: Any, slot: Any = None) -> Any:
         """The warm :class:`~gseek.blast.searcher.BlastSearcher` of ``db`` with ``options`` on the
         device worker ``slot`` (default: the first)."""
+        from gseek.blast.searcher import BlastSearcher
+
         slot = slot or self.slots[0]
-        key = (db.name, options, slot.number)
+        return self._warm(("blast", db.name, options, slot.number),
+                          lambda: BlastSearcher(db.ref, device=slot.backend, options=options))
+
+    def _warm(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """The searcher or mapper kept under ``key`` (made by ``make`` on first use); the least recently
+        used are let go past :data:`SEARCHERS_KEPT` a worker (each holds device memory)."""
         with self._lock:
             found = self._searchers.get(key)
             if found is not None:
                 self._searchers.move_to_end(key)
                 return found
-        from gseek.blast.searcher import BlastSearcher
-
-        made = BlastSearcher(db.ref, device=slot.backend, options=options)
+        made = make()
         with self._lock:
             found = self._searchers.setdefault(key, made)
             self._searchers.move_to_end(key)
@@ -260,9 +266,9 @@ class Engine:
         ``timings``: with ``GSEEK_BLAST_TIMING`` set, the device synchronised at each stage's end)."""
         out: dict[str, float] = {}
         with self._lock:
-            searchers = [s for k, s in self._searchers.items() if k[0] != "map"]
+            searchers = [s for k, s in self._searchers.items() if k[0] == "blast"]
         for searcher in searchers:
-            for stage, seconds in searcher.timings.items():
+            for stage, seconds in dict(searcher.timings).items():  # (a worker may be adding a stage)
                 out[stage] = round(out.get(stage, 0.0) + seconds, 4)
         return out
 
@@ -272,7 +278,7 @@ class Engine:
         from gseek.seqio import FastxReader, SequenceBatch
 
         phred = 64 if req.task == "map" and req.options.read_options.phred64 else 33
-        batches = []
+        batches, names = [], []
         folder = tempfile.mkdtemp(dir=self.workdir)
         try:
             for k, (name, data) in enumerate(req.files):
@@ -285,9 +291,15 @@ class Engine:
                     raise FastxError(name, exc.line, exc.rule) from None
                 if found:
                     batches.append(SequenceBatch.concat(found))
+                    names.append(name)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         if req.outfmt in ("hits", "mapping") and len(batches) > 1:  # one result of every file: one batch
+            fastq = [b.quals is not None for b in batches]
+            if len(set(fastq)) > 1:  # (concatenated they would lose the qualities, or fail)
+                other = names[fastq.index(not fastq[0])]
+                raise FastxError(other, None, f"{'FASTQ' if fastq[0] else 'FASTA'} expected, as {names[0]}: "
+                                 "one kind of file a request")
             batches = [SequenceBatch.concat(batches)]
         req.queries = sum(len(b) for b in batches)
         req.bases = sum(int(b.codes.size) for b in batches)
@@ -362,17 +374,11 @@ class Engine:
 
     def mapper(self, db: Database, options: Any, slot: Any = None) -> Any:
         """The warm :class:`~gseek.mapper.Mapper` of ``db`` with ``options`` (``MapOptions``) on ``slot``."""
-        slot = slot or self.slots[0]
-        key = ("map", db.name, options, slot.number)
-        with self._lock:
-            found = self._searchers.get(key)
-        if found is None:
-            from gseek.mapper import Mapper
+        from gseek.mapper import Mapper
 
-            found = Mapper(db.indexes.get(slot.device, db.index), options=options)
-            with self._lock:
-                self._searchers[key] = found
-        return found
+        slot = slot or self.slots[0]
+        return self._warm(("map", db.name, options, slot.number),
+                          lambda: Mapper(db.indexes.get(slot.device, db.index), options=options))
 
     def map_results(self, target: tuple[Database, Any], reqs: list[SearchRequest], slot: Any = None) -> list[Any]:
         """The ``mapping`` requests ``reqs``: each request's reads (one batch, parsed on a host thread:
