@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,9 @@ from gseek.seqio import SequenceBatch, read_fastx
 from . import build as _build
 from . import format as _format
 from . import search as _search
+
+#: One upload of an index's parts at a time (two threads' first searches, ``gseek serve --workers``: one copy).
+_UPLOAD_LOCK = threading.Lock()
 
 __all__ = ["Index", "ContigTable", "Occurrence", "Occurrences", "PART_GROUPS"]
 
@@ -368,8 +372,11 @@ class Index:
     def device_arrays(self) -> _search.FmArrays:
         """The parts on the backend's device (uploaded once, then reused)."""
         if self._device is None:
-            with self.backend.active():
-                self._device = _search.FmArrays.upload(self.backend, self._arrays, self.header["C"], self.pos64)
+            with _UPLOAD_LOCK:
+                if self._device is None:
+                    with self.backend.active():
+                        self._device = _search.FmArrays.upload(self.backend, self._arrays, self.header["C"],
+                                                               self.pos64)
         return self._device
 
     def intervals(self, patterns: Any) -> tuple[np.ndarray, np.ndarray]:
