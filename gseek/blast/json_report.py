@@ -71,11 +71,12 @@ def query_masking(batch: SequenceBatch, options: dict) -> list[list[tuple[int, i
     return out
 
 
-def query_statistics(batch: SequenceBatch, options: dict, params: KarlinParams) -> list[KarlinParams]:
+def query_statistics(batch: SequenceBatch, options: dict, params: KarlinParams,
+                     masked: list[list[tuple[int, int]]] | None = None) -> list[KarlinParams]:
     """Each query's λ K H as blastn reports them (``Statistics_kappa`` ..., JSON's ``stat``): ``params``, or where
     they are computed (``-ungapped``, gap costs past BLAST+'s tables: ``blastn-short``) those of the query's
     searched strand's letters, the bases hard-masked (``-soft_masking false``: DUST's and ``-lcase_masking``'s)
-    left out (:func:`~gseek.blast.stats.query_params`)."""
+    left out (:func:`~gseek.blast.stats.query_params`); ``masked``: :func:`query_masking`'s, where made already."""
     n = len(batch)
     if not params.computed or n == 0:
         return [params] * n
@@ -83,7 +84,7 @@ def query_statistics(batch: SequenceBatch, options: dict, params: KarlinParams) 
     offsets = np.asarray(batch.offsets, np.int64)
     keep = codes < 4
     if not options.get("soft_masking", True):
-        for q, intervals in enumerate(query_masking(batch, options)):
+        for q, intervals in enumerate(query_masking(batch, options) if masked is None else masked):
             for lo, hi in intervals:
                 keep[offsets[q] + lo: offsets[q] + hi + 1] = False
     which = np.repeat(np.arange(n), np.diff(offsets))
@@ -112,11 +113,12 @@ def _masked_text(row: np.ndarray, start: int, intervals: list[tuple[int, int]]) 
 def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str], params: KarlinParams,
                  db_length: int, db_sequences: int, database: str, options: dict,
                  subjects: list | None = None, frame=None, query_offset: int = 0,
-                 statistics: list[KarlinParams] | None = None) -> str:
+                 statistics: list[KarlinParams] | None = None,
+                 masked: list[list[tuple[int, int]]] | None = None) -> str:
     """One ``report`` a query of ``hits`` (its batch ``batch``), each after a :data:`REPORT_MARK`; ``frame`` and
     ``query_offset``: ``-subject_loc``'s and ``-query_loc``'s coordinates, as
     :func:`~gseek.blast.xml_report.xml_iterations`; ``statistics``: each query's printed λ K H
-    (:func:`query_statistics`), else ``params``'."""
+    (:func:`query_statistics`), else ``params``'; ``masked``: :func:`query_masking`'s, where made already."""
     s_off = 0 if frame is None else frame.subject_offset
     s_len = hits.subject_lengths if frame is None or frame.subject_lengths is None else frame.subject_lengths
     from .report import _text
@@ -124,7 +126,7 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
     a = hits.arrays
     query = a["query"]
     bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
-    masked = query_masking(batch, options)
+    masked = query_masking(batch, options) if masked is None else masked
     filt = ("L;" if options.get("dust") else "") + ("m;" if options.get("soft_masking") else "")
     bl2seq = frame is not None and frame.source == "subject"
     target = ('      "search_target": {\n        "subjects": [\n'  # -subject: blastn's bl2seq layout

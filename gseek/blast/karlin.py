@@ -48,7 +48,7 @@ def _powi(x: float, n: int) -> float:
     return y
 
 
-def _score_profile(reward: int, penalty: int, counts: tuple[int, int, int, int]) -> tuple[float, float]:
+def _score_profile(counts: tuple[int, int, int, int]) -> tuple[float, float]:
     """The probabilities of a mismatch and of a match of one aligned pair: the query's letters (``counts`` of A, C,
     G, T) against uniform ones, summed letter pair by letter pair and normalised as BLAST+'s
     ``BlastScoreFreqCalc`` sums them (the same numbers for every composition but in their last bits)."""
@@ -79,8 +79,7 @@ def _lambda(prob: dict[int, float], low: int, high: int) -> float:
     """λ: the root x = e^(-λd) in (0, 1) of the score polynomial, by Newton steps kept inside a bracketing
     interval (bisection when a step leaves it, moves away or shrinks |f| too little)."""
     d = _lattice(prob, low, high)
-    x0 = math.exp(-_LAMBDA_GUESS)
-    x = x0 if 0 < x0 < 1 else 0.5
+    x = math.exp(-_LAMBDA_GUESS)  # (in (0, 1): BLAST+'s fallback to 0.5 outside it never applies)
     a, b, f, newton = 0.0, 1.0, 4.0, False
     for k in range(_LAMBDA_ITERATIONS):
         f_before, was_newton, newton = f, newton, False
@@ -190,7 +189,7 @@ def ungapped_karlin(reward: int, penalty: int, counts: tuple[int, int, int, int]
     >>> '%.15g' % ungapped_karlin(1, -2, (144, 128, 121, 107))[0]    # blastn prints ...264206 for this query
     '0.620991117264206'
     """
-    return _karlin_of_profile(int(reward), int(penalty), *_score_profile(int(reward), int(penalty), counts))
+    return _karlin_of_profile(int(reward), int(penalty), *_score_profile(counts))
 
 
 @functools.lru_cache(maxsize=256)

@@ -31,7 +31,7 @@ from typing import Any
 
 from gseek.errors import FastxError, GseekError, OptionError
 
-from .limits import LIMIT_HELP, Limits
+from .limits import Limits
 from .options import BLAST_TASKS, TASKS, blast_options, map_options, output_format
 
 __all__ = ["Database", "Engine", "Limits", "RequestError", "SearchRequest", "database_spec", "parse_request"]

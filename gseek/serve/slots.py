@@ -64,7 +64,7 @@ def make_slots(devices: Sequence[Any], workers: int | None = None, threads: int 
             backend = base.with_stream() if streams else base
             number = len(slots)
             pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"gseek-serve-device{number}")
-            slots.append(DeviceSlot(number, getattr(base, "spec", base.name), backend, base, pool))
+            slots.append(DeviceSlot(number, base.spec, backend, base, pool))
     return slots
 
 

@@ -445,15 +445,17 @@ class BlastTask:
                 continue
             if self.outfmt.split()[0] in ("5", "15"):  # BLAST XML / JSON: numbered by the writer
                 one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
-                stats = query_statistics(batch, dataclasses.asdict(one.options), one.options.karlin)
+                opts = dataclasses.asdict(one.options)
+                masked = query_masking(batch, opts) if self.outfmt.split()[0] == "15" else None  # (DUST once)
+                stats = query_statistics(batch, opts, one.options.karlin, masked)
                 if self.outfmt.split()[0] == "5":
                     text = xml_iterations(hits, titles, one.options.karlin, one.ref.db_bases, one.ref.db_sequences,
                                           self.subjects, self.frame, self.query_offset, stats)
                     text = text.encode("utf-8", "surrogateescape")
                 else:
                     text = json_reports(hits, batch, titles, one.options.karlin, one.ref.db_bases,
-                                        one.ref.db_sequences, self.database, dataclasses.asdict(one.options),
-                                        self.subjects, self.frame, self.query_offset, stats)
+                                        one.ref.db_sequences, self.database, opts, self.subjects, self.frame,
+                                        self.query_offset, stats, masked)
                     text = text.encode("utf-8", "surrogateescape")
                 first = (titles[0], int(len(batch.sequence(0)))) if len(batch) else ("", 0)
                 mapped = int(len(set(hits.arrays["query"].tolist())))
