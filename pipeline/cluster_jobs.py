@@ -127,9 +127,10 @@ class _RemoteStage:
         workers beside GPU ones (:meth:`_left_out`), when some are. Strict: Dask's work stealing
         moves a loosely restricted task (``allow_other_workers``) to an idle worker, so the slow
         workers, idle once their copies are cancelled, took queued jobs of the fast ones (30 copies
-        of 191 jobs on the H100 host). Should every fast worker leave, a job waiting for one gets a
-        backup copy on an idle slow worker once it has waited twice that worker's time
-        (:meth:`_backup_worker`)."""
+        of 191 jobs on the H100 host). While a GPU worker is up, jobs are restricted even when no
+        worker is left out (the others restarting: CI saw a CPU worker take a job as it came back).
+        Should every fast worker leave, a job waiting for one gets a backup copy on an idle slow
+        worker once it has waited twice that worker's time (:meth:`_backup_worker`)."""
         try:
             workers = set(self.client.nthreads())
             self._learn_kinds(workers)
@@ -137,7 +138,10 @@ class _RemoteStage:
             return {}
         slow = self._slow() | self._left_out(workers)
         fast = sorted(workers - slow)
-        return {"workers": fast, "allow_other_workers": False} if slow and fast else {}
+        # a GPU worker up alone is restricted to as well: a job sent unrestricted while a CPU worker
+        # restarts waits in the scheduler's queue, and the CPU worker takes it as it comes back
+        gpu_up = any(self.kinds.get(w) == "gpu" for w in fast)
+        return {"workers": fast, "allow_other_workers": False} if (slow or gpu_up) and fast else {}
 
     def _straggler(self, started: float) -> bool:
         """Whether a job running since ``started`` gets a backup copy now (:data:`cluster.BACKUP_AFTER`): it

@@ -698,6 +698,10 @@ def test_cpu_workers_beside_a_gpu_worker_get_no_job_nor_copy():
     assert stage._backup_worker(30.0) is None
     stage.kinds["new"] = "cpu"
     assert stage._placement() == {"workers": ["gpu"], "allow_other_workers": False}
+    for other in ("cpu0", "cpu1", "new"):  # the others restarting, the GPU worker up alone: still restricted
+        stage.client.jobs.pop(other)
+    assert stage._placement() == {"workers": ["gpu"], "allow_other_workers": False}
+    stage.client.jobs.update(cpu0=[], cpu1=[], new=["job-2"])
     del stage.client.jobs["gpu"]  # the GPU worker left
     assert stage._placement() == {} and stage._backup_worker(30.0) == "cpu0"
     # a worker that came later and has not said its kind yet (asked without waiting): no job meanwhile
