@@ -33,7 +33,8 @@ import numpy as np
 
 from gseek.kernels._jit import njit
 
-from .dp import FREE_QE, FREE_QS, FREE_TE, FREE_TS, LOCAL
+from . import dp
+from .dp import FREE_QE, FREE_QS, FREE_TE, FREE_TS, LOCAL, SRC_DIAG, SRC_E, SRC_F, SRC_STOP, TB_STRIP, _walk_one
 
 #: Pairs swept together. 32 int16 lanes are two
 #: AVX2 vectors a column: two independent dependency chains keep the core busy
@@ -46,6 +47,7 @@ NEG16 = -(1 << 14)
 INT16_REACH = 16000
 #: Longest target swept here: a local row's end column is tracked in int16.
 MAX_COLUMNS = 32767
+assert LANES == dp.LANES, "the trace-back words are dp's one-thread layout, a lane a slot of a group"
 
 
 @njit(cache=True, nogil=True)
@@ -80,10 +82,83 @@ def _row(prof, Hp, Hc, Ec, F, count, oe, e):
         F[y] = fc
 
 
+@njit(cache=True, inline="always")
+def _nibble(h, d, ec, e_open, e_more, f_open, f_more, stop):
+    """A cell's trace-back nibble, ``dp_fill16``'s bits: the source of H (a local stop, then the
+    diagonal, then E, then F), E extends (4), F extends (8); int16 throughout (a select of
+    small constants, which LLVM keeps in the vector loop; a byte store did not vectorise)."""
+    e_bit = np.int16(4) if e_more > e_open else np.int16(0)
+    f_bit = np.int16(8) if f_more > f_open else np.int16(0)
+    from_gap = np.int16(SRC_F) if h != ec else np.int16(SRC_E)
+    src = from_gap if h != d else np.int16(SRC_DIAG)
+    return (np.int16(SRC_STOP) if stop else src) | e_bit | f_bit
+
+
 @njit(cache=True, nogil=True)
-def _group(codes, q_off, q_len, t_off, t_len, lanes, split, table, alpha, o, e, flags, pad, out_score, out_q_end,
+def _row_local_tb(prof, Hp, Hc, Ec, F, R, J, column, count, oe, e, bits):
+    """:func:`_row_local`, also writing each cell's trace-back nibble to ``bits[x]`` (x as ``Hc[x + LANES]``)."""
+    zero = np.int16(0)
+    for x in range(count):
+        y = x + LANES
+        e_open = np.int16(Hc[x] - oe)
+        e_more = np.int16(Ec[x] - e)
+        f_open = np.int16(Hp[y] - oe)
+        f_more = np.int16(F[y] - e)
+        d = np.int16(Hp[x] + prof[y])
+        r = R[x]
+        here = column[y]
+        before = J[x]
+        ec = max(e_open, e_more)
+        fc = max(f_open, f_more)
+        h = max(max(d, ec), fc)
+        bits[x] = _nibble(h, d, ec, e_open, e_more, f_open, f_more, h <= zero)
+        h = max(h, zero)
+        Hc[y] = h
+        Ec[y] = ec
+        F[y] = fc
+        R[y] = max(h, r)
+        J[y] = here if h > r else before
+
+
+@njit(cache=True, nogil=True)
+def _row_tb(prof, Hp, Hc, Ec, F, count, oe, e, bits):
+    """:func:`_row`, also writing each cell's trace-back nibble as :func:`_row_local_tb` does."""
+    for x in range(count):
+        y = x + LANES
+        e_open = np.int16(Hc[x] - oe)
+        e_more = np.int16(Ec[x] - e)
+        f_open = np.int16(Hp[y] - oe)
+        f_more = np.int16(F[y] - e)
+        d = np.int16(Hp[x] + prof[y])
+        ec = max(e_open, e_more)
+        fc = max(f_open, f_more)
+        h = max(max(d, ec), fc)
+        bits[x] = _nibble(h, d, ec, e_open, e_more, f_open, f_more, False)
+        Hc[y] = h
+        Ec[y] = ec
+        F[y] = fc
+
+
+@njit(cache=True, nogil=True)
+def _pack(bits, count, tb, at):
+    """TB_STRIP rows of nibbles (``bits``, a row every ``count``) into their 32-bit words ``tb[at:at + count]``."""
+    for x in range(count):
+        tb[at + x] = (np.uint32(bits[x]) | (np.uint32(bits[count + x]) << np.uint32(4))
+                      | (np.uint32(bits[2 * count + x]) << np.uint32(8))
+                      | (np.uint32(bits[3 * count + x]) << np.uint32(12))
+                      | (np.uint32(bits[4 * count + x]) << np.uint32(16))
+                      | (np.uint32(bits[5 * count + x]) << np.uint32(20))
+                      | (np.uint32(bits[6 * count + x]) << np.uint32(24))
+                      | (np.uint32(bits[7 * count + x]) << np.uint32(28)))
+
+
+@njit(cache=True, nogil=True)
+def _group(codes, q_off, q_len, t_off, t_len, lanes, split, table, alpha, o, e, flags, pad, tb, out_score, out_q_end,
            out_t_end):
-    """Sweep the pairs ``lanes`` (slots, at most LANES) and write their score and end cell. The
+    """Sweep the pairs ``lanes`` (slots, at most LANES) and write their score and end cell; with a
+    ``tb`` (not empty: :func:`tb_words` words), every cell's trace-back nibble too, ``dp_fill16``'s
+    bits in its one-thread layout with the group's longest target as every lane's row stride (what
+    ``dp._walk_one`` reads: lane l's slot base is l, its ``nn`` that longest target). The
     pairs ``lanes[:split]`` share one query, ``lanes[split:]`` (local only) another: a row of the
     profile is then one residue of each, and rows past a query's end score ``pad`` in its lanes
     (padding again, which a local end cell never falls on)."""
@@ -153,18 +228,30 @@ def _group(codes, q_off, q_len, t_off, t_len, lanes, split, table, alpha, o, e, 
     oe16 = np.int16(o + e)
     e16 = np.int16(e)
     last_x = nmax * LANES
+    write = tb.size > 0
+    # a strip's rows of nibbles, packed into its words after its last row (rows past the end: 0)
+    bits = np.zeros(TB_STRIP * last_x if write else 0, dtype=np.int16)
     for i in range(1, m + 1):
         hleft = 0 if qs else -(o + i * e)
         for l in range(LANES):
             Hc[l] = hleft
             Ec[l] = NEG16
-        if local:
+        r = (i - 1) % TB_STRIP
+        if write and local:
+            _row_local_tb(prof[row[i - 1]], Hp, Hc, Ec, F, R, J, column, last_x, oe16, e16, bits[r * last_x:])
+        elif write:
+            _row_tb(prof[row[i - 1]], Hp, Hc, Ec, F, last_x, oe16, e16, bits[r * last_x:])
+        elif local:
             _row_local(prof[row[i - 1]], Hp, Hc, Ec, F, R, J, column, last_x, oe16, e16)
+        else:
+            _row(prof[row[i - 1]], Hp, Hc, Ec, F, last_x, oe16, e16)
+        if write and (r == TB_STRIP - 1 or i == m):
+            _pack(bits, last_x, tb, (i - 1) // TB_STRIP * last_x)
+        if local:
             for l in range(k):
                 if R[last_x + l] > best[l]:
                     best[l], bi[l], bj[l] = R[last_x + l], i, J[last_x + l]
         else:
-            _row(prof[row[i - 1]], Hp, Hc, Ec, F, last_x, oe16, e16)
             last = te and i == m
             for l in range(k):
                 n = t_len[lanes[l]]
@@ -195,6 +282,64 @@ def dp_score_lanes(codes, q_off, q_len, t_off, t_len, slots, group_off, group_sp
     query, the others of another), as ``dp_score16`` gives them; the stage checked the range. One
     call a thread (the GIL released): a ``prange`` over the groups compiled the sweep ~6x slower
     (LLVM left its loops scalar)."""
+    none = np.empty(0, dtype=np.uint32)
     for g in range(first, group_off.size - 1, step):
         _group(codes, q_off, q_len, t_off, t_len, slots[group_off[g]:group_off[g + 1]], group_split[g], table, alpha,
-               gap_open, gap_extend, flags, pad, out_score, out_q_end, out_t_end)
+               gap_open, gap_extend, flags, pad, none, out_score, out_q_end, out_t_end)
+
+
+@njit(cache=True, inline="always")
+def tb_words(m, nmax):
+    """Trace-back words of a group of ``m`` query rows and ``nmax`` columns (its longest target):
+    TB_STRIP rows a 32-bit word, a word a column and lane."""
+    return (m + TB_STRIP - 1) // TB_STRIP * nmax * LANES
+
+
+@njit(cache=True, nogil=True)
+def dp_traceback_lanes(codes, q_off, q_len, t_off, t_len, slots, group_off, group_split, table, alpha, gap_open,
+                       gap_extend, flags, pad, no_match_code, first, step, out_score, out_q_end, out_t_end, out_walk):
+    """:func:`dp_score_lanes` with trace-back: each group's fill keeps every cell's nibble, then each
+    lane's walk (``dp._walk_one``, the one-pair kernels' walk over the same bits) writes
+    ``out_walk[:, slot]`` (run count, q_start, t_start, matches, mismatches, gap_cols, gap_opens, as
+    ``dp_walk_count``) and the pair's CIGAR runs. Returns the runs of the pairs of groups first, first
+    + step, ..., laid end to end in the order of their slots; the trace-back buffer is the largest
+    group's (:func:`tb_words`), one at a time."""
+    local = (flags & LOCAL) != 0
+    qs = local or (flags & FREE_QS) != 0
+    ts = local or (flags & FREE_TS) != 0
+    words = 1
+    for g in range(first, group_off.size - 1, step):
+        m = 0
+        nmax = 0
+        for s in range(group_off[g], group_off[g + 1]):
+            m = max(m, q_len[slots[s]])
+            nmax = max(nmax, t_len[slots[s]])
+        words = max(words, tb_words(m, nmax))
+    tb = np.empty(words, dtype=np.uint32)
+    cigar = np.empty(1024, dtype=np.uint32)
+    used = 0
+    for g in range(first, group_off.size - 1, step):
+        lanes = slots[group_off[g]:group_off[g + 1]]
+        m = 0
+        nmax = 0
+        for l in range(lanes.size):
+            m = max(m, q_len[lanes[l]])
+            nmax = max(nmax, t_len[lanes[l]])
+        _group(codes, q_off, q_len, t_off, t_len, lanes, group_split[g], table, alpha, gap_open, gap_extend, flags,
+               pad, tb[:tb_words(m, nmax)], out_score, out_q_end, out_t_end)
+        for l in range(lanes.size):
+            # one walk a pair, its runs (at most a column each) written end-first below cigar[used + m + n]
+            slot = lanes[l]
+            last = used + q_len[slot] + t_len[slot]
+            if last >= cigar.size:
+                grown = np.empty(max(2 * cigar.size, last + 1), dtype=np.uint32)
+                grown[:used] = cigar[:used]
+                cigar = grown
+            walk = _walk_one(codes, q_off[slot], t_off[slot], nmax, out_q_end[slot], out_t_end[slot], qs, ts,
+                             no_match_code, False, tb, l, cigar, last, True)
+            runs = walk[0]
+            cigar[used:used + runs] = cigar[last + 1 - runs:last + 1]
+            used += runs
+            for row in range(7):
+                out_walk[row, slot] = walk[row]
+    return cigar[:used].copy()

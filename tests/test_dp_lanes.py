@@ -71,14 +71,14 @@ def _stage(sc: Scoring, qs: list[str], ts: list[str]):
 def _lanes_only(monkeypatch):
     """Fail if a pair is left to the one-pair kernels (the test would then not test the lanes)."""
     taken = []
-    real = nwsw._score_lanes
+    real = nwsw._lanes
 
     def spy(backend, codes, q_off, q_len, *rest):
-        done = real(backend, codes, q_off, q_len, *rest)
+        done, pieces = real(backend, codes, q_off, q_len, *rest)
         taken.append(done.all())
-        return done
+        return done, pieces
 
-    monkeypatch.setattr(nwsw, "_score_lanes", spy)
+    monkeypatch.setattr(nwsw, "_lanes", spy)
     return taken
 
 
@@ -107,7 +107,7 @@ def test_lanes_equal_the_reference(scheme, mode, free, monkeypatch):
 
 
 def _one_pair_kernels(monkeypatch, *args):
-    monkeypatch.setattr(nwsw, "_score_lanes", lambda backend, codes, q_off, q_len, *rest: np.zeros(q_len.size, bool))
+    monkeypatch.setattr(nwsw, "_lanes", lambda backend, codes, q_off, q_len, *rest: (np.zeros(q_len.size, bool), []))
     res = score_pairs(*args)
     monkeypatch.undo()
     return res

@@ -158,17 +158,23 @@ def _tb_words(q_len: np.ndarray, t_len: np.ndarray, warp: bool) -> np.ndarray:
     return strips * t_len
 
 
+def _new_out(n: int, traceback: bool) -> dict[str, Any]:
+    """The result arrays of ``n`` pairs, zero (with ``traceback``: the walk's and ``n_cigar``)."""
+    out: dict[str, Any] = {k: np.zeros(n, np.int32) for k in ("score", "q_end", "t_end")}
+    out["rerun"] = np.zeros(n, bool)
+    if traceback:
+        out.update({k: np.zeros(n, np.int32) for k in WALK_FIELDS})
+        out["n_cigar"] = np.zeros(n, np.int64)
+    return out
+
+
 @on_device
 def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, traceback, ws):
     """One batch: score (and with ``traceback`` fill, walk, write CIGAR runs)."""
     q_off, q_len = np.asarray(q_off, np.int64), np.asarray(q_len, np.int32)
     t_off, t_len = np.asarray(t_off, np.int64), np.asarray(t_len, np.int32)
     n = q_len.size
-    out: dict[str, Any] = {k: np.zeros(n, np.int32) for k in ("score", "q_end", "t_end")}
-    out["rerun"] = np.zeros(n, bool)
-    if traceback:
-        out.update({k: np.zeros(n, np.int32) for k in WALK_FIELDS})
-        out["n_cigar"] = np.zeros(n, np.int64)
+    out = _new_out(n, traceback)
     if n == 0:
         if traceback:
             out.pop("n_cigar")
@@ -178,7 +184,7 @@ def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, tracebac
     strip = dp.TB_STRIP if traceback else dp.SCORE_STRIP
     order = _sort_slots(q_len.astype(np.int64), t_len.astype(np.int64), strip)
     if not traceback and backend.name == "cpu":
-        order = order[~_score_lanes(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, out)[order]]
+        order = order[~_lanes(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, out)[0][order]]
         if order.size == 0:
             return out
     long = _warp_mask(backend, q_len[order], t_len[order], strip)
@@ -208,8 +214,8 @@ def _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, tracebac
     return out
 
 
-def _lane_groups(q_off: np.ndarray, q_len: np.ndarray, t_len: np.ndarray, scoring: Scoring,
-                 flags: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _lane_groups(q_off: np.ndarray, q_len: np.ndarray, t_len: np.ndarray, scoring: Scoring, flags: int,
+                 tb_bytes: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The pairs the CPU sweeps a SIMD lane each (:mod:`gseek.kernels.dp_lanes`), in groups of at most
     LANES pairs: (slots, group offsets, group splits), longest groups first. A group holds one
     query's pairs, or (local DNA) the last pairs of two queries, ``split`` pairs of the first.
@@ -218,7 +224,9 @@ def _lane_groups(q_off: np.ndarray, q_len: np.ndarray, t_len: np.ndarray, scorin
     between the all-gap path, ``-(2 gap_open + (m + n) gap_extend)`` (local: 0), and the best
     substitution times the shorter length; E and F are at most one gap open below it, a diagonal
     step one substitution off it. Targets longer than MAX_COLUMNS stay out (a local end column is
-    kept in int16).
+    kept in int16). With ``tb_bytes`` (trace-back), a group's trace-back words (its query rows by its
+    longest target, :func:`_lane_tb_bytes`) stay within it: a longer pair stays out, two queries
+    share a group only where it holds both.
     """
     lanes = dp_lanes.LANES
     table = scoring.table
@@ -227,7 +235,10 @@ def _lane_groups(q_off: np.ndarray, q_len: np.ndarray, t_len: np.ndarray, scorin
     high = max(int(table.max()), 0) * np.minimum(q_len, t_len)
     low = 0 if flags & dp.LOCAL else 2 * o + (q_len + t_len) * e
     reach = np.maximum(high, low) + o + e + int(np.abs(table).max())
-    taken = np.flatnonzero((reach <= dp_lanes.INT16_REACH) & (t_len <= dp_lanes.MAX_COLUMNS))
+    fits = (reach <= dp_lanes.INT16_REACH) & (t_len <= dp_lanes.MAX_COLUMNS)
+    if tb_bytes is not None:
+        fits &= _lane_tb_bytes(q_len, t_len) <= tb_bytes
+    taken = np.flatnonzero(fits)
     # one query's pairs side by side (longest targets first), cut every LANES pairs
     slots = taken[np.lexsort((-t_len[taken], q_len[taken], q_off[taken]))]
     if slots.size == 0:
@@ -246,7 +257,9 @@ def _lane_groups(q_off: np.ndarray, q_len: np.ndarray, t_len: np.ndarray, scorin
     two = flags & dp.LOCAL and (table.shape[0] + 1) ** 2 <= 64
     first, last = 0, len(part) - 1
     while first <= last:
-        if two and first < last and size_of[part[first]] + size_of[part[last]] <= lanes:
+        a, b = slots[part[first]], slots[part[last]]
+        if two and first < last and size_of[part[first]] + size_of[part[last]] <= lanes and (
+                tb_bytes is None or _lane_tb_bytes(max(q_len[a], q_len[b]), max(t_len[a], t_len[b])) <= tb_bytes):
             chunks.append([part[first], part[last]])
             last -= 1
         else:
@@ -260,26 +273,49 @@ def _lane_groups(q_off: np.ndarray, q_len: np.ndarray, t_len: np.ndarray, scorin
     return slots, ragged.offsets(np.array([sum(size_of[a] for a in c) for c in chunks])), split
 
 
-def _score_lanes(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, out) -> np.ndarray:
+def _lane_tb_bytes(q_len: Any, t_len: Any) -> Any:
+    """Trace-back bytes of a lane group of ``q_len`` query rows and ``t_len`` columns (``dp_lanes.tb_words``)."""
+    return -(-q_len // dp.TB_STRIP) * t_len * dp_lanes.LANES * 4
+
+
+def _lanes(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, out,
+           tb_bytes: int | None = None) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
     """Score the pairs :func:`_lane_groups` takes into ``out`` (their ``rerun`` stays False: their
-    values never leave int16); True where a pair was scored."""
-    slots, group_off, group_split = _lane_groups(q_off, q_len, t_len, scoring, flags)
+    values never leave int16); with ``tb_bytes`` (a thread's trace-back buffer at most) also trace
+    them back: their ``n_cigar`` and WALK_FIELDS into ``out``, and their runs as (slots, runs) pieces,
+    the runs of each piece's slots laid end to end in that order. Returns (True where a pair was
+    taken, the pieces)."""
+    slots, group_off, group_split = _lane_groups(q_off, q_len, t_len, scoring, flags, tb_bytes)
     done = np.zeros(q_len.size, bool)
     if slots.size == 0:
-        return done
+        return done, []
     pad = np.int16(min(int(scoring.table.min()), -1))
     args = (codes, q_off, q_len, t_off, t_len, slots, group_off, group_split, scoring.table.ravel(),
             np.int32(scoring.table.shape[0]), np.int32(scoring.gap_open), np.int32(scoring.gap_extend),
             np.int32(flags), pad)
     threads = min(backend.threads, group_off.size - 1)
     outputs = (out["score"], out["q_end"], out["t_end"])
+    if tb_bytes is None:
+        def run(t):
+            return dp_lanes.dp_score_lanes(*args, t, threads, *outputs)
+    else:
+        walk = np.zeros((7, q_len.size), np.int32)
+
+        def run(t):
+            return dp_lanes.dp_traceback_lanes(*args, np.int32(scoring.no_match_code), t, threads, *outputs, walk)
     if threads == 1:
-        dp_lanes.dp_score_lanes(*args, 0, 1, *outputs)
+        runs = [run(0)]
     else:  # groups dealt round-robin (longest first) to threads, each a call without the GIL
         with ThreadPoolExecutor(threads, thread_name_prefix="gseek-dp-lanes") as pool:
-            list(pool.map(lambda t: dp_lanes.dp_score_lanes(*args, t, threads, *outputs), range(threads)))
+            runs = list(pool.map(run, range(threads)))
     done[slots] = True
-    return done
+    if tb_bytes is None:
+        return done, []
+    out["n_cigar"][slots] = walk[0][slots]
+    for row, name in enumerate(WALK_FIELDS, 1):
+        out[name][slots] = walk[row][slots]
+    groups = [slots[group_off[g]:group_off[g + 1]] for g in range(group_off.size - 1)]
+    return done, [(np.concatenate(groups[t::threads]), runs[t]) for t in range(threads)]
 
 
 #: Every DP value must stay far from NEG_INF (-2^28): |score| < 2^27.
@@ -383,22 +419,56 @@ def traceback_pairs(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.n
     q_off, t_off = np.asarray(q_off, np.int64), np.asarray(t_off, np.int64)
     q_len, t_len = np.asarray(q_len, np.int64), np.asarray(t_len, np.int64)
     n = q_len.size
-    long = _warp_mask(backend, q_len, t_len, dp.TB_STRIP)
-    cost = np.cumsum(4 * np.where(long, _tb_words(q_len, t_len, True), _tb_words(q_len, t_len, False)) + 64)
+    rest = np.arange(n)
+    lanes = None
+    if backend.name == "cpu" and n:
+        # every pair that fits swept a SIMD lane each, a group's trace-back a thread's share of max_bytes
+        check_range(q_len, t_len, scoring)
+        lanes = _new_out(n, True)
+        done, pieces = _lanes(backend, codes, q_off, q_len.astype(np.int32), t_off, t_len.astype(np.int32), scoring,
+                              flags, lanes, max(1, max_bytes // backend.threads))
+        rest = np.flatnonzero(~done)
+    long = _warp_mask(backend, q_len[rest], t_len[rest], dp.TB_STRIP)
+    cost = np.cumsum(4 * np.where(long, _tb_words(q_len[rest], t_len[rest], True),
+                                  _tb_words(q_len[rest], t_len[rest], False)) + 64)
     parts = []
     start = 0
-    while start < n:
+    while start < rest.size:
         before = cost[start - 1] if start else 0
         stop = max(start + 1, int(np.searchsorted(cost, before + max_bytes, side="right")))
-        sl = slice(start, stop)
+        sl = rest[start:stop]
         parts.append(_run_dp(backend, codes, q_off[sl], q_len[sl], t_off[sl], t_len[sl], scoring, flags, True, ws))
         start = stop
+    if rest.size < n:
+        return _merged(lanes, pieces, rest, parts)
     if len(parts) == 1:
         return parts[0]
     if not parts:
         return _run_dp(backend, codes, q_off, q_len, t_off, t_len, scoring, flags, True, ws)
     out = {key: np.concatenate([p[key] for p in parts]) for key in parts[0] if key not in ("cigar", "cigar_offsets")}
     out["cigar"], out["cigar_offsets"] = ragged.concat([(p["cigar"], p["cigar_offsets"]) for p in parts])
+    return out
+
+
+def _merged(out: dict[str, Any], pieces: list[tuple[np.ndarray, np.ndarray]], rest: np.ndarray,
+            parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The lanes' results (``out``, every pair's arrays, and their runs in ``pieces``) with the
+    batches of the one-pair kernels (``parts``, of the pairs ``rest`` in order) in pair order."""
+    at = 0
+    for part in parts:
+        idx = rest[at:at + part["score"].size]
+        at += idx.size
+        for key in out:
+            if key != "n_cigar":
+                out[key][idx] = part[key]
+        out["n_cigar"][idx] = np.diff(part["cigar_offsets"])
+        pieces = pieces + [(idx, part["cigar"])]
+    offsets = ragged.offsets(out.pop("n_cigar"))
+    cigar = np.empty(int(offsets[-1]), np.uint32)
+    for idx, runs in pieces:
+        counts = offsets[idx + 1] - offsets[idx]
+        cigar[np.repeat(offsets[idx] - ragged.offsets(counts)[:-1], counts) + np.arange(runs.size)] = runs
+    out["cigar"], out["cigar_offsets"] = cigar, offsets
     return out
 
 
