@@ -83,35 +83,37 @@ def _row(prof, Hp, Hc, Ec, F, count, oe, e):
 
 
 @njit(cache=True, inline="always")
-def _nibble(h, d, ec, e_open, e_more, f_open, f_more, stop):
-    """A cell's trace-back nibble, ``dp_fill16``'s bits: the source of H (a local stop, then the
-    diagonal, then E, then F), E extends (4), F extends (8); int16 throughout (a select of
-    small constants, which LLVM keeps in the vector loop; a byte store did not vectorise)."""
+def _cell_tb(prof, Hp, Hc, Ec, F, x, oe, e):
+    """The cell right of ``Hc[x]`` (``y = x + LANES``) of every lane's row: H before a local floor, E, F
+    and its trace-back nibble, ``dp_fill16``'s bits (H from the diagonal, then E, then F; E extends
+    4, F extends 8), computed in int16 (a select of small constants LLVM keeps in the vector loop)."""
+    y = x + LANES
+    e_open = np.int16(Hc[x] - oe)
+    e_more = np.int16(Ec[x] - e)
+    f_open = np.int16(Hp[y] - oe)
+    f_more = np.int16(F[y] - e)
+    d = np.int16(Hp[x] + prof[y])
+    ec = max(e_open, e_more)
+    fc = max(f_open, f_more)
+    h = max(max(d, ec), fc)
     e_bit = np.int16(4) if e_more > e_open else np.int16(0)
     f_bit = np.int16(8) if f_more > f_open else np.int16(0)
     from_gap = np.int16(SRC_F) if h != ec else np.int16(SRC_E)
-    src = from_gap if h != d else np.int16(SRC_DIAG)
-    return (np.int16(SRC_STOP) if stop else src) | e_bit | f_bit
+    return h, ec, fc, (from_gap if h != d else np.int16(SRC_DIAG)) | e_bit | f_bit
 
 
 @njit(cache=True, nogil=True)
 def _row_local_tb(prof, Hp, Hc, Ec, F, R, J, column, count, oe, e, bits):
-    """:func:`_row_local`, also writing each cell's trace-back nibble to ``bits[x]`` (x as ``Hc[x + LANES]``)."""
+    """:func:`_row_local`, also writing each cell's trace-back nibble to ``bits[x]`` (x as ``Hc[x + LANES]``;
+    H at or below 0: a local stop)."""
     zero = np.int16(0)
     for x in range(count):
         y = x + LANES
-        e_open = np.int16(Hc[x] - oe)
-        e_more = np.int16(Ec[x] - e)
-        f_open = np.int16(Hp[y] - oe)
-        f_more = np.int16(F[y] - e)
-        d = np.int16(Hp[x] + prof[y])
         r = R[x]
         here = column[y]
         before = J[x]
-        ec = max(e_open, e_more)
-        fc = max(f_open, f_more)
-        h = max(max(d, ec), fc)
-        bits[x] = _nibble(h, d, ec, e_open, e_more, f_open, f_more, h <= zero)
+        h, ec, fc, nibble = _cell_tb(prof, Hp, Hc, Ec, F, x, oe, e)
+        bits[x] = ((nibble & np.int16(12)) | np.int16(SRC_STOP)) if h <= zero else nibble
         h = max(h, zero)
         Hc[y] = h
         Ec[y] = ec
@@ -125,15 +127,7 @@ def _row_tb(prof, Hp, Hc, Ec, F, count, oe, e, bits):
     """:func:`_row`, also writing each cell's trace-back nibble as :func:`_row_local_tb` does."""
     for x in range(count):
         y = x + LANES
-        e_open = np.int16(Hc[x] - oe)
-        e_more = np.int16(Ec[x] - e)
-        f_open = np.int16(Hp[y] - oe)
-        f_more = np.int16(F[y] - e)
-        d = np.int16(Hp[x] + prof[y])
-        ec = max(e_open, e_more)
-        fc = max(f_open, f_more)
-        h = max(max(d, ec), fc)
-        bits[x] = _nibble(h, d, ec, e_open, e_more, f_open, f_more, False)
+        h, ec, fc, bits[x] = _cell_tb(prof, Hp, Hc, Ec, F, x, oe, e)
         Hc[y] = h
         Ec[y] = ec
         F[y] = fc

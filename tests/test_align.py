@@ -718,13 +718,14 @@ def test_workspace_is_reused_between_batches(monkeypatch):
 
 def test_residues_and_scoring_stay_on_the_device_between_chunks(monkeypatch):
     """A job's chunks share one upload of both sides' residues and of the scoring
-    table (DPWorkspace.resident), instead of one per chunk."""
+    table (DPWorkspace.resident), instead of one per chunk. (A trace-back budget too small for the
+    CPU's lane groups: the one-pair kernels, as a GPU runs them; their CIGARs are the lanes'.)"""
     from gseek.dp import DPWorkspace
 
     rng = random.Random(5)
     qs = [_seq(rng, rng.randint(20, 60), "ACGT") for _ in range(6)]
     ts = [_seq(rng, rng.randint(20, 60), "ACGT") for _ in range(9)]
-    aligner = PairAligner(mode="local", traceback=True, device="cpu", batch_pairs=5)
+    aligner = PairAligner(mode="local", traceback=True, device="cpu", batch_pairs=5, traceback_memory=1)
     made: list[str] = []
     resident = DPWorkspace.resident
 

@@ -69,13 +69,14 @@ def _stage(sc: Scoring, qs: list[str], ts: list[str]):
 
 
 def _lanes_only(monkeypatch):
-    """Fail if a pair is left to the one-pair kernels (the test would then not test the lanes)."""
+    """The share of pairs each call gave the lanes (1.0: none left to the one-pair kernels, which a
+    test of the lanes must see)."""
     taken = []
     real = nwsw._lanes
 
     def spy(backend, codes, q_off, q_len, *rest):
         done, pieces = real(backend, codes, q_off, q_len, *rest)
-        taken.append(done.all())
+        taken.append(done.mean())
         return done, pieces
 
     monkeypatch.setattr(nwsw, "_lanes", spy)
@@ -94,7 +95,7 @@ def test_lanes_equal_the_reference(scheme, mode, free, monkeypatch):
     one = _one_pair_kernels(monkeypatch, CpuBackend(threads=1), *args)
     taken = _lanes_only(monkeypatch)
     got = score_pairs(CpuBackend(threads=2), *args)
-    assert taken == [True]
+    assert taken == [1.0]
     for key in one:
         assert np.array_equal(one[key], got[key]), key
     assert not got["rerun"].any()
@@ -106,11 +107,11 @@ def test_lanes_equal_the_reference(scheme, mode, free, monkeypatch):
             assert (got["score"][k], got["q_end"][k], got["t_end"][k]) == (r.score, r.q_end, r.t_end), (q, t)
 
 
-def _one_pair_kernels(monkeypatch, *args):
-    monkeypatch.setattr(nwsw, "_lanes", lambda backend, codes, q_off, q_len, *rest: (np.zeros(q_len.size, bool), []))
-    res = score_pairs(*args)
-    monkeypatch.undo()
-    return res
+def _one_pair_kernels(monkeypatch, *args, run=score_pairs, **kwargs):
+    """``run`` (score_pairs, traceback_pairs) with the lanes turned off: the one-pair kernels of kernels/dp.py."""
+    with monkeypatch.context() as m:
+        m.setattr(nwsw, "_lanes", lambda backend, codes, q_off, q_len, *rest: (np.zeros(q_len.size, bool), []))
+        return run(*args, **kwargs)
 
 
 @pytest.mark.parametrize("mode, free", MODES[:3] + [MODES[5]])
@@ -157,7 +158,7 @@ def test_lanes_at_the_edge_of_the_int16_range(mode, monkeypatch):
     args = (*_stage(sc, qs, ts), sc, dp_flags(mode, ()))
     taken = _lanes_only(monkeypatch)
     got = score_pairs(CpuBackend(threads=2), *args)
-    assert taken == [True]
+    assert taken == [1.0]
     bigger = (*_stage(sc, [q + "A" for q in qs], [t + "A" for t in ts]), sc, dp_flags(mode, ()))
     assert nwsw._lane_groups(bigger[1], bigger[2], bigger[4], sc, bigger[-1])[0].size == 0
     monkeypatch.undo()

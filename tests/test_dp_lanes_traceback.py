@@ -13,28 +13,7 @@ from gseek.backend import CpuBackend
 from gseek.dp import Scoring, dp_flags, nwsw, traceback_pairs
 from gseek.kernels import dp
 from gseek.output.cigar import cigar_strings
-from test_dp_lanes import FREE, MODES, SCHEMES, _mutate, _set, _stage
-
-
-def _spy(monkeypatch):
-    """The share of pairs each trace-back call gave the lanes (a test of the lanes must see them taken)."""
-    taken = []
-    real = nwsw._lanes
-
-    def spy(backend, codes, q_off, q_len, *rest):
-        done, pieces = real(backend, codes, q_off, q_len, *rest)
-        taken.append(done.mean())
-        return done, pieces
-
-    monkeypatch.setattr(nwsw, "_lanes", spy)
-    return taken
-
-
-def _one_pair_kernels(monkeypatch, *args, **kwargs):
-    """traceback_pairs with the lanes turned off: the one-pair kernels of kernels/dp.py."""
-    with monkeypatch.context() as m:
-        m.setattr(nwsw, "_lanes", lambda backend, codes, q_off, q_len, *rest: (np.zeros(q_len.size, bool), []))
-        return traceback_pairs(*args, **kwargs)
+from test_dp_lanes import FREE, MODES, SCHEMES, _lanes_only, _mutate, _one_pair_kernels, _set, _stage
 
 
 def _same(one, got):
@@ -52,8 +31,8 @@ def test_lanes_trace_back_as_the_reference(scheme, mode, free, monkeypatch):
     sc, letters = SCHEMES[scheme]
     qs, ts = _set(scheme * 17 + len(free) * 5 + len(mode), letters)
     args = (*_stage(sc, qs, ts), sc, dp_flags(mode, free))
-    one = _one_pair_kernels(monkeypatch, CpuBackend(threads=1), *args)
-    taken = _spy(monkeypatch)
+    one = _one_pair_kernels(monkeypatch, CpuBackend(threads=1), *args, run=traceback_pairs)
+    taken = _lanes_only(monkeypatch)
     got = traceback_pairs(CpuBackend(threads=2), *args)
     assert taken == [1.0]
     _same(one, got)
@@ -86,8 +65,8 @@ def test_lanes_trace_back_longer_pairs_as_the_one_pair_kernels(mode, free, monke
     ts = [seqs[j] for i in range(len(seqs)) for j in range(len(seqs)) if i != j and rng.random() < 0.6]
     n = min(len(qs), len(ts))
     args = (*_stage(sc, qs[:n], ts[:n]), sc, dp_flags(mode, free))
-    one = _one_pair_kernels(monkeypatch, CpuBackend(threads=1), *args)
-    taken = _spy(monkeypatch)
+    one = _one_pair_kernels(monkeypatch, CpuBackend(threads=1), *args, run=traceback_pairs)
+    taken = _lanes_only(monkeypatch)
     for threads in (1, 2):
         _same(one, traceback_pairs(CpuBackend(threads=threads), *args))
     assert taken == [1.0, 1.0]

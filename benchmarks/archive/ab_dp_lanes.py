@@ -34,23 +34,18 @@ SCORING = {"match": 2, "mismatch": -3, "gap_open": 5, "gap_extend": 2}
 PARASAIL = {"local": "sw_striped_16", "global": "nw_striped_16"}
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--modes", default="local,global")
-    args = p.parse_args()
+def family_set(prefix: str, threads: int):
+    """benchmarks/suite/align.py's set of 60 in a new folder, encoded, its 1,770 pairs i < j, their cells, the
+    sequences as text and parasail's matrix: (work, fasta, scoring, encoded, i, j, cells, texts, matrix)."""
     import parasail
 
     from gseek.align.aligner import encode_set, triangle
-    from gseek.backend import CpuBackend
     from gseek.datasets import dp_families
-    from gseek.dp import Scoring, dp_flags, score_pairs
+    from gseek.dp import Scoring
 
-    T = str(args.threads)
-    work = Path(tempfile.mkdtemp(prefix="gseek-dp-lanes-"))
+    work = Path(tempfile.mkdtemp(prefix=prefix))
     fasta = work / "fam60.fa"
-    dp_families(3, 20, 1500, seed=42, max_divergence=0.15).write(fasta)  # benchmarks/suite/align.py's set of 60
+    dp_families(3, 20, 1500, seed=42, max_divergence=0.15).write(fasta)
     sc = Scoring(**SCORING)
     s = encode_set(fasta, sc, "s")
     n = len(s)
@@ -58,10 +53,25 @@ def main() -> None:
     cells = float((s.lengths[i].astype(np.float64) * s.lengths[j]).sum())
     texts = ["".join("ACGTN"[c] for c in s.codes[s.offsets[k]:s.offsets[k + 1]]) for k in range(n)]
     matrix = parasail.matrix_create("ACGTN", SCORING["match"], SCORING["mismatch"])
+    print(f"# {n} sequences, {i.size:,} pairs, {cells:.3g} cells; {threads} threads; load {os.getloadavg()}",
+          file=sys.stderr)
+    return work, fasta, sc, s, i, j, cells, texts, matrix
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--modes", default="local,global")
+    args = p.parse_args()
+    from gseek.backend import CpuBackend
+    from gseek.dp import dp_flags, score_pairs
+
+    T = str(args.threads)
+    work, fasta, sc, s, i, j, cells, texts, matrix = family_set("gseek-dp-lanes-", args.threads)
     o_e = SCORING["gap_open"] + SCORING["gap_extend"]
     backend = CpuBackend(threads=args.threads)
-    print(f"# {n} sequences, {i.size:,} pairs, {cells:.3g} cells; {args.threads} threads; load {os.getloadavg()}",
-          file=sys.stderr)
+    import parasail
 
     rows = []
     for mode in args.modes.split(","):
@@ -118,10 +128,20 @@ def main() -> None:
                            ("gseek_dp", f"gseek score_pairs, CpuBackend(threads={T}) (DP only)")):
             xs = times[key]
             rows.append((mode, label, statistics.median(xs), min(xs), max(xs), cells / statistics.median(xs) / 1e9))
-        rows.append((mode, "**gseek DP / parasail DP**", statistics.median(times["gseek_dp"])
-                     / statistics.median(times["peer_dp"]), None, None, None))
-        rows.append((mode, "**gseek command / parasail_aligner**", statistics.median(times["gseek"])
-                     / statistics.median(times["peer"]), None, None, None))
+        rows += ratio_rows(mode, times)
+    print_table(rows)
+
+
+def ratio_rows(mode: str, times: dict[str, list[float]]) -> list[tuple]:
+    """The rows of gseek's medians over parasail's: the DP alone, the whole command."""
+    return [(mode, "**gseek DP / parasail DP**", statistics.median(times["gseek_dp"])
+             / statistics.median(times["peer_dp"]), None, None, None),
+            (mode, "**gseek command / parasail_aligner**", statistics.median(times["gseek"])
+             / statistics.median(times["peer"]), None, None, None)]
+
+
+def print_table(rows: list[tuple]) -> None:
+    """The rows (mode, run, median, min, max, GCUPS; a ratio row: min None) as a Markdown table."""
     print("| mode | run | median s | min s | max s | GCUPS |\n|---|---|--:|--:|--:|--:|")
     for mode, label, med, lo, hi, g in rows:
         if lo is None:

@@ -26,14 +26,15 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-SCORING = {"match": 2, "mismatch": -3, "gap_open": 5, "gap_extend": 2}
+sys.path.insert(0, str(Path(__file__).parent))
+from ab_dp_lanes import SCORING, family_set, print_table, ratio_rows  # noqa: E402  (the same set and scores)
+
 PARASAIL = {"local": "sw_trace_striped_16", "global": "nw_trace_striped_16"}
 
 
@@ -45,29 +46,15 @@ def main() -> None:
     p.add_argument("--before", default=None, help="another gseek executable to time beside this one")
     p.add_argument("--one-pair", type=int, default=0, help="pairs for the one-pair kernels' run (0: none)")
     args = p.parse_args()
-    import parasail
-
-    from gseek.align.aligner import encode_set, triangle
     from gseek.backend import CpuBackend
-    from gseek.datasets import dp_families
-    from gseek.dp import Scoring, dp_flags, nwsw, traceback_pairs
+    from gseek.dp import dp_flags, nwsw, traceback_pairs
     from gseek.output.cigar import cigar_strings
 
     T = str(args.threads)
-    work = Path(tempfile.mkdtemp(prefix="gseek-dp-lanes-tb-"))
-    fasta = work / "fam60.fa"
-    dp_families(3, 20, 1500, seed=42, max_divergence=0.15).write(fasta)  # benchmarks/suite/align.py's set of 60
-    sc = Scoring(**SCORING)
-    s = encode_set(fasta, sc, "s")
-    n = len(s)
-    i, j = triangle(np.arange(n * (n - 1) // 2), n)
-    cells = float((s.lengths[i].astype(np.float64) * s.lengths[j]).sum())
-    texts = ["".join("ACGTN"[c] for c in s.codes[s.offsets[k]:s.offsets[k + 1]]) for k in range(n)]
-    matrix = parasail.matrix_create("ACGTN", SCORING["match"], SCORING["mismatch"])
+    work, fasta, sc, s, i, j, cells, texts, matrix = family_set("gseek-dp-lanes-tb-", args.threads)
     o_e = SCORING["gap_open"] + SCORING["gap_extend"]
     backend = CpuBackend(threads=args.threads)
-    print(f"# {n} sequences, {i.size:,} pairs, {cells:.3g} cells; {args.threads} threads; load {os.getloadavg()}",
-          file=sys.stderr)
+    import parasail
     one_pair = np.arange(min(args.one_pair, i.size))
     one_cells = float((s.lengths[i[one_pair]].astype(np.float64) * s.lengths[j[one_pair]]).sum())
 
@@ -153,17 +140,8 @@ def main() -> None:
             if xs:
                 c = one_cells if key == "one_pair_dp" else cells
                 rows.append((mode, label, statistics.median(xs), min(xs), max(xs), c / statistics.median(xs) / 1e9))
-        rows.append((mode, "**gseek DP / parasail DP**", statistics.median(times["gseek_dp"])
-                     / statistics.median(times["peer_dp"]), None, None, None))
-        rows.append((mode, "**gseek command / parasail_aligner**", statistics.median(times["gseek"])
-                     / statistics.median(times["peer"]), None, None, None))
-    print("| mode | run | median s | min s | max s | GCUPS |\n|---|---|--:|--:|--:|--:|")
-    for mode, label, med, lo, hi, g in rows:
-        if lo is None:
-            print(f"| {mode} | {label} | {med:.2f}x | | | |")
-        else:
-            print(f"| {mode} | {label} | {med:.3f} | {lo:.3f} | {hi:.3f} | {g:.2f} |")
-    print(f"# load after: {os.getloadavg()}", file=sys.stderr)
+        rows += ratio_rows(mode, times)
+    print_table(rows)
 
 
 if __name__ == "__main__":
