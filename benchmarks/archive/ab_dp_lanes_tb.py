@@ -6,7 +6,9 @@ Issue 40's measurement of ``gseek align --traceback`` on the CPU (the lane-a-pai
 * ``parasail_aligner -x -d -t T -o 7 -e 2 -M 2 -X 3 -a sw_trace_striped_16 -O SAM -b 1000`` (or
   ``nw_trace_striped_16``), the whole command, FASTA on stdin (as ``benchmarks/suite/align.py`` runs it);
 * ``gseek --device cpu -p T align --all-vs-all --mode MODE --traceback``, the whole command
-  (``--before GSEEK``: also that executable's, e.g. main's checkout, the one-pair fill);
+  (``--before GSEEK``: also that executable's, e.g. main's checkout, the one-pair fill, without this
+  process's ``PYTHONPATH``: run with ``PYTHONPATH`` naming a copy of this tree, the code under test stays
+  fixed while the checkout changes);
 * the DP alone in this process: ``gseek.dp.traceback_pairs`` on the 1,770 pairs, ``CpuBackend(threads=T)``;
 * with ``--one-pair N``: the same on N of the pairs with the lanes turned off (the one-pair kernels);
 * parasail's python binding (the same C library) on the same pairs, T threads (it releases the GIL):
@@ -83,16 +85,18 @@ def main() -> None:
             with ThreadPoolExecutor(args.threads) as pool:
                 return list(pool.map(one, range(i.size), chunksize=16))
 
-        for cmd in commands.values():  # warm: Numba's cache
+        # --before runs its own installation: not this process's PYTHONPATH (where it names a tree to time)
+        envs = {"before": {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}}
+        for key, cmd in commands.items():  # warm: Numba's cache
             if cmd[0] != "parasail_aligner":
-                subprocess.run(cmd, check=True)
+                subprocess.run(cmd, check=True, env=envs.get(key))
         traceback_pairs(backend, *stage)
         times: dict[str, list[float]] = {k: [] for k in [*commands, "gseek_dp", "peer_dp", "one_pair_dp"]}
         for _ in range(args.rounds):
             for key, cmd in commands.items():
                 t = time.perf_counter()
                 with open(fasta) as fh:
-                    subprocess.run(cmd, stdin=fh, check=True, stdout=subprocess.DEVNULL)
+                    subprocess.run(cmd, stdin=fh, check=True, stdout=subprocess.DEVNULL, env=envs.get(key))
                 times[key].append(time.perf_counter() - t)
             t = time.perf_counter()
             res = traceback_pairs(backend, *stage)
