@@ -1,4 +1,4 @@
-"""The CPU's score-only Gotoh DP across pairs: one SIMD lane a pair (CPU only; no CUDA twin).
+"""The CPU's Gotoh DP across pairs, score-only or with trace-back: one SIMD lane a pair (CPU only; no CUDA twin).
 
 The GPU sweeps one pair a thread; a CPU core has vector units instead. Here
 LANES pairs that share their query (local DNA: or the last pairs of two
@@ -8,7 +8,9 @@ or 32 lanes an instruction; SSE2 on the generic CPU of the prebuilt code).
 The recurrences, ties and end cells are those of ``dp_score16`` in
 :mod:`gseek.kernels.dp` (``docs/alignment.md``), so the results are the same
 numbers: ``tests/test_dp_lanes.py`` holds every mode to
-``tests/reference_dp.py``.
+``tests/reference_dp.py``. With trace-back (:func:`dp_traceback_lanes`) each cell's nibble is
+``dp_fill16``'s (the same comparisons), the words laid out as the one-pair kernels' and read by their
+walk, so every CIGAR is theirs (``tests/test_dp_lanes_traceback.py``).
 
 What keeps the lanes apart:
 

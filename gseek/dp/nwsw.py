@@ -408,7 +408,11 @@ def traceback_pairs(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.n
                     t_len: np.ndarray, scoring: Scoring, flags: int, max_bytes: int = 256 << 20,
                     workspace: DPWorkspace | None = None) -> dict[str, Any]:
     """Align every pair with trace-back, in batches whose 4-bit trace-back
-    matrices fit ``max_bytes``.
+    matrices fit ``max_bytes``. On the CPU, the pairs whose values stay in int16
+    go first, a SIMD lane each (:mod:`gseek.kernels.dp_lanes`), where their lane
+    group's trace-back fits a thread's share of ``max_bytes`` (one group a
+    thread at a time); the one-pair kernels take the others. The results are
+    the same either way.
 
     Returns host arrays ``score``, ``q_start``, ``q_end``, ``t_start``,
     ``t_end``, ``matches``, ``mismatches``, ``gap_cols``, ``gap_opens``,
