@@ -103,12 +103,8 @@ def main() -> None:
             t = time.perf_counter()
             subprocess.run(gseek_cmd, check=True)
             times["gseek"].append(time.perf_counter() - t)
-            t = time.perf_counter()
-            res = score_pairs(backend, *stage)
-            times["gseek_dp"].append(time.perf_counter() - t)
-            t = time.perf_counter()
-            theirs = peer_python()
-            times["peer_dp"].append(time.perf_counter() - t)
+            res = timed(times["gseek_dp"], score_pairs, backend, *stage)
+            theirs = timed(times["peer_dp"], peer_python)
         ours = list(zip(res["score"].tolist(), res["q_end"].tolist(), res["t_end"].tolist()))
         peer_csv = np.loadtxt(work / "p.csv", delimiter=",", dtype=np.int64, ndmin=2)
         peer_scores = dict(((int(a), int(b)), int(c)) for a, b, c in peer_csv[:, [0, 1, 4]])
@@ -130,6 +126,14 @@ def main() -> None:
             rows.append((mode, label, statistics.median(xs), min(xs), max(xs), cells / statistics.median(xs) / 1e9))
         rows += ratio_rows(mode, times)
     print_table(rows)
+
+
+def timed(times: list[float], function, *args):
+    """``function(*args)``, its seconds appended to ``times``."""
+    t = time.perf_counter()
+    result = function(*args)
+    times.append(time.perf_counter() - t)
+    return result
 
 
 def ratio_rows(mode: str, times: dict[str, list[float]]) -> list[tuple]:

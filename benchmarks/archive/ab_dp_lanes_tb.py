@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from ab_dp_lanes import SCORING, family_set, print_table, ratio_rows  # noqa: E402  (the same set and scores)
+from ab_dp_lanes import SCORING, family_set, print_table, ratio_rows, timed  # noqa: E402  (the same set and scores)
 
 PARASAIL = {"local": "sw_trace_striped_16", "global": "nw_trace_striped_16"}
 
@@ -98,20 +98,14 @@ def main() -> None:
                 with open(fasta) as fh:
                     subprocess.run(cmd, stdin=fh, check=True, stdout=subprocess.DEVNULL, env=envs.get(key))
                 times[key].append(time.perf_counter() - t)
-            t = time.perf_counter()
-            res = traceback_pairs(backend, *stage)
-            times["gseek_dp"].append(time.perf_counter() - t)
-            t = time.perf_counter()
-            theirs = peer_python()
-            times["peer_dp"].append(time.perf_counter() - t)
+            res = timed(times["gseek_dp"], traceback_pairs, backend, *stage)
+            theirs = timed(times["peer_dp"], peer_python)
             if one_pair.size:
                 real = nwsw._lanes
                 nwsw._lanes = lanes_off
                 try:
                     part = tuple(a[one_pair] if isinstance(a, np.ndarray) and a.size == i.size else a for a in stage)
-                    t = time.perf_counter()
-                    old = traceback_pairs(backend, *part)
-                    times["one_pair_dp"].append(time.perf_counter() - t)
+                    old = timed(times["one_pair_dp"], traceback_pairs, backend, *part)
                 finally:
                     nwsw._lanes = real
                 for key in old:
