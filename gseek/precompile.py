@@ -157,6 +157,12 @@ def _align(backend: Backend, tmp: Path) -> None:
             a = PairAligner(mode=mode, traceback=traceback, device=backend)
             TsvFormatter().format(a.all_vs_all(seqs))
             TsvFormatter().format(a.all_vs_all([s[:100] for s in seqs]))
+    # the one-pair kernels, which the CPU's lanes leave the pairs above to: values beyond int16 (a
+    # 16-bit sweep that overflows, its 32-bit re-run), a trace-back budget too small for a lane group
+    for traceback in (False, True):
+        PairAligner(match=100, mismatch=-150, gap_open=250, gap_extend=100, traceback=traceback,
+                    device=backend).all_vs_all(seqs[:3])
+    PairAligner(traceback=True, traceback_memory=1, device=backend).all_vs_all(seqs[:3])
     PairAligner(min_identity=0.9, device=backend).all_vs_all(seqs)
     PairAligner(min_score=10, device=backend).all_vs_all(seqs)
     TsvFormatter().format(PairAligner(outfmt="6", device=backend).all_vs_all(seqs[:3]))
