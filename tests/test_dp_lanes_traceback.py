@@ -78,6 +78,24 @@ def test_lanes_trace_back_longer_pairs_as_the_one_pair_kernels(mode, free, monke
     assert 0 < short.mean() < 1 and taken[-1] == pytest.approx(short.mean())
 
 
+@pytest.mark.parametrize("mode", ["local", "global"])
+def test_lanes_trace_back_protein_as_the_one_pair_kernels(mode, monkeypatch):
+    """BLOSUM62 pairs of 1-300 residues (two families, X among them), all in the lanes: the one-pair
+    kernels' arrays and CIGARs."""
+    rng = random.Random(len(mode))
+    letters = "ARNDCQEGHILKMFPSTWYV"
+    sc = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    roots = ["".join(rng.choice(letters) for _ in range(rng.randint(100, 300))) for _ in range(2)]
+    seqs = [_mutate(rng, r, letters + "X") for r in roots for _ in range(6)] + [roots[0][:1], roots[1][:9]]
+    qs = [a for a in seqs for b in seqs if a is not b]
+    ts = [b for a in seqs for b in seqs if a is not b]
+    args = (*_stage(sc, qs, ts), sc, dp_flags(mode, ()))
+    one = _one_pair_kernels(monkeypatch, CpuBackend(threads=1), *args, run=traceback_pairs)
+    taken = _lanes_only(monkeypatch)
+    _same(one, traceback_pairs(CpuBackend(threads=2), *args))
+    assert taken == [1.0]
+
+
 def test_lanes_trace_back_identical_for_any_batch(monkeypatch):
     """The aligner's chunks (batch_pairs) and thread counts change nothing: the same CIGARs."""
     from gseek.align import PairAligner
