@@ -424,7 +424,8 @@ def traceback_pairs(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.n
     q_len, t_len = np.asarray(q_len, np.int64), np.asarray(t_len, np.int64)
     n = q_len.size
     rest = np.arange(n)
-    lanes = None
+    lanes: dict[str, Any] = {}
+    pieces: list[tuple[np.ndarray, np.ndarray]] = []
     if backend.name == "cpu" and n:
         # every pair that fits swept a SIMD lane each, a group's trace-back a thread's share of max_bytes
         check_range(q_len, t_len, scoring)
