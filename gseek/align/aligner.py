@@ -358,11 +358,18 @@ class PairAligner:
 
 
 def default_traceback_memory(backend: Backend) -> int:
-    """Trace-back bytes per batch: 256 MiB on the CPU; on a GPU 40% of the
-    free device memory (one thread per pair: a 1.5 kb pair needs 1.1 MB of
-    trace-back, and the device needs tens of thousands of pairs in flight)."""
+    """Trace-back bytes per batch: on the CPU 256 MiB, or 64 MiB a thread where
+    more (each thread holds one SIMD lane group's trace-back, 36 MB for pairs of
+    1.5 kb: ``gseek.dp.traceback_pairs``); on a GPU 40% of the free device
+    memory (one thread per pair: a 1.5 kb pair needs 1.1 MB of trace-back, and
+    the device needs tens of thousands of pairs in flight).
+
+    >>> from gseek.backend import CpuBackend
+    >>> default_traceback_memory(CpuBackend(threads=2)) >> 20, default_traceback_memory(CpuBackend(threads=1)) >> 20
+    (256, 256)
+    """
     if backend.name != "gpu":
-        return 256 << 20
+        return max(256 << 20, (64 << 20) * backend.threads)
     with backend.device:
         free, _ = backend.cupy.cuda.runtime.memGetInfo()
     return max(256 << 20, int(0.4 * free))
