@@ -150,19 +150,13 @@ def _align(backend: Backend, tmp: Path) -> None:
     from gseek.dp import Scoring, xdrop_gapped, xdrop_ungapped
     from gseek.output.tabular import TsvFormatter
 
-    fam = dp_families(1, 6, 600, seed=1, max_divergence=0.1)
-    seqs = [s for _, s in fam.records]
-    for mode in ("global", "local", "semiglobal"):
-        for traceback in (False, True):
-            a = PairAligner(mode=mode, traceback=traceback, device=backend)
+    seqs = [s for _, s in dp_families(1, 6, 600, seed=1, max_divergence=0.1).records]
+    wide = {"match": 100, "mismatch": -150, "gap_open": 250, "gap_extend": 100}  # beyond int16 (and a 32-bit re-run)
+    for more in ({"mode": "global"}, {"mode": "local"}, {"mode": "semiglobal"}, wide, {"traceback_memory": 1}):
+        for traceback in (False, True):  # the last two: the one-pair kernels, where the CPU's lanes leave pairs
+            a = PairAligner(traceback=traceback, device=backend, **more)
             TsvFormatter().format(a.all_vs_all(seqs))
             TsvFormatter().format(a.all_vs_all([s[:100] for s in seqs]))
-    # the one-pair kernels, which the CPU's lanes leave the pairs above to: values beyond int16 (a
-    # 16-bit sweep that overflows, its 32-bit re-run), a trace-back budget too small for a lane group
-    for traceback in (False, True):
-        PairAligner(match=100, mismatch=-150, gap_open=250, gap_extend=100, traceback=traceback,
-                    device=backend).all_vs_all(seqs[:3])
-    PairAligner(traceback=True, traceback_memory=1, device=backend).all_vs_all(seqs[:3])
     PairAligner(min_identity=0.9, device=backend).all_vs_all(seqs)
     PairAligner(min_score=10, device=backend).all_vs_all(seqs)
     TsvFormatter().format(PairAligner(outfmt="6", device=backend).all_vs_all(seqs[:3]))
