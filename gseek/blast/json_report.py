@@ -50,7 +50,8 @@ def _s(text: str) -> str:
 
 def query_masking(batch: SequenceBatch, options: dict) -> list[list[tuple[int, int]]]:
     """Each query's masked intervals as blastn lists them (``query_masking``): DUST's, and the lowercase runs
-    with ``-lcase_masking``, merged, 0-based inclusive."""
+    with ``-lcase_masking``, merged, 0-based half-open
+    ``(start, end)`` (the JSON prints ``end - 1`` as ``to``)."""
     from .dust import dust_intervals
 
     runs = np.zeros((0, 2), np.int64)
@@ -86,7 +87,7 @@ def query_statistics(batch: SequenceBatch, options: dict, params: KarlinParams,
     if not options.get("soft_masking", True):
         for q, intervals in enumerate(query_masking(batch, options) if masked is None else masked):
             for lo, hi in intervals:
-                keep[offsets[q] + lo: offsets[q] + hi + 1] = False
+                keep[offsets[q] + lo: offsets[q] + hi] = False
     which = np.repeat(np.arange(n), np.diff(offsets))
     counts = np.bincount(which[keep] * 4 + codes[keep], minlength=4 * n).reshape(n, 4)
     if options.get("strand") == "minus":  # the minus strand's letters: A<->T, C<->G
