@@ -27,11 +27,11 @@ import numpy as np
 from gseek.errors import OptionError
 from gseek.values import OptionsValue
 
-from .options import TWO_HIT_WINDOW
 from .stats import KarlinParams, length_adjustment, ungapped_params
 
 if TYPE_CHECKING:  # pragma: no cover
     from .hits import BlastHits
+    from .options import BlastOptions
 
 __all__ = ["PairwiseLayout", "ReportFrame", "pairwise_prolog", "pairwise_queries", "pairwise_epilog", "score_texts",
            "wrap_flat", "wrap_title"]
@@ -199,21 +199,20 @@ def pairwise_prolog(task: str, title: str, sequences: int, letters: int, html: b
             + f"           {_commas(sequences)} sequences; {_commas(letters)} total letters\n\n")
 
 
-def pairwise_epilog(title: str, date: str, sequences: int, letters: int, options: dict, html: bool = False) -> str:
-    """The report's closing: the database's title, date and size, the scoring (``options``: ``BlastOptions``'
-    fields)."""
+def pairwise_epilog(title: str, date: str, sequences: int, letters: int, options: BlastOptions,
+                    html: bool = False) -> str:
+    """The report's closing: the database's title, date and size, the scoring (``options``: the search's)."""
     out = ["\n\n  Database: ", "".join(line + "\n" for line in wrap_flat(title)),
            f"    Posted date:  {date}\n  Number of letters in database: {_commas(letters)}\n"
            f"  Number of sequences in database:  {_commas(sequences)}\n\n",
-           f"\n\nMatrix: blastn matrix {options['reward']} {options['penalty']}\n"]
-    if not options.get("ungapped"):
-        extend = float(options["gap_extend"])
-        if options["gap_extend"] == 0:  # the linear costs of megablast's greedy extension (BLAST+'s note)
-            extend = (-2 * options["penalty"] + options["reward"]) / 2.0
-        out.append(f"Gap Penalties: Existence: {options['gap_open']}, Extension: {extend:g}\n")
-    window = options.get("window_size") or TWO_HIT_WINDOW.get(options.get("task", ""), 0)
-    if window:  # dc-megablast's two-hit window, as blastn names it
-        out.append(f"Window for multiple hits: {window}\n")
+           f"\n\nMatrix: blastn matrix {options.reward} {options.penalty}\n"]
+    if not options.ungapped:
+        extend = float(options.gap_extend)
+        if options.gap_extend == 0:  # the linear costs of megablast's greedy extension (BLAST+'s note)
+            extend = (-2 * options.penalty + options.reward) / 2.0
+        out.append(f"Gap Penalties: Existence: {options.gap_open}, Extension: {extend:g}\n")
+    if options.two_hit_window:  # dc-megablast's two-hit window, as blastn names it
+        out.append(f"Window for multiple hits: {options.two_hit_window}\n")
     if html:
         out.append(_HTML_TAIL)
     return "".join(out)

@@ -493,10 +493,9 @@ class BlastTask:
         one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
         title = self.frame.database_title or (self.header.get("blastdb") or {}).get("title") or self.database
         date = self.frame.date if self.frame.database_title else posted_date(self.header, self.index_path)
-        options = dataclasses.asdict(one.options)
         html = self.layout.html
         return (pairwise_prolog(one.options.task, title, one.ref.db_sequences, one.ref.db_bases, html),
-                pairwise_epilog(title, date, one.ref.db_sequences, one.ref.db_bases, options, html))
+                pairwise_epilog(title, date, one.ref.db_sequences, one.ref.db_bases, one.options, html))
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         combine = self.combine
