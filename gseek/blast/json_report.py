@@ -182,7 +182,7 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
             if bl2seq:  # the defline's first word and the whole defline; no accession
                 hid, hdef = bl2seq_names(hits, frame, s)
             described = [(hid, hacc, hdef)] + ([] if bl2seq or subjects is None else  # a set's further deflines
-                                               [(o[0], o[2], o[4]) for o in subjects[s].others])
+                                               [(o.seqid, o.acc, o.title) for o in subjects[s].others])
             names = "                },\n                {\n".join(
                 f'                  "id": {_s(i)},\n'
                 + ("" if bl2seq else f'                  "accession": {_s(acc)},\n')

@@ -237,7 +237,7 @@ def _subject_view(hits: BlastHits, s: int, subjects: list | None, frame: ReportF
         return dict(id=None, title=title, anchor=f"Subject_{s + 1}", link=None, bl2seq=True)
     if sid is not None and sid.parsed:
         view = _parsed_view(sid.seqid, sid.accver, "" if sid.title == "N/A" else sid.title)
-        view["more"] = [_parsed_view(o[0], o[3], o[4]) for o in sid.others]  # a set's further deflines
+        view["more"] = [_parsed_view(o.seqid, o.accver, o.title) for o in sid.others]  # a set's further deflines
         return view
     title = (sid.title if sid.title != "N/A" else sid.seqid) if sid is not None else hits.subject_names[s]
     return dict(id=None, title=title, anchor=f"BL_ORD_ID:{s}", link=None)

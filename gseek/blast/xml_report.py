@@ -161,7 +161,7 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
             if bl2seq:  # -subject: the defline's first word, the whole defline, Subject_N
                 (hid, hdef), hacc = bl2seq_names(hits, frame, s), f"Subject_{s + 1}"
             if subjects is not None and subjects[s].others and not bl2seq:  # a set's further deflines
-                hdef += "".join(f" >{fasta} {title}" for _sid, fasta, _acc, _accver, title in subjects[s].others)
+                hdef += "".join(f" >{o.fasta_ids} {o.title}" for o in subjects[s].others)
             out.append(f"<Hit>\n  <Hit_num>{n_hit}</Hit_num>\n  <Hit_id>{_esc(hid)}</Hit_id>\n"
                        f"  <Hit_def>{_esc(hdef)}</Hit_def>\n  <Hit_accession>{_esc(hacc)}</Hit_accession>\n"
                        f"  <Hit_len>{int(s_len[s])}</Hit_len>\n  <Hit_hsps>\n")
