@@ -207,3 +207,21 @@ def test_makeblastdb_edges_are_makeblastdbs(tmp_path):
     run = subprocess.run(["makeblastdb", "-in", fasta], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 1 and _errors(run.stderr)[0] == \
         "Error: Argument \"dbtype\". Mandatory value is missing:  `String, `nucl', `prot''"
+
+
+@needs_blast
+@pytest.mark.xfail(strict=True, reason="known gap: BLAST+'s blastn trace-back trims an HSP that shares an end with a "
+                                       "better one (Blast_HSPListPurgeHSPsWithCommonEndpoints, purge=FALSE, then the "
+                                       "piece re-scored); gseek drops it whole")
+def test_hsp_sharing_an_end_with_a_better_one_is_trimmed(tmp_path):
+    """A query of the subject with 39 bases in the middle replaced by N: blastn (-task blastn) reports the two
+    pieces, 1-34 and 74-243; gseek's trace-back from the short piece's seed crosses the Ns (N scores -1 with
+    1/-2) into the long one, shares its end, and is purged whole, where BLAST+ cuts it back to 1-34."""
+    subject = "".join((DATA / "db.fa").read_text().split(">")[1].splitlines()[1:])
+    start = 2387  # (tests/data/blastdb/db.fa's first record: 34 bases, 39 N, 170 bases of one diagonal)
+    (tmp_path / "q.fa").write_text(f">q\n{subject[start:start + 34]}{'N' * 39}{subject[start + 73:start + 243]}\n")
+    args = ["-task", "blastn", "-reward", "1", "-penalty", "-2", "-dust", "no", "-query", str(tmp_path / "q.fa"),
+                    "-subject", str(DATA / "db.fa"), "-evalue", "1e-5", "-outfmt", "6"]
+    want = subprocess.run(["blastn", *args], capture_output=True, text=True, check=True).stdout
+    assert len(want.splitlines()) == 2
+    assert _blastn(args + ["-device", "cpu"])[1] == want
