@@ -155,6 +155,8 @@ def test_outfmt_as_blastn_reads_it(blastdb):
     assert _blastn(base + ["6 qseqid,sseqid"])[1] == "".join(std)
     code, _, err = _blastn(base + ["6 qgi"])
     assert code == 1 and "outfmt field 'qgi' is not supported" in err  # (a BLAST+ field gseek lacks: refused)
+    code, _, err = _blastn(base + ["17 SQ"])  # (gseek's SAM takes none of blastn's specifiers: refused, not ignored)
+    assert code == 1 and err.startswith("BLAST query/options error: gseek blastn's -outfmt 17 is gseek's SAM")
 
 
 @needs_blast

@@ -252,8 +252,9 @@ def _outfmt(text: str) -> tuple[str, list[str]]:
         raise options_error(_OTHER_PROGRAMS[kind])
     if not 0 <= kind <= 18:
         raise PlusArgError("Error: Formatting choice is out of range", 255, False)
-    if kind == 17:  # (SAM's specifiers: refused by name where the report is made)
-        return " ".join([str(kind), *rest.split()]), []
+    if kind == 17 and rest.split():  # (gseek's SAM, not blastn's: its specifiers would be ignored)
+        raise options_error(f"gseek blastn's -outfmt 17 is gseek's SAM (docs/blast.md), without blastn's "
+                            f"specifiers: {' '.join(rest.split())} is not supported")
     if kind not in (6, 7, 10):
         return str(kind), []
     words = rest.split()
