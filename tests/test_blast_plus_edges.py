@@ -227,3 +227,19 @@ def test_hsp_sharing_an_end_with_a_better_one_is_trimmed(tmp_path):
     want = subprocess.run(["blastn", *args], capture_output=True, text=True, check=True).stdout
     assert len(want.splitlines()) == 2
     assert _blastn(args + ["-device", "cpu"])[1] == want
+
+
+@pytest.mark.parametrize("query, extra, golden", [
+    ("unscored.fa", ["-outfmt", "5"], "unscored.xml"), ("unscored.fa", ["-outfmt", "15"], "unscored.json"),
+    ("unscored.fa", [], "unscored.txt"), ("unscored.fa", ["-ungapped"], "unscored_ungapped.txt"),
+    ("unscored_all.fa", ["-outfmt", "15"], "unscored_all.json"), ("unscored_all.fa", [], "unscored_all.txt")])
+def test_unscored_queries_as_blastn_reports_them(query, extra, golden, monkeypatch):
+    """Queries blastn cannot score (no letter, ambiguous letters only, every letter hard-masked): κ λ H -1, no
+    search space, its message naming the query (``Query_N TITLE``, cut past 35 characters) twice; the pairwise
+    report without their ``Lambda K H``; where no query of the search is scored, no JSON hits lists and -1 in the
+    pairwise report. blastn 2.12's reports stored (``tests/data/blastdb/make.sh``)."""
+    monkeypatch.chdir(DATA)  # (the pairwise report names the subjects' file as given)
+    code, out, err = _blastn(["-query", query, "-subject", "db.fa", "-lcase_masking", "-soft_masking", "false",
+                              "-evalue", "1e-5", *extra, "-device", "cpu"])
+    assert code == 0, err
+    assert out == (DATA / golden).read_text()

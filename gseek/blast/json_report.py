@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .stats import KarlinParams, length_adjustment, query_params
-from .xml_report import QUERY_MARK, _g, _real, bl2seq_names, by_subject, hsp_view
+from .xml_report import (NAMED, NAMED_END, QUERY_MARK, UNSCORED, _g, _real, bl2seq_names, by_subject, hsp_view,
+                         none_scored, unscored_message)
 
 if TYPE_CHECKING:  # pragma: no cover
     from gseek.seqio import SequenceBatch
@@ -37,6 +38,13 @@ _REFERENCE = {
               'Miller, and David J. Lipman (1997), "Gapped BLAST and PSI-BLAST: a new generation of protein database '
               'search programs", Nucleic Acids Res. 25:3389-3402.',
 }
+
+
+def _marked(text: str) -> str:
+    """JSON text with the writer's marks as they were (``json.dumps`` escapes their NUL)."""
+    for mark in (NAMED, NAMED_END):
+        text = text.replace(_s(mark)[1:-1], mark)
+    return text
 
 
 def report_separator(first: bool) -> str:
@@ -73,14 +81,17 @@ def query_masking(batch: SequenceBatch, options: dict) -> list[list[tuple[int, i
 
 
 def query_statistics(batch: SequenceBatch, options: dict, params: KarlinParams,
-                     masked: list[list[tuple[int, int]]] | None = None) -> list[KarlinParams]:
+                     masked: list[list[tuple[int, int]]] | None = None) -> list[KarlinParams | None]:
     """Each query's λ K H as blastn reports them (``Statistics_kappa`` ..., JSON's ``stat``): ``params``, or where
     they are computed (``-ungapped``, gap costs past BLAST+'s tables: ``blastn-short``) those of the query's
     searched strand's letters, the bases hard-masked (``-soft_masking false``: DUST's and ``-lcase_masking``'s)
-    left out (:func:`~gseek.blast.stats.query_params`); ``masked``: :func:`query_masking`'s, where made already."""
+    left out (:func:`~gseek.blast.stats.query_params`); None for a query without such a letter (none at all,
+    ambiguous ones only, or all hard-masked), whose statistics blastn cannot compute
+    (:func:`~gseek.blast.xml_report.unscored_message`);
+    ``masked``: :func:`query_masking`'s, where made already."""
     n = len(batch)
-    if not params.computed or n == 0:
-        return [params] * n
+    if n == 0:
+        return []
     codes = np.asarray(batch.codes)
     offsets = np.asarray(batch.offsets, np.int64)
     keep = codes < 4
@@ -92,7 +103,8 @@ def query_statistics(batch: SequenceBatch, options: dict, params: KarlinParams,
     counts = np.bincount(which[keep] * 4 + codes[keep], minlength=4 * n).reshape(n, 4)
     if options.get("strand") == "minus":  # the minus strand's letters: A<->T, C<->G
         counts = counts[:, ::-1]
-    return [query_params(params, options["reward"], options["penalty"], c) for c in counts.tolist()]
+    return [query_params(params, options["reward"], options["penalty"], c) if sum(c) else None
+            for c in counts.tolist()]
 
 
 def _masked_text(row: np.ndarray, start: int, intervals: list[tuple[int, int]]) -> str:
@@ -114,7 +126,7 @@ def _masked_text(row: np.ndarray, start: int, intervals: list[tuple[int, int]]) 
 def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str], params: KarlinParams,
                  db_length: int, db_sequences: int, database: str, options: dict,
                  subjects: list | None = None, frame=None, query_offset: int = 0,
-                 statistics: list[KarlinParams] | None = None,
+                 statistics: list[KarlinParams | None] | None = None,
                  masked: list[list[tuple[int, int]]] | None = None) -> str:
     """One ``report`` a query of ``hits`` (its batch ``batch``), each after a :data:`REPORT_MARK`; ``frame`` and
     ``query_offset``: ``-subject_loc``'s and ``-query_loc``'s coordinates, as
@@ -142,10 +154,12 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                f'        "gap_open": {options["gap_open"]},\n        "gap_extend": {options["gap_extend"]},\n')
             + f'        "filter": {_s(filt or "F")}\n      }},\n')
     out: list[str] = []
+    skipped = none_scored(statistics)
     for q in range(len(hits.query_names)):
         qlen = int(hits.query_lengths[q])
-        ell = length_adjustment(params, qlen, db_length, db_sequences)
-        space = max(db_length - db_sequences * ell, 1) * (qlen - ell)
+        shown = params if statistics is None else statistics[q]
+        ell = length_adjustment(params, qlen, db_length, db_sequences) if shown is not None else 0
+        space = max(db_length - db_sequences * ell, 1) * (qlen - ell) if shown is not None else 0
         body = [f'          "query_id": "Query_{QUERY_MARK}",\n          "query_title": {_s(query_titles[q])},\n'
                 f'          "query_len": {qlen},\n']
         if masked[q] and masked[q] != [(0, int(batch.offsets[q + 1] - batch.offsets[q]))]:
@@ -154,7 +168,8 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                 f'            {{\n              "from": {lo + query_offset},\n'
                 f'              "to": {hi - 1 + query_offset}\n            }}'
                 for lo, hi in masked[q]) + "\n          ],\n")
-        body.append('          "hits": [\n')
+        if not skipped:  # (blastn: no hits lists where it scores no query of the search)
+            body.append('          "hits": [\n')
         lo, hi = int(bounds[q]), int(bounds[q + 1])
         hit_texts = []
         for n_hit, s, (hid, hdef, hacc), rows in by_subject(hits, lo, hi, subjects):
@@ -192,14 +207,17 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                 + names + '                }\n              ],\n'
                 f'              "len": {int(s_len[s])},\n              "hsps": [\n'
                 + ",\n".join(hsps) + "\n              ]\n            }")
-        body.append((",\n".join(hit_texts) + "\n" if hit_texts else "") + "          ],\n")
-        shown = params if statistics is None else statistics[q]
+        if not skipped:
+            body.append((",\n".join(hit_texts) + "\n" if hit_texts else "") + "          ],\n")
+        shown = UNSCORED if shown is None else shown
+        message = "No hits found" if shown is not UNSCORED else unscored_message(query_titles[q], qlen)
         body.append('          "stat": {\n'
                     + ("" if bl2seq else f'            "db_num": {db_sequences},\n            "db_len": {db_length},\n')
                     + f'            "hsp_len": {ell},\n            "eff_space": {space},\n'
                     f'            "kappa": {_real(shown.K)},\n            "lambda": {_real(shown.lambda_)},\n'
                     f'            "entropy": {_real(shown.H)}\n          }}'
-                    + (',\n          "message": "No hits found"\n' if hi == lo else "\n"))
+                    + (f',\n          "message": {_marked(_s(message))[:-1]}'
+                       + (' \\u000ANo hits found"' if skipped else '"') + "\n" if hi == lo else "\n"))
         if bl2seq:  # one search in a list, two columns further in
             text = "".join(body).replace("\n", "\n  ")
             out.append(REPORT_MARK + head + '      "results": {\n        "bl2seq": [\n          {\n  ' + text[:-2]

@@ -28,6 +28,7 @@ from gseek.errors import OptionError
 from gseek.values import OptionsValue
 
 from .stats import KarlinParams, length_adjustment, ungapped_params
+from .xml_report import UNSCORED, none_scored
 
 if TYPE_CHECKING:  # pragma: no cover
     from .hits import BlastHits
@@ -370,7 +371,8 @@ def _blocks(qr: np.ndarray, sr: np.ndarray, q_first: int, s_first: int, minus: b
 def pairwise_queries(hits: BlastHits, query_titles: list[str], params: KarlinParams, reward: int, penalty: int,
                      db_length: int, db_sequences: int, *, masked: list | None = None, subjects: list | None = None,
                      layout: PairwiseLayout = PairwiseLayout(), frame: ReportFrame = ReportFrame(),
-                     ungapped: bool = False, query_offset: int = 0, first_record: int = 0) -> str:
+                     ungapped: bool = False, query_offset: int = 0, first_record: int = 0,
+                     statistics: list | None = None) -> str:
     """One block a query of ``hits``: ``Query=``, the descriptions, the alignments, the statistics.
 
     Arguments:
@@ -381,6 +383,9 @@ def pairwise_queries(hits: BlastHits, query_titles: list[str], params: KarlinPar
         subjects: the subjects' names (``SubjectId``) of a database; frame: as :class:`ReportFrame`.
         query_offset: the queries are pieces from there on (``-query_loc``); first_record: the record number
             of the batch's first query in its file (``frame.query_lengths``).
+        statistics: :func:`~gseek.blast.json_report.query_statistics`' list, where made: a query it gives None
+            (no letter blastn counts) has no ``Lambda K H`` and no search space, as in blastn's report (-1s
+            where no query has: :func:`~gseek.blast.xml_report.none_scored`).
     """
     from .report import _aligned
     from .xml_report import by_subject
@@ -390,6 +395,7 @@ def pairwise_queries(hits: BlastHits, query_titles: list[str], params: KarlinPar
     bounds = np.searchsorted(a["query"], np.arange(len(hits.query_names) + 1), side="left")
     ungapped_k = ungapped_params(reward, penalty)
     out: list[str] = []
+    skipped = none_scored(statistics)
     for q in range(len(hits.query_names)):
         qlen = int(hits.query_lengths[q])
         whole = qlen if frame.query_lengths is None else int(frame.query_lengths[first_record + q])
@@ -431,6 +437,13 @@ def pairwise_queries(hits: BlastHits, query_titles: list[str], params: KarlinPar
                     text.append(_blocks(qr, sr, q0 + 1, s1 if minus else s0, minus, widths_i, masks,
                                         layout.line_length, html) + "\n")
                     out.append("".join(text))
+        if skipped:  # (blastn scores no query of the search: -1s, -ungapped too)
+            out.append("\n" + _karlin(UNSCORED, False) + "\n" + _karlin(UNSCORED, True)
+                       + "\nEffective search space used: 0\n")
+            continue
+        if statistics is not None and statistics[q] is None:  # (blastn: no statistics for such a query)
+            out.append("\n\n\nEffective search space used: 0\n")
+            continue
         ell = length_adjustment(params, qlen, db_length, db_sequences)
         space = max(db_length - db_sequences * ell, 1) * (qlen - ell)
         out.append("\n" + _karlin(ungapped_k, False) + "\n" + ("" if ungapped else _karlin(params, True)) + "\n"

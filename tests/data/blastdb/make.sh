@@ -17,3 +17,10 @@ blastn -task blastn -reward 1 -penalty -2 -soft_masking false -lcase_masking -du
   -subject db.fa -evalue 1e-5 -outfmt 15 > hard_mask_stats_lc.json
 blastn -task megablast -ungapped -soft_masking false -query hard_mask_stats.fa -subject db.fa -evalue 1e-5 \
   -outfmt 5 > hard_mask_stats_dust.xml
+# Queries blastn cannot score (no letter, ambiguous letters only, all hard-masked; test_blast_plus_edges.py): with a
+# query it scores (unscored.fa), and none (unscored_all.fa: its first four records)
+A="-subject db.fa -lcase_masking -soft_masking false -evalue 1e-5"
+for f in 5:xml 15:json 0:txt; do blastn -query unscored.fa $A -outfmt ${f%%:*} > unscored.${f##*:}; done
+blastn -query unscored.fa $A -ungapped > unscored_ungapped.txt
+blastn -query unscored_all.fa $A -outfmt 15 > unscored_all.json
+blastn -query unscored_all.fa $A > unscored_all.txt
