@@ -42,7 +42,7 @@ from gseek.errors import IndexFormatError
 from gseek.kernels._jit import njit
 
 from . import format as _format
-from .blastdb_defline import DeflineError, SubjectId
+from .blastdb_defline import DeflineError, FurtherDefline, SubjectId
 from .blastdb_scan import volume_subject_ids
 
 __all__ = ["BlastDb", "Volume", "find_blastdb", "read_volume", "convert_blastdb", "open_blastdb", "read_subject_ids",
@@ -519,5 +519,5 @@ def read_subject_ids(index_dir: str | os.PathLike) -> list[SubjectId] | None:
     t = json.loads(path.read_text())
     parsed = t.get("parsed") or [True] * len(t["seqid"])
     others = t.get("others") or [[]] * len(t["seqid"])
-    return [SubjectId(*row[:5], tuple(row[5]), row[6], tuple(tuple(o) for o in row[7])) for row in
+    return [SubjectId(*row[:5], tuple(row[5]), row[6], tuple(FurtherDefline(*o) for o in row[7])) for row in
             zip(t["seqid"], t["acc"], t["accver"], t["title"], t["taxid"], t["all_titles"], parsed, others)]
