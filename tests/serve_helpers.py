@@ -55,11 +55,12 @@ class Service:
     """``gseek serve`` in a child process; ``url`` once it listens; :meth:`stop` ends it (SIGTERM)."""
 
     def __init__(self, index: Path, *args: str, cwd: Path | None = None, device: str = "cpu", threads: int = 2,
-                 name: str = "lambda") -> None:
+                 name: str = "lambda", new_session: bool = False) -> None:
         cmd = [sys.executable, "-m", "gseek", "--device", device, "-p", str(threads), "serve", "-x", f"{name}={index}",
                "--port", "0", *args]
+        # new_session: its own process group (as a service manager's), which a test may signal whole
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=new_session)
         self.err = b""
         # the log read as it comes: a pipe nobody reads blocks the service once ~64 kB of lines fill it
         self._err_parts: list[bytes] = []

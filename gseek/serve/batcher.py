@@ -96,8 +96,8 @@ class Batcher:
             group = self._pending.get(key)  # (still here while no slot is up)
         if group is None:
             group = self._pending[key] = _Group(key, target)
-            if self._free() and self.incoming == 0:  # no one to wait for: it goes now (after the items
-                loop.call_soon(self._expire, group)  # queued with it)
+            if self._gone() or (self._free() and self.incoming == 0):  # no one to wait for: it goes now
+                loop.call_soon(self._expire, group)                       # (after the items queued with it)
             else:
                 loop.call_later(self.window, self._expire, group)
         future: asyncio.Future = loop.create_future()
@@ -112,18 +112,21 @@ class Batcher:
     def _free(self) -> bool:
         return any(s.up and self.busy[s.number] == 0 for s in self.slots)
 
+    def _gone(self) -> bool:
+        return all(s.gone for s in self.slots)
+
     def _expire(self, group: _Group) -> None:
         if group.sent:
             return
         group.ready = True
-        if self._free() or all(s.gone for s in self.slots):
+        if self._free() or self._gone():
             self._flush(group)
 
     def _flush(self, group: _Group) -> None:
         if group.sent:
             return
         slot = least_busy(self.slots, self.busy)
-        if slot is None and not all(s.gone for s in self.slots):
+        if slot is None and not self._gone():
             return  # every slot down for now: it keeps gathering until one is up (:meth:`wake`)
         group.sent = True
         if self._pending.get(group.key) is group:
@@ -184,6 +187,6 @@ class Batcher:
         """Send the groups that waited for a slot (their window over, or no one on the way) while one
         is free (on the event loop: after a group, or when a slot comes up or is gone)."""
         for group in [g for g in self._pending.values() if g.ready or self.incoming == 0]:
-            if not self._free() and not all(s.gone for s in self.slots):
+            if not self._free() and not self._gone():
                 break  # the rest keep gathering
             self._flush(group)

@@ -109,6 +109,7 @@ def worker_main(conn: Any, device: str, databases: list[str], threads: int | Non
                 break
             if message is None:
                 break
+            conn.send("taken")
             name, options, reqs = message
             db = engine.databases[name]
             reqs = [dataclasses.replace(req, database=db) for req in reqs]
@@ -185,17 +186,18 @@ class WorkerProcess:
     def call(self, target: tuple[Database, Any], reqs: list[SearchRequest]) -> list[Any]:
         """The answers of a group (:meth:`~gseek.serve.engine.Front.answer`), from the worker; a
         :class:`~gseek.serve.engine.RequestError` (503) for each when the worker ends meanwhile;
-        :class:`~gseek.serve.slots.SlotDown` when it had ended before (the batcher sends the group on)."""
+        :class:`~gseek.serve.slots.SlotDown` when it ended before it took the group (the batcher sends
+        the group on)."""
         db, options = target
-        if not self.process.is_alive():  # ended while idle: the group goes to another worker
-            self._lost(0)
-            raise SlotDown(f"worker process {self.number} ended ({_status(self.process)})")
-        self._calling = True
+        self._calling, taken = True, False
         try:
             self._conn.send((db.name, options, [_outgoing(req) for req in reqs]))
+            taken = self._conn.recv() == "taken"  # the worker has the group: its requests are in flight
             answers, self.stages = self._conn.recv()
         except (EOFError, OSError):  # (BrokenPipeError too): the worker ended
-            self._lost(len(reqs))
+            self._lost(len(reqs) if taken else 0)
+            if not taken:  # it ended before it took the group: nothing failed, the group goes to another
+                raise SlotDown(f"worker process {self.number} ended ({_status(self.process)})") from None
             raise RequestError(503, "resources", f"the worker process searching this request ended "
                                                  f"({_status(self.process)}); try again") from None
         finally:
@@ -206,7 +208,7 @@ class WorkerProcess:
         self.up = False
         self.process.join(STOP_S)
         again = "" if self.closing else "; starting it again"
-        during = f"during a search of {requests} request(s)" if requests else "while idle"
+        during = f"during a search of {requests} request(s)" if requests else "while idle (no request lost)"
         self._log(f"gseek serve: worker process {self.number} ({self.device}, pid {self.pid}) ended "
                   f"({_status(self.process)}) {during}{again}")
         if not self.closing:
