@@ -1,8 +1,9 @@
-"""``gseek serve`` with several device workers (gseek.serve.slots): ``--workers 2`` on the CPU (two
-workers sharing the CPU backend, the logic of ``--gpus`` without a GPU) and, under ``-m gpu``,
-``--gpus`` over every GPU there is (two at most) with two workers a GPU, each on its own stream.
-Concurrent clients of every kind get the bytes of the local command (or the local API's result),
-whichever worker and device answered them; every worker answers some."""
+"""``gseek serve``'s device workers (gseek.serve.slots): on the CPU ``--workers 2`` (two worker processes,
+gseek.serve.processes, the logic of ``--gpus`` without a GPU) and ``--workers 0`` (the searches in the
+service's own process, one device thread); under ``-m gpu``, ``--gpus`` over every GPU there is (two at
+most) with two worker processes a GPU. Concurrent clients of every kind get the bytes of the local
+command (or the local API's result), whichever worker and device answered them; every worker answers
+some."""
 
 from __future__ import annotations
 
@@ -71,12 +72,14 @@ def _mapping_is_the_local_apis(svc, data, device):
         assert result.to_pandas(unmapped=True).equals(local.to_pandas(unmapped=True))
 
 
-def test_two_workers_on_the_cpu_answer_with_the_local_bytes(data):
+@pytest.mark.parametrize("workers", [2, 0])
+def test_workers_on_the_cpu_answer_with_the_local_bytes(data, workers):
     expected = _expected(data)
-    svc = Service(data / "lambda.gseek", "--workers", "2", cwd=data)
+    svc = Service(data / "lambda.gseek", "--workers", str(workers), cwd=data)
     try:
-        ran, workers = _concurrent(svc, data, expected)
-        assert [w["device"] for w in workers] == ["cpu", "cpu"]
+        ran, found = _concurrent(svc, data, expected)
+        assert [w["device"] for w in found] == ["cpu"] * max(1, workers)
+        assert all((w["pid"] is None) == (workers == 0) for w in found)
         assert all(n > 0 for n in ran), ran  # both workers searched
         _mapping_is_the_local_apis(svc, data, "cpu")
     finally:
@@ -85,8 +88,8 @@ def test_two_workers_on_the_cpu_answer_with_the_local_bytes(data):
 
 @pytest.mark.gpu
 def test_gpus_answer_with_the_local_bytes(data):
-    """``--gpus`` over the GPUs there are (two at most), two workers a GPU (each on its own stream): each
-    GPU holds the database and searched, and every answer is the local (CPU) command's bytes."""
+    """``--gpus`` over the GPUs there are (two at most), two worker processes a GPU: each GPU holds the
+    database and searched, and every answer is the local (CPU) command's bytes."""
     cupy = pytest.importorskip("cupy")
     count = min(2, cupy.cuda.runtime.getDeviceCount())
     expected = _expected(data)

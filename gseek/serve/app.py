@@ -1,4 +1,5 @@
-"""The HTTP side of ``gseek serve``: a Starlette application over an :class:`~gseek.serve.engine.Engine`.
+"""The HTTP side of ``gseek serve``: a Starlette application over a front (:class:`~gseek.serve.engine.Engine`,
+or :class:`~gseek.serve.processes.WorkerPool` with worker processes).
 
 Routes (``docs/serve.md``; the schema at ``/openapi.json``): ``GET /healthz``,
 ``GET /api/v1/databases``, ``POST /api/v1/search`` (the result's bytes),

@@ -1,18 +1,21 @@
 """The engine of ``gseek serve``: databases loaded once, searchers kept warm, requests made into work.
 
-One :class:`Engine` per process holds the configured databases (each
+An :class:`Engine` holds the configured databases of one process (each
 :class:`~gseek.index.Index` loaded once, its :class:`~gseek.index.text.ReferenceText`
-shared by every searcher of it), one :class:`~gseek.blast.searcher.BlastSearcher`
-per database, options and device worker (kept, the most recently used
-first), the *device workers* (:mod:`gseek.serve.slots`: a thread each, one
-search at a time each; ``workers`` per device, on a GPU each on its own CUDA
-stream; with ``devices`` several GPUs, each holding every database) on which every search
-runs (device work never runs on the event loop) and a few *host threads* that
-parse queries and write results. A request is checked whole (:func:`parse_request`)
-before any work; its queries are parsed under the names the client gave its
-files, so an error reads as the local command's (``q.fa:3: ...``).
-:class:`~gseek.serve.batcher.Batcher` gathers the parsed batches of concurrent
-requests into one search (:meth:`Engine.search_group`).
+shared by every searcher of it; with several devices its parts put on each),
+one :class:`~gseek.blast.searcher.BlastSearcher` or mapper per database,
+options and device thread (kept, the most recently used first) and the
+device threads (:mod:`gseek.serve.slots`) on which every search runs; it
+answers a group of requests (:meth:`Engine.answer`: one search, its HSPs
+shared out, each request's bytes). It is the service's own with
+``--workers 0``, else each worker process's
+(:mod:`gseek.serve.processes`). A :class:`Front` is what the HTTP side
+needs besides: the limits, a private folder and host threads that parse
+queries. A request is checked whole (:func:`parse_request`) before any
+work; its queries are parsed under the names the client gave its files, so
+an error reads as the local command's (``q.fa:3: ...``).
+:class:`~gseek.serve.batcher.Batcher` gathers concurrent requests into
+groups.
 """
 
 from __future__ import annotations

@@ -237,15 +237,22 @@ class WorkerProcess:
             self._conn.close()
             self._conn = None
 
-    def stop(self) -> None:
-        """End the worker: told to, where it is idle (given :data:`STOP_S`), else killed; then its thread."""
+    def ask_to_stop(self) -> None:
+        """Tell the worker to end once idle (it takes no group after)."""
         self.closing, self.up = True, False
         if self.process is not None and self.process.is_alive() and not self._calling and self._conn is not None:
             try:
                 self._conn.send(None)
-                self.process.join(STOP_S)
             except OSError:
                 pass
+
+    def stop(self) -> None:
+        """End the worker: told to (:meth:`ask_to_stop`) and given :data:`STOP_S` where it is idle,
+        else killed; then its thread."""
+        if not self.closing:
+            self.ask_to_stop()
+        if self.process is not None and not self._calling:
+            self.process.join(STOP_S)
         if self.process is not None and self.process.is_alive():
             self.process.kill()
         self.executor.shutdown(wait=True, cancel_futures=True)  # (a call in flight ends with its process)
@@ -289,6 +296,8 @@ class WorkerPool(Front):
 
     def close(self, wait: bool = True) -> None:
         """End every worker process (after the drain: those still searching are killed) and the threads."""
+        for slot in self.slots:
+            slot.ask_to_stop()
         for slot in self.slots:
             slot.stop()
         super().close(wait)
