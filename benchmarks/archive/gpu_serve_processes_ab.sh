@@ -6,6 +6,8 @@
 #   A    main's tree (.carry/old.tar), its defaults (one device thread in the service's process)
 #   W0   this tree, --workers 0 (the searches in the service's process: main's design)
 #   WN   this tree, --workers N (N worker processes on the GPU), for each N of WORKERS (default 1 2 4 8)
+#   WNs  with SPLIT=1, also --workers N with -p THREADS/N (each worker's Numba passes on its share of the cores;
+#        -p is per process: N workers of -p 16 run up to 16 N threads)
 #   G2   this tree, --gpus 0,1 --workers 2 (two worker processes on each of two GPUs; only where there are two)
 # Every answer's bytes are hashed: the same requests give the same hash in every configuration. The service's
 # cores are the CPU seconds of its process and of every worker process over the run's seconds.
@@ -65,20 +67,23 @@ log "big.fa: $(stat -c %s big.fa) bytes"
 PYTHONPATH=$NEW $PY -m gseek --quiet --device "$DEVICE" -p "$THREADS" index big.fa -o big --parts text || exit 1
 log "gseek index big --parts text"
 
-# label|PYTHONPATH|serve options
+# label|PYTHONPATH|serve options|threads
 CONFIGS=()
-[ -z "${NO_A:-}" ] && CONFIGS+=("A|$OLD|")
-CONFIGS+=("W0|$NEW|--workers 0")
-for n in $WORKERS; do CONFIGS+=("W$n|$NEW|--workers $n"); done
-[ "$GPUS" -ge 2 ] && CONFIGS+=("G2|$NEW|--gpus 0,1 --workers 2")
+[ -z "${NO_A:-}" ] && CONFIGS+=("A|$OLD||$THREADS")
+CONFIGS+=("W0|$NEW|--workers 0|$THREADS")
+for n in $WORKERS; do
+  CONFIGS+=("W$n|$NEW|--workers $n|$THREADS")
+  [ -n "${SPLIT:-}" ] && [ "$n" -gt 1 ] && CONFIGS+=("W${n}s|$NEW|--workers $n|$(( THREADS / n > 0 ? THREADS / n : 1 ))")
+done
+[ "$GPUS" -ge 2 ] && CONFIGS+=("G2|$NEW|--gpus 0,1 --workers 2|$THREADS")
 for round in $(seq 1 "$ROUNDS"); do
   order=("${CONFIGS[@]}")
   if [ $((round % 2)) = 0 ]; then order=(); for ((i=${#CONFIGS[@]}-1; i>=0; i--)); do order+=("${CONFIGS[$i]}"); done; fi
   for cfg in "${order[@]}"; do
-    IFS='|' read -r label path extra <<< "$cfg"
+    IFS='|' read -r label path extra threads <<< "$cfg"
     if [ $((SECONDS - START)) -gt "$BUDGET_S" ]; then log "budget spent: $label round $round not run"; continue; fi
     env PYTHONPATH="$path" timeout "$RUN_S" $PY "$HERE/benchmarks/tools/serve_throughput.py" --index big.gseek \
-      --reference cut.fa --device "$DEVICE" --threads "$THREADS" --clients "$CLIENTS" --requests "$REQUESTS" \
+      --reference cut.fa --device "$DEVICE" --threads "$threads" --clients "$CLIENTS" --requests "$REQUESTS" \
       --gpus "$SAMPLE" --label "$label" -- $extra >> "$OUT/ab.jsonl" 2>> "$OUT/log.txt"
     log "$label round $round: exit $? $(tail -1 "$OUT/ab.jsonl" | cut -c1-300)"
   done
