@@ -221,8 +221,9 @@ def create_app(engine: Front, token: str | None = None, log: Callable[[str], Non
         for slot in engine.slots:
             ran = batcher.ran[slot.number]
             workers.append({"device": slot.device, "pid": getattr(slot, "pid", None), "up": slot.up,
-                            "restarts": getattr(slot, "restarts", 0), "busy": batcher.busy[slot.number], "batches": ran["blast"],
-                            "map_batches": ran["map"], "seconds": round(batcher.seconds[slot.number], 3)})
+                            "restarts": getattr(slot, "restarts", 0), "busy": batcher.busy[slot.number],
+                            "batches": ran["blast"], "map_batches": ran["map"],
+                            "seconds": round(batcher.seconds[slot.number], 3)})
         return JSONResponse({"status": "ok", "databases": list(engine.databases), "active": service.active,
                              "requests": batcher.requests["blast"], "batches": batcher.groups["blast"],
                              "map_requests": batcher.requests["map"], "map_batches": batcher.groups["map"],

@@ -19,8 +19,8 @@ with: every slot answers with the same bytes.
 >>> [(s.number, s.device, s.backend.name, s.up) for s in slots]
 [(0, 'cpu', 'cpu', True)]
 >>> fake = [DeviceSlot(n, d, None, None) for n, d in enumerate(["gpu:0", "gpu:0", "gpu:1"])]
->>> least_busy(fake, [1, 0, 1]).number, least_busy(fake, [1, 1, 0]).number, least_busy(fake, [1, 1, 1]).number  # (gpu:1 the less busy)
-(1, 2, 2)
+>>> [least_busy(fake, busy).number for busy in ([1, 0, 1], [1, 1, 0], [1, 1, 1])]  # ([1, 1, 1]: gpu:1 less busy)
+[1, 2, 2]
 >>> fake[1].up = False
 >>> least_busy(fake, [1, 0, 1]).number
 0
