@@ -159,3 +159,20 @@ def test_sigterm_to_the_process_group_drains_and_leaves_no_process(data):
         _wait(lambda: not any(_alive(pid) for pid in under), 10, f"left behind: {[p for p in under if _alive(p)]}")
     finally:
         svc.kill()
+
+
+def test_a_database_a_worker_cannot_load_is_the_command_lines_one_line_error(tmp_path):
+    """A worker process that cannot load a database stops the service before it listens, with the error
+    the service's own process gives (``--workers 0``): one line, exit 1, no process left."""
+    import subprocess
+    import sys
+
+    got = {}
+    for workers in ("1", "0"):
+        proc = subprocess.run([sys.executable, "-m", "gseek", "--device", "cpu", "serve", "-x",
+                               f"nope={tmp_path / 'missing.gseek'}", "--port", "0", "--workers", workers],
+                              capture_output=True, text=True, timeout=120)
+        got[workers] = (proc.returncode, proc.stdout, proc.stderr)
+    assert got["1"] == got["0"]
+    code, out, err = got["1"]
+    assert code == 1 and out == "" and err == f"gseek: error: {tmp_path / 'missing.gseek'}: no such index directory\n"
