@@ -141,6 +141,25 @@ def local_search(index: Path, queries: Path, *args: str, cwd: Path) -> tuple[int
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def local_outputs(folder: Path, kinds: list[tuple[str, str, str]]) -> dict[str, bytes]:
+    """The local command's bytes (``@PG`` aside) of each kind of request (queries in ``folder``, task,
+    format; ``map``: 2 mismatches) against ``folder/lambda.gseek``, by query file."""
+    out = {}
+    for name, task, fmt in kinds:
+        args = ["-v", "2"] if task == "map" else ["--task", task, "--outfmt", fmt]
+        code, text, _ = local_search(folder / "lambda.gseek", folder / name, *args, cwd=folder)
+        assert code == 0 and text
+        out[name] = without_pg(text)
+    return out
+
+
+def ask(url: str, folder: Path, kind: tuple[str, str, str]) -> tuple[int, bytes, dict]:
+    """One search request of a kind of :func:`local_outputs` (``map``: 2 mismatches)."""
+    name, task, fmt = kind
+    return call(url + "/api/v1/search", search_body(folder / name, task, fmt, {"mismatches": 2} if task == "map"
+                                                    else None))
+
+
 def without_pg(sam: bytes) -> bytes:
     return b"".join(line for line in sam.splitlines(keepends=True) if not line.startswith(b"@PG"))
 
@@ -151,3 +170,15 @@ def lambda_index(folder):
     from gseek.index import Index
 
     return Index.build(lambda_genome(), wgram=8, device="cpu").save(folder / "lambda.gseek")
+
+
+def request_folder(folder: Path, sizes: list[int], seed: int) -> Path:
+    """``folder`` with the lambda index, ``q{k}.fa`` of ``sizes[k]`` slices each (seeds from ``seed``) and
+    ``reads.fq`` (100 of lambda's reads): what the kinds of :func:`local_outputs` ask."""
+    from gseek.datasets import lambda_reads
+
+    lambda_index(folder)
+    for k, n in enumerate(sizes):
+        make_queries(folder / f"q{k}.fa", n, seed=seed + k)
+    (folder / "reads.fq").write_text("".join(open(lambda_reads()).readlines()[:400]))
+    return folder

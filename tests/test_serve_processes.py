@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from serve_helpers import Service, call, lambda_index, local_search, make_queries, search_body, without_pg  # noqa: E402
-
-from gseek.datasets import lambda_reads  # noqa: E402
+from serve_helpers import (Service, ask, call, local_outputs, local_search, make_queries,  # noqa: E402
+                           request_folder, without_pg)
 
 #: Kinds of request: (queries, task, format), each answered with the local command's bytes.
 KINDS = [("q0.fa", "megablast", "6"), ("q1.fa", "blastn", "6 std qlen"), ("q2.fa", "megablast", "7"),
@@ -27,30 +26,18 @@ KINDS = [("q0.fa", "megablast", "6"), ("q1.fa", "blastn", "6 std qlen"), ("q2.fa
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    d = tmp_path_factory.mktemp("processes")
-    lambda_index(d)
-    for k in range(3):
-        make_queries(d / f"q{k}.fa", 3 + 2 * k, seed=60 + k)
-    (d / "reads.fq").write_text("".join(open(lambda_reads()).readlines()[:400]))
+    d = request_folder(tmp_path_factory.mktemp("processes"), [3, 5, 7], seed=60)
     make_queries(d / "slow.fa", 1000, seed=66, length=1000)  # a blastn search of seconds on the CPU
     return d
 
 
 @pytest.fixture(scope="module")
 def expected(data):
-    out = {}
-    for name, task, fmt in KINDS:
-        args = ["-v", "2"] if task == "map" else ["--task", task, "--outfmt", fmt]
-        code, text, _ = local_search(data / "lambda.gseek", data / name, *args, cwd=data)
-        assert code == 0 and text
-        out[name] = without_pg(text)
-    return out
+    return local_outputs(data, KINDS)
 
 
 def _ask(svc, data, job):
-    name, task, fmt = job
-    return call(svc.url + "/api/v1/search", search_body(data / name, task, fmt, {"mismatches": 2} if task == "map"
-                                                          else None))
+    return ask(svc.url, data, job)
 
 
 def _health(svc) -> dict:

@@ -12,19 +12,12 @@ import json
 
 import pytest
 
-from serve_helpers import Service, call, lambda_index, local_search, make_queries, search_body, without_pg  # noqa: E402
-
-from gseek.datasets import lambda_reads  # noqa: E402
+from serve_helpers import Service, ask, call, local_outputs, request_folder, without_pg  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    d = tmp_path_factory.mktemp("workers")
-    lambda_index(d)
-    for k in range(3):
-        make_queries(d / f"q{k}.fa", 4 + 3 * k, seed=20 + k)
-    (d / "reads.fq").write_text("".join(open(lambda_reads()).readlines()[:400]))
-    return d
+    return request_folder(tmp_path_factory.mktemp("workers"), [4, 7, 10], seed=20)
 
 
 #: Kinds of request: (queries, task, format), each answered with the local command's bytes.
@@ -32,23 +25,11 @@ KINDS = [("q0.fa", "megablast", "6"), ("q1.fa", "megablast", "7"), ("q2.fa", "bl
          ("reads.fq", "map", "sam")]
 
 
-def _expected(data):
-    out = {}
-    for name, task, fmt in KINDS:
-        args = ["-v", "2"] if task == "map" else ["--task", task, "--outfmt", fmt]
-        code, text, _ = local_search(data / "lambda.gseek", data / name, *args, cwd=data)
-        assert code == 0 and text
-        out[name] = without_pg(text)
-    return out
-
-
 def _concurrent(svc, data, expected, n=24):
     _, before, _ = call(svc.url + "/healthz")
     jobs = [KINDS[k % len(KINDS)] for k in range(n)]
-    options = {"map": {"mismatches": 2}}
     with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
-        answers = list(pool.map(lambda j: call(svc.url + "/api/v1/search",
-                                               search_body(data / j[0], j[1], j[2], options.get(j[1]))), jobs))
+        answers = list(pool.map(lambda job: ask(svc.url, data, job), jobs))
     for (name, _, _), (status, body, _) in zip(jobs, answers):
         assert status == 200, body[:300]
         assert without_pg(body) == expected[name], name
@@ -74,7 +55,7 @@ def _mapping_is_the_local_apis(svc, data, device):
 
 @pytest.mark.parametrize("workers", [2, 0])
 def test_workers_on_the_cpu_answer_with_the_local_bytes(data, workers):
-    expected = _expected(data)
+    expected = local_outputs(data, KINDS)
     svc = Service(data / "lambda.gseek", "--workers", str(workers), cwd=data)
     try:
         ran, found = _concurrent(svc, data, expected)
@@ -92,7 +73,7 @@ def test_gpus_answer_with_the_local_bytes(data):
     database and searched, and every answer is the local (CPU) command's bytes."""
     cupy = pytest.importorskip("cupy")
     count = min(2, cupy.cuda.runtime.getDeviceCount())
-    expected = _expected(data)
+    expected = local_outputs(data, KINDS)
     svc = Service(data / "lambda.gseek", "--gpus", ",".join(map(str, range(count))), "--workers", "2", device="gpu",
                   threads=4, cwd=data)
     try:
