@@ -148,18 +148,29 @@ def test_sigterm_to_the_process_group_drains_and_leaves_no_process(data):
         svc.kill()
 
 
-def test_a_database_a_worker_cannot_load_is_the_command_lines_one_line_error(tmp_path):
-    """A worker process that cannot load a database stops the service before it listens, with the error
-    the service's own process gives (``--workers 0``): one line, exit 1, no process left."""
+@pytest.mark.parametrize("fault", ["missing", "corrupted"])
+def test_a_database_a_worker_cannot_load_is_the_command_lines_one_line_error(data, tmp_path, fault):
+    """A database a worker process cannot load (no such index; a part whose bytes differ from its
+    SHA-256: checked by the first worker, the others trusting it) stops the service before it listens,
+    with the error the service's own process gives (``--workers 0``): one line, exit 1."""
+    import shutil
     import subprocess
     import sys
 
+    index = tmp_path / "bad.gseek"
+    if fault == "corrupted":
+        shutil.copytree(data / "lambda.gseek", index)
+        with open(index / "text.npy", "r+b") as fh:  # one byte of the text changed, its size kept
+            fh.seek(-10, 2)
+            byte = fh.read(1)[0]
+            fh.seek(-10, 2)
+            fh.write(bytes([byte ^ 0xFF]))
     got = {}
-    for workers in ("1", "0"):
-        proc = subprocess.run([sys.executable, "-m", "gseek", "--device", "cpu", "serve", "-x",
-                               f"nope={tmp_path / 'missing.gseek'}", "--port", "0", "--workers", workers],
-                              capture_output=True, text=True, timeout=120)
+    for workers in ("2", "0"):
+        proc = subprocess.run([sys.executable, "-m", "gseek", "--device", "cpu", "serve", "-x", f"bad={index}",
+                               "--port", "0", "--workers", workers], capture_output=True, text=True, timeout=120)
         got[workers] = (proc.returncode, proc.stdout, proc.stderr)
-    assert got["1"] == got["0"]
-    code, out, err = got["1"]
-    assert code == 1 and out == "" and err == f"gseek: error: {tmp_path / 'missing.gseek'}: no such index directory\n"
+    assert got["2"] == got["0"]
+    reason = "no such index directory" if fault == "missing" else "corrupted part (SHA-256 differs from the header)"
+    code, out, err = got["2"]
+    assert code == 1 and out == "" and err == f"gseek: error: {index}{'/text.npy' * (fault != 'missing')}: {reason}\n"

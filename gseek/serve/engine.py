@@ -301,10 +301,13 @@ class Engine(Front):
             ``["gpu:0", "gpu:1"]``), each holding every database (the index read once, its parts
             put on each device), a device thread each, searches sent to the least busy.
         workdir: the folder its private folder is made in (default: the system's).
+        verify: check each part's SHA-256 as it loads (``Index.load``'s; a worker process other than
+            the first leaves it to that one).
     """
 
     def __init__(self, databases: list[str], device: Any = "auto", threads: int | None = None,
-                 limits: Limits | None = None, devices: list[Any] | None = None, workdir: str | None = None) -> None:
+                 limits: Limits | None = None, devices: list[Any] | None = None, workdir: str | None = None,
+                 verify: bool = True) -> None:
         from .slots import make_slots
 
         specs = database_specs(databases)
@@ -312,18 +315,18 @@ class Engine(Front):
         self.slots = make_slots(devices or [device], threads)
         self.backend = self.slots[0].backend
         self.threads = threads
-        self.databases = {name: self._load(name, path) for name, path in specs}
+        self.databases = {name: self._load(name, path, verify) for name, path in specs}
         self._searchers: collections.OrderedDict = collections.OrderedDict()
         self._lock = threading.Lock()
         super().__init__(limits, workdir, max(2, 2 * len(self.slots)))
 
-    def _load(self, name: str, path: str) -> Database:
+    def _load(self, name: str, path: str, verify: bool) -> Database:
         import numpy as np
 
         from gseek.index import Index
         from gseek.index.text import ReferenceText
 
-        index = Index.load(path, device=self.backend, threads=self.threads)
+        index = Index.load(path, device=self.backend, threads=self.threads, verify=verify)
         tasks = TASKS if all(p in index.arrays for p in ("occ", "sa_samples")) else BLAST_TASKS
         ref = ReferenceText.from_index(index)
         lengths = np.diff(np.asarray(ref.contig_offsets, np.int64))

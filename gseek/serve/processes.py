@@ -83,16 +83,17 @@ def _outcome(answer: Any) -> Any:
     return refusal.as_json()
 
 
-def worker_main(conn: Any, device: str, databases: list[str], threads: int | None, warm: bool, workdir: str) -> None:
-    """A worker process: load and warm ``databases`` on ``device``, say so, then answer groups until told
-    to end (``None``) or the front is gone."""
+def worker_main(conn: Any, device: str, verify: bool, databases: list[str], threads: int | None, warm: bool,
+                workdir: str) -> None:
+    """A worker process: load (``verify``: checking every part's SHA-256) and warm ``databases`` on
+    ``device``, say so, then answer groups until told to end (``None``) or the front is gone."""
     from .engine import Engine
 
     for sig in (signal.SIGINT, signal.SIGTERM):  # the front drains, then ends us
         signal.signal(sig, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})  # (blocked from its birth)
     try:
-        engine = Engine(databases, device=device, threads=threads, workdir=workdir)
+        engine = Engine(databases, device=device, threads=threads, workdir=workdir, verify=verify)
         if warm:
             engine.warm()
     except BaseException as exc:  # noqa: BLE001 - reported to the front, which refuses to start
@@ -149,13 +150,13 @@ class WorkerProcess:
     def pid(self) -> int | None:
         return None if self.process is None else self.process.pid
 
-    def start(self) -> None:
-        """Start the process and wait until it has loaded and warmed every database; a
-        :class:`~gseek.errors.GseekError` (an :class:`~gseek.errors.OptionError` for a bad ``-x``)
-        with its one-line reason when it cannot."""
+    def start(self, verify: bool = False) -> None:
+        """Start the process and wait until it has loaded (``verify``: checking every part's SHA-256)
+        and warmed every database; a :class:`~gseek.errors.GseekError` (an
+        :class:`~gseek.errors.OptionError` for a bad ``-x``) with its one-line reason when it cannot."""
         context = multiprocessing.get_context("spawn")
         ours, theirs = context.Pipe()
-        process = context.Process(target=worker_main, args=(theirs, self.device, *self._args),
+        process = context.Process(target=worker_main, args=(theirs, self.device, verify, *self._args),
                                   name=f"gseek-serve-worker{self.number}")
         # born with SIGINT and SIGTERM blocked (the mask survives fork and exec), until worker_main ignores
         # them: a stop sent to the whole process group while it starts does not end it before the drain
@@ -275,8 +276,8 @@ class WorkerPool(Front):
         args = ([f"{name}={path}" for name, path in specs], threads, warm, self.workdir)
         self.slots = [WorkerProcess(n, str(device), args, log)
                       for n, device in enumerate(d for d in devices for _ in range(workers))]
-        try:
-            for started in [slot.executor.submit(slot.start) for slot in self.slots]:
+        try:  # the first checks the index's parts (each loads them: the others need not hash them again)
+            for started in [slot.executor.submit(slot.start, slot.number == 0) for slot in self.slots]:
                 started.result()
         except BaseException:
             self.close(wait=False)
