@@ -39,8 +39,8 @@ def with_limit_options(func):
 @click.option("--gpus", metavar="0,1,...", callback=gpu_list,
               help="Serve on these GPUs: every database on each, each search to the least busy.")
 @click.option("--workers", type=click.IntRange(0, 16), default=None,
-              help="Worker processes per device, each holding the databases and searching [1]; 0: the searches "
-                   "in the service's process.")
+              help="Worker processes per device, each holding the databases and searching; 0: the searches in "
+                   "the service's process [0].")
 @with_limit_options
 @common
 def serve(databases, host, port, token_file, insecure, gpus, workers, limits) -> None:

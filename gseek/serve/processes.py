@@ -83,10 +83,11 @@ def _outcome(answer: Any) -> Any:
     return refusal.as_json()
 
 
-def worker_main(conn: Any, device: str, verify: bool, databases: list[str], threads: int | None, warm: bool,
-                workdir: str) -> None:
+def worker_main(conn: Any, taken: Any, device: str, verify: bool, databases: list[str], threads: int | None,
+                warm: bool, workdir: str) -> None:
     """A worker process: load (``verify``: checking every part's SHA-256) and warm ``databases`` on
-    ``device``, say so, then answer groups until told to end (``None``) or the front is gone."""
+    ``device``, say so, then answer groups until told to end (``None``) or the front is gone, counting
+    in ``taken`` (shared memory) the groups it has taken."""
     from .engine import Engine
 
     for sig in (signal.SIGINT, signal.SIGTERM):  # the front drains, then ends us
@@ -110,7 +111,7 @@ def worker_main(conn: Any, device: str, verify: bool, databases: list[str], thre
                 break
             if message is None:
                 break
-            conn.send("taken")
+            taken.value += 1  # its requests are in flight: were it to end now, they fail
             name, options, reqs = message
             db = engine.databases[name]
             reqs = [dataclasses.replace(req, database=db) for req in reqs]
@@ -142,6 +143,8 @@ class WorkerProcess:
         #: The worker's BLAST searches' seconds by stage (its last answer's).
         self.stages: dict[str, float] = {}
         self.on_change: Callable[[], None] | None = None
+        self._taken: Any = None
+        self._sent = 0
 
     def __repr__(self) -> str:
         return f"WorkerProcess({self.number}, {self.device}, pid {self.pid})"
@@ -156,7 +159,8 @@ class WorkerProcess:
         :class:`~gseek.errors.OptionError` for a bad ``-x``) with its one-line reason when it cannot."""
         context = multiprocessing.get_context("spawn")
         ours, theirs = context.Pipe()
-        process = context.Process(target=worker_main, args=(theirs, self.device, verify, *self._args),
+        self._taken, self._sent = context.RawValue("q", 0), 0  # groups the worker took, groups sent to it
+        process = context.Process(target=worker_main, args=(theirs, self._taken, self.device, verify, *self._args),
                                   name=f"gseek-serve-worker{self.number}")
         # born with SIGINT and SIGTERM blocked (the mask survives fork and exec), until worker_main ignores
         # them: a stop sent to the whole process group while it starts does not end it before the drain
@@ -190,12 +194,14 @@ class WorkerProcess:
         :class:`~gseek.serve.slots.SlotDown` when it ended before it took the group (the batcher sends
         the group on)."""
         db, options = target
-        self._calling, taken = True, False
+        self._calling = True
         try:
-            self._conn.send((db.name, options, [_outgoing(req) for req in reqs]))
-            taken = self._conn.recv() == "taken"  # the worker has the group: its requests are in flight
+            message = (db.name, options, [_outgoing(req) for req in reqs])
+            self._sent += 1
+            self._conn.send(message)
             answers, self.stages = self._conn.recv()
         except (EOFError, OSError):  # (BrokenPipeError too): the worker ended
+            taken = self._taken.value >= self._sent  # it had the group: its requests were in flight
             self._lost(len(reqs) if taken else 0)
             if not taken:  # it ended before it took the group: nothing failed, the group goes to another
                 raise SlotDown(f"worker process {self.number} ended ({_status(self.process)})") from None

@@ -2,9 +2,9 @@
 
 A *device worker* (a slot of the batcher) runs one search at a time. With
 ``--workers 0`` they are threads of the service's own process
-(:class:`DeviceSlot`: one a device, each with its device's backend; the
+(:class:`DeviceSlot`, the default: one a device, each with its device's backend; the
 databases loaded once in that process, their parts put on each device); with
-``--workers N`` (the default, N = 1) they are worker processes
+``--workers N`` (N ≥ 1; the default is 0) they are worker processes
 (:class:`~gseek.serve.processes.WorkerProcess`, N a device), each searching,
 sharing its HSPs out and writing each request's bytes in its own interpreter.
 Either kind has a ``number`` (0, 1, ... over all devices), a ``device`` (slots of one
