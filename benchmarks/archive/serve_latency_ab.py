@@ -1,7 +1,9 @@
 """One request's latency through ``gseek serve`` with the search in the service's process (``--workers 0``)
 or in a worker process (``--workers 1``), alternating: R rounds, each a fresh service per configuration
 (the order reversed every other round), 40 sequential megablast requests of one 500 bp lambda slice each,
-the median of the last 35 per service. Prints one JSON object: the medians (ms) per configuration.
+the median of the last 35 per service, and the device worker's seconds a search over those 35 (``/healthz``'s
+``workers.seconds``: the search and the text, and for a worker process the hand-off and the pickles). Prints
+one JSON object: per configuration the medians (ms) and the worker's ms a search, a round each.
 
     python benchmarks/archive/serve_latency_ab.py --rounds 3 --device cpu --threads 2
 """
@@ -37,22 +39,27 @@ def main() -> None:
     index = lambda_index(folder)
     rng = random.Random(5)
     medians: dict[str, list[float]] = {}
+    worker: dict[str, list[float]] = {}
     for round_ in range(args.rounds):
         for workers in (["0", "1"] if round_ % 2 == 0 else ["1", "0"]):
             svc = Service(index, "--workers", workers, device=args.device, threads=args.threads)
             try:
                 seconds = []
                 for i in range(40):
+                    if i == 5:
+                        before = json.loads(call(svc.url + "/healthz")[1])["workers"][0]["seconds"]
                     a = rng.randrange(0, len(genome) - 500)
                     body = {"database": "lambda", "queries": f">q{i}\n{genome[a:a + 500]}\n"}
                     started = time.perf_counter()
                     status, _, _ = call(svc.url + "/api/v1/search", body)
                     seconds.append(time.perf_counter() - started)
                     assert status == 200
+                after = json.loads(call(svc.url + "/healthz")[1])["workers"][0]["seconds"]
                 medians.setdefault(f"workers {workers}", []).append(round(1000 * statistics.median(seconds[5:]), 1))
+                worker.setdefault(f"workers {workers}", []).append(round(1000 * (after - before) / 35, 2))
             finally:
                 svc.stop()
-    print(json.dumps(medians))
+    print(json.dumps({"median_ms": medians, "worker_ms_a_search": worker}))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ __all__ = ["DEFAULT_WORKERS", "check_exposure", "front", "read_token", "serve"]
 #: Worker processes a device unless told (``--workers``): none, the searches in the service's own
 #: process (main's design), until the H200 measurement of 1, 2, 4, 8 decides (``docs/serve.md``: on the
 #: 2-core VM one worker process answered 1.10x the requests a second of 16 clients, and one lone request
-#: 4-7 ms later under load).
+#: ~1-2 ms later, more under load).
 DEFAULT_WORKERS = 0
 
 LOOPBACK_NAMES = ("localhost",)
