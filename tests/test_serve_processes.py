@@ -174,3 +174,14 @@ def test_a_database_a_worker_cannot_load_is_the_command_lines_one_line_error(dat
     reason = "no such index directory" if fault == "missing" else "corrupted part (SHA-256 differs from the header)"
     code, out, err = got["2"]
     assert code == 1 and out == "" and err == f"gseek: error: {index}{'/text.npy' * (fault != 'missing')}: {reason}\n"
+
+
+def test_gpus_and_a_device_of_its_own_are_refused_before_any_work():
+    """``serve(devices=[...])`` names the GPUs: a ``device`` besides them (``gpu:1``, ``cpu``) would be ignored,
+    so it is refused in one line, before anything is loaded."""
+    from gseek.errors import OptionError
+    from gseek.serve.server import serve
+
+    for device in ("gpu:1", "cpu"):
+        with pytest.raises(OptionError, match=f"^--gpus and --device {device} exclude each other$"):
+            serve(["lambda=/no/such/index"], devices=["gpu:0"], device=device, warm=False)
