@@ -3,7 +3,8 @@ clients through two worker processes get the local command's bytes (megablast, b
 process killed during a search fails that search's requests only (503), one killed while idle fails none,
 and the service answers the next requests while it starts the worker again; SIGTERM to the service's
 whole process group (as a service manager stops it) drains the request in flight and exits 0, leaving no
-process behind."""
+process behind; a database a worker cannot load (missing, a corrupted part) is the one-line error of the
+service's own process; ``--gpus`` with a device of its own is refused."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ KINDS = [("q0.fa", "megablast", "6"), ("q1.fa", "blastn", "6 std qlen"), ("q2.fa
 def data(tmp_path_factory):
     d = request_folder(tmp_path_factory.mktemp("processes"), [3, 5, 7], seed=60)
     make_queries(d / "slow.fa", 1000, seed=66, length=1000)  # a blastn search of seconds on the CPU
+    make_queries(d / "slower.fa", 4000, seed=67, length=1000)  # (killed during it: never run to its end)
     return d
 
 
@@ -103,7 +105,7 @@ def test_a_killed_worker_process_fails_only_its_requests(data, expected):
     svc = Service(data / "lambda.gseek", "--workers", "2", cwd=data)
     try:
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
-            slow = pool.submit(_ask, svc, data, ("slow.fa", "blastn", "6"))
+            slow = pool.submit(_ask, svc, data, ("slower.fa", "blastn", "6"))
             _wait(lambda: any(w["busy"] for w in _health(svc)["workers"]), 60, "the slow search never started")
             busy, idle = sorted(_health(svc)["workers"], key=lambda w: -w["busy"])
             meanwhile = [pool.submit(_ask, svc, data, KINDS[k]) for k in range(len(KINDS))]  # on the other worker
