@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -59,6 +60,7 @@ def main() -> None:
                 worker.setdefault(f"workers {workers}", []).append(round(1000 * (after - before) / 35, 2))
             finally:
                 svc.stop()
+    shutil.rmtree(folder, ignore_errors=True)
     print(json.dumps({"median_ms": medians, "worker_ms_a_search": worker}))
 
 
