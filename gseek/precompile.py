@@ -183,9 +183,11 @@ def _blast(backend: Backend, tmp: Path) -> None:
     from gseek.seqio import read_fastx
 
     queries = read_fastx(tmp / "q.fa")
+    from gseek.blast.compact_table import compact_lookup
     from gseek.blast.lookup import lookup_of_words, seeding, word_codes
 
-    words = word_codes(queries.codes, queries.offsets, 8)  # the direct table's passes (batches of > 2^18 words)
+    words = word_codes(queries.codes, queries.offsets, 8)  # the tables of batches of > 2^18 words: the CPU's
+    compact_lookup(words, 8)  # compact one (dc-megablast's below), the direct one (a GPU's QueryMask on the CPU)
     lookup_of_words(words, 8)
     seeding(words)
     for task in ("megablast", "blastn"):  # a database shard (its text repacked: --gpus, --db-volume-size)
