@@ -186,10 +186,8 @@ def _blast(backend: Backend, tmp: Path) -> None:
     from gseek.blast.compact_table import compact_lookup
     from gseek.blast.lookup import lookup_of_words, seeding, word_codes
 
-    words = word_codes(queries.codes, queries.offsets, 8)  # the tables of batches of > 2^18 words: the CPU's
-    compact_lookup(words, 8)  # compact one (dc-megablast's below), the direct one (a GPU's QueryMask on the CPU)
-    lookup_of_words(words, 8)
-    seeding(words)
+    words = word_codes(queries.codes, queries.offsets, 8)  # batches of > 2^18 words: the CPU's compact table,
+    compact_lookup(words, 8), lookup_of_words(words, 8), seeding(words)  # the direct one (a QueryMask on the CPU)
     for task in ("megablast", "blastn"):  # a database shard (its text repacked: --gpus, --db-volume-size)
         BlastSearcher(index_path, task=task, device=backend, shard=(1, 2)).search(queries)
     for task, options in (("megablast", {}), ("blastn", {}), ("blastn", {"ungapped": True, "dust": None}),

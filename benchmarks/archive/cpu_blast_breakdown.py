@@ -7,9 +7,11 @@
 Each run is a fresh ``python -c`` process that runs the command in process, as ``python -m gseek`` does
 (SciPy's BLAS refused, ``OMP_WAIT_POLICY=passive``), timing: NumPy's import, Numba's, ``gseek.cli``'s,
 the command (``main``), and inside it the searcher's stages (``BlastSearcher.timings``, its ``_Clock`` laps)
-and the lookup table's build (``BlastSearcher.prepare``). The interpreter's own start is ``python -c pass``
+the lookup table's build (``BlastSearcher.prepare``) and Numba's loads of cached machine code (their seconds and
+number). The interpreter's own start is ``python -c pass``
 timed beside it. Prints each run's line and the medians. ``--profile FILE``: one more run under cProfile
-(``FILE``: its stats, for ``pstats``).
+(``FILE``: its stats, for ``pstats``). ``BREAKDOWN_LOADS=1``: each Numba load of cached code (when, how long,
+which thread, which function) on stderr.
 """
 
 from __future__ import annotations
@@ -36,6 +38,16 @@ import numpy
 T1 = time.perf_counter()
 import numba
 T2 = time.perf_counter()
+import threading
+from gseek.kernels import _jit
+loads = []
+_load = _jit._PrebuiltCache.load_overload
+def load_overload(self, sig, ctx):
+    t = time.perf_counter()
+    r = _load(self, sig, ctx)
+    loads.append((self._name, time.perf_counter() - t, t - T0, threading.current_thread().name))
+    return r
+_jit._PrebuiltCache.load_overload = load_overload
 from gseek.cli import main
 T3 = time.perf_counter()
 from gseek.blast import searcher as _s
@@ -61,6 +73,10 @@ T4 = time.perf_counter()
 if prof is not None:
     prof.disable()
     prof.dump_stats(os.environ["BREAKDOWN_PROFILE"])
+if os.environ.get("BREAKDOWN_LOADS"):
+    for name, took, at, thread in loads:
+        print(f"  load at {at:6.3f} s took {took:6.3f} s  {thread[:20]:20} {name}", file=sys.stderr)
+seen.update({"Numba loads": sum(x[1] for x in loads), "Numba loads, count": len(loads)})
 seen.update({"numpy": T1 - T0, "numba": T2 - T1, "gseek.cli": T3 - T2, "main": T4 - T3, "in process": T4 - T0,
              "modules": len([m for m in sys.modules if m.startswith("gseek")])})
 print("BREAKDOWN " + json.dumps(seen), file=sys.stderr)
@@ -74,6 +90,8 @@ def run(argv: list[str], env: dict) -> dict:
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t
     err = proc.stderr.read()
+    if env.get("BREAKDOWN_LOADS"):
+        print("\n".join(x for x in err.splitlines() if x.startswith("  load ")), flush=True)
     line = [x for x in err.splitlines() if x.startswith("BREAKDOWN ")]
     if os.waitstatus_to_exitcode(status) or not line:
         raise SystemExit(f"exit {status}: {err[-2000:]}")
