@@ -16,23 +16,14 @@ import numpy as np
 from gseek.kernels._jit import njit
 
 from .blast import _word_at
-
-
-@njit(cache=True, inline="always")
-def popcount(x):
-    """Set bits of a 32-bit word."""
-    x = np.int64(x)
-    x = x - ((x >> 1) & 0x55555555)
-    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F
-    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
+from .fmindex import _popcount32
 
 
 @njit(cache=True, inline="always")
 def present_index(pv, rank, c):
     """The number of present word ``c`` (its PV bit set) among the present words, in code order."""
     g = c >> 5
-    return np.int64(rank[g]) + popcount(np.int64(pv[g]) & ((np.int64(1) << (c & 31)) - 1))
+    return np.int64(rank[g]) + _popcount32(np.int64(pv[g]) & ((np.int64(1) << (c & 31)) - 1))
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -52,7 +52,7 @@ def strands_of(rng, n_queries, max_length=300, repeat=True):
 def assert_same_table(compact: CompactTable, direct, rng) -> None:
     assert np.array_equal(compact.positions, direct.positions)
     assert np.array_equal(compact.pv, direct.pv)
-    assert compact.n_words == direct.n_words
+    assert compact.positions.size == direct.n_words
     assert np.array_equal(compact.dense().first, direct.first)
     present = np.flatnonzero(np.diff(direct.first) > 0)
     assert np.array_equal(compact.codes(), present)
@@ -83,22 +83,23 @@ def test_compact_table_of_template_words(threads, key):
     assert_same_table(compact_lookup(words, key[0]), lookup_of_words(words, key[0]), rng)
 
 
-def _compact_queries(backend, case):
+def _compact_case(threads, seed, word, lut_w, stride):
+    """A CPU backend, :func:`random_case`'s case and its batch with a compact table (and the table)."""
+    backend = CpuBackend(threads=threads)
+    case = random_case(seed, word, lut_w, stride)
     codes, off = np.array(case.qcodes, np.uint8), np.array(case.qoff, np.int64)
     words = word_codes(codes, off, case.lut_w, np.array(case.mask, np.uint8))
     table = compact_lookup(words, case.lut_w)
     qs = device_queries(backend, codes, off, (words >= 0).view(np.uint8), table)
     assert qs.rank is not None
-    return qs, table
+    return backend, case, qs, table
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 @pytest.mark.parametrize("word, lut_w, stride", GEOMETRIES)
 def test_lookup_pairs_equal_the_reference(threads, seed, word, lut_w, stride):
     """lookup_count_compact + lookup_fill_compact on the reference scan's hits: the reference's pairs, in order."""
-    backend = CpuBackend(threads=threads)
-    case = random_case(seed, word, lut_w, stride)
-    qs, _ = _compact_queries(backend, case)
+    backend, case, qs, _ = _compact_case(threads, seed, word, lut_w, stride)
     hits = np.array(ref.scan(case.text, lut_w, stride, case.table), np.int64)
     n, text, n_words = hits.size, case.ref_text.text, np.int64(case.ref_text.n_words)
     word_args = (np.int32(lut_w), np.int32(lut_w), np.int64(0))
@@ -117,9 +118,7 @@ def test_lookup_pairs_equal_the_reference(threads, seed, word, lut_w, stride):
 @pytest.mark.parametrize("seed", [1, 2])
 @pytest.mark.parametrize("word, lut_w, stride", GEOMETRIES)
 def test_seeds_through_the_compact_table_are_the_direct_tables(threads, seed, word, lut_w, stride):
-    backend = CpuBackend(threads=threads)
-    case = random_case(seed, word, lut_w, stride)
-    qs, table = _compact_queries(backend, case)
+    backend, case, qs, table = _compact_case(threads, seed, word, lut_w, stride)
     direct = device_queries(backend, qs.codes, qs.offsets, qs.valid, table.dense())
     assert direct.rank is None
     got = find_seeds(backend, case.ref_text, qs, lut_w, stride, word)

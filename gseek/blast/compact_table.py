@@ -47,9 +47,9 @@ import numba
 import numpy as np
 
 from gseek.kernels._jit import njit
-from gseek.kernels.blast_compact import popcount
+from gseek.kernels.fmindex import _popcount32
 
-from .lookup import _BLOCK, LookupTable, _bucket_counts, _bucket_fill, _parts
+from .lookup import LookupTable, _by_range, _parts
 
 __all__ = ["CompactTable", "compact_lookup"]
 
@@ -67,11 +67,6 @@ class CompactTable:
     bounds: np.ndarray
     positions: np.ndarray
     _dense: list = field(default_factory=list, repr=False, compare=False)
-
-    @property
-    def n_words(self) -> int:
-        """Listed word occurrences (query positions that seed)."""
-        return int(self.positions.size)
 
     def present(self, code: int) -> bool:
         """Whether word ``code`` occurs in the queries (the PV bit)."""
@@ -149,7 +144,7 @@ def _sort_ranges(span, bounds, bucket, low, pv, rank, present):
         running = 0
         for g in range(base >> 5, min(n_groups, (base + span + 31) >> 5)):
             rank[g] = running
-            running += popcount(pv[g])
+            running += _popcount32(np.int64(pv[g]))
         present[r] = running
 
 
@@ -183,17 +178,8 @@ def compact_lookup(words: np.ndarray, w: int) -> CompactTable:
     parts = max(_parts(), n_codes >> 16)  # a range's places fit in 16 bits
     span = -(-n_codes // parts)
     span = min(n_codes, -(-span // 32) * 32)  # a multiple of 32 (a range's PV words are its own), or all codes
-    parts = -(-n_codes // span)
-    blocks = max(1, -(-words.size // _BLOCK))
-    counts = np.zeros((blocks, parts), np.int64)
-    _bucket_counts(words, span, _BLOCK, counts)
-    starts = np.cumsum(counts.T.ravel()).reshape(parts, blocks).T - counts
-    bounds = np.zeros(parts + 1, np.int32)
-    np.cumsum(counts.sum(axis=0), out=bounds[1:])
-    positions = np.empty(int(bounds[-1]), np.int32)  # by code range, then (sorted in place) by word
-    low = np.empty(int(bounds[-1]), np.uint16)
-    _bucket_fill(words, span, _BLOCK, np.ascontiguousarray(starts), positions, low)
-    del counts, starts
+    bounds, positions, low = _by_range(words, n_codes, span, np.int32)  # by code range; by word once sorted
+    parts = bounds.size - 1
     groups = max(1, n_codes >> 5)
     pv = np.zeros(groups, np.uint32)
     rank = np.empty(groups, np.int32)
