@@ -4,7 +4,7 @@ gseek's BLAST modules and load one compiled function, beside blastn and the whol
 
     python benchmarks/archive/cpu_blast_floor.py --rounds 7 --index db.gseek --blastdb bdb --queries q600.fa
 
-Wall, user + system CPU and peak RSS from ``wait4``; medians (min-max) of the rounds.
+Wall, user + system CPU and peak RSS from ``wait4`` (``cpu_blast_ab.timed``); medians (min-max) of the rounds.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
-import time
+
+from cpu_blast_ab import spread, timed  # (run from anywhere: this script's folder is on sys.path)
 
 NO_BLAS = "import sys; sys.modules['scipy.linalg.cython_blas'] = None; "
 GSEEK = "import numpy, numba, gseek.cli, gseek.pipeline.tasks.blast, gseek.blast.searcher, gseek.blast.database"
@@ -43,22 +43,15 @@ def main() -> int:
                                              "search", "--task", args.task, "-x", args.index, "-q", args.queries,
                                              "-o", "floor.gseek.tsv"],
     }
-    rec = {k: {"wall": [], "cpu": [], "rss": []} for k in cmds}
+    rec = {k: {"wall": [], "cpu": [], "rss_mib": []} for k in cmds}
     for _ in range(args.rounds):
         for name, cmd in cmds.items():
-            t = time.perf_counter()
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-            _, status, usage = os.wait4(proc.pid, 0)
-            if os.waitstatus_to_exitcode(status):
-                raise SystemExit(f"{name}: exit {status}")
-            rec[name]["wall"].append(time.perf_counter() - t)
-            rec[name]["cpu"].append(usage.ru_utime + usage.ru_stime)
-            rec[name]["rss"].append(usage.ru_maxrss / 1024)
+            got = timed(cmd, dict(os.environ))
+            for k, v in rec[name].items():
+                v.append(got[k])
     print("| run | wall s | CPU s | peak RSS MiB |\n|---|--:|--:|--:|")
     for name, v in rec.items():
-        def f(xs: list[float]) -> str:
-            return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
-        print(f"| {name} | {f(v['wall'])} | {f(v['cpu'])} | {statistics.median(v['rss']):.0f} |")
+        print(f"| {name} | {spread(v['wall'])} | {spread(v['cpu'])} | {statistics.median(v['rss_mib']):.0f} |")
     return 0
 
 

@@ -6,16 +6,17 @@
     python benchmarks/archive/cpu_blast_table.py --queries q600.fa --threads 1 --rounds 15
 
 The words are a search's: both strands, DUST-masked, megablast's w = 12 (``--w``). Wall and process time,
-medians (min-max).
+medians (min-max), in ms.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
+
+from cpu_blast_ab import spread  # (this script's folder is on sys.path)
 
 
 def main() -> int:
@@ -52,9 +53,8 @@ def main() -> int:
             cpus[name].append(time.process_time() - c)
             del table
     for name in walls:
-        def f(xs: list[float]) -> str:
-            return f"{statistics.median(xs[1:]):.4f} ({min(xs[1:]):.4f}-{max(xs[1:]):.4f})"
-        print(f"{args.threads} threads, {name}: wall {f(walls[name])} s, CPU {f(cpus[name])} s")
+        wall, cpu = (spread([1000 * x for x in xs[1:]]) for xs in (walls[name], cpus[name]))
+        print(f"{args.threads} threads, {name}: wall {wall} ms, CPU {cpu} ms")
     return 0
 
 
