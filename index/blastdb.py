@@ -385,7 +385,7 @@ def convert_blastdb(db: BlastDb, dest: str | os.PathLike) -> Path:
                 nhr = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             try:
                 # the .nhr scan's 17 Numba functions, imported when a database is converted (a search of a
-                # gseek index, or of a database converted before, decorates none of them: 7 ms on the VM)
+                # gseek index, or of a database converted before, decorates none of them)
                 from .blastdb_scan import volume_subject_ids
 
                 vol_ids = volume_subject_ids(nhr, vol.hdr)
