@@ -183,11 +183,11 @@ def _blast(backend: Backend, tmp: Path) -> None:
     from gseek.seqio import read_fastx
 
     queries = read_fastx(tmp / "q.fa")
+    from gseek.blast.compact_table import compact_lookup
     from gseek.blast.lookup import lookup_of_words, seeding, word_codes
 
-    words = word_codes(queries.codes, queries.offsets, 8)  # the direct table's passes (batches of > 2^18 words)
-    lookup_of_words(words, 8)
-    seeding(words)
+    words = word_codes(queries.codes, queries.offsets, 8)  # batches of > 2^18 words: the CPU's compact table,
+    compact_lookup(words, 8), lookup_of_words(words, 8), seeding(words)  # the direct one (a QueryMask on the CPU)
     for task in ("megablast", "blastn"):  # a database shard (its text repacked: --gpus, --db-volume-size)
         BlastSearcher(index_path, task=task, device=backend, shard=(1, 2)).search(queries)
     for task, options in (("megablast", {}), ("blastn", {}), ("blastn", {"ungapped": True, "dust": None}),

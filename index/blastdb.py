@@ -42,8 +42,7 @@ from gseek.errors import IndexFormatError
 from gseek.kernels._jit import njit
 
 from . import format as _format
-from .blastdb_defline import DeflineError, SubjectId
-from .blastdb_scan import volume_subject_ids
+from .blastdb_defline import DeflineError, FurtherDefline, SubjectId
 
 __all__ = ["BlastDb", "Volume", "find_blastdb", "read_volume", "convert_blastdb", "open_blastdb", "read_subject_ids",
            "write_subject_ids", "SUBJECTS_FILE"]
@@ -385,6 +384,10 @@ def convert_blastdb(db: BlastDb, dest: str | os.PathLike) -> Path:
             with open(f"{vol.path}.nhr", "rb") as fh:
                 nhr = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             try:
+                # the .nhr scan's 17 Numba functions, imported when a database is converted (a search of a
+                # gseek index, or of a database converted before, decorates none of them)
+                from .blastdb_scan import volume_subject_ids
+
                 vol_ids = volume_subject_ids(nhr, vol.hdr)
             except DeflineError as err:  # raised once the mmap is let go (its traceback holds views of it)
                 error = str(err)
@@ -519,5 +522,5 @@ def read_subject_ids(index_dir: str | os.PathLike) -> list[SubjectId] | None:
     t = json.loads(path.read_text())
     parsed = t.get("parsed") or [True] * len(t["seqid"])
     others = t.get("others") or [[]] * len(t["seqid"])
-    return [SubjectId(*row[:5], tuple(row[5]), row[6], tuple(tuple(o) for o in row[7])) for row in
+    return [SubjectId(*row[:5], tuple(row[5]), row[6], tuple(FurtherDefline(*o) for o in row[7])) for row in
             zip(t["seqid"], t["acc"], t["accver"], t["title"], t["taxid"], t["all_titles"], parsed, others)]

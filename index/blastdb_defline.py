@@ -22,9 +22,9 @@ SubjectId(seqid='gi|9626243', acc='9626243', accver='9626243', title='xyz', taxi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["Defline", "SubjectId", "DeflineError", "parse_defline_set", "subject_ids", "fasta_id", "parse_fasta_ids",
+__all__ = ["Defline", "SubjectId", "FurtherDefline", "DeflineError", "parse_defline_set", "subject_ids", "fasta_id", "parse_fasta_ids",
            "defline_ids", "unparsed_subject_id"]
 
 #: Seq-id CHOICE tag -> its FASTA prefix (NCBI's ``CSeq_id`` names).
@@ -50,6 +50,16 @@ class Defline:
     taxid: int = 0
 
 
+class FurtherDefline(NamedTuple):
+    """A further defline of a set (NCBI's non-redundant databases) as blastn's reports print it."""
+
+    seqid: str      # its ids as sseqid prints them
+    fasta_ids: str  # its ids in FASTA form (XML's Hit_def: ``>ID TITLE``)
+    acc: str        # sacc
+    accver: str     # saccver
+    title: str
+
+
 @dataclass(frozen=True)
 class SubjectId:
     """A database sequence's names as blastn's tabular fields print them."""
@@ -61,13 +71,12 @@ class SubjectId:
     taxid: int      # staxid (0: none)
     all_titles: tuple = ()  # salltitles, one a defline
     parsed: bool = True     # ids parsed by makeblastdb -parse_seqids (False: the title's first word)
-    others: tuple = ()      # a set's further deflines (NCBI's non-redundant databases): (sseqid, its ids in
-    #                         FASTA form, sacc, saccver, title) each, as blastn's reports print them
+    others: tuple[FurtherDefline, ...] = ()  # a set's further deflines (NCBI's non-redundant databases)
 
     @property
     def all_seqids(self) -> str:
         """``sallseqid``: every defline's ids, ``;`` between."""
-        return ";".join([self.seqid, *(o[0] for o in self.others)])
+        return ";".join([self.seqid, *(o.seqid for o in self.others)])
 
 
 # ---------------------------------------------------------------------------- BER
@@ -277,8 +286,8 @@ def subject_ids(deflines: list[Defline]) -> SubjectId:
         if not d.seqids:
             raise DeflineError("a defline without ids")
         top = min(d.seqids, key=lambda kv: _ACC_RANK.get(kv[0], 6))
-        others.append((_seqid_text(d.seqids), "|".join(fasta_id(k, v) for k, v in d.seqids),
-                       _accession(*top, version=False), _accession(*top, version=True), d.title))
+        others.append(FurtherDefline(_seqid_text(d.seqids), "|".join(fasta_id(k, v) for k, v in d.seqids),
+                                     _accession(*top, version=False), _accession(*top, version=True), d.title))
     return SubjectId(seqid, _accession(*best, version=False), _accession(*best, version=True), first.title or "N/A",
                      first.taxid, tuple(t or "N/A" for t in titles), True, tuple(others))
 

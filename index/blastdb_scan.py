@@ -130,6 +130,14 @@ def _int(buf, a, b):
 
 
 @njit(cache=True, nogil=True)
+def _int_at(buf, pos, end):
+    """An explicit tag holding an INTEGER at ``pos``: (ok, its value, the element after)."""
+    a, b, after = _primitive(buf, pos, end, 0x02)
+    ok, v = _int(buf, a, b) if a >= 0 else (False, 0)
+    return ok, v, after
+
+
+@njit(cache=True, nogil=True)
 def _object_id_at(buf, pos, end, row):
     """An Object-id (``[0] INTEGER`` or ``[1] VisibleString``) at ``pos`` into ``row``'s I_INT or
     I_S2A/B (I_STR 1); the element after it, or -1."""
@@ -161,11 +169,9 @@ def _seq_fields(buf, d0, d1, end, row, textseq):
         if not textseq and tag == 1:
             p = _object_id_at_wrapped(buf, p, bound, row)
         elif textseq and tag == 3:
-            a, b, p = _primitive(buf, p, bound, 0x02)
-            ok, v = _int(buf, a, b) if a >= 0 else (False, 0)
+            ok, row[I_VER], p = _int_at(buf, p, bound)
             if not ok:
                 return -1
-            row[I_VER] = v
         elif tag <= 2:
             a, b, p = _primitive(buf, p, bound, 0x1A)
             if a >= 0 and tag == 0:
@@ -179,14 +185,6 @@ def _seq_fields(buf, d0, d1, end, row, textseq):
     if not textseq and seen != 3:
         return -1
     return _closed(buf, p, d1, bound)
-
-
-@njit(cache=True, nogil=True)
-def _int_at(buf, pos, end):
-    """An explicit tag holding an INTEGER at ``pos``: (ok, its value, the element after)."""
-    a, b, after = _primitive(buf, pos, end, 0x02)
-    ok, v = _int(buf, a, b) if a >= 0 else (False, 0)
-    return ok, v, after
 
 
 @njit(cache=True, nogil=True)
@@ -328,8 +326,7 @@ def _defline_at(nhr, pos, bound, rec, ids, i, n, d, textseq_tags):
         if tag == 0:
             title0, title1, p = _primitive(nhr, p, lbound, 0x1A)
         elif tag == 2:
-            a, b, p = _primitive(nhr, p, lbound, 0x02)
-            good, v = _int(nhr, a, b) if a >= 0 else (False, 0)
+            good, v, p = _int_at(nhr, p, lbound)
             if d == 0:
                 rec[R_TAXID] = v
             p = p if good else -1
@@ -431,26 +428,24 @@ def _chunk_ids(nhr: Any, buf: np.ndarray, hdr: np.ndarray, first: int) -> list[S
     titles = bytes(joined[:_gather_titles(buf, records, joined)]).decode("latin-1").split("\n")[:n]
     if sum(map(len, titles)) + n != joined.size:  # a title holding a newline: one at a time
         titles = [nhr[a:b].decode("latin-1") for a, b in spans.tolist()]
-    kinds = records[:, R_FAST] + records[:, R_ORD]  # 0: the slow reader, 1: ids, 2: gnl|BL_ORD_ID|N
     numbers = ids[:, 0, I_INT].tolist()
     starts = hdr.tolist()
     out = []
-    for i, (kind, taxid, nids) in enumerate(zip(kinds.tolist(), records[:, R_TAXID].tolist(),
-                                                records[:, R_NIDS].tolist())):
+    for i, rec in enumerate(records.tolist()):
+        kind = rec[R_FAST] + rec[R_ORD]  # 0: the slow reader, 1: ids, 2: gnl|BL_ORD_ID|N
+        taxid, nids = rec[R_TAXID], rec[R_NIDS]
         if kind == 2:
             title = titles[i]
             out.append(unparsed_subject_id(title, numbers[i], taxid, (title,)))
         elif kind == 1:
             title = titles[i]
             row = ids[i, :nids].tolist()
-            kind, _, is_str, s1a, s1b, s2a, s2b, _, _ = row[0]
-            if nids == 1 and kind == 10 and nhr[s1a:s1b] == b"BL_ORD_ID":
+            tag, _, is_str, s1a, s1b, s2a, s2b, _, _ = row[0]
+            if nids == 1 and tag == 10 and nhr[s1a:s1b] == b"BL_ORD_ID":
                 out.append(unparsed_subject_id(title, nhr[s2a:s2b].decode("latin-1") if is_str else numbers[i],
                                                taxid, (title,)))
-            elif records[i, R_NDEF] == 1:
-                out.append(subject_ids([Defline(title, [_fast_id(nhr, *r[:8]) for r in row], taxid)]))
-            else:  # a set of several deflines: each one's ids and title
-                out.append(subject_ids(_deflines(nhr, records[i].tolist(), title, taxid, row)))
+            else:  # one defline or a set of several: each one's ids and title
+                out.append(subject_ids(_deflines(nhr, rec, title, taxid, row)))
         else:
             try:
                 out.append(subject_ids(parse_defline_set(nhr[starts[i]:starts[i + 1]])))

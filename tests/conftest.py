@@ -9,6 +9,7 @@ cleanly without a device; ``pytest -m gpu`` runs only them.
 
 from __future__ import annotations
 
+import signal
 import threading
 
 import pytest
@@ -16,6 +17,13 @@ import pytest
 from gseek.backend import CpuBackend, GpuBackend, gpu_available
 
 _GPU = None
+
+# A suite started under ``nohup`` (or by a runner that ignores hangups) passes SIGHUP's SIG_IGN on to every
+# command the tests start, and the tests of the commands' hangup handling (test_hostile's signal tests,
+# test_outputs' nohup test) then see a hangup ignored: they start from the terminal's default, as a user's
+# command does (a test of ``nohup`` sets SIG_IGN itself).
+if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def _gpu_ok() -> bool:

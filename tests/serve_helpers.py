@@ -55,11 +55,12 @@ class Service:
     """``gseek serve`` in a child process; ``url`` once it listens; :meth:`stop` ends it (SIGTERM)."""
 
     def __init__(self, index: Path, *args: str, cwd: Path | None = None, device: str = "cpu", threads: int = 2,
-                 name: str = "lambda") -> None:
+                 name: str = "lambda", new_session: bool = False) -> None:
         cmd = [sys.executable, "-m", "gseek", "--device", device, "-p", str(threads), "serve", "-x", f"{name}={index}",
                "--port", "0", *args]
+        # new_session: its own process group (as a service manager's), which a test may signal whole
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=new_session)
         self.err = b""
         # the log read as it comes: a pipe nobody reads blocks the service once ~64 kB of lines fill it
         self._err_parts: list[bytes] = []
@@ -140,6 +141,25 @@ def local_search(index: Path, queries: Path, *args: str, cwd: Path) -> tuple[int
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def local_outputs(folder: Path, kinds: list[tuple[str, str, str]]) -> dict[str, bytes]:
+    """The local command's bytes (``@PG`` aside) of each kind of request (queries in ``folder``, task,
+    format; ``map``: 2 mismatches) against ``folder/lambda.gseek``, by query file."""
+    out = {}
+    for name, task, fmt in kinds:
+        args = ["-v", "2"] if task == "map" else ["--task", task, "--outfmt", fmt]
+        code, text, _ = local_search(folder / "lambda.gseek", folder / name, *args, cwd=folder)
+        assert code == 0 and text
+        out[name] = without_pg(text)
+    return out
+
+
+def ask(url: str, folder: Path, kind: tuple[str, str, str]) -> tuple[int, bytes, dict]:
+    """One search request of a kind of :func:`local_outputs` (``map``: 2 mismatches)."""
+    name, task, fmt = kind
+    return call(url + "/api/v1/search", search_body(folder / name, task, fmt, {"mismatches": 2} if task == "map"
+                                                    else None))
+
+
 def without_pg(sam: bytes) -> bytes:
     return b"".join(line for line in sam.splitlines(keepends=True) if not line.startswith(b"@PG"))
 
@@ -150,3 +170,15 @@ def lambda_index(folder):
     from gseek.index import Index
 
     return Index.build(lambda_genome(), wgram=8, device="cpu").save(folder / "lambda.gseek")
+
+
+def request_folder(folder: Path, sizes: list[int], seed: int) -> Path:
+    """``folder`` with the lambda index, ``q{k}.fa`` of ``sizes[k]`` slices each (seeds from ``seed``) and
+    ``reads.fq`` (100 of lambda's reads): what the kinds of :func:`local_outputs` ask."""
+    from gseek.datasets import lambda_reads
+
+    lambda_index(folder)
+    for k, n in enumerate(sizes):
+        make_queries(folder / f"q{k}.fa", n, seed=seed + k)
+    (folder / "reads.fq").write_text("".join(open(lambda_reads()).readlines()[:400]))
+    return folder

@@ -102,6 +102,21 @@ def test_statistics_equal_blastn(blastdb, extra, outfmt):
     assert out == want
 
 
+@pytest.mark.parametrize("golden, args", [
+    ("hard_mask_stats_lc.json", ["-task", "blastn", "-reward", "1", "-penalty", "-2", "-soft_masking", "false",
+                                 "-lcase_masking", "-dust", "no", "-outfmt", "15"]),
+    ("hard_mask_stats_dust.xml", ["-task", "megablast", "-ungapped", "-soft_masking", "false", "-outfmt", "5"])],
+    ids=["lcase", "dust"])
+def test_hard_masked_statistics_count_the_base_past_each_interval(golden, args):
+    """Hard masking leaves out the bases of each masked interval, half-open: the base just past one is counted in
+    the query's letters. The queries (``make_hard_mask_stats.py``) are those whose printed κ or H change with that
+    base; blastn 2.12's reports (``make.sh``) stored (gseek counting it out printed other κ or H digits in both)."""
+    code, out, err = _blastn(["-query", DATA / "hard_mask_stats.fa", "-subject", DATA / "db.fa", "-evalue", "1e-5",
+                              *args, "-device", "cpu"])
+    assert code == 0, err
+    assert out == (DATA / golden).read_text()
+
+
 @needs_blast
 @pytest.mark.parametrize("task", ["blastn", "blastn-short"])
 def test_ungapped_evalues_equal_blastn(blastdb, task):

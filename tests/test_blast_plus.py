@@ -173,7 +173,7 @@ def test_every_flag_is_read(in_folder):
             o.xdrop_ungap, o.xdrop_gap, o.xdrop_gap_final, o.ungapped) == \
         ("blastn", 1e-3, 7, 2, 90.0, 50.0, "plus", None, False, True, 9, 1, -3, 2, 2, 21.0, 31.0, 101.0, True)
     assert (run.query, run.db, run.out, run.threads, run.outfmt, run.html, run.device, run.gpus) == \
-        ("Q", "nt", "o", 3, "7 qseqid sseqid", True, "cpu", ("0", "1"))
+        ("Q", "nt", "o", min(3, os.cpu_count() or 1), "7 qseqid sseqid", True, "cpu", ("0", "1"))
     default = parse_blastn(["-db", "nt"])
     assert (default.options.task, default.options.evalue, default.query, default.out, default.outfmt) == \
         ("megablast", 10.0, "-", "-", "0")
@@ -381,9 +381,12 @@ def test_staxid_equals_blastn(blastdb, tmp_path):
     want = run("blastn", "-db", "tx_plain", "-query", str(DATA / "queries.fa"), *fields).stdout
     assert _blastn(["-db", tmp_path / "g", "-query", DATA / "queries.fa", *fields, "-device", "cpu"])[1] == want
     (tmp_path / "map.txt").write_text("".join(f"{w} 562\n" for w in read_fastx_names()))
-    assert makeblastdb_main(["-in", str(DATA / "db.fa"), "-dbtype", "nucl", "-out", str(tmp_path / "m"),
-                             "-taxid_map", str(tmp_path / "map.txt")], stdout=io.StringIO()) == 0
-    assert _blastn(["-db", tmp_path / "m", "-query", DATA / "queries.fa", *fields, "-device", "cpu"])[1] == want
+    for name, taxids in (("m", ["-taxid_map", str(tmp_path / "map.txt")]), ("t", ["-taxid", "562"])):
+        assert makeblastdb_main(["-in", str(DATA / "db.fa"), "-dbtype", "nucl", "-out", str(tmp_path / name),
+                                 "-parse_seqids", *taxids], stdout=io.StringIO()) == 0  # (BLAST+: -taxid_map needs it)
+    got = _blastn(["-db", tmp_path / "m", "-query", DATA / "queries.fa", *fields, "-device", "cpu"])[1]
+    assert got == _blastn(["-db", tmp_path / "t", "-query", DATA / "queries.fa", *fields, "-device", "cpu"])[1]
+    assert {tuple(line.split("\t")[2:]) for line in got.splitlines()} == {("562", "562")}
 
 
 def read_fastx_names():

@@ -1,6 +1,8 @@
 """``gseek serve`` (docs/serve.md): a service started by the test on a free loopback port (a child
 process, ended by SIGTERM), answering with the local ``gseek search`` bytes; 16 concurrent
-clients batched and each answered with its own bytes; a failing request alone failing."""
+clients batched and each answered with its own bytes; a failing request alone failing. The module's
+service searches in a worker process (``--workers 1``: jobs, cancellation, mapping through it); the
+drain and streaming tests' services in their own process (the default)."""
 
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ def data(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def service(data):
-    svc = Service(data / "lambda.gseek", cwd=data)
+    svc = Service(data / "lambda.gseek", "--workers", "1", cwd=data)  # the searches in a worker process
     yield svc
     assert call(svc.url + "/api/v1/databases")[0] == 200  # this worker's service answered one (pytest -n)
     assert svc.stop() == 0, svc.err.decode()

@@ -28,7 +28,7 @@ def data(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def service(data):
-    svc = Service(data / "lambda.gseek", cwd=data)
+    svc = Service(data / "lambda.gseek", "--workers", "1", cwd=data)  # the searches in a worker process
     yield svc
     assert svc.stop() == 0, svc.err.decode()
 

@@ -175,27 +175,35 @@ def test_fuzz_then_the_service_answers_as_before(data, service):
     assert status == 200 and answer == local
 
 
-def test_a_failing_batch_fails_alone(tmp_path):
-    """A joined search that fails (a device out of memory) is done again batch by batch: the
-    failure is its own request's (503), the others get their HSPs."""
-    from gseek.seqio import read_fastx
+def test_a_failing_batch_fails_alone(data, monkeypatch):
+    """A joined search that fails (a device out of memory on one request's queries) is done again
+    request by request (Engine.answer, the path every group takes): the failure is its own request's
+    (503), the others get their bytes."""
+    from gseek.blast.searcher import BlastSearcher
     from gseek.serve.app import request_error
-    from gseek.serve.engine import Engine
+    from gseek.serve.engine import Engine, parse_request
 
-    (tmp_path / "a.fa").write_text(">a\nACGTACGTAC\n")
-    (tmp_path / "b.fa").write_text(">poison\nACGTACGTAC\n")
-    batches = [read_fastx(tmp_path / "a.fa"), read_fastx(tmp_path / "b.fa")]
+    search_alone = BlastSearcher.search
 
-    class Searcher:
-        backend = SimpleNamespace(name="cpu")
+    def failing(self, batch, *args, **kwargs):
+        if any(name.startswith("poison") for name in batch.name_list()):
+            raise MemoryError("out of device memory")
+        return search_alone(self, batch, *args, **kwargs)
 
-        def search(self, batch):
-            if "poison" in batch.name_list():
-                raise MemoryError("out of device memory")
-            return f"hits of {batch.name_list()}"
-
-    got = Engine.search_group(None, Searcher(), batches)
-    assert got[0] == "hits of ['a']" and isinstance(got[1], MemoryError)
+    genome = (data / "q.fa").read_text()
+    engine = Engine([f"lambda={data / 'lambda.gseek'}"], device="cpu", threads=1)
+    try:
+        reqs = [parse_request({"database": "lambda", "queries": text}, engine.databases)
+                for text in (genome, genome.replace(">", ">poison", 1))]
+        for req in reqs:
+            req.parsed = engine.read_queries(req)
+        alone = engine.answer((engine.databases["lambda"], reqs[0].options), reqs[:1])
+        monkeypatch.setattr(BlastSearcher, "search", failing)
+        got = engine.answer((engine.databases["lambda"], reqs[0].options), reqs)
+    finally:
+        engine.close()
+    assert got[0] == alone[0] and got[0].count(b"\n") >= 3
+    assert isinstance(got[1], MemoryError)
     assert request_error(got[1]).status == 503 and request_error(got[1]).kind == "resources"
 
 

@@ -1,8 +1,9 @@
-"""``gseek serve`` with several device workers (gseek.serve.slots): ``--workers 2`` on the CPU (two
-workers sharing the CPU backend, the logic of ``--gpus`` without a GPU) and, under ``-m gpu``,
-``--gpus`` over every GPU there is (two at most) with two workers a GPU, each on its own stream.
-Concurrent clients of every kind get the bytes of the local command (or the local API's result),
-whichever worker and device answered them; every worker answers some."""
+"""``gseek serve``'s device workers (gseek.serve.slots): on the CPU ``--workers 2`` (two worker processes,
+gseek.serve.processes, the logic of ``--gpus`` without a GPU) and ``--workers 0`` (the searches in the
+service's own process, one device thread); under ``-m gpu``, ``--gpus`` over every GPU there is (two at
+most) with two worker processes a GPU. Concurrent clients of every kind get the bytes of the local
+command (or the local API's result), whichever worker and device answered them; every worker answers
+some."""
 
 from __future__ import annotations
 
@@ -11,19 +12,12 @@ import json
 
 import pytest
 
-from serve_helpers import Service, call, lambda_index, local_search, make_queries, search_body, without_pg  # noqa: E402
-
-from gseek.datasets import lambda_reads  # noqa: E402
+from serve_helpers import Service, ask, call, local_outputs, request_folder, without_pg  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    d = tmp_path_factory.mktemp("workers")
-    lambda_index(d)
-    for k in range(3):
-        make_queries(d / f"q{k}.fa", 4 + 3 * k, seed=20 + k)
-    (d / "reads.fq").write_text("".join(open(lambda_reads()).readlines()[:400]))
-    return d
+    return request_folder(tmp_path_factory.mktemp("workers"), [4, 7, 10], seed=20)
 
 
 #: Kinds of request: (queries, task, format), each answered with the local command's bytes.
@@ -31,23 +25,11 @@ KINDS = [("q0.fa", "megablast", "6"), ("q1.fa", "megablast", "7"), ("q2.fa", "bl
          ("reads.fq", "map", "sam")]
 
 
-def _expected(data):
-    out = {}
-    for name, task, fmt in KINDS:
-        args = ["-v", "2"] if task == "map" else ["--task", task, "--outfmt", fmt]
-        code, text, _ = local_search(data / "lambda.gseek", data / name, *args, cwd=data)
-        assert code == 0 and text
-        out[name] = without_pg(text)
-    return out
-
-
 def _concurrent(svc, data, expected, n=24):
     _, before, _ = call(svc.url + "/healthz")
     jobs = [KINDS[k % len(KINDS)] for k in range(n)]
-    options = {"map": {"mismatches": 2}}
     with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
-        answers = list(pool.map(lambda j: call(svc.url + "/api/v1/search",
-                                               search_body(data / j[0], j[1], j[2], options.get(j[1]))), jobs))
+        answers = list(pool.map(lambda job: ask(svc.url, data, job), jobs))
     for (name, _, _), (status, body, _) in zip(jobs, answers):
         assert status == 200, body[:300]
         assert without_pg(body) == expected[name], name
@@ -71,12 +53,14 @@ def _mapping_is_the_local_apis(svc, data, device):
         assert result.to_pandas(unmapped=True).equals(local.to_pandas(unmapped=True))
 
 
-def test_two_workers_on_the_cpu_answer_with_the_local_bytes(data):
-    expected = _expected(data)
-    svc = Service(data / "lambda.gseek", "--workers", "2", cwd=data)
+@pytest.mark.parametrize("workers", [2, 0])
+def test_workers_on_the_cpu_answer_with_the_local_bytes(data, workers):
+    expected = local_outputs(data, KINDS)
+    svc = Service(data / "lambda.gseek", "--workers", str(workers), cwd=data)
     try:
-        ran, workers = _concurrent(svc, data, expected)
-        assert [w["device"] for w in workers] == ["cpu", "cpu"]
+        ran, found = _concurrent(svc, data, expected)
+        assert [w["device"] for w in found] == ["cpu"] * max(1, workers)
+        assert all((w["pid"] is None) == (workers == 0) for w in found)
         assert all(n > 0 for n in ran), ran  # both workers searched
         _mapping_is_the_local_apis(svc, data, "cpu")
     finally:
@@ -85,11 +69,11 @@ def test_two_workers_on_the_cpu_answer_with_the_local_bytes(data):
 
 @pytest.mark.gpu
 def test_gpus_answer_with_the_local_bytes(data):
-    """``--gpus`` over the GPUs there are (two at most), two workers a GPU (each on its own stream): each
-    GPU holds the database and searched, and every answer is the local (CPU) command's bytes."""
+    """``--gpus`` over the GPUs there are (two at most), two worker processes a GPU: each GPU holds the
+    database and searched, and every answer is the local (CPU) command's bytes."""
     cupy = pytest.importorskip("cupy")
     count = min(2, cupy.cuda.runtime.getDeviceCount())
-    expected = _expected(data)
+    expected = local_outputs(data, KINDS)
     svc = Service(data / "lambda.gseek", "--gpus", ",".join(map(str, range(count))), "--workers", "2", device="gpu",
                   threads=4, cwd=data)
     try:

@@ -77,6 +77,7 @@ def _one(engine, body: dict, laps: Laps, sync) -> bytes:
     import numpy as np
 
     from gseek.blast.lookup import lookup_of_words, seeding, word_codes
+    from gseek.backend import numba_guard
     from gseek.blast.hits import PreparedQueries
     from gseek.blast.seeds import device_queries
     from gseek.blast.small_table import SMALL_TABLE_WORDS, resident_table, sparse_lookup
@@ -104,7 +105,8 @@ def _one(engine, body: dict, laps: Laps, sync) -> bytes:
         sync()
     laps.lap("table laid in, queries and table uploaded (alone, then again in the search)")
     prep = PreparedQueries(req.options, batch, seq_codes, seq_off, seq_query, seq_strand, table, valid)
-    hits = engine.search_group(searcher, [prep])[0]
+    with numba_guard(searcher.backend.name == "cpu"):  # as Engine.search_group runs a search
+        hits = searcher.search(prep)
     sync()
     laps.lap("search of the prepared queries (upload, scan, seeds, gapped, report)")
     data = engine.blast_text(req, [hits], batches)

@@ -1,7 +1,7 @@
 """Throughput of one ``gseek serve`` configuration (issue 39's goal): N concurrent clients, each sending
 R requests of 10 x 1 kb megablast queries cut from the reference (seeded), the GPUs' utilization sampled
-by ``nvidia-smi`` every 100 ms, and the service's CPU use (its process's user + system seconds over
-the run's wall seconds: 1.0 is one core busy).
+by ``nvidia-smi`` every 100 ms, and the service's CPU use (the user + system seconds of its process and
+every process under it — its worker processes — over the run's wall seconds: 1.0 is one core busy).
 
 The service is the ``gseek`` this Python imports (``PYTHONPATH`` picks the tree: an A/B runs this
 script once per tree, alternating, as ``benchmarks/archive/gpu_serve_ab.sh`` does). Prints one JSON
@@ -10,7 +10,7 @@ them), GPU mean utilization per GPU, the service's cores busy, and a hash of the
 requests give the same bytes in every configuration).
 
     python benchmarks/tools/serve_throughput.py --index big.gseek --reference big.fa --device gpu \\
-        --threads 16 --clients 64 --requests 10 --gpus 0 --label A -- --workers 2
+        --threads 16 --clients 64 --requests 10 --gpus 0 --label B2 -- --workers 2
 """
 
 from __future__ import annotations
@@ -36,13 +36,30 @@ from serve_bench import DB, GpuSampler, _genome, _queries  # noqa: E402
 from serve_helpers import Service  # noqa: E402
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system seconds of process ``pid`` (Linux ``/proc``; 0 elsewhere)."""
+def _stat(pid: int) -> list[str]:
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system seconds of process ``pid`` and of every live process under it (its worker
+    processes; Linux ``/proc``; 0 elsewhere)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            fields = _stat(int(entry.name))
+            if fields:
+                children.setdefault(int(fields[1]), []).append(int(entry.name))
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        fields = _stat(p)
+        if len(fields) > 12:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        todo += children.get(p, [])
+    return total
 
 
 def main() -> None:
@@ -99,7 +116,7 @@ def main() -> None:
                   searches=after["batches"] - before["batches"], service_cores=round(cpu / seconds, 2),
                   gpu={g: s.summary() for g, s in zip(args.gpus.split(","), samplers)},
                   answers_sha256=digest.hexdigest()[:16])
-    if "workers" in after:  # this tree's service: each worker's searches and busy share, the search's stages
+    if "workers" in after:  # a service that reports its workers: each one's searches and busy share, the stages
         record["worker_batches"] = [a["batches"] - b["batches"] for a, b in zip(after["workers"], before["workers"])]
         record["worker_busy"] = [round((a["seconds"] - b["seconds"]) / seconds, 3)
                                  for a, b in zip(after["workers"], before["workers"])]

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .stats import KarlinParams, length_adjustment, query_params
-from .xml_report import QUERY_MARK, _g, _real, bl2seq_names, by_subject, hsp_view
+from .xml_report import (NAMED, NAMED_END, QUERY_MARK, UNSCORED, _g, _real, bl2seq_names, by_subject, hsp_view,
+                         none_scored, unscored_message)
 
 if TYPE_CHECKING:  # pragma: no cover
     from gseek.seqio import SequenceBatch
@@ -39,6 +40,13 @@ _REFERENCE = {
 }
 
 
+def _marked(text: str) -> str:
+    """JSON text with the writer's marks as they were (``json.dumps`` escapes their NUL)."""
+    for mark in (NAMED, NAMED_END):
+        text = text.replace(_s(mark)[1:-1], mark)
+    return text
+
+
 def report_separator(first: bool) -> str:
     """What goes where a :data:`REPORT_MARK` is: the report's opening brace, after a comma but for the first."""
     return "{\n" if first else "\n,\n{\n"
@@ -50,7 +58,8 @@ def _s(text: str) -> str:
 
 def query_masking(batch: SequenceBatch, options: dict) -> list[list[tuple[int, int]]]:
     """Each query's masked intervals as blastn lists them (``query_masking``): DUST's, and the lowercase runs
-    with ``-lcase_masking``, merged, 0-based inclusive."""
+    with ``-lcase_masking``, merged, 0-based half-open
+    ``(start, end)`` (the JSON prints ``end - 1`` as ``to``)."""
     from .dust import dust_intervals
 
     runs = np.zeros((0, 2), np.int64)
@@ -72,26 +81,30 @@ def query_masking(batch: SequenceBatch, options: dict) -> list[list[tuple[int, i
 
 
 def query_statistics(batch: SequenceBatch, options: dict, params: KarlinParams,
-                     masked: list[list[tuple[int, int]]] | None = None) -> list[KarlinParams]:
+                     masked: list[list[tuple[int, int]]] | None = None) -> list[KarlinParams | None]:
     """Each query's λ K H as blastn reports them (``Statistics_kappa`` ..., JSON's ``stat``): ``params``, or where
     they are computed (``-ungapped``, gap costs past BLAST+'s tables: ``blastn-short``) those of the query's
     searched strand's letters, the bases hard-masked (``-soft_masking false``: DUST's and ``-lcase_masking``'s)
-    left out (:func:`~gseek.blast.stats.query_params`); ``masked``: :func:`query_masking`'s, where made already."""
+    left out (:func:`~gseek.blast.stats.query_params`); None for a query without such a letter (none at all,
+    ambiguous ones only, or all hard-masked), whose statistics blastn cannot compute
+    (:func:`~gseek.blast.xml_report.unscored_message`);
+    ``masked``: :func:`query_masking`'s, where made already."""
     n = len(batch)
-    if not params.computed or n == 0:
-        return [params] * n
+    if n == 0:
+        return []
     codes = np.asarray(batch.codes)
     offsets = np.asarray(batch.offsets, np.int64)
     keep = codes < 4
     if not options.get("soft_masking", True):
         for q, intervals in enumerate(query_masking(batch, options) if masked is None else masked):
             for lo, hi in intervals:
-                keep[offsets[q] + lo: offsets[q] + hi + 1] = False
+                keep[offsets[q] + lo: offsets[q] + hi] = False
     which = np.repeat(np.arange(n), np.diff(offsets))
     counts = np.bincount(which[keep] * 4 + codes[keep], minlength=4 * n).reshape(n, 4)
     if options.get("strand") == "minus":  # the minus strand's letters: A<->T, C<->G
         counts = counts[:, ::-1]
-    return [query_params(params, options["reward"], options["penalty"], c) for c in counts.tolist()]
+    return [query_params(params, options["reward"], options["penalty"], c) if sum(c) else None
+            for c in counts.tolist()]
 
 
 def _masked_text(row: np.ndarray, start: int, intervals: list[tuple[int, int]]) -> str:
@@ -113,7 +126,7 @@ def _masked_text(row: np.ndarray, start: int, intervals: list[tuple[int, int]]) 
 def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str], params: KarlinParams,
                  db_length: int, db_sequences: int, database: str, options: dict,
                  subjects: list | None = None, frame=None, query_offset: int = 0,
-                 statistics: list[KarlinParams] | None = None,
+                 statistics: list[KarlinParams | None] | None = None,
                  masked: list[list[tuple[int, int]]] | None = None) -> str:
     """One ``report`` a query of ``hits`` (its batch ``batch``), each after a :data:`REPORT_MARK`; ``frame`` and
     ``query_offset``: ``-subject_loc``'s and ``-query_loc``'s coordinates, as
@@ -141,10 +154,12 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                f'        "gap_open": {options["gap_open"]},\n        "gap_extend": {options["gap_extend"]},\n')
             + f'        "filter": {_s(filt or "F")}\n      }},\n')
     out: list[str] = []
+    skipped = none_scored(statistics)
     for q in range(len(hits.query_names)):
         qlen = int(hits.query_lengths[q])
-        ell = length_adjustment(params, qlen, db_length, db_sequences)
-        space = max(db_length - db_sequences * ell, 1) * (qlen - ell)
+        shown = params if statistics is None else statistics[q]
+        ell = length_adjustment(params, qlen, db_length, db_sequences) if shown is not None else 0
+        space = max(db_length - db_sequences * ell, 1) * (qlen - ell) if shown is not None else 0
         body = [f'          "query_id": "Query_{QUERY_MARK}",\n          "query_title": {_s(query_titles[q])},\n'
                 f'          "query_len": {qlen},\n']
         if masked[q] and masked[q] != [(0, int(batch.offsets[q + 1] - batch.offsets[q]))]:
@@ -153,7 +168,8 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                 f'            {{\n              "from": {lo + query_offset},\n'
                 f'              "to": {hi - 1 + query_offset}\n            }}'
                 for lo, hi in masked[q]) + "\n          ],\n")
-        body.append('          "hits": [\n')
+        if not skipped:  # (blastn: no hits lists where it scores no query of the search)
+            body.append('          "hits": [\n')
         lo, hi = int(bounds[q]), int(bounds[q + 1])
         hit_texts = []
         for n_hit, s, (hid, hdef, hacc), rows in by_subject(hits, lo, hi, subjects):
@@ -181,7 +197,7 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
             if bl2seq:  # the defline's first word and the whole defline; no accession
                 hid, hdef = bl2seq_names(hits, frame, s)
             described = [(hid, hacc, hdef)] + ([] if bl2seq or subjects is None else  # a set's further deflines
-                                               [(o[0], o[2], o[4]) for o in subjects[s].others])
+                                               [(o.seqid, o.acc, o.title) for o in subjects[s].others])
             names = "                },\n                {\n".join(
                 f'                  "id": {_s(i)},\n'
                 + ("" if bl2seq else f'                  "accession": {_s(acc)},\n')
@@ -191,14 +207,17 @@ def json_reports(hits: BlastHits, batch: SequenceBatch, query_titles: list[str],
                 + names + '                }\n              ],\n'
                 f'              "len": {int(s_len[s])},\n              "hsps": [\n'
                 + ",\n".join(hsps) + "\n              ]\n            }")
-        body.append((",\n".join(hit_texts) + "\n" if hit_texts else "") + "          ],\n")
-        shown = params if statistics is None else statistics[q]
+        if not skipped:
+            body.append((",\n".join(hit_texts) + "\n" if hit_texts else "") + "          ],\n")
+        shown = UNSCORED if shown is None else shown
+        message = "No hits found" if shown is not UNSCORED else unscored_message(query_titles[q], qlen)
         body.append('          "stat": {\n'
                     + ("" if bl2seq else f'            "db_num": {db_sequences},\n            "db_len": {db_length},\n')
                     + f'            "hsp_len": {ell},\n            "eff_space": {space},\n'
                     f'            "kappa": {_real(shown.K)},\n            "lambda": {_real(shown.lambda_)},\n'
                     f'            "entropy": {_real(shown.H)}\n          }}'
-                    + (',\n          "message": "No hits found"\n' if hi == lo else "\n"))
+                    + (f',\n          "message": {_marked(_s(message))[:-1]}'
+                       + (' \\u000ANo hits found"' if skipped else '"') + "\n" if hi == lo else "\n"))
         if bl2seq:  # one search in a list, two columns further in
             text = "".join(body).replace("\n", "\n  ")
             out.append(REPORT_MARK + head + '      "results": {\n        "bl2seq": [\n          {\n  ' + text[:-2]

@@ -310,6 +310,24 @@ def template_word_codes(codes: np.ndarray, offsets: np.ndarray, template: Templa
     return out
 
 
+def _by_range(words: np.ndarray, n_codes: int, span: int, index: type) -> tuple[np.ndarray, ...]:
+    """The seeding positions of ``words`` grouped by range of ``span`` codes (<= 2^16), each range's in
+    increasing order (a stable counting sort, a block of positions a thread): the ranges' bounds (int64),
+    the positions (``index``) and each one's word's place in its range (uint16)."""
+    parts = -(-n_codes // span)
+    blocks = max(1, -(-words.size // _BLOCK))
+    counts = np.zeros((blocks, parts), np.int64)
+    _bucket_counts(words, span, _BLOCK, counts)
+    # block b's place for range r: after every range before r, and range r's words of blocks before b
+    starts = np.cumsum(counts.T.ravel()).reshape(parts, blocks).T - counts
+    bounds = np.zeros(parts + 1, np.int64)
+    np.cumsum(counts.sum(axis=0), out=bounds[1:])
+    positions = np.empty(int(bounds[-1]), index)
+    low = np.empty(int(bounds[-1]), np.uint16)
+    _bucket_fill(words, span, _BLOCK, np.ascontiguousarray(starts), positions, low)
+    return bounds, positions, low
+
+
 def lookup_of_words(words: np.ndarray, w: int) -> LookupTable:
     """The lookup table and PV of :func:`word_codes`' ``words`` (of length ``w``).
 
@@ -324,18 +342,7 @@ def lookup_of_words(words: np.ndarray, w: int) -> LookupTable:
     n_codes = 1 << (2 * int(w))
     parts = max(_parts(), n_codes >> 16)  # a range's counts and cursors (256 KiB) stay in a core's cache
     span = -(-n_codes // parts)
-    parts = -(-n_codes // span)
-    blocks = max(1, -(-words.size // _BLOCK))
-    counts = np.zeros((blocks, parts), np.int64)
-    _bucket_counts(words, span, _BLOCK, counts)
-    # block b's place for range r: after every range before r, and range r's words of blocks before b
-    starts = np.cumsum(counts.T.ravel()).reshape(parts, blocks).T - counts
-    bounds = np.zeros(parts + 1, np.int64)
-    np.cumsum(counts.sum(axis=0), out=bounds[1:])
-    positions = np.empty(int(bounds[-1]), index)  # first the positions by code range, then by word
-    low = np.empty(int(bounds[-1]), np.uint16)  # span <= 2^16 codes a range
-    _bucket_fill(words, span, _BLOCK, np.ascontiguousarray(starts), positions, low)
-    del counts, starts
+    bounds, positions, low = _by_range(words, n_codes, span, index)  # by code range; by word once _table ran
     first = np.zeros(n_codes + 1, index)
     _table(span, bounds.astype(index), positions, low, first)
     del low

@@ -161,6 +161,8 @@ class BlastOptions(OptionsValue):
             if not (2 <= level <= 64 and 8 <= window <= 64 and 1 <= linker <= 32):
                 raise OptionError(f"dust must be 'LEVEL WINDOW LINKER' with level 2..64, window 8..64, "
                                   f"linker 1..32, not {self.dust}")
+        if self.linear_gaps and self.task != "megablast":  # BLAST+'s text (blast_options.c)
+            raise OptionError("Greedy extension must be used if gap existence and extension options are zero")
         _ = self.karlin  # raises OptionError, listing BLAST+'s supported costs, for others
 
     def _check_template(self) -> None:

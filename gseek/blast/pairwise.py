@@ -27,11 +27,12 @@ import numpy as np
 from gseek.errors import OptionError
 from gseek.values import OptionsValue
 
-from .options import TWO_HIT_WINDOW
 from .stats import KarlinParams, length_adjustment, ungapped_params
+from .xml_report import UNSCORED, none_scored
 
 if TYPE_CHECKING:  # pragma: no cover
     from .hits import BlastHits
+    from .options import BlastOptions
 
 __all__ = ["PairwiseLayout", "ReportFrame", "pairwise_prolog", "pairwise_queries", "pairwise_epilog", "score_texts",
            "wrap_flat", "wrap_title"]
@@ -199,21 +200,20 @@ def pairwise_prolog(task: str, title: str, sequences: int, letters: int, html: b
             + f"           {_commas(sequences)} sequences; {_commas(letters)} total letters\n\n")
 
 
-def pairwise_epilog(title: str, date: str, sequences: int, letters: int, options: dict, html: bool = False) -> str:
-    """The report's closing: the database's title, date and size, the scoring (``options``: ``BlastOptions``'
-    fields)."""
+def pairwise_epilog(title: str, date: str, sequences: int, letters: int, options: BlastOptions,
+                    html: bool = False) -> str:
+    """The report's closing: the database's title, date and size, the scoring (``options``: the search's)."""
     out = ["\n\n  Database: ", "".join(line + "\n" for line in wrap_flat(title)),
            f"    Posted date:  {date}\n  Number of letters in database: {_commas(letters)}\n"
            f"  Number of sequences in database:  {_commas(sequences)}\n\n",
-           f"\n\nMatrix: blastn matrix {options['reward']} {options['penalty']}\n"]
-    if not options.get("ungapped"):
-        extend = float(options["gap_extend"])
-        if options["gap_extend"] == 0:  # the linear costs of megablast's greedy extension (BLAST+'s note)
-            extend = (-2 * options["penalty"] + options["reward"]) / 2.0
-        out.append(f"Gap Penalties: Existence: {options['gap_open']}, Extension: {extend:g}\n")
-    window = options.get("window_size") or TWO_HIT_WINDOW.get(options.get("task", ""), 0)
-    if window:  # dc-megablast's two-hit window, as blastn names it
-        out.append(f"Window for multiple hits: {window}\n")
+           f"\n\nMatrix: blastn matrix {options.reward} {options.penalty}\n"]
+    if not options.ungapped:
+        extend = float(options.gap_extend)
+        if options.gap_extend == 0:  # the linear costs of megablast's greedy extension (BLAST+'s note)
+            extend = (-2 * options.penalty + options.reward) / 2.0
+        out.append(f"Gap Penalties: Existence: {options.gap_open}, Extension: {extend:g}\n")
+    if options.two_hit_window:  # dc-megablast's two-hit window, as blastn names it
+        out.append(f"Window for multiple hits: {options.two_hit_window}\n")
     if html:
         out.append(_HTML_TAIL)
     return "".join(out)
@@ -238,7 +238,7 @@ def _subject_view(hits: BlastHits, s: int, subjects: list | None, frame: ReportF
         return dict(id=None, title=title, anchor=f"Subject_{s + 1}", link=None, bl2seq=True)
     if sid is not None and sid.parsed:
         view = _parsed_view(sid.seqid, sid.accver, "" if sid.title == "N/A" else sid.title)
-        view["more"] = [_parsed_view(o[0], o[3], o[4]) for o in sid.others]  # a set's further deflines
+        view["more"] = [_parsed_view(o.seqid, o.accver, o.title) for o in sid.others]  # a set's further deflines
         return view
     title = (sid.title if sid.title != "N/A" else sid.seqid) if sid is not None else hits.subject_names[s]
     return dict(id=None, title=title, anchor=f"BL_ORD_ID:{s}", link=None)
@@ -371,7 +371,8 @@ def _blocks(qr: np.ndarray, sr: np.ndarray, q_first: int, s_first: int, minus: b
 def pairwise_queries(hits: BlastHits, query_titles: list[str], params: KarlinParams, reward: int, penalty: int,
                      db_length: int, db_sequences: int, *, masked: list | None = None, subjects: list | None = None,
                      layout: PairwiseLayout = PairwiseLayout(), frame: ReportFrame = ReportFrame(),
-                     ungapped: bool = False, query_offset: int = 0, first_record: int = 0) -> str:
+                     ungapped: bool = False, query_offset: int = 0, first_record: int = 0,
+                     statistics: list | None = None) -> str:
     """One block a query of ``hits``: ``Query=``, the descriptions, the alignments, the statistics.
 
     Arguments:
@@ -382,6 +383,9 @@ def pairwise_queries(hits: BlastHits, query_titles: list[str], params: KarlinPar
         subjects: the subjects' names (``SubjectId``) of a database; frame: as :class:`ReportFrame`.
         query_offset: the queries are pieces from there on (``-query_loc``); first_record: the record number
             of the batch's first query in its file (``frame.query_lengths``).
+        statistics: :func:`~gseek.blast.json_report.query_statistics`' list, where made: a query it gives None
+            (no letter blastn counts) has no ``Lambda K H`` and no search space, as in blastn's report (-1s
+            where no query has: :func:`~gseek.blast.xml_report.none_scored`).
     """
     from .report import _aligned
     from .xml_report import by_subject
@@ -391,6 +395,7 @@ def pairwise_queries(hits: BlastHits, query_titles: list[str], params: KarlinPar
     bounds = np.searchsorted(a["query"], np.arange(len(hits.query_names) + 1), side="left")
     ungapped_k = ungapped_params(reward, penalty)
     out: list[str] = []
+    skipped = none_scored(statistics)
     for q in range(len(hits.query_names)):
         qlen = int(hits.query_lengths[q])
         whole = qlen if frame.query_lengths is None else int(frame.query_lengths[first_record + q])
@@ -432,6 +437,13 @@ def pairwise_queries(hits: BlastHits, query_titles: list[str], params: KarlinPar
                     text.append(_blocks(qr, sr, q0 + 1, s1 if minus else s0, minus, widths_i, masks,
                                         layout.line_length, html) + "\n")
                     out.append("".join(text))
+        if skipped:  # (blastn scores no query of the search: -1s, -ungapped too)
+            out.append("\n" + _karlin(UNSCORED, False) + "\n" + _karlin(UNSCORED, True)
+                       + "\nEffective search space used: 0\n")
+            continue
+        if statistics is not None and statistics[q] is None:  # (blastn: no statistics for such a query)
+            out.append("\n\n\nEffective search space used: 0\n")
+            continue
         ell = length_adjustment(params, qlen, db_length, db_sequences)
         space = max(db_length - db_sequences * ell, 1) * (qlen - ell)
         out.append("\n" + _karlin(ungapped_k, False) + "\n" + ("" if ungapped else _karlin(params, True)) + "\n"

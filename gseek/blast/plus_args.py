@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from gseek.errors import OptionError
 
 from .options import BlastOptions
+from .stats import nucleotide_params, supported_gap_costs
 
 __all__ = ["PlusArgError", "BlastnRun", "MakeblastdbRun", "parse_blastn", "parse_makeblastdb", "BLASTN_FLAGS",
-           "BLASTN_REFUSED", "blastn_usage", "VERSION_TEXT"]
+           "BLASTN_REFUSED", "blastn_usage", "VERSION_TEXT", "database_names", "options_error"]
 
 #: What ``blastn -version`` prints (gseek answers as the BLAST+ it stands in for, and names itself).
 VERSION_TEXT = "blastn: 2.12.0+\n Package: blast 2.12.0, gseek {version} (a drop-in for BLAST+ blastn)\n"
@@ -95,8 +96,8 @@ def _convert(name: str, kind: str, text: str) -> object:
         raise _arg_error("eConvert", f'Argument "{name}". Argument cannot be converted:  `{text}\'',
                          f"Cannot convert string '{text}' to Int8 (m_Pos = {m.end() if m else 0})")
     if kind == "float":
-        m = _FLOAT.match(text.strip())
-        if m and m.end() == len(text.strip()):
+        m = _FLOAT.match(text)
+        if m and m.end() == len(text):
             return float(text)
         raise _arg_error("eConvert", f'Argument "{name}". Argument cannot be converted:  `{text}\'',
                          f"Cannot convert string '{text}' to double (m_Pos = {m.end() if m else 0})")
@@ -142,6 +143,8 @@ def _scan(argv: list[str], flags: dict, refused: tuple, program: str) -> dict[st
                                f"the BLAST+ flags gseek takes)")
         if name not in flags:
             raise _arg_error("eInvalidArg", f'Unknown argument: "{name}"')
+        if name in got:
+            raise _arg_error("eSynopsis", f"Argument with this name is defined already: {name}")
         kind, rule = flags[name]
         if kind == "flag":
             got[name] = True
@@ -183,26 +186,82 @@ class BlastnRun:
 
 
 def _dust(text: str) -> tuple[int, int, int] | None:
-    words = text.split()
-    if len(words) == 1 and words[0].lower() in ("yes", "y", "true"):
+    """``-dust``: ``yes``, ``no`` or ``'LEVEL WINDOW LINKER'``, as blastn reads it (those words alone, in lower
+    case; the numbers one blank apart)."""
+    if text == "yes":
         return (20, 64, 1)
-    if len(words) == 1 and words[0].lower() in ("no", "n", "false"):
+    if text == "no":
         return None
-    if len(words) != 3 or not all(w.isdigit() for w in words):
+    words = text.split(" ")
+    if len(words) != 3:
         raise options_error("Invalid number of arguments to filtering option")
+    if not all(_INT.fullmatch(w) for w in words):
+        raise options_error("Invalid input for filtering parameters")
     return tuple(int(w) for w in words)  # type: ignore[return-value]
 
 
 def _loc(text: str, what: str = "query") -> tuple[int, int]:
-    m = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", text)
-    if not m or int(m.group(1)) < 1 or int(m.group(2)) < int(m.group(1)):
-        raise PlusArgError(f"BLAST engine error: Invalid specification of {what} location (Format: start-stop)",
-                           1, False)
-    return int(m.group(1)), int(m.group(2))
+    """``-query_loc`` / ``-subject_loc`` ``START-STOP`` (1-based, inclusive, start < stop), blastn's errors (status 3)."""
+    m = re.fullmatch(r"(\d+)-(\d+)", text)
+    start, stop = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    why = ("Format: start-stop" if not m else "range elements cannot be less than or equal to 0" if min(start, stop) < 1
+           else "start cannot be larger than stop" if start > stop else "range cannot be empty" if start == stop else "")
+    if why:
+        raise PlusArgError(f"BLAST engine error: Invalid specification of {what} location ({why})", 3, False)
+    return start, stop
+
+
+def database_names(text: str) -> list[str]:
+    """The databases a ``-db`` value names, as BLAST+ reads it: blank-separated, a name holding blanks in double
+    quotes.
+
+    >>> database_names('nt "my dbs/refs 2" other')
+    ['nt', 'my dbs/refs 2', 'other']
+    """
+    return [quoted or bare for quoted, bare in re.findall(r'"([^"]*)"|(\S+)', text)]
 
 
 #: The ``-outfmt`` kinds of the pairwise family (blastn's "alignment view" formats 0-4).
 PAIRWISE_OUTFMTS = ("0", "1", "2", "3", "4")
+#: BLAST+ 2.12's field keywords of ``-outfmt 6``, ``7`` and ``10`` (``blastn -help``): blastn leaves any other
+#: word out (gseek too, with a warning); one gseek does not write is refused by name where the report is made.
+BLAST_FIELD_WORDS = frozenset((
+    "std qseqid qgi qacc qaccver qlen sseqid sallseqid sgi sallgi sacc saccver sallacc slen qstart qend sstart send "
+    "qseq sseq evalue bitscore score length pident nident mismatch positive gapopen gaps ppos frames qframe sframe "
+    "btop staxid ssciname scomname sblastname sskingdom staxids sscinames scomnames sblastnames sskingdoms stitle "
+    "salltitles sstrand qcovs qcovhsp qcovus").split())
+#: The ``-outfmt`` numbers of other BLAST+ programs: what blastn answers.
+_OTHER_PROGRAMS = {19: "AIRR rearrangement format is only applicable to igblastn",
+                   20: "FASTA output format is only applicable to magicblast"}
+
+
+def _outfmt(text: str) -> tuple[str, list[str]]:
+    """``-outfmt`` as blastn reads it: the number before the first blank (``06`` is 6), then, for the tabular
+    kinds, ``delim=X`` (first, or not at all) and the field keywords, a word BLAST+ does not know left out (none
+    left: ``std``); blastn ignores what follows the number of the other kinds. The value with its number written
+    plainly, and the warnings.
+
+    >>> _outfmt(" 06 qseqid bogus sseqid ")
+    ('6 qseqid sseqid', ["-outfmt: 'bogus' is not a BLAST+ field keyword: left out (blastn leaves it out)"])
+    """
+    number, _, rest = text.strip().partition(" ")
+    if not _INT.fullmatch(number) or not -2**31 <= int(number) < 2**31:
+        raise options_error(f"'{number}' is not a valid output format")
+    kind = int(number)
+    if kind in _OTHER_PROGRAMS:
+        raise options_error(_OTHER_PROGRAMS[kind])
+    if not 0 <= kind <= 18:
+        raise PlusArgError("Error: Formatting choice is out of range", 255, False)
+    if kind == 17 and rest.split():  # (gseek's SAM, not blastn's: its specifiers would be ignored)
+        raise options_error(f"gseek blastn's -outfmt 17 is gseek's SAM (docs/blast.md), without blastn's "
+                            f"specifiers: {' '.join(rest.split())} is not supported")
+    if kind not in (6, 7, 10):
+        return str(kind), []
+    words = rest.split()
+    delim = [words.pop(0)] if words and words[0].startswith("delim=") else []  # (blastn: first, or not at all)
+    unknown = [w for w in words if w not in BLAST_FIELD_WORDS]
+    return (" ".join([str(kind), *(d for d in delim if d != "delim="), *(w for w in words if w not in unknown)]),
+            [f"-outfmt: {w!r} is not a BLAST+ field keyword: left out (blastn leaves it out)" for w in unknown])
 
 
 def _hitlist(got: dict, outfmt: str, overrides: dict) -> tuple[tuple[int, int], list[str]]:
@@ -294,20 +353,49 @@ def parse_blastn(argv: list[str]) -> BlastnRun:
         overrides["window_size"] = got["window_size"]
     if "dust" in got:
         overrides["dust"] = _dust(str(got["dust"]))
-    outfmt = str(got.get("outfmt", "0")).strip()
-    shown, warnings = _hitlist(got, outfmt, overrides)
+    outfmt, warnings = _outfmt(str(got.get("outfmt", "0")))
+    shown, more = _hitlist(got, outfmt, overrides)
+    warnings += more
     try:
         options = BlastOptions.for_task(task, **overrides)
     except OptionError as err:
-        raise options_error(str(err)) from None
+        raise _gap_costs_error(task, overrides) or options_error(str(err)) from None
     gpus = tuple(g.strip() for g in str(got["gpus"]).split(",") if g.strip()) if "gpus" in got else None
+    threads = got.get("num_threads")
+    if threads is not None and threads > (os.cpu_count() or 1):  # (blastn's warning and its count)
+        threads = os.cpu_count() or 1
+        warnings.append(f"Number of threads was reduced to {threads} to match the number of available CPUs")
     return BlastnRun(options, query=str(got.get("query", "-")), db=got.get("db"), subject=got.get("subject"),
-                     out=str(got.get("out", "-")), outfmt=outfmt, threads=got.get("num_threads"),
+                     out=str(got.get("out", "-")), outfmt=outfmt, threads=threads,
                      device=got.get("device"), gpus=gpus,
                      query_loc=_loc(str(got["query_loc"])) if "query_loc" in got else None,
                      subject_loc=_loc(str(got["subject_loc"]), "subject") if "subject_loc" in got else None,
                      html=bool(got.get("html")), num_descriptions=shown[0], num_alignments=shown[1],
                      line_length=int(got.get("line_length", 60)), warnings=tuple(warnings))
+
+
+def _gap_costs_error(task: str, overrides: dict) -> PlusArgError | None:
+    """blastn's error (status 3, its text twice) for gap costs BLAST+'s tables of the scores lack; None where the
+    scores and gap costs have statistics, or the scores have none (another error)."""
+    if overrides.get("ungapped"):
+        return None
+    preset = BlastOptions.for_task(task)
+    reward, penalty, gap_open, gap_extend = (overrides.get(k, getattr(preset, k))
+                                             for k in ("reward", "penalty", "gap_open", "gap_extend"))
+    try:
+        costs = supported_gap_costs(reward, penalty)
+    except OptionError:
+        return None
+    try:
+        nucleotide_params(reward, penalty, gap_open, gap_extend)
+        return None
+    except OptionError:
+        pass
+    text = (f"Error: Gap existence and extension values {gap_open} and {gap_extend} are not supported for "
+            f"substitution scores {reward} and {penalty}\n"
+            + "".join(f"{o} and {e} are supported existence and extension values\n" for o, e in costs if o or e)
+            + f"Any values more stringent than {costs[-1][0]} and {costs[-1][1]} are supported\n")
+    return PlusArgError(f"BLAST engine error: {text} {text} ", 3, False)
 
 
 def blastn_usage() -> str:
@@ -363,7 +451,10 @@ def parse_makeblastdb(argv: list[str]) -> MakeblastdbRun:
         if got.get(what):
             return MakeblastdbRun(action={"h": "usage"}.get(what, what))
     if "dbtype" not in got:
-        raise _arg_error("eNoValue", 'Argument "dbtype". Mandatory value is missing')
+        raise _arg_error("eNoArg", "Argument \"dbtype\". Mandatory value is missing:  `String, `nucl', `prot''")
+    if "taxid_map" in got and not got.get("parse_seqids"):
+        raise _arg_error("eConstraint", 'Argument "parse_seqids". Must be specified, as it is required by argument:  '
+                                        "`taxid_map'")
     if got["dbtype"] == "prot":
         raise PlusArgError("Error: gseek makeblastdb builds nucleotide databases only (-dbtype nucl); gseek "
                            "searches DNA", 1, False)
@@ -376,5 +467,7 @@ def parse_makeblastdb(argv: list[str]) -> MakeblastdbRun:
                                          f"`{got['max_file_sz']}'")
         size = int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
     out = str(got.get("out", fasta))
+    if not out.strip() or any(c.isspace() for c in out):  # (BLAST+ reads blanks as between database names)
+        raise PlusArgError("BLAST options error: Please provide a database name using -out", 1, False)
     return MakeblastdbRun(fasta, out, str(got.get("title", fasta)), bool(got.get("parse_seqids")), size,
                           got.get("taxid"), got.get("taxid_map"))

@@ -27,7 +27,7 @@ from .stats import format_bitscore, format_evalue
 if TYPE_CHECKING:  # pragma: no cover
     from .hits import BlastHits
 
-__all__ = ["FIELDS", "STD", "parse_fields", "parse_outfmt", "sam_header", "sam_record", "tabular_lines", "tabular_row",
+__all__ = ["FIELDS", "STD", "delimiter", "parse_fields", "parse_outfmt", "sam_header", "sam_record", "tabular_lines", "tabular_row",
            "write_tabular"]
 
 STD = ["qaccver", "saccver", "pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send",
@@ -71,9 +71,24 @@ def parse_outfmt(spec: str) -> tuple[str, list[str]]:
     return kind, parse_fields(spec)
 
 
+def delimiter(spec: str) -> str:
+    """The text between the fields of an ``-outfmt 6|7|10 [delim=X] [fields]`` value: ``X``, else a tab (``10``:
+    a comma), as blastn reads it.
+
+    >>> delimiter("6 delim=@ qseqid sseqid"), delimiter("10 qseqid"), delimiter("7")
+    ('@', ',', '\\t')
+    """
+    words = str(spec).split()
+    if len(words) > 1 and words[1].startswith("delim=") and words[1] != "delim=":
+        return words[1][len("delim="):]
+    return "," if words and words[0] == "10" else "\t"
+
+
 def parse_fields(spec: str) -> list[str]:
-    """The field keywords of an ``-outfmt 6|7 [fields]`` value (``std`` expands)."""
+    """The field keywords of an ``-outfmt 6|7 [delim=X] [fields]`` value (``std`` expands)."""
     words = str(spec).split()[1:]
+    if words and words[0].startswith("delim="):  # (the delimiter: :func:`delimiter`)
+        words = words[1:]
     if not words:
         return list(STD)
     out: list[str] = []
@@ -411,7 +426,7 @@ def write_tabular(hits: BlastHits, out: TextIO, outfmt: str = "6", database: str
     query = hits.arrays["query"]
     bounds = np.searchsorted(query, np.arange(len(hits.query_names) + 1), side="left")
     header = ", ".join(FIELDS[f] for f in fields)
-    lines = tabular_lines(hits, fields, subjects=subjects, sep="," if kind == "10" else "\t", query_offset=query_offset,
+    lines = tabular_lines(hits, fields, subjects=subjects, sep=delimiter(outfmt), query_offset=query_offset,
                           subject_offset=subject_offset, subject_lengths=subject_lengths)
     if kind != "7":
         if lines:

@@ -36,6 +36,7 @@ from gseek.errors import OptionError
 from gseek.index.text import ReferenceText
 from gseek.seqio.batch import SequenceBatch
 
+from .compact_table import compact_lookup
 from .device_table import QueryMask, build_on
 from .dust import dust_mask
 from .gapped import _COUNTS_LOCK, GappedPasses, _Clock
@@ -168,9 +169,11 @@ class BlastSearcher(GappedPasses):
         seq_codes, seq_mask, seq_off, seq_query, seq_strand = self._sequences(batch)
         lut_w, templates = self.options.lut_word, self.options.templates
         with numba_guard():
+            # on the CPU, a table of the words present (no 4^w offsets written); a GPU's kernels read a direct one
+            table_of = compact_lookup if self.backend.name == "cpu" else lookup_of_words
             if templates:  # dc-megablast: a table a template (the span's validity is the same for each)
                 words = [template_word_codes(seq_codes, seq_off, t, seq_mask) for t in templates]
-                tables = tuple(lookup_of_words(w, lut_w) for w in words)
+                tables = tuple(table_of(w, lut_w) for w in words)
                 return PreparedQueries(self.options, batch, seq_codes, seq_off, seq_query, seq_strand, tables[0],
                                        seeding(words[0]), tables[1:])
             if self.backend.name == "gpu" and seq_codes.size > SMALL_TABLE_WORDS:  # built on the device
@@ -179,7 +182,7 @@ class BlastSearcher(GappedPasses):
             words = word_codes(seq_codes, seq_off, lut_w, seq_mask)  # once: the table's and the seeding flags
             del seq_mask  # a byte a base: the words hold it now (a 50 Mbp query: 100 MB less at the table's peak)
             small = words.size <= SMALL_TABLE_WORDS  # its words alone, laid into resident arrays
-            table = sparse_lookup(words, lut_w) if small else lookup_of_words(words, lut_w)
+            table = sparse_lookup(words, lut_w) if small else table_of(words, lut_w)
             valid = (words >= 0).view(np.uint8) if small else seeding(words)  # small: no parallel pass's start
         return PreparedQueries(self.options, batch, seq_codes, seq_off, seq_query, seq_strand, table, valid)
 
@@ -216,7 +219,7 @@ class BlastSearcher(GappedPasses):
             # the lookup table (4^w offsets: 16 MB for the blastn task's w = 11, 64 MB for megablast's 12) and
             # the seeding flags are not read past the scan (the candidates are on the host): let go before the
             # extensions, unless the caller prepared the queries and holds them
-            qs = dataclasses.replace(qs, valid=None, first=None, positions=None, pv=None)
+            qs = dataclasses.replace(qs, valid=None, first=None, positions=None, pv=None, rank=None)
             del table, valid, prep
             if opts.ungapped:
                 hsps = self._ungapped_hsps(cand, seq_codes)

@@ -19,7 +19,9 @@ from gseek.backend import Backend, on_device
 from gseek.errors import OptionError
 from gseek.index.text import ReferenceText
 from gseek.kernels import blast as kblast
+from gseek.kernels import blast_compact as kcompact
 
+from .compact_table import CompactTable
 from .lookup import LookupTable, Template
 
 __all__ = ["DiscWords", "QuerySet", "Seeds", "find_seeds", "scan_hits", "seed_candidates", "select_seeds", "ungapped_extend",
@@ -39,7 +41,9 @@ PAIR_CHUNK = 1 << 22
 @dataclass(frozen=True)
 class QuerySet:
     """The sequences of one batch on a backend: ``codes`` (0..4), ``offsets`` (n + 1) and
-    ``valid`` (1 where a listed table word starts), with the table's ``first``/``positions``/``pv``."""
+    ``valid`` (1 where a listed table word starts), with the table's ``first``/``positions``/``pv``:
+    a direct table's 4^w + 1 offsets in ``first`` and ``rank`` None, or a compact table's (the CPU's,
+    :class:`~gseek.blast.compact_table.CompactTable`) ``rank`` and its present words' ``bounds`` in ``first``."""
 
     codes: Any
     offsets: Any
@@ -48,16 +52,23 @@ class QuerySet:
     positions: Any
     pv: Any
     n_seq: int
+    rank: Any = None
 
 
 def device_queries(backend: Backend, codes: np.ndarray, offsets: np.ndarray, valid: np.ndarray,
-                   table: LookupTable) -> QuerySet:
-    """Upload one batch's sequences and its lookup table (offsets as int32 when they fit)."""
+                   table: LookupTable | CompactTable) -> QuerySet:
+    """Upload one batch's sequences and its lookup table (offsets as int32 when they fit; a compact
+    table on the CPU only, a GPU takes its direct table)."""
     if codes.size >= (1 << 31) - 1:
         raise OptionError(f"a query batch holds {codes.size} bases; at most 2^31 - 2 are searched at once")
     def up(array: Any, dtype: Any) -> Any:  # host arrays uploaded, the backend's own as they are
         return backend.asarray(np.ascontiguousarray(array, dtype) if isinstance(array, np.ndarray) else array, dtype)
 
+    if isinstance(table, CompactTable):
+        if backend.name == "cpu":
+            return QuerySet(up(codes, np.uint8), up(offsets, np.int64), up(valid, np.uint8), table.bounds,
+                            table.positions, table.pv, int(len(offsets) - 1), table.rank)
+        table = table.dense()
     return QuerySet(up(codes, np.uint8), up(offsets, np.int64), up(valid, np.uint8), up(table.first, np.int32),
                     up(table.positions, np.int32), up(table.pv, np.uint32), int(len(offsets) - 1))
 
@@ -155,8 +166,12 @@ def _seed_chunks(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w:
         hits = scan_hits(backend, ref, queries, lut_w, stride, (j0, j0 + max(1, scan_chunk)), disc)
         n = int(hits.size)
         counts = xp.empty(n, dtype=np.int64)
-        backend.launch(kblast, "lookup_count", n, hits, np.int64(n), text, n_words, *words,
-                       queries.first, counts)
+        if queries.rank is None:
+            backend.launch(kblast, "lookup_count", n, hits, np.int64(n), text, n_words, *words,
+                           queries.first, counts)
+        else:  # a compact table (the CPU)
+            backend.launch(kcompact, "lookup_count_compact", n, hits, np.int64(n), text, n_words, *words,
+                           queries.pv, queries.rank, queries.first, counts)
         # the pair counts' prefix sum stays on the device (tens of millions of hits): the host reads
         # only the chunk bounds
         cum = xp.cumsum(counts)
@@ -171,8 +186,13 @@ def _seed_chunks(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w:
                 q_pos, s_pos = xp.empty(m, dtype=np.int32), xp.empty(m, dtype=np.int64)
                 sub = hits[a:b]
                 starts = cum[a:b] - counts[a:b] - base  # each hit's first pair
-                backend.launch(kblast, "lookup_fill", b - a, sub, np.int64(b - a), text, n_words, *words,
-                               queries.first, queries.positions, starts, q_pos, s_pos)
+                if queries.rank is None:
+                    backend.launch(kblast, "lookup_fill", b - a, sub, np.int64(b - a), text, n_words, *words,
+                                   queries.first, queries.positions, starts, q_pos, s_pos)
+                else:
+                    backend.launch(kcompact, "lookup_fill_compact", b - a, sub, np.int64(b - a), text, n_words,
+                                   *words, queries.pv, queries.rank, queries.first, queries.positions, starts, q_pos,
+                                   s_pos)
                 keep = xp.empty(m, dtype=np.uint8)
                 if disc is not None:
                     other = np.int64(disc.other.mask if disc.other is not None else 0)

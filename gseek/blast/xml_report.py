@@ -12,6 +12,7 @@ number is written by the output's writer, which knows how many queries came befo
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
@@ -22,12 +23,16 @@ from .stats import KarlinParams, length_adjustment
 if TYPE_CHECKING:  # pragma: no cover
     from .searcher import BlastHits
 
-__all__ = ["xml_header", "xml_iterations", "XML_FOOTER", "ITER_MARK", "QUERY_MARK"]
+__all__ = ["xml_header", "xml_iterations", "XML_FOOTER", "ITER_MARK", "QUERY_MARK", "NAMED", "NAMED_END",
+           "unscored_message", "query_name", "NO_DATA", "NO_KARLIN", "UNSCORED", "none_scored"]
 
 #: Where an iteration's number goes; the writer replaces each with the query's number in the output.
 ITER_MARK = "\x00ITER\x00"
 #: Where the writer puts a query's number in its file (``Query_N``: blastn counts a query ``-query_loc`` misses).
 QUERY_MARK = "\x00QNUM\x00"
+#: Around a query's title further in its text: the writer puts ``Query_N TITLE`` there as blastn names a query in
+#: a message (N the number of the last QUERY_MARK; :func:`query_name`).
+NAMED, NAMED_END = "\x00QNAMED\x00", "\x00QEND\x00"
 XML_FOOTER = "</BlastOutput_iterations>\n</BlastOutput>\n\n"  # (blastn ends with an empty line)
 _REFERENCE = {
     "megablast": "Zheng Zhang, Scott Schwartz, Lukas Wagner, and Webb Miller (2000), &quot;A greedy algorithm for "
@@ -41,6 +46,47 @@ _REFERENCE = {
 def _esc(text: str) -> str:
     """Text as BLAST's XML writes it (``&``, ``<``, ``>``, ``'`` and ``"`` as entities)."""
     return escape(text, {"'": "&apos;", '"': "&quot;"})
+
+
+#: What blastn says of a query whose κ λ H it cannot compute (``query_statistics``' None): without a letter, or
+#: without one it counts.
+NO_DATA = "Sequence contains no data"
+NO_KARLIN = ("Could not calculate ungapped Karlin-Altschul parameters due to an invalid query sequence or its "
+             "translation. Please verify the query sequence(s) and/or filtering options")
+
+
+#: The κ λ H blastn prints for a query it cannot score (``query_statistics``' None); in the pairwise report too
+#: where it scores no query of the search (:func:`none_scored`).
+UNSCORED = KarlinParams(-1.0, -1.0, -1.0, 0.0, 0.0)
+
+
+def none_scored(statistics: list | None) -> bool:
+    """Whether blastn scores no query of a search (``statistics``: ``query_statistics``'), so skips it: its JSON
+    then has no ``hits`` lists, its pairwise report prints -1 for ``Lambda K H``."""
+    return bool(statistics) and all(s is None for s in statistics)
+
+
+def unscored_message(title: str, length: int) -> str:
+    """blastn's message (XML's ``Iteration_message``, JSON's ``message``) for a query it cannot score, without hits:
+    its name (``Query_N`` and its title between :data:`NAMED` marks, which the writer fills in: :func:`query_name`),
+    twice.
+
+    >>> name = lambda m: query_name(3, m.group(1))
+    >>> re.sub(f"{NAMED}(.*?){NAMED_END}", name, unscored_message("q1 a title", 0))
+    'Query_3 q1 a title:  Query_3 q1 a title: Sequence contains no data  No hits found'
+    """
+    named = f"{NAMED}{title}{NAMED_END}"
+    return f"{named}:  {named}: {NO_DATA if length == 0 else NO_KARLIN}  No hits found"
+
+
+def query_name(number: int, title: str) -> str:
+    """A query's name in blastn's messages: ``Query_N TITLE``, past 35 characters its first 25 and ``..``.
+
+    >>> query_name(4, "abcdefghijklmnopqrstuvwxyzAB"), query_name(3, "abcdefghijklmnopqrstuvwxyzA")
+    ('Query_4 abcdefghijklmnopq.. ', 'Query_3 abcdefghijklmnopqrstuvwxyzA')
+    """
+    name = f"Query_{number} {title}"
+    return name if len(name) <= 35 else name[:25] + ".. "
 
 
 def _real(x: float) -> str:
@@ -130,14 +176,14 @@ def bl2seq_names(hits: BlastHits, frame, subject: int) -> tuple[str, str]:
 
 def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParams, db_length: int, db_sequences: int,
                    subjects: list | None = None, frame=None, query_offset: int = 0,
-                   statistics: list[KarlinParams] | None = None) -> str:
+                   statistics: list[KarlinParams | None] | None = None) -> str:
     """One ``<Iteration>`` per query of ``hits`` (its number :data:`ITER_MARK`), hits grouped by subject in report
     order, each HSP with its aligned rows and midline, and the query's statistics (the length adjustment and
     effective search space of ``params`` over the whole database). ``frame``: a
     :class:`~gseek.blast.pairwise.ReportFrame` (``-subject``: its names as blastn writes them, database size 0;
     ``-subject_loc``: whole subjects' coordinates and lengths); ``query_offset``: ``-query_loc``'s;
-    ``statistics``: each query's printed κ λ H (:func:`~gseek.blast.json_report.query_statistics`), else
-    ``params``'."""
+    ``statistics``: each query's printed κ λ H (:func:`~gseek.blast.json_report.query_statistics`; None: blastn
+    cannot compute them, -1 and its message), else ``params``'."""
     from .report import _text
 
     bl2seq = frame is not None and frame.source == "subject"
@@ -150,8 +196,9 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
     out: list[str] = []
     for q in range(len(hits.query_names)):
         qlen = int(hits.query_lengths[q])
-        ell = length_adjustment(params, qlen, db_length, db_sequences)
-        space = max(db_length - db_sequences * ell, 1) * (qlen - ell)
+        shown = params if statistics is None else statistics[q]
+        ell = length_adjustment(params, qlen, db_length, db_sequences) if shown is not None else 0
+        space = max(db_length - db_sequences * ell, 1) * (qlen - ell) if shown is not None else 0
         out.append(f"<Iteration>\n  <Iteration_iter-num>{ITER_MARK}</Iteration_iter-num>\n"
                    f"  <Iteration_query-ID>Query_{QUERY_MARK}</Iteration_query-ID>\n"
                    f"  <Iteration_query-def>{_esc(query_titles[q])}</Iteration_query-def>\n"
@@ -161,7 +208,7 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
             if bl2seq:  # -subject: the defline's first word, the whole defline, Subject_N
                 (hid, hdef), hacc = bl2seq_names(hits, frame, s), f"Subject_{s + 1}"
             if subjects is not None and subjects[s].others and not bl2seq:  # a set's further deflines
-                hdef += "".join(f" >{fasta} {title}" for _sid, fasta, _acc, _accver, title in subjects[s].others)
+                hdef += "".join(f" >{o.fasta_ids} {o.title}" for o in subjects[s].others)
             out.append(f"<Hit>\n  <Hit_num>{n_hit}</Hit_num>\n  <Hit_id>{_esc(hid)}</Hit_id>\n"
                        f"  <Hit_def>{_esc(hdef)}</Hit_def>\n  <Hit_accession>{_esc(hacc)}</Hit_accession>\n"
                        f"  <Hit_len>{int(s_len[s])}</Hit_len>\n  <Hit_hsps>\n")
@@ -186,7 +233,8 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
                     f"      <Hsp_qseq>{_text(qr)}</Hsp_qseq>\n      <Hsp_hseq>{_text(sr)}</Hsp_hseq>\n"
                     f"      <Hsp_midline>{mid}</Hsp_midline>\n    </Hsp>\n")
             out.append("  </Hit_hsps>\n</Hit>\n")
-        shown = params if statistics is None else statistics[q]
+        shown = UNSCORED if shown is None else shown
+        message = "No hits found" if shown is not UNSCORED else unscored_message(_esc(query_titles[q]), qlen)
         out.append("</Iteration_hits>\n  <Iteration_stat>\n    <Statistics>\n"
                    f"      <Statistics_db-num>{0 if bl2seq else db_sequences}</Statistics_db-num>\n"
                    f"      <Statistics_db-len>{0 if bl2seq else db_length}</Statistics_db-len>\n"
@@ -196,6 +244,6 @@ def xml_iterations(hits: BlastHits, query_titles: list[str], params: KarlinParam
                    f"      <Statistics_lambda>{_real(shown.lambda_)}</Statistics_lambda>\n"
                    f"      <Statistics_entropy>{_real(shown.H)}</Statistics_entropy>\n"
                    "    </Statistics>\n  </Iteration_stat>\n"
-                   + ("  <Iteration_message>No hits found</Iteration_message>\n" if hi == lo else "")
+                   + (f"  <Iteration_message>{message}</Iteration_message>\n" if hi == lo else "")
                    + "</Iteration>\n")
     return "".join(out)

@@ -21,8 +21,8 @@ import sys
 import tempfile
 from typing import TextIO
 
-from gseek.blast.plus_args import (VERSION_TEXT, PlusArgError, blastn_usage, options_error, parse_blastn,
-                                   parse_makeblastdb)
+from gseek.blast.plus_args import (VERSION_TEXT, PlusArgError, blastn_usage, database_names, options_error,
+                                   parse_blastn, parse_makeblastdb)
 from gseek.errors import GseekError, IndexFormatError, OptionError
 
 
@@ -30,6 +30,10 @@ __all__ = ["blastn_main", "makeblastdb_main", "BLASTN_OUTFMTS"]
 
 #: The ``-outfmt`` kinds gseek blastn writes (17: gseek's SAM, the database as the reference: docs/blast.md).
 BLASTN_OUTFMTS = ("0", "5", "6", "7", "10", "15", "17")
+
+
+_MAKEBLASTDB_USAGE = ("USAGE\n  makeblastdb -in FASTA -dbtype nucl [-out NAME] [-title TITLE] [-parse_seqids]\n"
+                      "    [-max_file_sz SIZE] [-taxid INT] [-taxid_map FILE] [-blastdb_version 4|5]\n")
 
 
 def _fail(err: PlusArgError, stderr: TextIO) -> int:
@@ -75,11 +79,14 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
     from gseek.blast.database import resolve_database
     from gseek.blast.pairwise import PairwiseLayout, ReportFrame
     from gseek.index.blastdb_defline import defline_ids
+    from gseek.seqio import open_output
 
     from ..pipeline import blast_files
 
     subjects, frame = None, {}
     try:
+        if run.subject is not None and run.subject != "-" and _blank(run.subject):
+            raise PlusArgError("BLAST engine error: Empty CBlastQueryVector", 3, False)  # (blastn's words)
         if run.subject is not None:  # the subjects as a database of their own (blastn's statistics: their total)
             from gseek.index import Index
             from gseek.seqio import read_fastx
@@ -92,7 +99,7 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
             if run.subject_loc is not None:  # each subject's piece searched (blastn's statistics: the pieces')
                 start, stop = run.subject_loc
                 lengths: list[int] = []
-                batch = read_fastx(_pieces(run.subject, start, stop, folder, "subject_loc.fa", lengths))
+                batch = read_fastx(_pieces(run.subject, start, stop, folder, "subject", lengths))
                 frame.update(subject_offset=start - 1, subject_lengths=tuple(lengths))
             else:
                 batch = read_fastx(run.subject)
@@ -104,21 +111,33 @@ def _search_in(run, stderr: TextIO, options: dict, outfmt: str, folder: str) -> 
             subjects = [dataclasses.replace(defline_ids(batch.name(i), "", False), title="N/A", all_titles=("N/A",),
                                             taxid=-1) for i in range(len(batch))]
         else:
-            try:
-                resolve_database(run.db)
-            except GseekError as err:
-                if "no such gseek index or BLAST database" not in str(err):
-                    raise
-                raise PlusArgError(f"BLAST Database error: No alias or index file found for nucleotide database "
-                                   f"[{run.db}] in search path [{os.getcwd()}:{os.environ.get('BLASTDB', '')}:]",
-                                   2, False) from None
-            database = run.db
+            names = list(dict.fromkeys(database_names(run.db)))  # (a name given twice: one database, as blastn)
+            if not names:
+                raise PlusArgError("BLAST Database error: Database name is required.", 2, False)
+            for name in names:  # (blastn names the first it does not find)
+                try:
+                    resolve_database(name)
+                except GseekError as err:
+                    if "no such gseek index or BLAST database" not in str(err):
+                        raise
+                    raise PlusArgError(f"BLAST Database error: No alias or index file found for nucleotide database "
+                                       f"[{name}] in search path [{os.getcwd()}:{os.environ.get('BLASTDB', '')}:]",
+                                       2, False) from None
+            if len(names) > 1:
+                raise options_error(f"gseek blastn searches one database; -db names {len(names)} (an alias file "
+                                    f"listing them, NAME.nal with DBLIST, is one: docs/blast.md)")
+            database = names[0]
+        if run.query != "-" and _blank(run.query):  # blastn: a warning, an empty output, status 0
+            stderr.write("Warning: [blastn] Query is Empty!\n")
+            with open_output(run.out):
+                pass
+            return 0
         devices = [g if g.startswith(("gpu", "cpu")) else f"gpu:{g}" for g in run.gpus] if run.gpus else None
         query, offset = run.query, 0
         if run.query_loc is not None:
             whole: list[int] = []
             numbers: list[int] = []
-            query = _pieces(run.query, *run.query_loc, folder, "query_loc.fa", whole, numbers)
+            query = _pieces(run.query, *run.query_loc, folder, "query", whole, numbers)
             offset = run.query_loc[0] - 1
             frame.update(query_lengths=tuple(whole), query_numbers=tuple(numbers))
         layout = PairwiseLayout(run.num_descriptions, run.num_alignments, run.line_length, run.html)
@@ -146,15 +165,14 @@ def makeblastdb_main(argv: list[str], stdout: TextIO | None = None, stderr: Text
     stderr = stderr or sys.stderr
     try:
         run = parse_makeblastdb(argv)
-    except PlusArgError as err:
-        stderr.write(f"{err}\n")
+    except PlusArgError as err:  # (an argument error after the USAGE block, as makeblastdb prints it)
+        stderr.write((_MAKEBLASTDB_USAGE + "\n" if err.usage else "") + f"{err}\n")
         return err.exit_code
     if run.action == "version":
         stdout.write("makeblastdb: 2.12.0+ (gseek: a text-only gseek index)\n")
         return 0
     if run.action in ("help", "usage"):
-        stdout.write("USAGE\n  makeblastdb -in FASTA -dbtype nucl [-out NAME] [-title TITLE] [-parse_seqids]\n"
-                     "    [-max_file_sz SIZE] [-taxid INT] [-taxid_map FILE] [-blastdb_version 4|5]\n")
+        stdout.write(_MAKEBLASTDB_USAGE)
         return 0
     from gseek.index import Index
     from gseek.index.blastdb import write_subject_ids
@@ -178,21 +196,26 @@ def makeblastdb_main(argv: list[str], stdout: TextIO | None = None, stderr: Text
     return 0
 
 
-def _pieces(path: str, start: int, stop: int, folder: str, name: str, lengths: list[int] | None = None,
+def _pieces(path: str, start: int, stop: int, folder: str, what: str, lengths: list[int] | None = None,
             numbers: list[int] | None = None) -> str:
     """A FASTA of bases ``start..stop`` (1-based, inclusive) of each record of ``path``, as ``-query_loc`` and
     ``-subject_loc`` ask (the statistics are the pieces': blastn reports ``qlen`` and the e-values of the piece);
-    ``lengths``: each whole record's length appended; ``numbers``: its number in ``path`` (from 1)."""
-    out = os.path.join(folder, name)
+    ``lengths``: each whole record's length appended; ``numbers``: its number in ``path`` (from 1); ``what``:
+    ``query`` or ``subject`` (a subject ending before ``start``: blastn's error; no record left: blastn's, status 3)."""
+    out = os.path.join(folder, f"{what}_loc.fa")
     source = sys.stdin if path == "-" else open(path, encoding="latin-1")
+    kept = 0
     try:
         with open(out, "w", encoding="latin-1") as fh:
             header, seq, number = None, [], 0
             for line in [*source, ">"]:
                 if line.startswith(">"):
                     whole = "".join(seq)
-                    if header is not None and start <= len(whole):  # (blastn skips a record the range misses)
+                    if header is not None and start - 1 > len(whole) and what == "subject":
+                        raise options_error("Invalid from coordinate (greater than sequence length)")
+                    if header is not None and start <= len(whole):  # (blastn skips a query the range misses)
                         fh.write(f"{header}\n{whole[start - 1:stop]}\n")
+                        kept += 1
                         if lengths is not None:
                             lengths.append(len(whole))
                         if numbers is not None:
@@ -203,7 +226,18 @@ def _pieces(path: str, start: int, stop: int, folder: str, name: str, lengths: l
     finally:
         if source is not sys.stdin:
             source.close()
+    if not kept:  # (blastn: no query left; -subject_loc past every subject: the error above)
+        raise PlusArgError("BLAST engine error: Empty CBlastQueryVector", 3, False)
     return out
+
+
+def _blank(path: str) -> bool:
+    """Whether a (plain) query file holds nothing but blanks (blastn: "Query is Empty!")."""
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 16):
+            if chunk.strip():
+                return False
+    return True
 
 
 def _taxid_map(path: str) -> dict[str, int]:

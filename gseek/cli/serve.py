@@ -38,17 +38,18 @@ def with_limit_options(func):
 @click.option("--insecure", is_flag=True, help="Allow a non-loopback --host without a token.")
 @click.option("--gpus", metavar="0,1,...", callback=gpu_list,
               help="Serve on these GPUs: every database on each, each search to the least busy.")
-@click.option("--workers", type=click.IntRange(1, 16), default=None,
-              help="Device workers per device, each on its own CUDA stream [1].")
+@click.option("--workers", type=click.IntRange(0, 16), default=None,
+              help="Worker processes per device, each holding the databases and searching; 0: the searches in "
+                   "the service's process [0].")
 @with_limit_options
 @common
 def serve(databases, host, port, token_file, insecure, gpus, workers, limits) -> None:
     """Serve searches of DATABASES over HTTP (docs/serve.md): databases loaded once, concurrent
     requests batched; SIGTERM/SIGINT drain the requests in flight, then exit 0."""
-    if gpus is not None and STATE.device == "cpu":
-        raise click.UsageError("--gpus and --device cpu exclude each other")
+    if gpus is not None and STATE.device not in ("auto", "gpu"):
+        raise click.UsageError(f"--gpus and --device {STATE.device} exclude each other")
     from ..serve.limits import Limits
-    from ..serve.server import check_exposure
+    from ..serve.server import DEFAULT_WORKERS, check_exposure
     from ..serve.server import serve as run_service
 
     with usage_errors():
@@ -56,4 +57,4 @@ def serve(databases, host, port, token_file, insecure, gpus, workers, limits) ->
         checked = Limits(**limits)
     run_service(list(databases), host, port, token_file=token_file, insecure=insecure, device=STATE.device,
                 threads=STATE.threads, limits=checked, devices=None if gpus is None else [f"gpu:{g}" for g in gpus],
-                workers=workers)
+                workers=DEFAULT_WORKERS if workers is None else workers)

@@ -1,4 +1,5 @@
-"""The HTTP side of ``gseek serve``: a Starlette application over an :class:`~gseek.serve.engine.Engine`.
+"""The HTTP side of ``gseek serve``: a Starlette application over a front (:class:`~gseek.serve.engine.Engine`,
+or :class:`~gseek.serve.processes.WorkerPool` with worker processes).
 
 Routes (``docs/serve.md``; the schema at ``/openapi.json``): ``GET /healthz``,
 ``GET /api/v1/databases``, ``POST /api/v1/search`` (the result's bytes),
@@ -28,10 +29,10 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from gseek.errors import FastxError, GseekError, OptionError, one_line
+from gseek.errors import GseekError, one_line
 
 from .batcher import Batcher
-from .engine import Engine, RequestError, SearchRequest, parse_request
+from .engine import Front, RequestError, SearchRequest, parse_request, request_error
 from .openapi import OPENAPI
 
 __all__ = ["create_app"]
@@ -61,30 +62,14 @@ def _response(data: bytes, media: str, headers: dict[str, str] | None, chunk: in
     return StreamingResponse(pieces(), media_type=media, headers=headers)
 
 
-def request_error(exc: BaseException) -> RequestError:
-    """A failed request's error as the JSON refusal the client gets: bad options 400 ``usage``
-    (the CLI's usage errors), bad queries 400 ``input`` (the CLI's ``gseek: error:`` line),
-    out of memory 503, anything else 500."""
-    if isinstance(exc, RequestError):
-        return exc
-    if isinstance(exc, OptionError):
-        return RequestError(400, "usage", str(exc))
-    if isinstance(exc, (FastxError, GseekError, ValueError)):
-        return RequestError(400, "input", one_line(exc))
-    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":  # CuPy's
-        return RequestError(503, "resources", f"out of memory for this request: {one_line(exc)}")
-    return RequestError(500, "internal", f"internal error: {one_line(exc)}")
-
-
 class Service:
     """What the routes share: the engine, the batcher, the limits, the token, the jobs and the log."""
 
-    def __init__(self, engine: Engine, token: str | None, log: Callable[[str], None]) -> None:
+    def __init__(self, engine: Front, token: str | None, log: Callable[[str], None]) -> None:
         self.engine, self.limits, self.token, self.log = engine, engine.limits, token, log
         lim = self.limits
-        self.batcher = Batcher(engine.search_group, engine.slots, lim.window, lim.batch_queries, lim.batch_bases)
-        #: Mapping requests of one database and options: one pipeline run (:meth:`Engine.map_group`).
-        self.map_batcher = Batcher(engine.map_group, engine.slots, lim.window, lim.batch_queries, lim.batch_bases)
+        #: BLAST and mapping requests, each kind gathered per database and options, on the same slots.
+        self.batcher = Batcher(engine.answer, engine.slots, lim.window, lim.batch_queries, lim.batch_bases)
         self.active = 0
         #: Requests cancelled because their client went away.
         self.cancelled = 0
@@ -136,20 +121,16 @@ class Service:
                                             "try again later")
 
     async def run(self, req: SearchRequest) -> tuple[bytes, str]:
-        """The result of ``req``: its bytes and media type (host threads parse and write, the
-        device thread searches, batched with other requests)."""
+        """The result of ``req``: its bytes and media type (a host thread parses its queries, a device
+        worker searches and writes the bytes, batched with other requests)."""
         loop = asyncio.get_running_loop()
         engine = self.engine
-        with (self.map_batcher if req.task == "map" else self.batcher).coming():  # groups wait for it
-            batches = req.parsed = await loop.run_in_executor(engine.host, engine.read_queries, req)
-        target = (req.database, req.options)  # each device worker's warm searcher of them
-        if req.task == "map":
-            data = await self.map_batcher.search((req.database.name, req.options), target, req,
-                                                 (req.queries, req.bases))
-        else:
-            key = (req.database.name, req.options)
-            parts = await asyncio.gather(*[self.batcher.search(key, target, b) for b in batches])
-            data = await loop.run_in_executor(engine.host, engine.blast_text, req, list(parts), batches)
+        with self.batcher.coming():  # groups wait for it
+            req.parsed = await loop.run_in_executor(engine.host, engine.read_queries, req)
+        kind = "map" if req.task == "map" else "blast"
+        fasta = kind == "map" or tuple(sorted({b.quals is None for b in req.parsed}))  # FASTA, FASTQ apart
+        data = await self.batcher.search((req.database.name, req.options, fasta), (req.database, req.options), req,
+                                         (req.queries, req.bases), kind)
         if len(data) > self.limits.max_result:
             raise RequestError(413, "limit", f"result of {len(data):,} bytes: over this server's limit of "
                                              f"{self.limits.max_result:,}; send fewer queries")
@@ -216,7 +197,7 @@ def _expire_jobs(service: Service) -> None:
             del service.jobs[job_id]
 
 
-def create_app(engine: Engine, token: str | None = None, log: Callable[[str], None] | None = None) -> Starlette:
+def create_app(engine: Front, token: str | None = None, log: Callable[[str], None] | None = None) -> Starlette:
     """The application over ``engine``: ``token`` (None: no authentication), ``log`` (one line per
     request; default: stderr)."""
     service = Service(engine, token, log or (lambda line: print(line, file=sys.stderr, flush=True)))
@@ -235,15 +216,18 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
             return _error(request_error(exc))
 
     async def healthz(request: Request) -> Response:
+        batcher = service.batcher
+        workers = []
+        for slot in engine.slots:
+            ran = batcher.ran[slot.number]
+            workers.append({"device": slot.device, "pid": getattr(slot, "pid", None), "up": slot.up,
+                            "restarts": getattr(slot, "restarts", 0), "busy": batcher.busy[slot.number],
+                            "batches": ran["blast"], "map_batches": ran["map"],
+                            "seconds": round(batcher.seconds[slot.number], 3)})
         return JSONResponse({"status": "ok", "databases": list(engine.databases), "active": service.active,
-                             "requests": service.batcher.requests, "batches": service.batcher.groups,
-                             "map_requests": service.map_batcher.requests, "map_batches": service.map_batcher.groups,
-                             "cancelled": service.cancelled,
-                             "workers": [{"device": slot.device, "batches": service.batcher.ran[slot.number],
-                                          "map_batches": service.map_batcher.ran[slot.number],
-                                          "seconds": round(service.batcher.seconds[slot.number]
-                                                           + service.map_batcher.seconds[slot.number], 3)}
-                                         for slot in engine.slots],
+                             "requests": batcher.requests["blast"], "batches": batcher.groups["blast"],
+                             "map_requests": batcher.requests["map"], "map_batches": batcher.groups["map"],
+                             "cancelled": service.cancelled, "workers": workers,
                              "blast_stages": engine.stage_seconds(),
                              "uptime": round(time.time() - service.started, 3)})
 
@@ -348,6 +332,9 @@ def create_app(engine: Engine, token: str | None = None, log: Callable[[str], No
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        loop = asyncio.get_running_loop()
+        for slot in engine.slots:  # a worker process up again, or gone: the waiting groups go (or fail)
+            slot.on_change = lambda: loop.call_soon_threadsafe(service.batcher.wake)
         yield
         for job in service.jobs.values():  # the service is ending: its jobs with it
             if job.task is not None and not job.task.done():

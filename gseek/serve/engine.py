@@ -1,18 +1,21 @@
 """The engine of ``gseek serve``: databases loaded once, searchers kept warm, requests made into work.
 
-One :class:`Engine` per process holds the configured databases (each
+An :class:`Engine` holds the configured databases of one process (each
 :class:`~gseek.index.Index` loaded once, its :class:`~gseek.index.text.ReferenceText`
-shared by every searcher of it), one :class:`~gseek.blast.searcher.BlastSearcher`
-per database, options and device worker (kept, the most recently used
-first), the *device workers* (:mod:`gseek.serve.slots`: a thread each, one
-search at a time each; ``workers`` per device, on a GPU each on its own CUDA
-stream; with ``devices`` several GPUs, each holding every database) on which every search
-runs (device work never runs on the event loop) and a few *host threads* that
-parse queries and write results. A request is checked whole (:func:`parse_request`)
-before any work; its queries are parsed under the names the client gave its
-files, so an error reads as the local command's (``q.fa:3: ...``).
-:class:`~gseek.serve.batcher.Batcher` gathers the parsed batches of concurrent
-requests into one search (:meth:`Engine.search_group`).
+shared by every searcher of it; with several devices its parts put on each),
+one :class:`~gseek.blast.searcher.BlastSearcher` or mapper per database,
+options and device thread (kept, the most recently used first) and the
+device threads (:mod:`gseek.serve.slots`) on which every search runs; it
+answers a group of requests (:meth:`Engine.answer`: one search, its HSPs
+shared out, each request's bytes). It is the service's own with
+``--workers 0``, else each worker process's
+(:mod:`gseek.serve.processes`). A :class:`Front` is what the HTTP side
+needs besides: the limits, a private folder and host threads that parse
+queries. A request is checked whole (:func:`parse_request`) before any
+work; its queries are parsed under the names the client gave its files, so
+an error reads as the local command's (``q.fa:3: ...``).
+:class:`~gseek.serve.batcher.Batcher` gathers concurrent requests into
+groups.
 """
 
 from __future__ import annotations
@@ -29,12 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gseek.errors import FastxError, GseekError, OptionError
+from gseek.errors import FastxError, GseekError, OptionError, one_line
 
 from .limits import Limits
 from .options import BLAST_TASKS, TASKS, blast_options, map_options, output_format
 
-__all__ = ["Database", "Engine", "Limits", "RequestError", "SearchRequest", "database_spec", "parse_request"]
+__all__ = ["Database", "Engine", "Front", "Limits", "RequestError", "SearchRequest", "database_spec", "database_specs",
+           "parse_request", "request_error"]
 
 #: Searchers kept per device worker (one per database and options; the least recently used goes first).
 SEARCHERS_KEPT = 32
@@ -65,22 +69,22 @@ class RequestError(GseekError):
 class Database:
     """One configured database: its name (the only way a request names it), the path given to
     ``gseek serve`` (BLAST's ``# Database:`` line, as the local command prints the ``-x`` given),
-    the loaded index and its text, the tasks it answers (``map`` needs the FM-index), and its index
-    loaded on each device (``indexes``, by device name: a mapping task's FM arrays stay there)."""
+    the tasks it answers (``map`` needs the FM-index), its sequences and bases, and where this
+    process searches it: the loaded index and its text (None in the front of worker processes,
+    :mod:`gseek.serve.processes`), and its index on each further device (``indexes``, by device
+    name: a mapping task's FM arrays stay there)."""
 
     name: str
     path: str
-    index: Any
-    ref: Any
     tasks: tuple[str, ...]
+    sequences: int
+    bases: int
+    index: Any = None
+    ref: Any = None
     indexes: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
-        import numpy as np
-
-        lengths = np.diff(np.asarray(self.ref.contig_offsets, np.int64))
-        return {"name": self.name, "sequences": int(lengths.size), "bases": int(lengths.sum()),
-                "tasks": list(self.tasks)}
+        return {"name": self.name, "sequences": self.sequences, "bases": self.bases, "tasks": list(self.tasks)}
 
 
 def database_spec(spec: str) -> tuple[str, str]:
@@ -96,6 +100,19 @@ def database_spec(spec: str) -> tuple[str, str]:
     if not name or not path or not all(c.isalnum() or c in "._-" for c in name):
         raise OptionError(f"-x {spec!r}: expected NAME=PATH or PATH, NAME of letters, digits, '.', '_', '-'")
     return name, path
+
+
+def database_specs(specs: list[str]) -> list[tuple[str, str]]:
+    """Every ``-x`` as (name, path) (:func:`database_spec`): at least one, no name twice."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        name, path = database_spec(spec)
+        if name in out:
+            raise OptionError(f"-x {spec}: a second database named {name!r}")
+        out[name] = path
+    if not out:
+        raise OptionError("give at least one database (-x NAME=PATH)")
+    return list(out.items())
 
 
 @dataclass
@@ -117,6 +134,21 @@ class SearchRequest:
 
     def summary(self) -> dict[str, Any]:
         return {"database": self.database.name, "task": self.task, "queries": self.queries, "bases": self.bases}
+
+
+def request_error(exc: BaseException) -> RequestError:
+    """A failed request's error as the JSON refusal the client gets: bad options 400 ``usage``
+    (the CLI's usage errors), bad queries 400 ``input`` (the CLI's ``gseek: error:`` line),
+    out of memory 503, anything else 500."""
+    if isinstance(exc, RequestError):
+        return exc
+    if isinstance(exc, OptionError):
+        return RequestError(400, "usage", str(exc))
+    if isinstance(exc, (FastxError, GseekError, ValueError)):
+        return RequestError(400, "input", one_line(exc))
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":  # CuPy's
+        return RequestError(503, "resources", f"out of memory for this request: {one_line(exc)}")
+    return RequestError(500, "internal", f"internal error: {one_line(exc)}")
 
 
 def _files(queries: Any) -> list[tuple[str, bytes]]:
@@ -176,54 +208,134 @@ def check_mapping_options(options: Any) -> None:
                           f"{', '.join(extra)}")
 
 
-class Engine:
-    """Databases, warm searchers, the device thread and the host threads of one service.
+def read_queries(req: SearchRequest, limits: Limits, workdir: str) -> list[Any]:
+    """The request's query files parsed (in ``workdir``, a host thread): one batch per file (empty ones left
+    out); errors name the client's file; the request's limits checked."""
+    from gseek.seqio import FastxReader, SequenceBatch
+
+    phred = 64 if req.task == "map" and req.options.read_options.phred64 else 33
+    batches, names = [], []
+    folder = tempfile.mkdtemp(dir=workdir)
+    try:
+        for k, (name, data) in enumerate(req.files):
+            path = os.path.join(folder, str(k))
+            with open(path, "wb") as fh:
+                fh.write(data)
+            try:
+                found = list(FastxReader(path, chunk_bytes=max(1 << 16, len(data) + 1), phred=phred))
+            except FastxError as exc:
+                raise FastxError(name, exc.line, exc.rule) from None
+            if found:
+                batches.append(SequenceBatch.concat(found))
+                names.append(name)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if req.outfmt in ("hits", "mapping") and len(batches) > 1:  # one result of every file: one batch
+        fastq = [b.quals is not None for b in batches]
+        if len(set(fastq)) > 1:  # (concatenated they would lose the qualities, or fail)
+            other = names[fastq.index(not fastq[0])]
+            raise FastxError(other, None, f"{'FASTQ' if fastq[0] else 'FASTA'} expected, as {names[0]}: "
+                             "one kind of file a request")
+        batches = [SequenceBatch.concat(batches)]
+    req.queries = sum(len(b) for b in batches)
+    req.bases = sum(int(b.codes.size) for b in batches)
+    if not req.queries:  # as the local command (the pipeline's sink): an error, nothing written
+        raise FastxError(", ".join(name for name, _ in req.files), None, "no FASTA/FASTQ records (empty file)")
+    lim = limits
+    if req.queries > lim.max_queries:
+        raise RequestError(413, "limit", f"{req.queries:,} queries: over this server's limit of {lim.max_queries:,}")
+    if req.bases > lim.max_bases:
+        raise RequestError(413, "limit", f"{req.bases:,} bases: over this server's limit of {lim.max_bases:,}")
+    if req.task != "map":
+        for b in batches:
+            if b.alphabet != "dna":
+                raise OptionError(f"{b.path}: BLAST-style search needs nucleotide queries")
+    return batches
+
+
+class Front:
+    """What the HTTP side needs of the service besides its device workers: the limits, a private
+    folder (uploads, mapping outputs), the host threads that parse queries (:meth:`read_queries`).
+    :class:`Engine` (the searches in this process) and
+    :class:`~gseek.serve.processes.WorkerPool` (in worker processes) are fronts."""
+
+    #: The device workers (:class:`~gseek.serve.slots.DeviceSlot` or
+    #: :class:`~gseek.serve.processes.WorkerProcess`).
+    slots: list[Any]
+    databases: dict[str, Database]
+
+    def __init__(self, limits: Limits | None, workdir: str | None = None, host_threads: int = 2) -> None:
+        self.limits = limits or Limits()
+        self.workdir = tempfile.mkdtemp(prefix="gseek-serve-", dir=workdir)  # private (0700)
+        self.host = concurrent.futures.ThreadPoolExecutor(host_threads, thread_name_prefix="gseek-serve-host")
+
+    def answer(self, target: tuple[Database, Any], reqs: list[SearchRequest], slot: Any) -> list[Any]:
+        """The answers of the requests ``reqs`` of one database and options (``target``), a group of
+        the batcher, on the device worker ``slot``: per request its bytes or its exception."""
+        raise NotImplementedError
+
+    def stage_seconds(self) -> dict[str, float]:
+        """Seconds per stage of every BLAST search so far (the searchers' ``timings``)."""
+        raise NotImplementedError
+
+    def read_queries(self, req: SearchRequest) -> list[Any]:
+        """The request's query files parsed (a host thread): one batch per file (empty ones left
+        out); errors name the client's file; the request's limits checked."""
+        return read_queries(req, self.limits, self.workdir)
+
+    def close(self, wait: bool = True) -> None:
+        """Stop the host threads (``wait``: for the work in flight) and remove the private folder."""
+        self.host.shutdown(wait=wait, cancel_futures=True)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class Engine(Front):
+    """Databases, warm searchers and the device threads of one process (the service's, or a worker
+    process's).
 
     Arguments:
         databases: ``NAME=PATH`` or ``PATH`` specs (:func:`database_spec`).
         device, threads: the backend (``auto``, ``cpu``, ``gpu``, ``gpu:N``).
         limits: :class:`Limits`.
-        devices: several devices instead of ``device`` (``--gpus 0,1``: ``["gpu:0", "gpu:1"]``), each
-            holding every database (a copy each), searches sent to the least busy.
-        workers: device workers per device (default 1; on a GPU each on its own CUDA stream).
+        devices: several devices instead of ``device`` (``--gpus 0,1`` with ``--workers 0``:
+            ``["gpu:0", "gpu:1"]``), each holding every database (the index read once, its parts
+            put on each device), a device thread each, searches sent to the least busy.
+        workdir: the folder its private folder is made in (default: the system's).
+        verify: check each part's SHA-256 as it loads (``Index.load``'s; a worker process other than
+            the first leaves it to that one).
     """
 
     def __init__(self, databases: list[str], device: Any = "auto", threads: int | None = None,
-                 limits: Limits | None = None, devices: list[Any] | None = None, workers: int | None = None) -> None:
+                 limits: Limits | None = None, devices: list[Any] | None = None, workdir: str | None = None,
+                 verify: bool = True) -> None:
         from .slots import make_slots
 
-        self.limits = limits or Limits()
-        #: The device workers (:class:`~gseek.serve.slots.DeviceSlot`).
-        self.slots = make_slots(devices or [device], workers, threads)
-        self.backend = self.slots[0].base
+        specs = database_specs(databases)
+        #: The device threads (:class:`~gseek.serve.slots.DeviceSlot`), one a device.
+        self.slots = make_slots(devices or [device], threads)
+        self.backend = self.slots[0].backend
         self.threads = threads
-        self.databases: dict[str, Database] = {}
-        for spec in databases:
-            name, path = database_spec(spec)
-            if name in self.databases:
-                raise OptionError(f"-x {spec}: a second database named {name!r}")
-            self.databases[name] = self._load(name, path)
-        if not self.databases:
-            raise OptionError("give at least one database (-x NAME=PATH)")
+        self.databases = {name: self._load(name, path, verify) for name, path in specs}
         self._searchers: collections.OrderedDict = collections.OrderedDict()
         self._lock = threading.Lock()
-        self.workdir = tempfile.mkdtemp(prefix="gseek-serve-")  # private (0700): uploads, map outputs
-        #: The host threads (parsing, text): two per device worker, so text and parsing keep up with them.
-        self.host = concurrent.futures.ThreadPoolExecutor(max(2, 2 * len(self.slots)),
-                                                          thread_name_prefix="gseek-serve-host")
+        super().__init__(limits, workdir, max(2, 2 * len(self.slots)))
 
-    def _load(self, name: str, path: str) -> Database:
+    def _load(self, name: str, path: str, verify: bool) -> Database:
+        import numpy as np
+
         from gseek.index import Index
         from gseek.index.text import ReferenceText
 
-        index = Index.load(path, device=self.backend, threads=self.threads)
+        index = Index.load(path, device=self.backend, threads=self.threads, verify=verify)
         tasks = TASKS if all(p in index.arrays for p in ("occ", "sa_samples")) else BLAST_TASKS
-        db = Database(name, path, index, ReferenceText.from_index(index), tasks)
+        ref = ReferenceText.from_index(index)
+        lengths = np.diff(np.asarray(ref.contig_offsets, np.int64))
+        db = Database(name, path, tasks, int(lengths.size), int(lengths.sum()), index, ref)
         db.indexes[self.backend.spec] = index
-        if "map" in tasks:  # the FM-index on each other device (a mapping task's arrays stay there)
+        if "map" in tasks:  # the FM-index on each other device: the parts read (and checked) once
             for slot in self.slots:
                 if slot.device not in db.indexes:
-                    db.indexes[slot.device] = Index.load(path, device=slot.base, threads=self.threads)
+                    db.indexes[slot.device] = Index(index.arrays, index.header, slot.backend, path=index.path)
         return db
 
     def close(self, wait: bool = True) -> None:
@@ -231,8 +343,7 @@ class Engine:
         from .slots import close_slots
 
         close_slots(self.slots, wait)
-        self.host.shutdown(wait=wait, cancel_futures=True)
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        super().close(wait)
 
     # ------------------------------------------------------------------ BLAST
 
@@ -272,62 +383,35 @@ class Engine:
                 out[stage] = round(out.get(stage, 0.0) + seconds, 4)
         return out
 
-    def read_queries(self, req: SearchRequest) -> list[Any]:
-        """The request's query files parsed (a host thread): one batch per file (empty ones left
-        out); errors name the client's file; the request's limits checked."""
-        from gseek.seqio import FastxReader, SequenceBatch
+    def answer(self, target: tuple[Database, Any], reqs: list[SearchRequest], slot: Any = None) -> list[Any]:
+        """The requests ``reqs`` of one database and options (``target``) answered on the device
+        thread ``slot``: mapping requests in one pipeline run (:meth:`map_group`), BLAST requests'
+        batches in one search (:meth:`search_group`) and each request's output made from its own
+        HSPs (:meth:`blast_text`). Each item: the request's bytes or its exception."""
+        if reqs and reqs[0].task == "map":
+            return self.map_group(target, reqs, slot)
+        found = iter(self.search_group(target, [b for req in reqs for b in req.parsed], slot))
+        out: list[Any] = []
+        for req in reqs:
+            parts = [next(found) for _ in req.parsed]
+            error = next((p for p in parts if isinstance(p, BaseException)), None)
+            try:
+                out.append(error if error is not None else self.blast_text(req, parts, req.parsed))
+            except Exception as exc:  # noqa: BLE001 - that request's error, reported to it
+                out.append(exc)
+        return out
 
-        phred = 64 if req.task == "map" and req.options.read_options.phred64 else 33
-        batches, names = [], []
-        folder = tempfile.mkdtemp(dir=self.workdir)
-        try:
-            for k, (name, data) in enumerate(req.files):
-                path = os.path.join(folder, str(k))
-                with open(path, "wb") as fh:
-                    fh.write(data)
-                try:
-                    found = list(FastxReader(path, chunk_bytes=max(1 << 16, len(data) + 1), phred=phred))
-                except FastxError as exc:
-                    raise FastxError(name, exc.line, exc.rule) from None
-                if found:
-                    batches.append(SequenceBatch.concat(found))
-                    names.append(name)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-        if req.outfmt in ("hits", "mapping") and len(batches) > 1:  # one result of every file: one batch
-            fastq = [b.quals is not None for b in batches]
-            if len(set(fastq)) > 1:  # (concatenated they would lose the qualities, or fail)
-                other = names[fastq.index(not fastq[0])]
-                raise FastxError(other, None, f"{'FASTQ' if fastq[0] else 'FASTA'} expected, as {names[0]}: "
-                                 "one kind of file a request")
-            batches = [SequenceBatch.concat(batches)]
-        req.queries = sum(len(b) for b in batches)
-        req.bases = sum(int(b.codes.size) for b in batches)
-        if not req.queries:  # as the local command (the pipeline's sink): an error, nothing written
-            raise FastxError(", ".join(name for name, _ in req.files), None, "no FASTA/FASTQ records (empty file)")
-        lim = self.limits
-        if req.queries > lim.max_queries:
-            raise RequestError(413, "limit", f"{req.queries:,} queries: over this server's limit of {lim.max_queries:,}")
-        if req.bases > lim.max_bases:
-            raise RequestError(413, "limit", f"{req.bases:,} bases: over this server's limit of {lim.max_bases:,}")
-        if req.task != "map":
-            for b in batches:
-                if b.alphabet != "dna":
-                    raise OptionError(f"{b.path}: BLAST-style search needs nucleotide queries")
-        return batches
-
-    def search_group(self, target: Any, batches: list[Any], slot: Any = None) -> list[Any]:
-        """One search of ``batches`` laid end to end (a device worker, ``slot``), its HSPs shared
-        out to each batch (a query's HSPs are its own, whatever it is searched with); where the
-        joined search fails, each batch is searched alone, so a failure is its own batch's only.
-        ``target``: ``(database, options)`` (the slot's warm searcher of them) or a searcher. Each
-        item: :class:`~gseek.blast.searcher.BlastHits` or the exception of that batch."""
+    def search_group(self, target: tuple[Database, Any], batches: list[Any], slot: Any = None) -> list[Any]:
+        """One search of ``batches`` laid end to end (the device thread ``slot``'s warm searcher of
+        ``target``, ``(database, options)``), its HSPs shared out to each batch (a query's HSPs are
+        its own, whatever it is searched with); where the joined search fails, each batch is
+        searched alone, so a failure is its own batch's only. Each item:
+        :class:`~gseek.blast.searcher.BlastHits` or the exception of that batch."""
         from gseek.backend import numba_guard
         from gseek.blast.shards import split_hits
         from gseek.seqio import SequenceBatch
 
-        searcher = target if hasattr(target, "search") else self.searcher(*target, slot)
-
+        searcher = self.searcher(*target, slot)
         with numba_guard(searcher.backend.name == "cpu"):
             if len(batches) > 1:
                 try:

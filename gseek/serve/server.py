@@ -21,9 +21,15 @@ from typing import Any
 
 from gseek.errors import OptionError
 
-from .engine import Engine, Limits
+from .engine import Engine, Front, Limits
 
-__all__ = ["check_exposure", "read_token", "serve"]
+__all__ = ["DEFAULT_WORKERS", "check_exposure", "front", "read_token", "serve"]
+
+#: Worker processes a device unless told (``--workers``): none, the searches in the service's own
+#: process (main's design), until the H200 measurement of 1, 2, 4, 8 decides (``docs/serve.md``: on the
+#: 2-core VM one worker process answered 1.10x the requests a second of 16 clients, and one lone request
+#: ~1-2 ms later, more under load).
+DEFAULT_WORKERS = 0
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -68,6 +74,25 @@ def check_exposure(host: str, token_file: str | os.PathLike | None, insecure: bo
     return token
 
 
+def front(databases: list[str], devices: list[Any], workers: int = DEFAULT_WORKERS, threads: int | None = None,
+          limits: Limits | None = None, warm: bool = True) -> Front:
+    """The service's front over ``devices``: ``workers`` worker processes a device, loaded and warm
+    (:class:`~gseek.serve.processes.WorkerPool`), or with 0 the searches in this process
+    (:class:`~gseek.serve.engine.Engine`, a device thread a device, warmed where ``warm``)."""
+    if workers:
+        from .processes import WorkerPool
+
+        return WorkerPool(databases, devices, workers, threads, limits, warm)
+    engine = Engine(databases, threads=threads, limits=limits, devices=devices)
+    try:
+        if warm:
+            engine.warm()
+    except BaseException:
+        engine.close(wait=False)
+        raise
+    return engine
+
+
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
@@ -75,21 +100,23 @@ def _url_host(host: str) -> str:
 def serve(databases: list[str], host: str = "127.0.0.1", port: int = 8000, *, token_file: str | None = None,
           insecure: bool = False, device: Any = "auto", threads: int | None = None, limits: Limits | None = None,
           warm: bool = True, out: Callable[[str], None] | None = None, devices: list[Any] | None = None,
-          workers: int | None = None) -> None:
+          workers: int = DEFAULT_WORKERS) -> None:
     """Load ``databases`` (``NAME=PATH`` or ``PATH``), warm them, serve until SIGTERM/SIGINT, drain, return.
 
     ``out`` gets the ``listening on`` line (default: stdout); port 0 takes a free port, the line
-    says which. ``devices`` (``--gpus``), ``workers``: :class:`~gseek.serve.engine.Engine`'s.
+    says which. ``devices`` (``--gpus``: several devices in place of ``device``); ``workers``:
+    worker processes a device (:class:`~gseek.serve.processes.WorkerPool`), or 0: the searches
+    in this process, a device thread a device (:class:`~gseek.serve.engine.Engine`).
     """
     import uvicorn
 
     from .app import create_app
 
     token = check_exposure(host, token_file, insecure)
-    engine = Engine(databases, device=device, threads=threads, limits=limits, devices=devices, workers=workers)
+    if devices and str(device) not in ("auto", "gpu"):  # (--gpus names the GPUs: a device besides them is not used)
+        raise OptionError(f"--gpus and --device {device} exclude each other")
+    engine = front(databases, devices or [device], workers, threads, limits, warm)
     try:
-        if warm:
-            engine.warm()
         app = create_app(engine, token)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on",
                                 timeout_graceful_shutdown=max(1, round(engine.limits.drain)), server_header=False)

@@ -32,6 +32,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -140,7 +141,7 @@ class _BlastSink(LazySink):
             self.around = ("", self.around[1])
         if self.kind in ("5", "15"):  # BLAST XML / JSON: a header, then the queries numbered in order
             from gseek.blast.json_report import JSON_HEADER, REPORT_MARK, report_separator
-            from gseek.blast.xml_report import ITER_MARK, QUERY_MARK
+            from gseek.blast.xml_report import ITER_MARK, NAMED, NAMED_END, QUERY_MARK, query_name
 
             if self.queries == 0:
                 head = JSON_HEADER if self.kind == "15" else self.xml_header(*data[2]) if self.xml_header else ""
@@ -152,9 +153,14 @@ class _BlastSink(LazySink):
                                            for k, part in enumerate(parts[1:]))
             parts = text.split(ITER_MARK.encode())  # (XML: the iteration's number)
             text = parts[0] + b"".join(str(self.queries + 1 + k).encode() + part for k, part in enumerate(parts[1:]))
-            parts = text.split(QUERY_MARK.encode())  # the query's number in its file
-            text = parts[0] + b"".join(str(self.numbers[self.queries + k] if self.numbers else self.queries + 1 + k)
-                                       .encode() + part for k, part in enumerate(parts[1:]))
+            parts = text.split(QUERY_MARK.encode())  # the query's number in its file (and in its messages' names)
+            numbers = [self.numbers[self.queries + k] if self.numbers else self.queries + 1 + k
+                       for k in range(len(parts) - 1)]
+            named = re.compile(re.escape(NAMED.encode()) + b"(.*?)" + re.escape(NAMED_END.encode()), re.S)
+            text = parts[0] + b"".join(
+                str(number).encode() + named.sub(lambda m, n=number: query_name(n, m.group(1).decode(
+                    "utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"), part)
+                for number, part in zip(numbers, parts[1:]))
         if text:
             self.writer.fh.write(text)
         self.queries += queries
@@ -435,8 +441,11 @@ class BlastTask:
             if self.outfmt.split()[0] == "0":  # the pairwise report
                 one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
                 o = one.options
+                fields = dataclasses.asdict(o)
+                masked = query_masking(batch, fields)
                 text = pairwise_queries(hits, titles, o.karlin, o.reward, o.penalty, one.ref.db_bases,
-                                        one.ref.db_sequences, masked=query_masking(batch, dataclasses.asdict(o)),
+                                        one.ref.db_sequences, masked=masked,
+                                        statistics=query_statistics(batch, fields, o.karlin, masked),
                                         subjects=self.subjects, layout=self.layout, frame=self.frame,
                                         ungapped=o.ungapped, query_offset=self.query_offset,
                                         first_record=batch.first_record).encode("utf-8", "surrogateescape")
@@ -493,10 +502,9 @@ class BlastTask:
         one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
         title = self.frame.database_title or (self.header.get("blastdb") or {}).get("title") or self.database
         date = self.frame.date if self.frame.database_title else posted_date(self.header, self.index_path)
-        options = dataclasses.asdict(one.options)
         html = self.layout.html
         return (pairwise_prolog(one.options.task, title, one.ref.db_sequences, one.ref.db_bases, html),
-                pairwise_epilog(title, date, one.ref.db_sequences, one.ref.db_bases, options, html))
+                pairwise_epilog(title, date, one.ref.db_sequences, one.ref.db_bases, one.options, html))
 
     def dispatcher(self, **options: Any) -> Dispatcher:
         combine = self.combine
