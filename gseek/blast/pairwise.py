@@ -28,7 +28,6 @@ from gseek.errors import OptionError
 from gseek.values import OptionsValue
 
 from .stats import KarlinParams, length_adjustment, ungapped_params
-from .xml_report import UNSCORED, none_scored
 
 if TYPE_CHECKING:  # pragma: no cover
     from .hits import BlastHits
@@ -388,7 +387,7 @@ def pairwise_queries(hits: BlastHits, query_titles: list[str], params: KarlinPar
             where no query has: :func:`~gseek.blast.xml_report.none_scored`).
     """
     from .report import _aligned
-    from .xml_report import by_subject
+    from .xml_report import UNSCORED, by_subject, none_scored  # (a report's, not a -outfmt 6 search's import)
 
     a = hits.arrays
     html = layout.html
