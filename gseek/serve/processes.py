@@ -194,6 +194,8 @@ class WorkerProcess:
         :class:`~gseek.serve.slots.SlotDown` when it ended before it took the group (the batcher sends
         the group on)."""
         db, options = target
+        if not self.up:  # found ended by a group before this one (queued behind it): being started again
+            raise SlotDown(f"worker process {self.number} is down ({_status(self.process)})")
         self._calling = True
         try:
             message = (db.name, options, [_outgoing(req) for req in reqs])
