@@ -17,6 +17,7 @@ import types
 
 import pytest
 
+from gseek.errors import GseekError
 from gseek.serve.processes import WorkerProcess
 from serve_helpers import lambda_index
 from test_serve_processes import _alive, _descendants, _wait
@@ -96,3 +97,23 @@ def _cmdline(pid: int) -> str:
             return fh.read().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+def test_a_restart_cut_short_by_the_service_ending_logs_no_failure():
+    """The service ends while a worker process is being started again: no 'cannot be started again' line (the
+    start ended because the service is ending, not because the worker cannot start)."""
+    log: list[str] = []
+    slot = _ended_worker(log)
+
+    def start(verify: bool = False) -> None:  # (as WorkerProcess.start ends when told to stop meanwhile)
+        slot.ask_to_stop()
+        raise GseekError("not ready within 3600 s")
+
+    slot.start = start
+    try:
+        with pytest.raises(SlotDown):
+            slot.executor.submit(slot.call, (types.SimpleNamespace(name="db"), None), []).result(timeout=60)
+        slot.executor.submit(lambda: None).result(timeout=60)
+        assert not any("cannot be started again" in line for line in log), log
+    finally:
+        slot.executor.shutdown(wait=True)
