@@ -243,3 +243,21 @@ def test_unscored_queries_as_blastn_reports_them(query, extra, golden, monkeypat
                               "-evalue", "1e-5", *extra, "-device", "cpu"])
     assert code == 0, err
     assert out == (DATA / golden).read_text()
+
+
+@pytest.mark.parametrize("flag", ["-query", "-subject"])
+def test_a_query_or_subject_through_a_pipe_is_searched_whole(flag, edge_folder):
+    """``-query <(zcat q.fa.gz)`` (a pipe, read once): the same hits as the file; the check for an empty
+    query or subject must not read the pipe's records away from the search."""
+    args = ["-query", "Q", "-subject", "S", "-outfmt", "6", "-device", "cpu"]
+    code, expected, err = _blastn(args)
+    assert code == 0 and expected, err
+    named = "Q" if flag == "-query" else "S"
+    read, write = os.pipe()
+    try:
+        os.write(write, (edge_folder / named).read_bytes())  # (within a pipe's buffer: written before the search)
+        os.close(write)
+        piped = [f"/dev/fd/{read}" if a == named else a for a in args]
+        assert _blastn(piped) == (0, expected, "")
+    finally:
+        os.close(read)

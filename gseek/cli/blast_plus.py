@@ -232,7 +232,10 @@ def _pieces(path: str, start: int, stop: int, folder: str, what: str, lengths: l
 
 
 def _blank(path: str) -> bool:
-    """Whether a (plain) query file holds nothing but blanks (blastn: "Query is Empty!")."""
+    """Whether a (plain) query file holds nothing but blanks (blastn: "Query is Empty!"); False for what is not a
+    regular file (a pipe, ``<(zcat q.fa.gz)``: read once, by the search)."""
+    if not os.path.isfile(path):  # (a missing file: the search's error naming it)
+        return False
     with open(path, "rb") as fh:
         while chunk := fh.read(1 << 16):
             if chunk.strip():

@@ -176,7 +176,8 @@ class WorkerProcess:
             if time.monotonic() > deadline:
                 break
         try:
-            kind, info = ours.recv() if ours.poll(0) else ("failed", (False, f"not ready within {READY_S:g} s"))
+            kind, info = ours.recv() if ours.poll(0) else ("failed", (False, "stopped while loading" if self.closing
+                                                                          else f"not ready within {READY_S:g} s"))
         except (EOFError, OSError):
             process.join(STOP_S)
             kind, info = "failed", (False, f"ended ({_status(process)}) while loading; see the messages above")
@@ -194,6 +195,8 @@ class WorkerProcess:
         :class:`~gseek.serve.slots.SlotDown` when it ended before it took the group (the batcher sends
         the group on)."""
         db, options = target
+        if not self.up:  # found ended by a group before this one (queued behind it): being started again
+            raise SlotDown(f"worker process {self.number} is down ({_status(self.process)})")
         self._calling = True
         try:
             message = (db.name, options, [_outgoing(req) for req in reqs])
@@ -229,6 +232,8 @@ class WorkerProcess:
             self._log(f"gseek serve: worker process {self.number} ({self.device}) started again (pid {self.pid})")
         except Exception as exc:  # noqa: BLE001 - the others keep answering
             self.gone = True
+            if self.closing:  # (its start cut short: the service is ending)
+                return
             self._log(f"gseek serve: worker process {self.number} ({self.device}) cannot be started again: "
                       f"{one_line(exc)}")
         if self.on_change is not None:

@@ -1,0 +1,119 @@
+"""Worker processes of ``gseek serve`` (gseek.serve.processes) starting and starting again: one found ended by a
+group, with more groups already queued on its thread (the batcher sends a group over its size bounds to the
+least busy slot, busy or not): every queued group goes on to another slot (SlotDown), and the worker is started
+again once, not once per queued group (each restart loads and warms every database, and kills the one before);
+SIGTERM to the service while its workers load (they ignore it: the front drains, then ends them) leaves none
+of them behind."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+import types
+
+import pytest
+
+from gseek.errors import GseekError
+from gseek.serve.processes import WorkerProcess
+from serve_helpers import lambda_index
+from test_serve_processes import _alive, _descendants, _wait
+from gseek.serve.slots import SlotDown
+
+
+def _ended_worker(log: list[str]) -> WorkerProcess:
+    """A WorkerProcess whose process has ended while idle (its pipe's other end closed); start() counted."""
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    process = context.Process(target=int)
+    process.start()
+    theirs.close()
+    process.join()
+    slot = WorkerProcess(0, "cpu", ((), None, False, "."), log.append)
+    slot.process, slot._conn, slot._taken, slot.up = process, ours, context.RawValue("q", 0), True
+    slot.starts = 0
+
+    def start(verify: bool = False) -> None:
+        slot.starts += 1
+        slot.up = True
+
+    slot.start = start
+    return slot
+
+
+def test_groups_queued_behind_a_lost_one_go_on_and_the_worker_restarts_once():
+    log: list[str] = []
+    slot = _ended_worker(log)
+    target = (types.SimpleNamespace(name="db"), None)
+    try:
+        calls = [slot.executor.submit(slot.call, target, []) for _ in range(3)]
+        for call in calls:
+            with pytest.raises(SlotDown):
+                call.result(timeout=60)
+        slot.executor.submit(lambda: None).result(timeout=60)  # the restarts queued meanwhile have run
+        assert slot.starts == 1 and slot.restarts == 1, log
+        assert sum("ended" in line for line in log) == 1, log
+    finally:
+        slot.closing = True
+        slot.executor.shutdown(wait=True)
+
+
+def test_sigterm_while_the_workers_load_leaves_no_process(tmp_path):
+    """The service told to stop (SIGTERM to it alone, as ``kill PID`` does) while its worker process starts
+    (here held for minutes by a ``sitecustomize`` of the test's: a large database loading) ends it too."""
+    lambda_index(tmp_path)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text("import sys, time\n"
+                                           "if '--multiprocessing-fork' in sys.argv:\n    time.sleep(600)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "gseek", "--device", "cpu", "serve", "-x",
+                             f"lambda={tmp_path / 'lambda.gseek'}", "--port", "0", "--workers", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    under: set[int] = set()
+    try:
+        def loading() -> bool:
+            under.update(_descendants(proc.pid))
+            return any("--multiprocessing-fork" in _cmdline(pid) for pid in under)
+
+        _wait(loading, 60, "no worker process started")
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        _wait(lambda: not any(_alive(pid) for pid in under), 20, f"left behind: {[p for p in under if _alive(p)]}")
+    finally:
+        proc.kill()
+        proc.wait(timeout=60)
+        for pid in under:  # (the test's own children's children, by their ids)
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_a_restart_cut_short_by_the_service_ending_logs_no_failure():
+    """The service ends while a worker process is being started again: no 'cannot be started again' line (the
+    start ended because the service is ending, not because the worker cannot start)."""
+    log: list[str] = []
+    slot = _ended_worker(log)
+
+    def start(verify: bool = False) -> None:  # (as WorkerProcess.start ends when told to stop meanwhile)
+        slot.ask_to_stop()
+        raise GseekError("not ready within 3600 s")
+
+    slot.start = start
+    try:
+        with pytest.raises(SlotDown):
+            slot.executor.submit(slot.call, (types.SimpleNamespace(name="db"), None), []).result(timeout=60)
+        slot.executor.submit(lambda: None).result(timeout=60)
+        assert not any("cannot be started again" in line for line in log), log
+    finally:
+        slot.executor.shutdown(wait=True)
