@@ -36,9 +36,11 @@ import dataclasses
 import multiprocessing
 import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from gseek.errors import GseekError, OptionError, one_line
@@ -145,6 +147,9 @@ class WorkerProcess:
         self.on_change: Callable[[], None] | None = None
         self._taken: Any = None
         self._sent = 0
+        #: Held while deciding to write to the pipe: a group (:meth:`call`) and the end (:meth:`ask_to_stop`)
+        #: never write at once, and the end is not written between a group's check and its message.
+        self._pipe = threading.Lock()
 
     def __repr__(self) -> str:
         return f"WorkerProcess({self.number}, {self.device}, pid {self.pid})"
@@ -195,13 +200,15 @@ class WorkerProcess:
         :class:`~gseek.serve.slots.SlotDown` when it ended before it took the group (the batcher sends
         the group on)."""
         db, options = target
-        if not self.up:  # found ended by a group before this one (queued behind it): being started again
-            raise SlotDown(f"worker process {self.number} is down ({_status(self.process)})")
-        self._calling = True
+        # pickled first: a message that cannot be pickled fails here, before it counts as sent
+        message = ForkingPickler.dumps((db.name, options, [_outgoing(req) for req in reqs]))
+        with self._pipe:
+            if not self.up:  # found ended by a group before this one (queued behind it): being started again
+                raise SlotDown(f"worker process {self.number} is down ({_status(self.process)})")
+            self._calling = True
         try:
-            message = (db.name, options, [_outgoing(req) for req in reqs])
             self._sent += 1
-            self._conn.send(message)
+            self._conn.send_bytes(message)
             answers, self.stages = self._conn.recv()
         except (EOFError, OSError):  # (BrokenPipeError too): the worker ended
             taken = self._taken.value >= self._sent  # it had the group: its requests were in flight
@@ -251,12 +258,13 @@ class WorkerProcess:
 
     def ask_to_stop(self) -> None:
         """Tell the worker to end once idle (it takes no group after)."""
-        self.closing, self.up = True, False
-        if self.process is not None and self.process.is_alive() and not self._calling and self._conn is not None:
-            try:
-                self._conn.send(None)
-            except OSError:
-                pass
+        with self._pipe:
+            self.closing, self.up = True, False
+            if self.process is not None and self.process.is_alive() and not self._calling and self._conn is not None:
+                try:
+                    self._conn.send(None)
+                except OSError:
+                    pass
 
     def stop(self) -> None:
         """End the worker: told to (:meth:`ask_to_stop`) and given :data:`STOP_S` where it is idle,
