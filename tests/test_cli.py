@@ -320,7 +320,8 @@ OPTION_CASES = [
     (SERVE + ["--host", "0.0.0.0"], "error", "--token-file FILE (bearer token) or --insecure"),
     (SERVE + ["--token-file", "no-such-token"], "error", "--token-file no-such-token: cannot read"),
     (SERVE + ["--device", "cpu", "-p", "3", "--quiet"], "serve", {"device": "cpu", "threads": 3}),
-    (SERVE + ["--gpus", "0,1"], "serve", {"devices": ["gpu:0", "gpu:1"], "workers": 0}),
+    # workers None: serve's default_workers (two worker processes a GPU)
+    (SERVE + ["--gpus", "0,1"], "serve", {"devices": ["gpu:0", "gpu:1"], "workers": None}),
     (SERVE + ["--workers", "1"], "serve", {"devices": None, "workers": 1}),
     (SERVE + ["--gpus", "1", "--workers", "3"], "serve", {"devices": ["gpu:1"], "workers": 3}),
     (SERVE + ["--workers", "2"], "serve", {"devices": None, "workers": 2}),

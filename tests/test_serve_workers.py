@@ -53,10 +53,12 @@ def _mapping_is_the_local_apis(svc, data, device):
         assert result.to_pandas(unmapped=True).equals(local.to_pandas(unmapped=True))
 
 
-@pytest.mark.parametrize("workers", [2, 0])
+@pytest.mark.parametrize("workers", [2, None])
 def test_workers_on_the_cpu_answer_with_the_local_bytes(data, workers):
+    """Two worker processes, and the CPU's default: the searches in the service's process."""
     expected = local_outputs(data, KINDS)
-    svc = Service(data / "lambda.gseek", "--workers", str(workers), cwd=data)
+    svc = Service(data / "lambda.gseek", *(() if workers is None else ("--workers", str(workers))), cwd=data)
+    workers = workers or 0
     try:
         ran, found = _concurrent(svc, data, expected)
         assert [w["device"] for w in found] == ["cpu"] * max(1, workers)
@@ -69,18 +71,33 @@ def test_workers_on_the_cpu_answer_with_the_local_bytes(data, workers):
 
 @pytest.mark.gpu
 def test_gpus_answer_with_the_local_bytes(data):
-    """``--gpus`` over the GPUs there are (two at most), two worker processes a GPU: each GPU holds the
-    database and searched, and every answer is the local (CPU) command's bytes."""
+    """``--gpus`` over the GPUs there are (two at most), two worker processes a GPU (the default): each GPU
+    holds the database and searched, and every answer is the local (CPU) command's bytes."""
     cupy = pytest.importorskip("cupy")
     count = min(2, cupy.cuda.runtime.getDeviceCount())
     expected = local_outputs(data, KINDS)
-    svc = Service(data / "lambda.gseek", "--gpus", ",".join(map(str, range(count))), "--workers", "2", device="gpu",
-                  threads=4, cwd=data)
+    svc = Service(data / "lambda.gseek", "--gpus", ",".join(map(str, range(count))), device="gpu", threads=4,
+                  cwd=data)
     try:
         ran, workers = _concurrent(svc, data, expected, n=48)
         assert [w["device"] for w in workers] == [f"gpu:{g}" for g in range(count) for _ in range(2)]
+        assert all(w["pid"] is not None for w in workers)  # worker processes
         for g in range(count):  # every GPU answered some
             assert sum(n for n, w in zip(ran, workers) if w["device"] == f"gpu:{g}") > 0, (ran, workers)
         _mapping_is_the_local_apis(svc, data, "cpu")
     finally:
         assert svc.stop() == 0, svc.err.decode()
+
+
+def test_the_default_is_two_worker_processes_a_gpu_and_none_on_the_cpu(monkeypatch):
+    from gseek import backend
+    from gseek.serve.server import GPU_WORKERS, default_workers
+
+    assert GPU_WORKERS == 2
+    assert default_workers("cpu") == 0 and default_workers("CPU") == 0
+    assert default_workers("gpu") == 2 and default_workers("gpu:1") == 2
+    assert default_workers("cpu", ["gpu:0", "gpu:1"]) == 2  # --gpus
+    assert default_workers(backend.get_backend("cpu", threads=1)) == 0
+    for found, expected in ((True, 2), (False, 0)):
+        monkeypatch.setattr(backend, "gpu_available", lambda found=found: found)
+        assert default_workers("auto") == expected

@@ -40,7 +40,7 @@ def with_limit_options(func):
               help="Serve on these GPUs: every database on each, each search to the least busy.")
 @click.option("--workers", type=click.IntRange(0, 16), default=None,
               help="Worker processes per device, each holding the databases and searching; 0: the searches in "
-                   "the service's process [0].")
+                   "the service's process [2 on a GPU, 0 on the CPU].")
 @with_limit_options
 @common
 def serve(databases, host, port, token_file, insecure, gpus, workers, limits) -> None:
@@ -49,7 +49,7 @@ def serve(databases, host, port, token_file, insecure, gpus, workers, limits) ->
     if gpus is not None and STATE.device not in ("auto", "gpu"):
         raise click.UsageError(f"--gpus and --device {STATE.device} exclude each other")
     from ..serve.limits import Limits
-    from ..serve.server import DEFAULT_WORKERS, check_exposure
+    from ..serve.server import check_exposure
     from ..serve.server import serve as run_service
 
     with usage_errors():
@@ -57,4 +57,4 @@ def serve(databases, host, port, token_file, insecure, gpus, workers, limits) ->
         checked = Limits(**limits)
     run_service(list(databases), host, port, token_file=token_file, insecure=insecure, device=STATE.device,
                 threads=STATE.threads, limits=checked, devices=None if gpus is None else [f"gpu:{g}" for g in gpus],
-                workers=DEFAULT_WORKERS if workers is None else workers)
+                workers=workers)

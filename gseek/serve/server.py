@@ -23,13 +23,30 @@ from gseek.errors import OptionError
 
 from .engine import Engine, Front, Limits
 
-__all__ = ["DEFAULT_WORKERS", "check_exposure", "front", "read_token", "serve"]
+__all__ = ["GPU_WORKERS", "check_exposure", "default_workers", "front", "read_token", "serve"]
 
-#: Worker processes a device unless told (``--workers``): none, the searches in the service's own
-#: process (main's design), until the H200 measurement of 1, 2, 4, 8 decides (``docs/serve.md``: on the
-#: 2-core VM one worker process answered 1.10x the requests a second of 16 clients, and one lone request
-#: ~1-2 ms later, more under load).
-DEFAULT_WORKERS = 0
+#: Worker processes a GPU unless told (``--workers``): on an H200, 64 clients at 1 Gbp, two answered
+#: 1.46x the requests a second of the searches in the service's process, one 1.32x, three and four
+#: fewer than two (the processes' contexts time-sliced); a lone request's latency the same
+#: (``benchmarks/RESULTS.md``, 2026-11-28, fifth session).
+GPU_WORKERS = 2
+
+
+def default_workers(device: Any = "auto", devices: list[Any] | None = None) -> int:
+    """``--workers`` when not given: :data:`GPU_WORKERS` worker processes a GPU, and on the CPU none
+    (the searches in the service's process: its workers would share its cores).
+
+    >>> default_workers("cpu"), default_workers("gpu:1"), default_workers("cpu", ["gpu:0", "gpu:1"])
+    (0, 2, 2)
+    """
+    if devices:
+        return GPU_WORKERS
+    name = str(getattr(device, "spec", device)).lower()
+    if name == "auto":
+        from ..backend import gpu_available
+
+        return GPU_WORKERS if gpu_available() else 0  # (counts the GPUs: no CUDA context made here)
+    return GPU_WORKERS if name.startswith("gpu") else 0
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -74,7 +91,7 @@ def check_exposure(host: str, token_file: str | os.PathLike | None, insecure: bo
     return token
 
 
-def front(databases: list[str], devices: list[Any], workers: int = DEFAULT_WORKERS, threads: int | None = None,
+def front(databases: list[str], devices: list[Any], workers: int = 0, threads: int | None = None,
           limits: Limits | None = None, warm: bool = True) -> Front:
     """The service's front over ``devices``: ``workers`` worker processes a device, loaded and warm
     (:class:`~gseek.serve.processes.WorkerPool`), or with 0 the searches in this process
@@ -100,13 +117,14 @@ def _url_host(host: str) -> str:
 def serve(databases: list[str], host: str = "127.0.0.1", port: int = 8000, *, token_file: str | None = None,
           insecure: bool = False, device: Any = "auto", threads: int | None = None, limits: Limits | None = None,
           warm: bool = True, out: Callable[[str], None] | None = None, devices: list[Any] | None = None,
-          workers: int = DEFAULT_WORKERS) -> None:
+          workers: int | None = None) -> None:
     """Load ``databases`` (``NAME=PATH`` or ``PATH``), warm them, serve until SIGTERM/SIGINT, drain, return.
 
     ``out`` gets the ``listening on`` line (default: stdout); port 0 takes a free port, the line
     says which. ``devices`` (``--gpus``: several devices in place of ``device``); ``workers``:
     worker processes a device (:class:`~gseek.serve.processes.WorkerPool`), or 0: the searches
-    in this process, a device thread a device (:class:`~gseek.serve.engine.Engine`).
+    in this process, a device thread a device (:class:`~gseek.serve.engine.Engine`); None:
+    :func:`default_workers`.
     """
     import uvicorn
 
@@ -115,6 +133,8 @@ def serve(databases: list[str], host: str = "127.0.0.1", port: int = 8000, *, to
     token = check_exposure(host, token_file, insecure)
     if devices and str(device) not in ("auto", "gpu"):  # (--gpus names the GPUs: a device besides them is not used)
         raise OptionError(f"--gpus and --device {device} exclude each other")
+    if workers is None:
+        workers = default_workers(device, devices)
     engine = front(databases, devices or [device], workers, threads, limits, warm)
     try:
         app = create_app(engine, token)
