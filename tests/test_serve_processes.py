@@ -131,6 +131,62 @@ def test_a_killed_worker_process_fails_only_its_requests(data, expected):
     assert f"pid {idle['pid']}) ended (signal 9) while idle (no request lost); starting it again" in log
 
 
+def test_a_hung_worker_process_is_killed_and_started_again(data, expected):
+    """A worker process alive but not answering (stopped by SIGSTOP during a search, as one stuck in a kernel
+    or a deadlock) is killed once its group has been out --timeout and a grace (hung_after: 2 x 4 s here):
+    its request has had its 504, the other worker answers meanwhile and is left alone, the hung one is started
+    again and answers the next requests."""
+    from gseek.serve.processes import hung_after
+
+    svc = Service(data / "lambda.gseek", "--workers", "2", "--timeout", "4", cwd=data)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(len(KINDS)) as pool:
+            slow = pool.submit(_ask, svc, data, ("slower.fa", "blastn", "6"))
+            _wait(lambda: any(w["busy"] for w in _health(svc)["workers"]), 60, "the slow search never started")
+            workers = _health(svc)["workers"]
+            hung, other = sorted(workers, key=lambda w: -w["busy"])
+            restarted = [int(w is hung) for w in workers]  # the hung one's count once started again
+            os.kill(hung["pid"], signal.SIGSTOP)  # alive, never answering
+            stopped = time.monotonic()
+            meanwhile = [pool.submit(_ask, svc, data, job) for job in KINDS]  # on the other worker
+            for job, answer in zip(KINDS, meanwhile):
+                status, body, _ = answer.result(timeout=120)
+                assert status == 200 and without_pg(body) == expected[job[0]], (job, body[:300])
+            status, body, _ = slow.result(timeout=120)
+        assert status == 504 and json.loads(body)["kind"] == "timeout", body
+        _wait(lambda: [(w["restarts"], w["up"]) for w in _health(svc)["workers"]] == [(n, True) for n in restarted],
+              120, "the hung worker was not started again")
+        assert time.monotonic() - stopped < hung_after(4) + 60  # (killed by the bound, not by some other way)
+        assert not _alive(hung["pid"]) and other["pid"] in {w["pid"] for w in _health(svc)["workers"]}
+        for job in KINDS:
+            status, body, _ = _ask(svc, data, job)
+            assert status == 200 and without_pg(body) == expected[job[0]], (job, body[:300])
+    finally:
+        assert svc.stop() == 0, svc.err.decode()
+    assert (f"pid {hung['pid']}) ended (signal 9) hung: no answer to a search of 1 request(s) within 8 s, killed; "
+            "starting it again") in svc.err.decode()
+
+
+def test_a_restarted_worker_keeps_its_blast_stage_seconds(data):
+    """/healthz's blast_stages (the stages' seconds, summed over the workers) keeps what a worker process
+    reported before it ended: a long blastn search, the worker killed, a short search by its new process."""
+    svc = Service(data / "lambda.gseek", "--workers", "1", cwd=data)
+    try:
+        status, body, _ = _ask(svc, data, ("slow.fa", "blastn", "6"))
+        assert status == 200, body[:300]
+        before = _health(svc)["blast_stages"]
+        assert sum(before.values()) > 0, before
+        os.kill(_health(svc)["workers"][0]["pid"], signal.SIGKILL)  # idle: the next request waits for its restart
+        status, body, _ = _ask(svc, data, ("q0.fa", "megablast", "6"))
+        assert status == 200, body[:300]
+        health = _health(svc)
+        assert health["workers"][0]["restarts"] == 1
+        after = health["blast_stages"]
+        assert all(after.get(stage, 0.0) >= seconds for stage, seconds in before.items()), (before, after)
+    finally:
+        assert svc.stop() == 0, svc.err.decode()
+
+
 def test_sigterm_to_the_process_group_drains_and_leaves_no_process(data):
     code, local, _ = local_search(data / "lambda.gseek", data / "slow.fa", "--task", "blastn", cwd=data)
     assert code == 0

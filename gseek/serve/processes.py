@@ -27,6 +27,15 @@ in the background; the others keep answering meanwhile (while every worker
 is down the groups wait, within each request's time limit). One that cannot
 be started again is *gone*: the others take its share, and with none left a
 request is refused at once (503).
+
+A worker process that is alive but does not answer (*hung*: stuck in a
+kernel, a deadlock, stopped) is killed by the pool's watchdog once the group
+it was sent has been out :func:`hung_after` seconds (the request time limit
+and a grace: every request of the group has had its 504 by then, nobody
+waits for the answer): SIGKILL to that process only, the group's requests
+failed with 504 ``timeout``, the worker started again as one that ended.
+The BLAST stage seconds a worker reported (``/healthz``'s ``blast_stages``)
+are kept across its restarts.
 """
 
 from __future__ import annotations
@@ -54,6 +63,28 @@ __all__ = ["WorkerPool", "WorkerProcess"]
 READY_S = 3600.0
 #: Seconds a worker process is given to end when told to, then killed.
 STOP_S = 10.0
+#: Longest grace past the request time limit before a worker that has not answered is killed (:func:`hung_after`).
+HUNG_GRACE_S = 10.0
+#: Seconds between two looks of the watchdog at the worker processes.
+WATCH_S = 0.25
+
+
+def hung_after(timeout: float) -> float:
+    """Seconds a worker process may take over a group before it is taken as hung and killed: the
+    request time limit ``timeout`` and as much again, at most :data:`HUNG_GRACE_S` more.
+
+    >>> hung_after(300.0), hung_after(4.0)
+    (310.0, 8.0)
+    """
+    return timeout + min(timeout, HUNG_GRACE_S)
+
+
+def _add(totals: dict[str, float], more: dict[str, float]) -> dict[str, float]:
+    """Seconds by stage of ``totals`` and ``more`` together."""
+    out = dict(totals)
+    for stage, seconds in more.items():
+        out[stage] = round(out.get(stage, 0.0) + seconds, 4)
+    return out
 
 
 def _status(process: Any) -> str:
@@ -130,11 +161,13 @@ class WorkerProcess:
     """One worker process and the thread of the front that talks to it (a slot of the batcher,
     :mod:`gseek.serve.slots`): ``number``, ``device`` (as the worker's backend names it once
     started), ``executor``, ``up``, ``gone``; ``pid``, ``restarts``; ``on_change`` (called from its
-    thread when it comes up again or is gone)."""
+    thread when it comes up again or is gone); ``hung_s``: seconds it may take over a group before
+    :meth:`kill_if_hung` kills it (None: no bound)."""
 
-    def __init__(self, number: int, device: str, args: tuple, log: Callable[[str], None]) -> None:
+    def __init__(self, number: int, device: str, args: tuple, log: Callable[[str], None],
+                 hung_s: float | None = None) -> None:
         self.number, self.device = number, device
-        self._args, self._log = args, log
+        self._args, self._log, self.hung_s = args, log, hung_s
         self.executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"gseek-serve-worker{number}")
         self.up = self.gone = self.closing = self._calling = False
         self.process: Any = None
@@ -142,8 +175,15 @@ class WorkerProcess:
         self.restarts = 0
         #: The databases as the worker describes them (name, path, tasks, sequences, bases).
         self.described: list[tuple] = []
-        #: The worker's BLAST searches' seconds by stage (its last answer's).
-        self.stages: dict[str, float] = {}
+        #: The BLAST searches' seconds by stage of this worker's processes before the one running now, and
+        #: the one running now's (its last answer's: the totals of its searchers); both under ``_watch``.
+        self._stages_before: dict[str, float] = {}
+        self._stages_now: dict[str, float] = {}
+        #: When the group out now is taken as hung (``time.monotonic()``; None: none out, or killed over it),
+        #: and whether the watchdog killed the process over it (:meth:`kill_if_hung`); both under ``_watch``.
+        self._deadline: float | None = None
+        self._hung = False
+        self._watch = threading.Lock()
         self.on_change: Callable[[], None] | None = None
         self._taken: Any = None
         self._sent = 0
@@ -157,6 +197,35 @@ class WorkerProcess:
     @property
     def pid(self) -> int | None:
         return None if self.process is None else self.process.pid
+
+    @property
+    def stages(self) -> dict[str, float]:
+        """The BLAST searches' seconds by stage of every process this worker has been (restarts kept)."""
+        with self._watch:
+            return _add(self._stages_before, self._stages_now)
+
+    def kill_if_hung(self, now: float) -> bool:
+        """Kill the process (SIGKILL) when the group out now has been out past :attr:`hung_s` seconds
+        at ``now`` (``time.monotonic()``); its send or wait in :meth:`call` then fails as for a
+        process that ended. True when it did."""
+        with self._watch:
+            if self._deadline is None or now < self._deadline:
+                return False
+            self._deadline, self._hung = None, True
+            self.process.kill()
+        return True
+
+    def _arm(self) -> None:
+        """A group goes out: the watchdog's clock starts."""
+        if self.hung_s is not None:
+            with self._watch:
+                self._deadline = time.monotonic() + self.hung_s
+
+    def _disarm(self) -> bool:
+        """The group's answer came, or the process ended: whether the watchdog killed it over the group."""
+        with self._watch:
+            self._deadline, hung, self._hung = None, self._hung, False
+        return hung
 
     def start(self, verify: bool = False) -> None:
         """Start the process and wait until it has loaded (``verify``: checking every part's SHA-256)
@@ -208,9 +277,16 @@ class WorkerProcess:
             self._calling = True
         try:
             self._sent += 1
+            self._arm()
             self._conn.send_bytes(message)
-            answers, self.stages = self._conn.recv()
-        except (EOFError, OSError):  # (BrokenPipeError too): the worker ended
+            answers, stages = self._conn.recv()
+            with self._watch:
+                self._stages_now = stages
+        except (EOFError, OSError):  # (BrokenPipeError too): the worker ended, or the watchdog killed it
+            if self._disarm():  # hung: every request of the group is past its time limit (504 already)
+                self._lost(len(reqs), hung=True)
+                raise RequestError(504, "timeout", f"the worker process searching this request did not answer "
+                                                   f"within {self.hung_s:g} s (killed)") from None
             taken = self._taken.value >= self._sent  # it had the group: its requests were in flight
             self._lost(len(reqs) if taken else 0)
             if not taken:  # it ended before it took the group: nothing failed, the group goes to another
@@ -218,14 +294,19 @@ class WorkerProcess:
             raise RequestError(503, "resources", f"the worker process searching this request ended "
                                                  f"({_status(self.process)}); try again") from None
         finally:
+            self._disarm()  # (a kill as the answer came: the next group finds the process ended)
             self._calling = False
         return [RequestError(a["status"], a["kind"], a["error"]) if isinstance(a, dict) else a for a in answers]
 
-    def _lost(self, requests: int) -> None:
+    def _lost(self, requests: int, hung: bool = False) -> None:
         self.up = False
         self.process.join(STOP_S)
+        with self._watch:  # what it reported, kept for /healthz
+            self._stages_before, self._stages_now = _add(self._stages_before, self._stages_now), {}
         again = "" if self.closing else "; starting it again"
         during = f"during a search of {requests} request(s)" if requests else "while idle (no request lost)"
+        if hung:
+            during = f"hung: no answer to a search of {requests} request(s) within {self.hung_s:g} s, killed"
         self._log(f"gseek serve: worker process {self.number} ({self.device}, pid {self.pid}) ended "
                   f"({_status(self.process)}) {during}{again}")
         if not self.closing:
@@ -283,7 +364,8 @@ class WorkerPool(Front):
     """The front of a service whose searches run in worker processes: ``workers`` a device of
     ``devices`` (names: ``cpu``, ``gpu:N``, ``auto``), each loading ``databases`` (``-x`` specs)
     with ``threads`` and warming them (``warm``); ``log`` gets a line when a worker ends or starts again.
-    Started at once, all together; :meth:`close` ends them."""
+    Started at once, all together; a watchdog thread kills a worker that has not answered a group
+    within :func:`hung_after` the request time limit; :meth:`close` ends them."""
 
     def __init__(self, databases: list[str], devices: list[Any], workers: int = 1, threads: int | None = None,
                  limits: Limits | None = None, warm: bool = True, log: Callable[[str], None] | None = None) -> None:
@@ -293,8 +375,11 @@ class WorkerPool(Front):
         super().__init__(limits, None, max(2, 2 * len(devices) * workers))
         log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         args = ([f"{name}={path}" for name, path in specs], threads, warm, self.workdir)
-        self.slots = [WorkerProcess(n, str(device), args, log)
+        hung_s = hung_after(self.limits.timeout)
+        self.slots = [WorkerProcess(n, str(device), args, log, hung_s)
                       for n, device in enumerate(d for d in devices for _ in range(workers))]
+        self._closed = threading.Event()
+        self._watchdog = threading.Thread(target=self._watch, name="gseek-serve-watchdog", daemon=True)
         try:  # the first checks the index's parts (each loads them: the others need not hash them again)
             for started in [slot.executor.submit(slot.start, slot.number == 0) for slot in self.slots]:
                 started.result()
@@ -303,6 +388,14 @@ class WorkerPool(Front):
             raise
         self.databases = {name: Database(name, path, tuple(tasks), sequences, bases)
                           for name, path, tasks, sequences, bases in self.slots[0].described}
+        self._watchdog.start()
+
+    def _watch(self) -> None:
+        """Every :data:`WATCH_S` seconds until closed: kill the workers hung over a group."""
+        while not self._closed.wait(WATCH_S):
+            now = time.monotonic()
+            for slot in self.slots:
+                slot.kill_if_hung(now)
 
     def answer(self, target: tuple[Database, Any], reqs: list[SearchRequest], slot: Any) -> list[Any]:
         return slot.call(target, reqs)
@@ -310,12 +403,14 @@ class WorkerPool(Front):
     def stage_seconds(self) -> dict[str, float]:
         out: dict[str, float] = {}
         for slot in self.slots:
-            for stage, seconds in slot.stages.items():
-                out[stage] = round(out.get(stage, 0.0) + seconds, 4)
+            out = _add(out, slot.stages)
         return out
 
     def close(self, wait: bool = True) -> None:
         """End every worker process (after the drain: those still searching are killed) and the threads."""
+        self._closed.set()
+        if self._watchdog.is_alive():
+            self._watchdog.join()
         for slot in self.slots:
             slot.ask_to_stop()
         for slot in self.slots:
