@@ -1,7 +1,9 @@
 """``gseek serve`` with its searches in worker processes (gseek.serve.processes, ``--workers N``): 16 concurrent
 clients through two worker processes get the local command's bytes (megablast, blastn, map); a worker
 process killed during a search fails that search's requests only (503), one killed while idle fails none,
-and the service answers the next requests while it starts the worker again; SIGTERM to the service's
+and the service answers the next requests while it starts the worker again; one alive but hung (SIGSTOP) is
+killed past --timeout and a grace and started again, the other worker answering meanwhile; /healthz's blast_stages
+keeps a restarted worker's seconds; SIGTERM to the service's
 whole process group (as a service manager stops it) drains the request in flight and exits 0, leaving no
 process behind; a database a worker cannot load (missing, a corrupted part) is the one-line error of the
 service's own process; ``--gpus`` with a device of its own is refused."""

@@ -2,6 +2,7 @@
 group, with more groups already queued on its thread (the batcher sends a group over its size bounds to the
 least busy slot, busy or not): every queued group goes on to another slot (SlotDown), and the worker is started
 again once, not once per queued group (each restart loads and warms every database, and kills the one before);
+one alive but hung over a group is killed past its bound, the group failed with 504, and started again;
 SIGTERM to the service while its workers load (they ignore it: the front drains, then ends them) leaves none
 of them behind."""
 
@@ -18,6 +19,7 @@ import types
 import pytest
 
 from gseek.errors import GseekError
+from gseek.serve.engine import RequestError
 from gseek.serve.processes import WorkerProcess
 from serve_helpers import lambda_index
 from test_serve_processes import _alive, _descendants, _wait
@@ -59,6 +61,45 @@ def test_groups_queued_behind_a_lost_one_go_on_and_the_worker_restarts_once():
     finally:
         slot.closing = True
         slot.executor.shutdown(wait=True)
+
+
+def test_a_worker_hung_over_a_group_is_killed_its_group_504_and_started_again():
+    """A worker process alive but never answering (one that sleeps, its pipe unread) is left alone before its
+    group's bound (WorkerProcess.hung_s) and killed after it: the group fails with 504 (the time limit's refusal,
+    not the 503 of a worker that ended by itself, nor a SlotDown sending it on), the worker is started again."""
+    log: list[str] = []
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    process = context.Process(target=time.sleep, args=(600,))
+    process.start()
+    theirs.close()
+    slot = WorkerProcess(0, "cpu", ((), None, False, "."), log.append, hung_s=3600.0)
+    slot.process, slot._conn, slot._taken, slot.up = process, ours, context.RawValue("q", 0), True
+    slot.starts = 0
+
+    def start(verify: bool = False) -> None:
+        slot.starts += 1
+        slot.up = True
+
+    slot.start = start
+    try:
+        call = slot.executor.submit(slot.call, (types.SimpleNamespace(name="db"), None), [])
+        _wait(lambda: slot._deadline is not None, 30, "the group never went out")
+        assert not slot.kill_if_hung(time.monotonic()) and process.is_alive()  # within its bound
+        assert slot.kill_if_hung(time.monotonic() + 3600.0)
+        with pytest.raises(RequestError) as info:
+            call.result(timeout=60)
+        assert (info.value.status, info.value.as_json()["kind"]) == (504, "timeout"), info.value
+        slot.executor.submit(lambda: None).result(timeout=60)  # its restart has run
+        assert slot.starts == 1 and slot.restarts == 1 and process.exitcode == -signal.SIGKILL, log
+        assert log[0] == (f"gseek serve: worker process 0 (cpu, pid {process.pid}) ended (signal 9) hung: no answer "
+                          "to a search of 0 request(s) within 3600 s, killed; starting it again"), log
+    finally:
+        slot.closing = True
+        slot.executor.shutdown(wait=True)
+        if process.is_alive():
+            process.kill()
+        process.join(30)
 
 
 def test_sigterm_while_the_workers_load_leaves_no_process(tmp_path):
