@@ -26,15 +26,15 @@ from test_serve_processes import _alive, _descendants, _wait
 from gseek.serve.slots import SlotDown
 
 
-def _ended_worker(log: list[str]) -> WorkerProcess:
-    """A WorkerProcess whose process has ended while idle (its pipe's other end closed); start() counted."""
+def _fake_worker(log: list[str], target=int, args: tuple = (), hung_s: float | None = None) -> WorkerProcess:
+    """A WorkerProcess over a process running ``target(*args)``, which never answers (its pipe's other end
+    closed); start() counted."""
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()
-    process = context.Process(target=int)
+    process = context.Process(target=target, args=args)
     process.start()
     theirs.close()
-    process.join()
-    slot = WorkerProcess(0, "cpu", ((), None, False, "."), log.append)
+    slot = WorkerProcess(0, "cpu", ((), None, False, "."), log.append, hung_s)
     slot.process, slot._conn, slot._taken, slot.up = process, ours, context.RawValue("q", 0), True
     slot.starts = 0
 
@@ -43,6 +43,13 @@ def _ended_worker(log: list[str]) -> WorkerProcess:
         slot.up = True
 
     slot.start = start
+    return slot
+
+
+def _ended_worker(log: list[str]) -> WorkerProcess:
+    """A WorkerProcess whose process has ended while idle; start() counted."""
+    slot = _fake_worker(log)
+    slot.process.join()
     return slot
 
 
@@ -68,20 +75,8 @@ def test_a_worker_hung_over_a_group_is_killed_its_group_504_and_started_again():
     group's bound (WorkerProcess.hung_s) and killed after it: the group fails with 504 (the time limit's refusal,
     not the 503 of a worker that ended by itself, nor a SlotDown sending it on), the worker is started again."""
     log: list[str] = []
-    context = multiprocessing.get_context("spawn")
-    ours, theirs = context.Pipe()
-    process = context.Process(target=time.sleep, args=(600,))
-    process.start()
-    theirs.close()
-    slot = WorkerProcess(0, "cpu", ((), None, False, "."), log.append, hung_s=3600.0)
-    slot.process, slot._conn, slot._taken, slot.up = process, ours, context.RawValue("q", 0), True
-    slot.starts = 0
-
-    def start(verify: bool = False) -> None:
-        slot.starts += 1
-        slot.up = True
-
-    slot.start = start
+    slot = _fake_worker(log, time.sleep, (600,), hung_s=3600.0)
+    process = slot.process
     try:
         call = slot.executor.submit(slot.call, (types.SimpleNamespace(name="db"), None), [])
         _wait(lambda: slot._deadline is not None, 30, "the group never went out")
