@@ -26,15 +26,20 @@ from test_serve_processes import _alive, _descendants, _wait
 from gseek.serve.slots import SlotDown
 
 
-def _fake_worker(log: list[str], target=int, args: tuple = (), hung_s: float | None = None) -> WorkerProcess:
-    """A WorkerProcess over a process running ``target(*args)``, which never answers (its pipe's other end
-    closed); start() counted."""
+def _holding(conn) -> None:
+    """A worker process that holds its end of the pipe and never reads it nor answers (for 10 minutes)."""
+    time.sleep(600)
+
+
+def _fake_worker(log: list[str], hung: bool = False) -> WorkerProcess:
+    """A WorkerProcess over a process that never answers: one that ends at once (its pipe's other end closed),
+    or (``hung``) one alive that holds it (its bound: WorkerProcess.hung_s, 3600 s); start() counted."""
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()
-    process = context.Process(target=target, args=args)
+    process = context.Process(target=_holding, args=(theirs,)) if hung else context.Process(target=int)
     process.start()
     theirs.close()
-    slot = WorkerProcess(0, "cpu", ((), None, False, "."), log.append, hung_s)
+    slot = WorkerProcess(0, "cpu", ((), None, False, "."), log.append, 3600.0 if hung else None)
     slot.process, slot._conn, slot._taken, slot.up = process, ours, context.RawValue("q", 0), True
     slot.starts = 0
 
@@ -71,11 +76,11 @@ def test_groups_queued_behind_a_lost_one_go_on_and_the_worker_restarts_once():
 
 
 def test_a_worker_hung_over_a_group_is_killed_its_group_504_and_started_again():
-    """A worker process alive but never answering (one that sleeps, its pipe unread) is left alone before its
+    """A worker process alive but never answering (one that sleeps, holding its pipe unread) is left alone before its
     group's bound (WorkerProcess.hung_s) and killed after it: the group fails with 504 (the time limit's refusal,
     not the 503 of a worker that ended by itself, nor a SlotDown sending it on), the worker is started again."""
     log: list[str] = []
-    slot = _fake_worker(log, time.sleep, (600,), hung_s=3600.0)
+    slot = _fake_worker(log, hung=True)
     process = slot.process
     try:
         call = slot.executor.submit(slot.call, (types.SimpleNamespace(name="db"), None), [])
