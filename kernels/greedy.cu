@@ -754,3 +754,241 @@ greedy_runs(const u8* __restrict__ codes, const i64* __restrict__ q_off, const i
         stats[4 * n + k] = gap_opens;
     }
 }
+
+// ------------------------------------------------------------------ the same, one warp an alignment
+//
+// greedy_rescore_warp and greedy_runs_warp: greedy_rescore's and greedy_runs' results (their Numba twins are
+// the same functions), each alignment read by one warp, its substitution runs 32 columns at a time (a
+// 10-30 kb alignment one column at a time was latency-bound: 9-42 ms of a megablast search, issue 40).
+// Every lane keeps the one-thread loop's state (the same values in all lanes); a chunk's columns are one a
+// lane, folded into that state with ballots and a prefix sum; gap operations and a chunk where the sum falls
+// below 0 (a restart: its bookkeeping writes `c`) run as the one-thread loop does, in every lane.
+
+// The lanes' (value, first lane holding it) of the largest `v` (a butterfly: every lane gets the result).
+__device__ __forceinline__ int g_warp_max(int v) {
+    for (int d = 16; d > 0; d >>= 1) {
+        const int o = __shfl_xor_sync(0xffffffffu, v, d);
+        v = o > v ? o : v;
+    }
+    return v;
+}
+
+// The inclusive prefix sum of `v` over lanes 0..lane.
+__device__ __forceinline__ int g_warp_scan(int v, int lane) {
+    for (int d = 1; d < 32; d <<= 1) {
+        const int o = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d) v += o;
+    }
+    return v;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+greedy_rescore_warp(const u8* __restrict__ codes, const i64* __restrict__ q_off, const int* __restrict__ q_len,
+                    const i64* __restrict__ t_off, const int* __restrict__ t_len, i64 n,
+                    const int* __restrict__ q_start, const int* __restrict__ t_start, const i64* __restrict__ ops_off,
+                    u8* __restrict__ t, int* __restrict__ c, int* __restrict__ count, int reward, int penalty,
+                    int n_score, const i64* __restrict__ cutoff, int* __restrict__ out_score,
+                    int* __restrict__ out_q_start, int* __restrict__ out_q_end, int* __restrict__ out_t_start,
+                    int* __restrict__ out_t_end, int* __restrict__ out_first) {
+    const bool WARP = true;
+    G_SEEDS(k) {
+        const i64 qo = q_off[k], to = t_off[k], a = ops_off[k];
+        const int ql = q_len[k], tl = t_len[k], cnt = count[k];
+        const i64 cut = cutoff[k], restart_cut = (reward & 1) ? cut : 2 * cut;
+        const int gap = reward - 2 * penalty;
+        int q = q_start[k], s = t_start[k];
+        i64 total = 0, score = 0;
+        int best_q0 = q, best_s0 = s, best_q1 = q, best_s1 = s, cur_q = q, cur_s = s;
+        int best_first = 0, best_last = 0, cur_first = 0, best_last_n = -1;
+        for (int index = 0; index < cnt; ++index) {
+            const int op = t[a + index];
+            int m = c[a + index], kk = 0;
+            if (op != G_SUB) {  // one step, as the one-thread loop
+                total -= (i64)gap * m;
+                if (op == G_DEL) s += m; else q += m;
+                kk = m;
+                if (total < 0) {
+                    cur_first = index + 1;
+                    total = 0;
+                    cur_q = q; cur_s = s;
+                    if (score < restart_cut) {
+                        best_q0 = q; best_s0 = s; score = 0;
+                        best_first = cur_first; best_last = cur_first;
+                    }
+                } else if (total > score) {
+                    score = total;
+                    best_q0 = cur_q; best_s0 = cur_s; best_q1 = q; best_s1 = s;
+                    best_first = cur_first; best_last = index; best_last_n = kk;
+                }
+                continue;
+            }
+            for (int done = m; done > 0;) {  // m columns, `done` of them left; `m` the operation's length now
+                const int nv = done < 32 ? done : 32;
+                int d = 0;
+                if (lane < nv) {
+                    const u8 x = codes[qo + q + lane], y = codes[to + s + lane];
+                    d = x > 3 || y > 3 ? 2 * n_score : (x == y ? 2 * reward : 2 * penalty);
+                }
+                const int p = g_warp_scan(d, lane);  // the sum after lane's column, from the chunk's start
+                if (__ballot_sync(0xffffffffu, lane < nv && total + p < 0) == 0u) {  // no restart in the chunk
+                    const int top = g_warp_max(lane < nv ? p : -0x7fffffff);
+                    if (total + top > score) {  // the first column reaching the chunk's best
+                        const int j = __ffs(__ballot_sync(0xffffffffu, lane < nv && p == top)) - 1;
+                        score = total + top;
+                        best_q0 = cur_q; best_s0 = cur_s; best_q1 = q + j + 1; best_s1 = s + j + 1;
+                        best_first = cur_first; best_last = index; best_last_n = kk + j + 1;
+                    }
+                    total += __shfl_sync(0xffffffffu, p, nv - 1);
+                    q += nv; s += nv; kk += nv;
+                } else {  // column by column, as the one-thread loop
+                    for (int j = 0; j < nv; ++j) {
+                        total += __shfl_sync(0xffffffffu, d, j);
+                        ++q; ++s; ++kk;
+                        if (total < 0) {
+                            if (kk < m) {
+                                m -= kk;
+                                if (lane == 0) c[a + index] = m;
+                                cur_first = index;
+                                kk = 0;
+                            } else {
+                                cur_first = index + 1;
+                            }
+                            total = 0;
+                            cur_q = q; cur_s = s;
+                            if (score < restart_cut) {
+                                best_q0 = q; best_s0 = s; score = 0;
+                                best_first = cur_first; best_last = cur_first;
+                            }
+                        } else if (total > score) {
+                            score = total;
+                            best_q0 = cur_q; best_s0 = cur_s; best_q1 = q; best_s1 = s;
+                            best_first = cur_first; best_last = index; best_last_n = kk;
+                        }
+                    }
+                }
+                done -= nv;
+            }
+        }
+        __syncwarp();
+        if (lane != 0) continue;
+        score /= 2;
+        if (best_first < cnt && best_last < cnt) {
+            int ext = 0, i = best_q0, j = best_s0;
+            while (i > 0 && j > 0) {
+                --i; --j;
+                const u8 x = codes[qo + i];
+                if (!(x < 4 && x == codes[to + j])) break;
+                ++ext;
+            }
+            best_q0 -= ext; best_s0 -= ext;
+            c[a + best_first] += ext;
+            if (best_last == best_first) best_last_n += ext;
+            score += (i64)ext * reward;
+            ext = 0; i = best_q1; j = best_s1;
+            while (i < ql && j < tl) {
+                const u8 x = codes[qo + i];
+                if (!(x < 4 && x == codes[to + j])) break;
+                ++i; ++j; ++ext;
+            }
+            best_q1 += ext; best_s1 += ext; best_last_n += ext;
+            score += (i64)ext * reward;
+        }
+        if (score < cut) {
+            count[k] = 0;
+        } else {
+            c[a + best_last] = best_last_n;
+            count[k] = best_last - best_first + 1;
+        }
+        out_first[k] = best_first;
+        out_score[k] = (int)score;
+        out_q_start[k] = best_q0; out_q_end[k] = best_q1; out_t_start[k] = best_s0; out_t_end[k] = best_s1;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+greedy_runs_warp(const u8* __restrict__ codes, const i64* __restrict__ q_off, const i64* __restrict__ t_off, i64 n,
+                 const int* __restrict__ q_start, const int* __restrict__ t_start, const i64* __restrict__ ops_off,
+                 const u8* __restrict__ t, const int* __restrict__ c, const int* __restrict__ first,
+                 const int* __restrict__ count, const i64* __restrict__ run_off, u32* __restrict__ runs,
+                 i64* __restrict__ stats, int write) {
+    const bool WARP = true;
+    G_SEEDS(k) {
+        int qp = q_start[k], sp = t_start[k];
+        const i64 qo = q_off[k], to = t_off[k], a = ops_off[k] + first[k];
+        i64 pos = write ? run_off[k] : 0;
+        i64 nruns = 0, matches = 0, mismatches = 0, gap_cols = 0, gap_opens = 0, length = 0;
+        int last = -1;
+        const unsigned below = (1u << lane) - 1u;  // the lanes before this one
+        for (int i = 0; i < count[k]; ++i) {
+            const int op = t[a + i], m = c[a + i];
+            if (op == G_SUB) {
+                for (int x = 0; x < m; x += 32) {
+                    const int nv = m - x < 32 ? m - x : 32;
+                    const unsigned valid = nv == 32 ? 0xffffffffu : (1u << nv) - 1u;
+                    bool eq = false;
+                    if (lane < nv) {
+                        const u8 b = codes[qo + qp + x + lane];
+                        eq = b < 4 && b == codes[to + sp + x + lane];
+                    }
+                    const unsigned e = __ballot_sync(0xffffffffu, eq) & valid;  // the '=' columns
+                    const int ne = __popc(e);
+                    matches += ne;
+                    mismatches += nv - ne;
+                    // a run starts at column j where its code differs from column j - 1's (the last run's before 0)
+                    const bool start0 = last == G_OP_EQ ? !(e & 1u) : (last == G_OP_X ? (e & 1u) != 0 : true);
+                    const unsigned starts = ((e ^ (e << 1)) & valid & ~1u) | (start0 ? 1u : 0u);
+                    // each start ends the run before it, written unless empty (the first start with no run open)
+                    const int low = __ffs(starts) - 1;
+                    const unsigned ends = (length + low > 0) ? starts : starts & ~1u;
+                    if (write && ((ends >> lane) & 1u)) {
+                        const unsigned before = starts & below;
+                        i64 len;
+                        int code;
+                        if (before == 0u) {
+                            len = length + lane;
+                            code = last;
+                        } else {
+                            len = lane - (31 - __clz(before));
+                            code = (e >> (lane - 1)) & 1u ? G_OP_EQ : G_OP_X;
+                        }
+                        runs[pos + __popc(ends & below)] = (u32)((len << 4) | code);
+                    }
+                    pos += write ? __popc(ends) : 0;
+                    nruns += __popc(ends);
+                    if (starts != 0u) {
+                        const int hb = 31 - __clz(starts);
+                        length = nv - hb;
+                        last = (e >> hb) & 1u ? G_OP_EQ : G_OP_X;
+                    } else {
+                        length += nv;
+                    }
+                }
+                qp += m; sp += m;
+            } else {
+                const int code = op == G_INS ? G_OP_I : G_OP_D;
+                if (code != last) ++gap_opens;
+                gap_cols += m;
+                if (code == last) {  // g_run_of, lane 0 writing
+                    length += m;
+                } else {
+                    if (length > 0) {
+                        if (write && lane == 0) runs[pos] = (u32)((length << 4) | last);
+                        pos += write ? 1 : 0;
+                        ++nruns;
+                    }
+                    last = code;
+                    length = m;
+                }
+                if (op == G_INS) qp += m; else sp += m;
+            }
+        }
+        __syncwarp();
+        if (lane != 0) continue;
+        g_run_of(runs, pos, nruns, last, length, -2, 0, write);  // the last run
+        stats[k] = nruns;
+        stats[n + k] = matches;
+        stats[2 * n + k] = mismatches;
+        stats[3 * n + k] = gap_cols;
+        stats[4 * n + k] = gap_opens;
+    }
+}

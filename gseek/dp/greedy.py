@@ -203,18 +203,19 @@ def _rescored(backend, out, lo, hi, dev_codes, sub, ends, d_ops_off, ops_t, ops_
     m = hi - lo
     reward, penalty, n_score, cutoff = rescore
     final = [xp.empty(m, dtype=np.int32) for _ in range(6)]  # score, ends, the first operation kept
-    backend.launch(greedy, "greedy_rescore", m, dev_codes, *sub[:4], np.int64(m), ends[0], ends[2], d_ops_off, ops_t,
+    backend.launch(greedy, *_kernel(backend, "greedy_rescore", m), dev_codes, *sub[:4], np.int64(m), ends[0], ends[2], d_ops_off, ops_t,
                    ops_n, nops, np.int32(reward), np.int32(penalty), np.int32(n_score),
                    backend.asarray(np.asarray(cutoff[lo:hi], np.int64)), *final)
     stats = xp.zeros((5, m), dtype=np.int64)
     empty = xp.zeros(1, dtype=np.uint32)
     args = (dev_codes, sub[0], sub[2], np.int64(m), final[1], final[3], d_ops_off, ops_t, ops_n, final[5], nops)
-    backend.launch(greedy, "greedy_runs", m, *args, backend.asarray(np.zeros(m + 1, np.int64)), empty, stats,
-                   np.int32(0))
+    backend.launch(greedy, *_kernel(backend, "greedy_runs", m), *args, backend.asarray(np.zeros(m + 1, np.int64)),
+                   empty, stats, np.int32(0))
     counted = backend.to_host(stats)
     run_off = ragged.offsets(counted[0])
     runs = xp.empty(max(int(run_off[-1]), 1), dtype=np.uint32)
-    backend.launch(greedy, "greedy_runs", m, *args, backend.asarray(run_off), runs, stats, np.int32(1))
+    backend.launch(greedy, *_kernel(backend, "greedy_runs", m), *args, backend.asarray(run_off), runs, stats,
+                   np.int32(1))
     host = [backend.to_host(f) for f in final[:5]]
     kept = backend.to_host(nops) > 0
     for name, values in zip(_FINAL, (*host, *counted[1:])):
