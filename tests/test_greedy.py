@@ -312,6 +312,31 @@ def test_traceback_starts_equal_the_reference():
         assert (int(got[0][0]), int(got[1][0])) == want
 
 
+def test_an_estimate_that_holds_needs_only_the_subject_around_it():
+    """``estimates_hold`` from windows of ``ESTIMATE_READS`` bases either side of each estimate: the same as
+    from the whole sequences, and where it holds ``traceback_starts`` keeps the estimate (the search reads
+    the HSPs' whole windows only for the others: ``GappedPasses._traceback_starts``)."""
+    held = 0
+    for a, b, qp, sp, xdrop in _cases(7, 200):
+        e = greedy_extend(a, b, qp, sp, xdrop, 2, 4)
+        q, s = np.array(a, np.uint8), np.array(b, np.uint8)
+        z = np.zeros(1, np.int64)
+        one = (lambda v: np.array([v], np.int64))
+        whole = gapped_start.estimates_hold(q, z, z + q.size, s, z, z + s.size, one(e.q_end), one(e.q_seed),
+                                            one(e.s_seed))
+        r = gapped_start.ESTIMATE_READS
+        lo, hi = max(0, e.s_seed - r), min(s.size, e.s_seed + r)
+        near = gapped_start.estimates_hold(q, z, z + q.size, s[lo:hi], z, z + (hi - lo), one(e.q_end), one(e.q_seed),
+                                           one(e.s_seed - lo))
+        assert bool(near[0]) == bool(whole[0])
+        if whole[0]:
+            held += 1
+            got = gapped_start.traceback_starts(q, z, z + q.size, s, z, z + s.size, one(e.q_start), one(e.q_end),
+                                                one(e.s_start), one(e.s_end), one(e.q_seed), one(e.s_seed))
+            assert (int(got[0][0]), int(got[1][0])) == (e.q_seed, e.s_seed)
+    assert 20 < held < 200  # both kinds of case
+
+
 def test_bad_seeds_and_scores_are_refused():
     codes = np.zeros(8, np.uint8)
     cpu = get_backend("cpu")
