@@ -24,7 +24,8 @@ python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tm
 TREE=${TREE:-.carry/gpu40b.tar.gz}
 mkdir -p /tmp/bsrc
 if [ "${OVERLAY:-0}" = 1 ]; then
-  tar -cf - --exclude=./.whl --exclude=./.carry . | tar -xf - -C /tmp/bsrc || exit 1
+  tar -cf - --exclude=./.whl --exclude=./.carry --exclude=./.git --exclude=./.venv --exclude=./benchmarks/peers \
+    --exclude=./benchmarks/data . | tar -xf - -C /tmp/bsrc || exit 1
 fi
 tar -xf "$TREE" -C /tmp/bsrc || exit 1
 (cd /tmp/bsrc && python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/b .) \
