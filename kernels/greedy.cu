@@ -613,90 +613,121 @@ greedy_reduce(const u8* __restrict__ codes, const i64* __restrict__ q_off, const
 #define G_OP_EQ 7
 #define G_OP_X 8
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-greedy_rescore(const u8* __restrict__ codes, const i64* __restrict__ q_off, const int* __restrict__ q_len,
-               const i64* __restrict__ t_off, const int* __restrict__ t_len, i64 n, const int* __restrict__ q_start,
-               const int* __restrict__ t_start, const i64* __restrict__ ops_off, u8* __restrict__ t,
-               int* __restrict__ c, int* __restrict__ count, int reward, int penalty, int n_score,
-               const i64* __restrict__ cutoff, int* __restrict__ out_score, int* __restrict__ out_q_start,
-               int* __restrict__ out_q_end, int* __restrict__ out_t_start, int* __restrict__ out_t_end,
-               int* __restrict__ out_first) {
+// The re-scoring's state (kernels/greedy.py: _rescore_one's): the running sum and the best part so far.
+struct GRescore {
+    i64 total, score;
+    int q, s, best_q0, best_s0, best_q1, best_s1, cur_q, cur_s, best_first, best_last, cur_first, best_last_n;
+};
+
+__device__ __forceinline__ GRescore g_rescore_start(int q, int s) {
+    GRescore r;
+    r.total = 0; r.score = 0;
+    r.q = q; r.s = s;
+    r.best_q0 = q; r.best_s0 = s; r.best_q1 = q; r.best_s1 = s; r.cur_q = q; r.cur_s = s;
+    r.best_first = 0; r.best_last = 0; r.cur_first = 0; r.best_last_n = -1;
+    return r;
+}
+
+// After a step of operation `index` (`kk` of its `m` columns done): a restart where the sum fell below 0
+// (inside the operation: its length becomes the columns left, written to `c_at` where `write`), else a new
+// best part.
+__device__ __forceinline__ void g_rescore_check(GRescore& r, int index, int& kk, int& m, i64 restart_cut,
+                                                int* __restrict__ c_at, bool write) {
+    if (r.total < 0) {
+        if (kk < m) {
+            m -= kk;
+            if (write) *c_at = m;
+            r.cur_first = index;
+            kk = 0;
+        } else {
+            r.cur_first = index + 1;
+        }
+        r.total = 0;
+        r.cur_q = r.q; r.cur_s = r.s;
+        if (r.score < restart_cut) {
+            r.best_q0 = r.q; r.best_s0 = r.s; r.score = 0;
+            r.best_first = r.cur_first; r.best_last = r.cur_first;
+        }
+    } else if (r.total > r.score) {
+        r.score = r.total;
+        r.best_q0 = r.cur_q; r.best_s0 = r.cur_s; r.best_q1 = r.q; r.best_s1 = r.s;
+        r.best_first = r.cur_first; r.best_last = index; r.best_last_n = kk;
+    }
+}
+
+// The best part grown by the exact matches beside it, kept or dropped by the cutoff, written for seed k.
+__device__ __forceinline__ void g_rescore_end(GRescore r, const u8* __restrict__ codes, i64 qo, i64 to, int ql, int tl,
+                                              i64 a, int cnt, i64 cut, int reward, int* __restrict__ c,
+                                              int* __restrict__ count, i64 k, int* __restrict__ out_score,
+                                              int* __restrict__ out_q_start, int* __restrict__ out_q_end,
+                                              int* __restrict__ out_t_start, int* __restrict__ out_t_end,
+                                              int* __restrict__ out_first) {
+    i64 score = r.score / 2;
+    if (r.best_first < cnt && r.best_last < cnt) {
+        int ext = 0, i = r.best_q0, j = r.best_s0;
+        while (i > 0 && j > 0) {
+            --i; --j;
+            const u8 x = codes[qo + i];
+            if (!(x < 4 && x == codes[to + j])) break;
+            ++ext;
+        }
+        r.best_q0 -= ext; r.best_s0 -= ext;
+        c[a + r.best_first] += ext;
+        if (r.best_last == r.best_first) r.best_last_n += ext;
+        score += (i64)ext * reward;
+        ext = 0; i = r.best_q1; j = r.best_s1;
+        while (i < ql && j < tl) {
+            const u8 x = codes[qo + i];
+            if (!(x < 4 && x == codes[to + j])) break;
+            ++i; ++j; ++ext;
+        }
+        r.best_q1 += ext; r.best_s1 += ext; r.best_last_n += ext;
+        score += (i64)ext * reward;
+    }
+    if (score < cut) {
+        count[k] = 0;
+    } else {
+        c[a + r.best_last] = r.best_last_n;
+        count[k] = r.best_last - r.best_first + 1;
+    }
+    out_first[k] = r.best_first;
+    out_score[k] = (int)score;
+    out_q_start[k] = r.best_q0; out_q_end[k] = r.best_q1; out_t_start[k] = r.best_s0; out_t_end[k] = r.best_s1;
+}
+
+#define G_RESCORE_ARGS                                                                                         \
+    const u8 *__restrict__ codes, const i64 *__restrict__ q_off, const int *__restrict__ q_len,                 \
+        const i64 *__restrict__ t_off, const int *__restrict__ t_len, i64 n, const int *__restrict__ q_start,   \
+        const int *__restrict__ t_start, const i64 *__restrict__ ops_off, u8 *__restrict__ t, int *__restrict__ c, \
+        int *__restrict__ count, int reward, int penalty, int n_score, const i64 *__restrict__ cutoff,          \
+        int *__restrict__ out_score, int *__restrict__ out_q_start, int *__restrict__ out_q_end,                \
+        int *__restrict__ out_t_start, int *__restrict__ out_t_end, int *__restrict__ out_first
+
+extern "C" __global__ void __launch_bounds__(BLOCK) greedy_rescore(G_RESCORE_ARGS) {
     GRID_STRIDE(k, n) {
         const i64 qo = q_off[k], to = t_off[k], a = ops_off[k];
-        const int ql = q_len[k], tl = t_len[k], cnt = count[k];
+        const int cnt = count[k];
         const i64 cut = cutoff[k], restart_cut = (reward & 1) ? cut : 2 * cut;  // BLAST+'s scale, as the twin's
         const int gap = reward - 2 * penalty;
-        int q = q_start[k], s = t_start[k];
-        i64 total = 0, score = 0;
-        int best_q0 = q, best_s0 = s, best_q1 = q, best_s1 = s, cur_q = q, cur_s = s;
-        int best_first = 0, best_last = 0, cur_first = 0, best_last_n = -1;
+        GRescore r = g_rescore_start(q_start[k], t_start[k]);
         for (int index = 0; index < cnt; ++index) {
-            int kk = 0;
-            while (kk < c[a + index]) {
-                const int op = t[a + index], m = c[a + index];
+            const int op = t[a + index];
+            int m = c[a + index], kk = 0;
+            while (kk < m) {
                 if (op == G_SUB) {
-                    const u8 x = codes[qo + q], y = codes[to + s];
-                    total += x > 3 || y > 3 ? 2 * n_score : (x == y ? 2 * reward : 2 * penalty);
-                    ++q; ++s; ++kk;
-                } else if (op == G_DEL) {
-                    total -= (i64)gap * m;
-                    s += m; kk += m;
+                    const u8 x = codes[qo + r.q], y = codes[to + r.s];
+                    r.total += x > 3 || y > 3 ? 2 * n_score : (x == y ? 2 * reward : 2 * penalty);
+                    ++r.q; ++r.s; ++kk;
                 } else {
-                    total -= (i64)gap * m;
-                    q += m; kk += m;
+                    r.total -= (i64)gap * m;
+                    if (op == G_DEL) r.s += m; else r.q += m;
+                    kk += m;
                 }
-                if (total < 0) {
-                    if (kk < m) {
-                        c[a + index] = m - kk;
-                        cur_first = index;
-                        kk = 0;
-                    } else {
-                        cur_first = index + 1;
-                    }
-                    total = 0;
-                    cur_q = q; cur_s = s;
-                    if (score < restart_cut) {
-                        best_q0 = q; best_s0 = s; score = 0;
-                        best_first = cur_first; best_last = cur_first;
-                    }
-                } else if (total > score) {
-                    score = total;
-                    best_q0 = cur_q; best_s0 = cur_s; best_q1 = q; best_s1 = s;
-                    best_first = cur_first; best_last = index; best_last_n = kk;
-                }
+                g_rescore_check(r, index, kk, m, restart_cut, c + a + index, true);
             }
         }
-        score /= 2;
-        if (best_first < cnt && best_last < cnt) {
-            int ext = 0, i = best_q0, j = best_s0;
-            while (i > 0 && j > 0) {
-                --i; --j;
-                const u8 x = codes[qo + i];
-                if (!(x < 4 && x == codes[to + j])) break;
-                ++ext;
-            }
-            best_q0 -= ext; best_s0 -= ext;
-            c[a + best_first] += ext;
-            if (best_last == best_first) best_last_n += ext;
-            score += (i64)ext * reward;
-            ext = 0; i = best_q1; j = best_s1;
-            while (i < ql && j < tl) {
-                const u8 x = codes[qo + i];
-                if (!(x < 4 && x == codes[to + j])) break;
-                ++i; ++j; ++ext;
-            }
-            best_q1 += ext; best_s1 += ext; best_last_n += ext;
-            score += (i64)ext * reward;
-        }
-        if (score < cut) {
-            count[k] = 0;
-        } else {
-            c[a + best_last] = best_last_n;
-            count[k] = best_last - best_first + 1;
-        }
-        out_first[k] = best_first;
-        out_score[k] = (int)score;
-        out_q_start[k] = best_q0; out_q_end[k] = best_q1; out_t_start[k] = best_s0; out_t_end[k] = best_s1;
+        g_rescore_end(r, codes, qo, to, q_len[k], t_len[k], a, cnt, cut, reward, c, count, k, out_score, out_q_start,
+                      out_q_end, out_t_start, out_t_end, out_first);
     }
 }
 
@@ -712,12 +743,24 @@ __device__ __forceinline__ void g_run_of(u32* runs, i64& pos, i64& nruns, int& l
     length = n;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-greedy_runs(const u8* __restrict__ codes, const i64* __restrict__ q_off, const i64* __restrict__ t_off, i64 n,
-            const int* __restrict__ q_start, const int* __restrict__ t_start, const i64* __restrict__ ops_off,
-            const u8* __restrict__ t, const int* __restrict__ c, const int* __restrict__ first,
-            const int* __restrict__ count, const i64* __restrict__ run_off, u32* __restrict__ runs,
-            i64* __restrict__ stats, int write) {
+#define G_RUNS_ARGS                                                                                            \
+    const u8 *__restrict__ codes, const i64 *__restrict__ q_off, const i64 *__restrict__ t_off, i64 n,          \
+        const int *__restrict__ q_start, const int *__restrict__ t_start, const i64 *__restrict__ ops_off,      \
+        const u8 *__restrict__ t, const int *__restrict__ c, const int *__restrict__ first,                     \
+        const int *__restrict__ count, const i64 *__restrict__ run_off, u32 *__restrict__ runs,                 \
+        i64 *__restrict__ stats, int write
+
+// A seed's counts: runs, matches, mismatches, gap columns, gap opens (stats[0:5, k]).
+__device__ __forceinline__ void g_runs_stats(i64* __restrict__ stats, i64 n, i64 k, i64 nruns, i64 matches,
+                                             i64 mismatches, i64 gap_cols, i64 gap_opens) {
+    stats[k] = nruns;
+    stats[n + k] = matches;
+    stats[2 * n + k] = mismatches;
+    stats[3 * n + k] = gap_cols;
+    stats[4 * n + k] = gap_opens;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) greedy_runs(G_RUNS_ARGS) {
     GRID_STRIDE(k, n) {
         int qp = q_start[k], sp = t_start[k];
         const i64 qo = q_off[k], to = t_off[k], a = ops_off[k] + first[k];
@@ -747,10 +790,165 @@ greedy_runs(const u8* __restrict__ codes, const i64* __restrict__ q_off, const i
             }
         }
         g_run_of(runs, pos, nruns, last, length, -2, 0, write);  // the last run
-        stats[k] = nruns;
-        stats[n + k] = matches;
-        stats[2 * n + k] = mismatches;
-        stats[3 * n + k] = gap_cols;
-        stats[4 * n + k] = gap_opens;
+        g_runs_stats(stats, n, k, nruns, matches, mismatches, gap_cols, gap_opens);
+    }
+}
+
+// ------------------------------------------------------------------ the same, one warp an alignment
+//
+// greedy_rescore_warp and greedy_runs_warp: greedy_rescore's and greedy_runs' results (their Numba twins are
+// the same functions), each alignment read by one warp, its substitution runs 32 columns at a time (a
+// 10-30 kb alignment one column at a time was latency-bound: 9-42 ms of a megablast search, issue 40).
+// Every lane keeps the one-thread loop's state (the same values in all lanes); a chunk's columns are one a
+// lane, folded into that state with ballots and a prefix sum; gap operations and a chunk where the sum falls
+// below 0 (a restart: its bookkeeping writes `c`) run as the one-thread loop does, in every lane.
+
+// The lanes' (value, first lane holding it) of the largest `v` (a butterfly: every lane gets the result).
+__device__ __forceinline__ int g_warp_max(int v) {
+    for (int d = 16; d > 0; d >>= 1) {
+        const int o = __shfl_xor_sync(0xffffffffu, v, d);
+        v = o > v ? o : v;
+    }
+    return v;
+}
+
+// The inclusive prefix sum of `v` over lanes 0..lane.
+__device__ __forceinline__ int g_warp_scan(int v, int lane) {
+    for (int d = 1; d < 32; d <<= 1) {
+        const int o = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d) v += o;
+    }
+    return v;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) greedy_rescore_warp(G_RESCORE_ARGS) {
+    const bool WARP = true;
+    G_SEEDS(k) {
+        const i64 qo = q_off[k], to = t_off[k], a = ops_off[k];
+        const int cnt = count[k];
+        const i64 cut = cutoff[k], restart_cut = (reward & 1) ? cut : 2 * cut;
+        const int gap = reward - 2 * penalty;
+        GRescore r = g_rescore_start(q_start[k], t_start[k]);
+        for (int index = 0; index < cnt; ++index) {
+            const int op = t[a + index];
+            int m = c[a + index], kk = 0;
+            if (op != G_SUB) {  // one step, as the one-thread loop
+                r.total -= (i64)gap * m;
+                if (op == G_DEL) r.s += m; else r.q += m;
+                kk = m;
+                g_rescore_check(r, index, kk, m, restart_cut, c + a + index, lane == 0);
+                continue;
+            }
+            for (int done = m; done > 0;) {  // m columns, `done` of them left; `m` the operation's length now
+                const int nv = done < 32 ? done : 32;
+                int d = 0;
+                if (lane < nv) {
+                    const u8 x = codes[qo + r.q + lane], y = codes[to + r.s + lane];
+                    d = x > 3 || y > 3 ? 2 * n_score : (x == y ? 2 * reward : 2 * penalty);
+                }
+                const int p = g_warp_scan(d, lane);  // the sum after lane's column, from the chunk's start
+                if (__ballot_sync(0xffffffffu, lane < nv && r.total + p < 0) == 0u) {  // no restart in the chunk
+                    const int top = g_warp_max(lane < nv ? p : -0x7fffffff);
+                    if (r.total + top > r.score) {  // the first column reaching the chunk's best
+                        const int j = __ffs(__ballot_sync(0xffffffffu, lane < nv && p == top)) - 1;
+                        r.score = r.total + top;
+                        r.best_q0 = r.cur_q; r.best_s0 = r.cur_s; r.best_q1 = r.q + j + 1; r.best_s1 = r.s + j + 1;
+                        r.best_first = r.cur_first; r.best_last = index; r.best_last_n = kk + j + 1;
+                    }
+                    r.total += __shfl_sync(0xffffffffu, p, nv - 1);
+                    r.q += nv; r.s += nv; kk += nv;
+                } else {  // column by column, as the one-thread loop
+                    for (int j = 0; j < nv; ++j) {
+                        r.total += __shfl_sync(0xffffffffu, d, j);
+                        ++r.q; ++r.s; ++kk;
+                        g_rescore_check(r, index, kk, m, restart_cut, c + a + index, lane == 0);
+                    }
+                }
+                done -= nv;
+            }
+        }
+        __syncwarp();
+        if (lane != 0) continue;
+        g_rescore_end(r, codes, qo, to, q_len[k], t_len[k], a, cnt, cut, reward, c, count, k, out_score, out_q_start,
+                      out_q_end, out_t_start, out_t_end, out_first);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) greedy_runs_warp(G_RUNS_ARGS) {
+    const bool WARP = true;
+    G_SEEDS(k) {
+        int qp = q_start[k], sp = t_start[k];
+        const i64 qo = q_off[k], to = t_off[k], a = ops_off[k] + first[k];
+        i64 pos = write ? run_off[k] : 0;
+        i64 nruns = 0, matches = 0, mismatches = 0, gap_cols = 0, gap_opens = 0, length = 0;
+        int last = -1;
+        const unsigned below = (1u << lane) - 1u;  // the lanes before this one
+        for (int i = 0; i < count[k]; ++i) {
+            const int op = t[a + i], m = c[a + i];
+            if (op == G_SUB) {
+                for (int x = 0; x < m; x += 32) {
+                    const int nv = m - x < 32 ? m - x : 32;
+                    const unsigned valid = nv == 32 ? 0xffffffffu : (1u << nv) - 1u;
+                    bool eq = false;
+                    if (lane < nv) {
+                        const u8 b = codes[qo + qp + x + lane];
+                        eq = b < 4 && b == codes[to + sp + x + lane];
+                    }
+                    const unsigned e = __ballot_sync(0xffffffffu, eq) & valid;  // the '=' columns
+                    const int ne = __popc(e);
+                    matches += ne;
+                    mismatches += nv - ne;
+                    // a run starts at column j where its code differs from column j - 1's (the last run's before 0)
+                    const bool start0 = last == G_OP_EQ ? !(e & 1u) : (last == G_OP_X ? (e & 1u) != 0 : true);
+                    const unsigned starts = ((e ^ (e << 1)) & valid & ~1u) | (start0 ? 1u : 0u);
+                    // each start ends the run before it, written unless empty (the first start with no run open)
+                    const int low = __ffs(starts) - 1;
+                    const unsigned ends = (length + low > 0) ? starts : starts & ~1u;
+                    if (write && ((ends >> lane) & 1u)) {
+                        const unsigned before = starts & below;
+                        i64 len;
+                        int code;
+                        if (before == 0u) {
+                            len = length + lane;
+                            code = last;
+                        } else {
+                            len = lane - (31 - __clz(before));
+                            code = (e >> (lane - 1)) & 1u ? G_OP_EQ : G_OP_X;
+                        }
+                        runs[pos + __popc(ends & below)] = (u32)((len << 4) | code);
+                    }
+                    pos += write ? __popc(ends) : 0;
+                    nruns += __popc(ends);
+                    if (starts != 0u) {
+                        const int hb = 31 - __clz(starts);
+                        length = nv - hb;
+                        last = (e >> hb) & 1u ? G_OP_EQ : G_OP_X;
+                    } else {
+                        length += nv;
+                    }
+                }
+                qp += m; sp += m;
+            } else {
+                const int code = op == G_INS ? G_OP_I : G_OP_D;
+                if (code != last) ++gap_opens;
+                gap_cols += m;
+                if (code == last) {  // g_run_of, lane 0 writing
+                    length += m;
+                } else {
+                    if (length > 0) {
+                        if (write && lane == 0) runs[pos] = (u32)((length << 4) | last);
+                        pos += write ? 1 : 0;
+                        ++nruns;
+                    }
+                    last = code;
+                    length = m;
+                }
+                if (op == G_INS) qp += m; else sp += m;
+            }
+        }
+        __syncwarp();
+        if (lane != 0) continue;
+        g_run_of(runs, pos, nruns, last, length, -2, 0, write);  // the last run
+        g_runs_stats(stats, n, k, nruns, matches, mismatches, gap_cols, gap_opens);
     }
 }

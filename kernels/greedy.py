@@ -417,7 +417,9 @@ def greedy_runs(codes, q_off, t_off, n, q_start, t_start, ops_off, t, c, first, 
         stats[3, k] = gap_cols
         stats[4, k] = gap_opens
 
-# One warp a seed on a GPU (greedy.cu's ``greedy_gapped_score_warp`` / ``_fill_warp``): the same results as
-# the one-thread kernels, so the twins are the same functions.
+# One warp a seed on a GPU (greedy.cu's ``greedy_gapped_score_warp`` / ``_fill_warp``, ``greedy_rescore_warp``,
+# ``greedy_runs_warp``): the same results as the one-thread kernels, so the twins are the same functions.
 greedy_gapped_score_warp = greedy_gapped_score
 greedy_gapped_fill_warp = greedy_gapped_fill
+greedy_rescore_warp = greedy_rescore
+greedy_runs_warp = greedy_runs

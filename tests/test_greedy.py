@@ -181,14 +181,90 @@ def test_the_re_scoring_equals_the_reference(backend, scores):
     (``greedy_rescore``: N, restarts, cutoffs low and high, an even reward's cutoff scale; the
     exact-match growth) and split into =/X runs (``greedy_runs``), against ``reference_greedy.reevaluate``
     after ``greedy_extend``."""
+    rng = np.random.default_rng(5)
+    _check_rescored(backend, _cases(6, 150), scores, lambda n: rng.choice([1, 5, 10, 40, 1000], n))
+
+
+def _scripted(rng, n):
+    """(query, subject, edit script) of a random alignment of about ``n`` columns: runs of matches, blocks
+    of mismatches (where the re-scoring's sum falls below 0 and starts again, inside a run of columns),
+    single gaps, N here and there."""
+    a, b, ops = [], [], []
+    while len(a) < n:
+        kind = rng.choice(4, p=[0.55, 0.3, 0.075, 0.075])
+        if kind < 2:  # columns: matches, or a block of mostly mismatches
+            size = int(rng.integers(1, 60 if kind == 0 else 20))
+            for _ in range(size):
+                x = int(rng.integers(0, 4)) if rng.random() > 0.02 else 4
+                y = x if (kind == 0) == (rng.random() < 0.95) else (x + 1 + int(rng.integers(3))) % 4
+                a.append(x)
+                b.append(y)
+            op, size = SUB, size
+        else:
+            op, size = (INS, int(rng.integers(1, 4))) if kind == 2 else (DEL, int(rng.integers(1, 4)))
+            (a if op == INS else b).extend(int(x) for x in rng.integers(0, 4, size))
+        if ops and ops[-1][0] == op:
+            ops[-1][1] += size
+        else:
+            ops.append([op, size])
+    return a, b, ops
+
+
+@pytest.mark.parametrize("scores", SCORES)
+def test_the_re_scoring_of_edit_scripts_equals_the_reference(backend, scores):
+    """The re-scoring and the runs (``greedy_rescore``, ``greedy_runs``; on a GPU one warp an alignment, 32
+    columns at a time) of random edit scripts of 5-900 columns, against ``reference_greedy.reevaluate``:
+    restarts inside a run of columns at any column of a warp's chunk (the operation's length rewritten, the
+    kept part starting there), before and after the best part, cutoffs low and high, =/X runs across chunk
+    bounds. (The greedy extension's own alignments rarely restart inside a run.)"""
     reward, penalty = scores
     n_score = {(1, -2): -1, (1, -3): -2, (2, -3): -2}[scores]
-    rng = np.random.default_rng(5)
-    cases = _cases(6, 150)
+    rng = np.random.default_rng(9)
+    cases = [_scripted(rng, int(rng.integers(5, 900))) for _ in range(120)]
+    cutoff = rng.choice([1, 10, 40, 100, 1000], len(cases)).astype(np.int64)
+    codes, q_off, q_len, t_off, t_len, *_ = _pack([(q, s, 0, 0, 0) for q, s, _ in cases])
+    room = np.array([len(o) + 2 for _, _, o in cases], np.int64)
+    ops_off = np.concatenate([[0], np.cumsum(room)])
+    ops_t, ops_n = np.zeros(ops_off[-1], np.uint8), np.zeros(ops_off[-1], np.int32)
+    for k, (_, _, ops) in enumerate(cases):
+        for i, (t, m) in enumerate(ops):
+            ops_t[ops_off[k] + i], ops_n[ops_off[k] + i] = t, m
+    n = len(cases)
+    up = backend.asarray
+    out = {k: np.zeros(n, np.int32) for k in stage._FINAL}
+    out["kept"] = np.zeros(n, bool)
+    zeros = up(np.zeros(n, np.int32))
+    ends = [zeros, up(q_len.astype(np.int32)), zeros, up(t_len.astype(np.int32))]
+    sub = [up(q_off.astype(np.int64)), up(q_len.astype(np.int32)), up(t_off.astype(np.int64)),
+           up(t_len.astype(np.int32))]
+    runs, run_off = stage._rescored(backend, out, 0, n, up(codes), sub, ends, up(ops_off), up(ops_t), up(ops_n),
+                                    up(np.array([len(o) for _, _, o in cases], np.int32)),
+                                    (reward, penalty, n_score, cutoff))
+    from gseek.output.cigar import cigar_strings
+    texts = cigar_strings(runs, run_off)
+    restarts = 0
+    for k, (a, b, ops) in enumerate(cases):
+        want = reevaluate(ops, a, b, 0, 0, reward, penalty, n_score, int(cutoff[k]))
+        restarts += want.keep and want.q_start > 0 and want.ops and want.ops[0][1] != ops[0][1]
+        assert (bool(out["kept"][k]), int(out["final_score"][k])) == (want.keep, want.score), k
+        if not want.keep:
+            continue
+        assert [int(out[x][k]) for x in ("final_q_start", "final_q_end", "final_t_start", "final_t_end")] == \
+            [want.q_start, want.q_end, want.s_start, want.s_end], k
+        text, cols = _text(want.ops, a, b, want.q_start, want.s_start)
+        assert texts[k] == text, k
+        assert [int(out[x][k]) for x in ("matches", "mismatches", "gap_cols", "gap_opens")] == \
+            [cols.count("="), cols.count("X"), cols.count("I") + cols.count("D"), sum(t != SUB for t, _ in want.ops)]
+    assert restarts >= 10  # the cases hold what they are for
+
+
+def _check_rescored(backend, cases, scores, cutoffs):
+    reward, penalty = scores
+    n_score = {(1, -2): -1, (1, -3): -2, (2, -3): -2}[scores]
     packed = _pack(cases)
     for xdrop in sorted({c[4] for c in cases}):
         idx = [i for i, c in enumerate(cases) if c[4] == xdrop]
-        cutoff = rng.choice([1, 5, 10, 40, 1000], len(idx)).astype(np.int64)
+        cutoff = np.asarray(cutoffs(len(idx)), np.int64)
         r = stage.greedy_gapped(backend, packed[0], *(a[idx] for a in packed[1:]), 2 * reward, -2 * penalty, xdrop,
                                 traceback=True, rescore=(reward, penalty, n_score, cutoff))
         from gseek.output.cigar import cigar_strings
@@ -234,6 +310,31 @@ def test_traceback_starts_equal_the_reference():
         got = gapped_start.traceback_starts(q, z, z + q.size, s, z, z + s.size, one(e.q_start), one(e.q_end),
                                             one(e.s_start), one(e.s_end), one(e.q_seed), one(e.s_seed))
         assert (int(got[0][0]), int(got[1][0])) == want
+
+
+def test_an_estimate_that_holds_needs_only_the_subject_around_it():
+    """``estimates_hold`` from windows of ``ESTIMATE_READS`` bases either side of each estimate: the same as
+    from the whole sequences, and where it holds ``traceback_starts`` keeps the estimate (the search reads
+    the HSPs' whole windows only for the others: ``GappedPasses._traceback_starts``)."""
+    held = 0
+    for a, b, qp, sp, xdrop in _cases(7, 200):
+        e = greedy_extend(a, b, qp, sp, xdrop, 2, 4)
+        q, s = np.array(a, np.uint8), np.array(b, np.uint8)
+        z = np.zeros(1, np.int64)
+        one = (lambda v: np.array([v], np.int64))
+        whole = gapped_start.estimates_hold(q, z, z + q.size, s, z, z + s.size, one(e.q_end), one(e.q_seed),
+                                            one(e.s_seed))
+        r = gapped_start.ESTIMATE_READS
+        lo, hi = max(0, e.s_seed - r), min(s.size, e.s_seed + r)
+        near = gapped_start.estimates_hold(q, z, z + q.size, s[lo:hi], z, z + (hi - lo), one(e.q_end), one(e.q_seed),
+                                           one(e.s_seed - lo))
+        assert bool(near[0]) == bool(whole[0])
+        if whole[0]:
+            held += 1
+            got = gapped_start.traceback_starts(q, z, z + q.size, s, z, z + s.size, one(e.q_start), one(e.q_end),
+                                                one(e.s_start), one(e.s_end), one(e.q_seed), one(e.s_seed))
+            assert (int(got[0][0]), int(got[1][0])) == (e.q_seed, e.s_seed)
+    assert 20 < held < 200  # both kinds of case
 
 
 def test_bad_seeds_and_scores_are_refused():

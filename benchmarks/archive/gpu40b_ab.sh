@@ -9,6 +9,9 @@
 #      SHA-256 compared across all of them, B's first round also on the CPU backend ($CPU_CHECK);
 #   3. blastn -num_threads 16 on the same files (makeblastdb of the same db.fa), $BLASTN_ROUNDS runs a set.
 # Results: $OUT/ab.md (tests, tables, digests, blastn), $OUT/stages-TREEROUND.json, $OUT/ab.err.
+# Other branches (issue 40's mb40f): TREE=.carry/NAME.tar (default .carry/gpu40b.tar.gz); OVERLAY=1: TREE holds
+# only the branch's changed files, laid over a copy of main's tree; B_ENV: variables of tree B's tests and
+# processes (e.g. "GSEEK_CUBINS=0" where a .cu file changed).
 set -uo pipefail
 OUT=${OUT:-/tmp/gseek-out}; mkdir -p "$OUT"
 ROOT=$PWD
@@ -18,13 +21,19 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
   || exit 1
 export PYTHONPATH=/tmp/site
 python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/a . 2>>"$OUT/ab.err" || exit 1
-mkdir -p /tmp/bsrc && tar -xf .carry/gpu40b.tar.gz -C /tmp/bsrc || exit 1
+TREE=${TREE:-.carry/gpu40b.tar.gz}
+mkdir -p /tmp/bsrc
+if [ "${OVERLAY:-0}" = 1 ]; then
+  tar -cf - --exclude=./.whl --exclude=./.carry --exclude=./.git --exclude=./.venv --exclude=./benchmarks/peers \
+    --exclude=./benchmarks/data . | tar -xf - -C /tmp/bsrc || exit 1
+fi
+tar -xf "$TREE" -C /tmp/bsrc || exit 1
 (cd /tmp/bsrc && python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/b .) \
   2>>"$OUT/ab.err" || exit 1
-echo "A: main $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); B: ${BREV:-?} (.carry/gpu40b.tar.gz)" \
-  | tee -a "$LOG"
+echo "A: main $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); B: ${BREV:-?} ($TREE)" | tee -a "$LOG"
 if [ -n "${TESTS:-}" ]; then
-  (cd /tmp/bsrc && PYTHONPATH=/tmp/b:/tmp/site timeout "${TESTS_S:-200}" python3 -P -m pytest -q -p no:randomly \
+  (cd /tmp/bsrc && env ${B_ENV:-} PYTHONPATH=/tmp/b:/tmp/site timeout "${TESTS_S:-200}" python3 -P -m pytest -q \
+    -p no:randomly \
     -p no:cacheprovider -m gpu $TESTS 2>&1 | tail -15 | tee -a "$LOG")
 fi
 S=/tmp/bsrc/benchmarks/tools/profile_blast_stages.py
@@ -33,7 +42,8 @@ for r in $(seq "${ROUNDS:-2}"); do
   for t in A B; do
     lib=/tmp/$(echo $t | tr AB ab)
     extra=; [ "$t$r" = B1 ] && [ -n "${CPU_CHECK:-}" ] && extra="--cpu-check $CPU_CHECK"
-    PYTHONPATH=$lib:/tmp/site timeout "${PROFILE_S:-150}" python3 -P "$S" --work $W --tag "$t$r" \
+    envs=; [ $t = B ] && envs=${B_ENV:-}
+    env $envs PYTHONPATH=$lib:/tmp/site timeout "${PROFILE_S:-150}" python3 -P "$S" --work $W --tag "$t$r" \
       --out "$OUT/stages-$t$r.json" ${ARGS:---repeat 5 --profiled 1} $extra 2>>"$OUT/ab.err" >> "$LOG"
     echo "$t$r exit $?" >> "$LOG"
   done

@@ -25,7 +25,7 @@ from gseek.dp.scoring import Scoring
 from gseek.dp.xdrop import xdrop_gapped
 
 from .device_rounds import DEVICE_MIN, found_block, longest_first, select_round
-from .gapped_start import traceback_starts
+from .gapped_start import ESTIMATE_READS, estimates_hold, traceback_starts
 from .hits import _gather
 from .rounds import _ahead, _chain_extent, _contained, _found_block, _outside, _reach, _select_round
 from .seeds import unpack_ranges
@@ -206,10 +206,12 @@ class GappedPasses:
         if greedy:  # the HSPs as scored again, the dropped ones left out
             kept = np.flatnonzero(res["kept"])
             self._count("dropped when scored again", res["kept"].size - kept.size)
+            runs = (res["cigar"], res["cigar_offsets"]) if kept.size == res["kept"].size else \
+                _gather(res["cigar"], res["cigar_offsets"], kept)  # (all kept: the runs as they are)
             res = {"seq": res["seq"][kept], "contig": res["contig"][kept],
                    **{k: res["final_" + k][kept] for k in ("q_start", "q_end", "s_start", "s_end", "score")},
                    **{k: res[k][kept] for k in ("length", "nident", "mismatch", "gapopen", "gaps")},
-                   **dict(zip(("cigar", "cigar_offsets"), _gather(res["cigar"], res["cigar_offsets"], kept)))}
+                   **dict(zip(("cigar", "cigar_offsets"), runs))}
             clock.lap("gapped extension with trace-back")
             return res
         res["score"] = res["score"].astype(np.int64) // scale
@@ -248,14 +250,29 @@ class GappedPasses:
         """Where the trace-back of each score-only megablast HSP (``span``: rows q_start, q_end,
         s_start, s_end; ``seeds``: the greedy pass's estimates) starts, as BLAST+ chooses it
         (:func:`gseek.blast.gapped_start.traceback_starts`)."""
-        bases, off, lo = self._windows(contig, span[2] - _START_MARGIN, span[3] + _START_MARGIN)
-        shift = off[:-1] - lo  # text position + shift = position in ``bases``
         codes = np.ascontiguousarray(seq_codes, np.uint8)
+        tq, ts = seeds[0].astype(np.int64), seeds[1].astype(np.int64)
+        # first the subject around each estimate only (inside the whole window: the same bases read): most
+        # hold (the middle of a long run of matches), and their whole windows (a 30 kb alignment's) are not read
+        lo = np.maximum(ts - ESTIMATE_READS, span[2] - _START_MARGIN)
+        bases, off, lo = self._windows(contig, lo, np.maximum(lo, np.minimum(ts + ESTIMATE_READS,
+                                                                             span[3] + _START_MARGIN)))
+        shift = off[:-1] - lo  # text position + shift = position in ``bases``
         with numba_guard():
-            tq, ts = traceback_starts(codes, seq_off[seq], seq_off[seq + 1], bases, off[:-1], off[1:], span[0],
-                                      span[1], span[2] + shift, span[3] + shift, seeds[0].astype(np.int64),
-                                      seeds[1].astype(np.int64) + shift)
-        return tq, ts - shift
+            hold = estimates_hold(codes, seq_off[seq], seq_off[seq + 1], bases, off[:-1], off[1:], span[1], tq,
+                                  ts + shift)
+        rest = np.flatnonzero(~hold)
+        self._count("trace-back starts read whole", rest.size)
+        if not rest.size:
+            return tq, ts
+        seq, contig, span, sq, ss = seq[rest], contig[rest], span[:, rest], tq[rest], ts[rest]
+        bases, off, lo = self._windows(contig, span[2] - _START_MARGIN, span[3] + _START_MARGIN)
+        shift = off[:-1] - lo
+        with numba_guard():
+            rq, rs = traceback_starts(codes, seq_off[seq], seq_off[seq + 1], bases, off[:-1], off[1:], span[0],
+                                      span[1], span[2] + shift, span[3] + shift, sq, ss + shift)
+        tq[rest], ts[rest] = rq, rs - shift
+        return tq, ts
 
     def _traceback(self, scoring: Scoring, scale: int, xdrop: int, qs, seq_codes, seq_off, seq_of, contig_of, mid_q,
                    mid_s, diag, key, apart, sel: np.ndarray, span: np.ndarray,

@@ -12,10 +12,11 @@ traced-back alignment are the ``greedy`` kernel family (``gseek.dp.greedy``).
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 from gseek.kernels._jit import njit
 
-__all__ = ["traceback_starts"]
+__all__ = ["ESTIMATE_READS", "estimates_hold", "traceback_starts"]
 
 
 @njit(cache=True, inline="always")
@@ -40,6 +41,35 @@ def _run_through(q, qa, qb, s, sa, sb, i, j, step, stop, count, limit):
     return count
 
 
+@njit(cache=True, inline="always")
+def _estimate_holds(q, qa, qb, s, sa, sb, q_end, qs, ss):
+    """Whether the matches through the estimate ``(qs, ss)`` pass 10 (counted forwards from it, the query
+    position stopping before ``q_end``, then backwards from it again, from -1): it reads at most
+    :data:`ESTIMATE_READS` bases either side of ``ss``."""
+    limit = 10
+    count = _run_through(q, qa, qb, s, sa, sb, qs, ss, 1, q_end, -1, limit)
+    if count <= limit:
+        count = _run_through(q, qa, qb, s, sa, sb, qs, ss, -1, qa - 1, count, limit)
+    return count > limit
+
+
+#: Subject bases either side of an estimate that :func:`estimates_hold` reads (at most 12 each way from
+#: it), with room to spare.
+ESTIMATE_READS = 16
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def estimates_hold(q, q_lo, q_hi, s, s_lo, s_hi, q_end, q_seed, s_seed):
+    """For every HSP, whether :func:`traceback_starts` keeps its estimate (the matches through it pass 10),
+    from subject windows that need hold only :data:`ESTIMATE_READS` bases either side of it (the
+    arguments as :func:`traceback_starts`'). An HSP whose estimate holds needs no more of its subject."""
+    n = q_seed.size
+    out = np.zeros(n, np.bool_)
+    for h in numba.prange(n):
+        out[h] = _estimate_holds(q, q_lo[h], q_hi[h], s, s_lo[h], s_hi[h], q_end[h], q_seed[h], s_seed[h])
+    return out
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def traceback_starts(q, q_lo, q_hi, s, s_lo, s_hi, q_start, q_end, s_start, s_end, q_seed, s_seed):
     """``BlastGetStartForGappedAlignmentNucl`` of every HSP ``h``: the query is ``q[q_lo[h]:q_hi[h]]``,
@@ -55,11 +85,7 @@ def traceback_starts(q, q_lo, q_hi, s, s_lo, s_hi, q_start, q_end, s_start, s_en
     for h in numba.prange(n):
         qa, qb, sa, sb = q_lo[h], q_hi[h], s_lo[h], s_hi[h]
         qs, ss = q_seed[h], s_seed[h]
-        limit = 10
-        count = _run_through(q, qa, qb, s, sa, sb, qs, ss, 1, q_end[h], -1, limit)
-        if count <= limit:  # forwards from the estimate, then backwards from it again
-            count = _run_through(q, qa, qb, s, sa, sb, qs, ss, -1, qa - 1, count, limit)
-        if count > limit:
+        if _estimate_holds(q, qa, qb, s, sa, sb, q_end[h], qs, ss):
             continue
         limit = 15
         back = min(ss - s_start[h], qs - q_start[h])

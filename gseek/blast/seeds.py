@@ -331,8 +331,9 @@ def _first_of_extents(backend: Backend, parts: list[dict[str, Any]]) -> dict[str
         idx = idx[xp.lexsort(xp.stack([c["s"][idx], c["q"][idx], -c["score"][idx].astype(np.int64)]))]
     else:
         idx = xp.zeros(0, np.int64)
-    host = backend.to_host
-    out = {k: host(c[k][idx]) for k in names}
+    # one download of every column (as int64; each back to its type on the host)
+    rows = backend.to_host(xp.stack([c[k][idx].astype(np.int64, copy=False) for k in names]))
+    out = {k: rows[j].astype(c[k].dtype) for j, k in enumerate(names)}
     out["seq"], out["contig"] = out["seq"].astype(np.int64), out["contig"].astype(np.int32)
     return out
 

@@ -122,17 +122,18 @@ def greedy_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.nda
         sub = dev if m == n else [a[backend.asarray(todo)] for a in dev]
         work_off = np.arange(m, dtype=np.int64) * (2 * w + memory)
         work = xp.empty(int(m * (2 * w + memory)), dtype=np.int32)
-        res = [xp.empty(m, dtype=np.int32) for _ in range(8)]
-        d_dev, c_dev = xp.empty(2 * m, dtype=np.int32), xp.empty(2 * m, dtype=np.int64)
+        block = xp.empty((10, m), dtype=np.int32)  # the eight results and the sides' distances: one download
+        res, d_dev = [block[row] for row in range(8)], block[8:].reshape(-1)
+        c_dev = xp.empty(2 * m, dtype=np.int64)
         backend.launch(greedy, *_kernel(backend, "greedy_gapped_score", m), dev_codes, *sub, np.int64(m), *consts,
                        np.int64(w), np.int64(memory), backend.asarray(work_off), work, *res, d_dev, c_dev)
-        host = [backend.to_host(r) for r in res]
+        host = backend.to_host(block)
         for row, name in enumerate(names):
             out[name][todo] = host[row]
         edges = host[7]
         out["edges"][todo] = edges & (greedy.EDGE_LEFT | greedy.EDGE_RIGHT)
         pairs = np.stack([2 * todo, 2 * todo + 1], axis=1).ravel()
-        dist[pairs] = backend.to_host(d_dev)
+        dist[pairs] = host[8:].reshape(-1)
         cells[pairs] = backend.to_host(c_dev)
         grow = (edges & greedy.OVERFLOW) != 0
         todo = todo[grow]
@@ -202,20 +203,22 @@ def _rescored(backend, out, lo, hi, dev_codes, sub, ends, d_ops_off, ops_t, ops_
     xp = backend.xp
     m = hi - lo
     reward, penalty, n_score, cutoff = rescore
-    final = [xp.empty(m, dtype=np.int32) for _ in range(6)]  # score, ends, the first operation kept
-    backend.launch(greedy, "greedy_rescore", m, dev_codes, *sub[:4], np.int64(m), ends[0], ends[2], d_ops_off, ops_t,
+    block = xp.empty((6, m), dtype=np.int32)  # score, ends, the first operation kept: one download
+    final = [block[row] for row in range(6)]
+    backend.launch(greedy, *_kernel(backend, "greedy_rescore", m), dev_codes, *sub[:4], np.int64(m), ends[0], ends[2], d_ops_off, ops_t,
                    ops_n, nops, np.int32(reward), np.int32(penalty), np.int32(n_score),
                    backend.asarray(np.asarray(cutoff[lo:hi], np.int64)), *final)
     stats = xp.zeros((5, m), dtype=np.int64)
     empty = xp.zeros(1, dtype=np.uint32)
     args = (dev_codes, sub[0], sub[2], np.int64(m), final[1], final[3], d_ops_off, ops_t, ops_n, final[5], nops)
-    backend.launch(greedy, "greedy_runs", m, *args, backend.asarray(np.zeros(m + 1, np.int64)), empty, stats,
+    backend.launch(greedy, *_kernel(backend, "greedy_runs", m), *args, xp.zeros(m + 1, dtype=np.int64), empty, stats,
                    np.int32(0))
     counted = backend.to_host(stats)
     run_off = ragged.offsets(counted[0])
     runs = xp.empty(max(int(run_off[-1]), 1), dtype=np.uint32)
-    backend.launch(greedy, "greedy_runs", m, *args, backend.asarray(run_off), runs, stats, np.int32(1))
-    host = [backend.to_host(f) for f in final[:5]]
+    backend.launch(greedy, *_kernel(backend, "greedy_runs", m), *args, backend.asarray(run_off), runs, stats,
+                   np.int32(1))
+    host = backend.to_host(block)[:5]
     kept = backend.to_host(nops) > 0
     for name, values in zip(_FINAL, (*host, *counted[1:])):
         out[name][lo:hi] = values
