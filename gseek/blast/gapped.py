@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from gseek.dp.greedy import greedy_gapped
 from gseek.dp.scoring import Scoring
 from gseek.dp.xdrop import xdrop_gapped
 
+from .device_gapped import score_only_rounds
 from .device_rounds import DEVICE_MIN, found_block, longest_first, select_round
 from .gapped_start import traceback_starts
 from .hits import _gather
@@ -147,6 +149,10 @@ class GappedPasses:
         # the HSPs found so far, one block per round, each sorted by (key, s_start): key, q_start, q_end,
         # s_start, s_end (global), diagonal range; with the block's longest subject extent
         blocks: list[tuple[np.ndarray, int]] = []
+        if not greedy and _device_pass(self.backend, todo.size) and _HOST_SPEEDUP[False] <= 0:
+            # the first, largest rounds with their seeds and results on the device (the same rounds and results)
+            todo, chosen, scores, spans = score_only_rounds(self, scoring, prelim_x, scale, qs, seq_off, seq_query,
+                                                            cand, (key, mid_s, diag, apart), todo, ahead, _knobs())
         while todo.size:
             take = self._select(key[todo], mid_s[todo], diag[todo], apart[todo])
             sel, rest = todo[take], todo[~take]
@@ -490,6 +496,12 @@ class _Clock:
         now = time.perf_counter()
         self.timings[stage] = self.timings.get(stage, 0.0) + now - self.last
         self.last = now
+
+
+def _knobs() -> SimpleNamespace:
+    """The settings and passes of this module that :func:`score_only_rounds` reads (as set now)."""
+    return SimpleNamespace(_APART=_APART, _PRELIM_MARGIN=_PRELIM_MARGIN, _EXTEND_CHUNK=_EXTEND_CHUNK,
+                           _device_pass=_device_pass, _extend_budget=_extend_budget)
 
 
 def _device_pass(backend: Backend, n: int) -> bool:
