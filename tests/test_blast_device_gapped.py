@@ -58,18 +58,20 @@ def _lines(hits) -> list[str]:
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
-@pytest.mark.parametrize("margin, ahead, chunk", [(128, 0, 1 << 18), (16, 0, 8), (16, 40, 8)])
+@pytest.mark.parametrize("margin, ahead, chunk, slack", [(128, 0, 1 << 18, 1e-6), (16, 0, 8, 10.0), (16, 40, 8, 1e-6)])
 def test_score_only_rounds_on_the_device_change_nothing(lambda_text, queries, monkeypatch, device, margin, ahead,
-                                                        chunk):
+                                                        chunk, slack):
     """Every score-only round through ``score_only_rounds`` (several launches a round with ``chunk``;
     a window of ``margin`` bases cutting extensions short, done again with the query's reach; with
-    ``ahead``, the rounds that take fewer seeds left to the host loop): the host loop's lines, counts."""
+    ``ahead``, the rounds that take fewer seeds left to the host loop; with a large e-value ``slack``,
+    HSPs far above the cutoff sent back, the host's e-values deciding): the host loop's lines, counts."""
     import gseek.blast.gapped as gapped_module
 
     monkeypatch.setattr(gapped_module, "_PRELIM_MARGIN", margin)
     monkeypatch.setattr(gapped_module, "_EXTEND_CHUNK", chunk)
     monkeypatch.setattr(gapped_module, "_AHEAD", {"cpu": ahead, "gpu": ahead})
     monkeypatch.setattr(D, "_PAIRS", 5)
+    monkeypatch.setattr(D, "_EVALUE_SLACK", slack)
     monkeypatch.setattr(gapped_module, "_DEVICE_ROUNDS", {"cpu": None, "gpu": None})
     host = BlastSearcher(lambda_text, task="blastn", device="cpu")
     want = _lines(host.search(queries))

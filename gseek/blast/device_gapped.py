@@ -4,17 +4,18 @@ The first rounds of a GPU searcher's blastn task hold hundreds of thousands of s
 queries on a random 75 Mbp database: ~680k in the first), and every pass of the host loop
 (:meth:`gseek.blast.gapped.GappedPasses._gapped`) over them — the launches' set-up and windows, the
 merge of the launches, the round's found HSPs and the test of the next round's seeds against them —
-was a pass of NumPy between a download and an upload. :func:`score_only_rounds` runs the rounds of
-:data:`~gseek.blast.device_rounds.DEVICE_MIN` seeds or more with the candidates' columns uploaded
-once: the round's choice (:func:`~gseek.blast.device_rounds.isolated` there, the host's greedy pass
-over the others only), the windows, the score-only launches (longest expected extent first, in
-launches that keep to the memory budget), the extensions cut by their window done again with the
-query's reach, and the next round's seeds (:func:`_outside_on`: each seed tested against the found
-HSPs of its key whose subject start can hold it, the pairs expanded on the device) stay there. Only
-the chosen seeds' numbers and scores come back, and the extents of those whose score reaches the
-e-value. The rounds, the seeds they take, every result and the searcher's counts are the host
-loop's (``tests/test_blast_device_gapped.py`` runs both on NumPy and on a GPU); a round the host
-loop would extend seeds ahead of (fewer taken than ``_AHEAD``) and every later one stay on the host.
+was a pass of NumPy between a download and an upload. :func:`score_only_rounds` runs the rounds of a
+search whose first round holds :data:`~gseek.blast.device_rounds.DEVICE_MIN` seeds or more (the
+later, smaller ones too: their seeds are there already) with the candidates' columns uploaded once:
+the round's choice (:func:`~gseek.blast.device_rounds.isolated` there, the host's greedy pass over
+the others only), the windows, the score-only launches (longest expected extent first, in launches
+that keep to the memory budget), the extensions cut by their window done again with the query's
+reach, and the next round's seeds (:func:`_outside_on`: each seed tested against the found HSPs of
+its key whose subject start can hold it, the pairs expanded on the device) stay there. Only the HSPs
+whose e-value is near the cutoff come back (the device's e-values, then the host's). The rounds,
+the seeds they take, every result and the searcher's counts are the host loop's
+(``tests/test_blast_device_gapped.py`` runs both on NumPy and on a GPU); a round the host loop would
+extend seeds ahead of (fewer taken than ``_AHEAD``, some left) and every later one stay on the host.
 """
 
 from __future__ import annotations
@@ -31,10 +32,12 @@ from gseek.kernels import blast as kblast
 from .device_rounds import isolated
 from .rounds import _DIAG_NEAR, _select_round
 from .seeds import _text
-from .stats import evalues
 
 #: Seed and HSP pairs :func:`_outside_on` tests at once (a few int64 arrays each: ~0.3 GB).
 _PAIRS = 1 << 22
+#: The e-values of the rounds' HSPs are computed on the device and those within this share above the cutoff
+#: come back; the host's e-values decide (the device's exponential may differ in its last bits).
+_EVALUE_SLACK = 1e-6
 #: The subject start and key of a found HSP combine into one 64-bit sort key: key << this, plus the start.
 _KEY_SHIFT = 40
 
@@ -67,13 +70,13 @@ def score_only_rounds(passes: Any, scoring: Scoring, xdrop: int, scale: int, qs:
                       seq_query: np.ndarray, cand: dict[str, np.ndarray], host: tuple[np.ndarray, ...],
                       todo: np.ndarray, ahead: int, G: Any) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray],
                                                                     list[np.ndarray]]:
-    """The score-only rounds of ``todo`` (candidates in rank order) on ``passes``' backend while a
-    round holds enough seeds (``gapped._device_pass``) and takes ``ahead`` or more: the candidates
-    left to the host loop and, as its lists ``chosen``, ``scores`` and ``spans`` hold them, the
-    rounds' HSPs whose score reaches the e-value (the others are dropped after the loop anyway).
+    """The score-only rounds of ``todo`` (candidates in rank order) on ``passes``' backend, until a
+    round takes fewer than ``ahead`` seeds and leaves some (the host loop extends seeds ahead of it):
+    the candidates left to the host loop and, as its lists ``chosen``, ``scores`` and ``spans`` hold
+    them, the rounds' HSPs whose e-value may reach the cutoff (the loop drops the others after it).
     ``host``: the candidates' key, ``mid_s``, diagonal and ``apart`` on the host (the greedy pass's);
-    ``G``: ``gapped``'s ``_APART``, ``_PRELIM_MARGIN``, ``_EXTEND_CHUNK``, ``_device_pass`` and
-    ``_extend_budget`` (as its loop reads them)."""
+    ``G``: ``gapped``'s ``_APART``, ``_PRELIM_MARGIN``, ``_EXTEND_CHUNK`` and ``_extend_budget`` (as its
+    loop reads them)."""
     backend = passes.backend
     xp = backend.xp
     key = host[0]
@@ -83,12 +86,12 @@ def score_only_rounds(passes: Any, scoring: Scoring, xdrop: int, scale: int, qs:
         cols = _Columns(backend, passes.ref, cand, seq_off, G._APART)
         todo_d = backend.asarray(todo)
         sels, results = [], []
-        while todo_d.size and G._device_pass(backend, int(todo_d.size)):
+        while todo_d.size:  # (the later, smaller rounds too: their seeds are here already)
             take = _select_on(backend, cols, host, todo_d)
             if take is None:
                 break
             sel, rest = todo_d[take], todo_d[~take]
-            if sel.size < ahead:  # the host loop's round: it extends seeds ahead of it
+            if sel.size < ahead and rest.size:  # the host loop's round: it extends seeds ahead of it
                 break
             passes._count("rounds", 1)
             res = _prelim_on(passes, G, cols, scoring, xdrop, qs, sel)
@@ -100,14 +103,21 @@ def score_only_rounds(passes: Any, scoring: Scoring, xdrop: int, scale: int, qs:
         todo = backend.to_host(todo_d)
         if not sels:
             return todo, [], [], []
-        sel = backend.to_host(xp.concatenate(sels))
-        res = xp.concatenate(results, axis=1)
-        score = backend.to_host(res[0])
+        sel, res = xp.concatenate(sels), xp.concatenate(results, axis=1)
         opts = passes.options
-        spaces = passes._search_spaces(passes._qlen)[seq_query[cand["seq"][sel]]]
-        ok = np.flatnonzero(evalues(opts.karlin, score // scale, spaces) <= opts.evalue)
-        spans = backend.to_host(res[1:, backend.asarray(ok)])
-        return todo, [sel[ok]], [score[ok]], [spans]
+        seq_space = passes._search_spaces(passes._qlen)[seq_query]  # each query sequence's search space
+        # the HSPs whose e-value, as the device computes it, is within _EVALUE_SLACK of the cutoff: those that
+        # reach it and a few more (the host loop's e-values decide after the loop, of every round's HSPs)
+        near = xp.flatnonzero(_evalues(xp, opts.karlin, res[0] // scale, backend.asarray(seq_space)[cols.seq[sel]])
+                              <= opts.evalue * (1 + _EVALUE_SLACK))
+        sel, score, spans = (backend.to_host(a) for a in (sel[near], res[0][near], res[1:, near]))
+        return todo, [sel], [score], [spans]
+
+
+def _evalues(xp: Any, params: Any, raw: Any, space: Any) -> Any:
+    """:func:`gseek.blast.stats.evalues` on ``xp``'s arrays (its exponential may differ in the last bits)."""
+    s = (raw - (raw & 1) if params.even_scores else raw).astype(np.float64)
+    return space * xp.exp(params.log_K - params.lambda_ * s)
 
 
 def _select_on(backend: Backend, cols: _Columns, host: tuple[np.ndarray, ...], todo: Any) -> Any:

@@ -150,7 +150,7 @@ class GappedPasses:
         # s_start, s_end (global), diagonal range; with the block's longest subject extent
         blocks: list[tuple[np.ndarray, int]] = []
         if not greedy and _device_pass(self.backend, todo.size) and _HOST_SPEEDUP[False] <= 0:
-            # the first, largest rounds with their seeds and results on the device (the same rounds and results)
+            # the rounds with their seeds and results on the device (the same rounds and results)
             todo, chosen, scores, spans = score_only_rounds(self, scoring, prelim_x, scale, qs, seq_off, seq_query,
                                                             cand, (key, mid_s, diag, apart), todo, ahead, _knobs())
         while todo.size:
@@ -501,7 +501,7 @@ class _Clock:
 def _knobs() -> SimpleNamespace:
     """The settings and passes of this module that :func:`score_only_rounds` reads (as set now)."""
     return SimpleNamespace(_APART=_APART, _PRELIM_MARGIN=_PRELIM_MARGIN, _EXTEND_CHUNK=_EXTEND_CHUNK,
-                           _device_pass=_device_pass, _extend_budget=_extend_budget)
+                           _extend_budget=_extend_budget)
 
 
 def _device_pass(backend: Backend, n: int) -> bool:
