@@ -15,6 +15,9 @@ ROOT=${ROOT:-$PWD}
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$ROOT"/.whl/*.whl \
   || exit 1
+# the trees' installs made afresh: a warm machine keeps /tmp from an earlier call (another tree's), and pip --target
+# leaves a package already there as it is
+rm -rf /tmp/a /tmp/b
 PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/b . || exit 1
 trees=B
 if [ "${AB:-0}" = 1 ]; then
