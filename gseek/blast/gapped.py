@@ -104,7 +104,9 @@ _HOST_MIN_EXTENT = 1000
 #: A round pass over at least this many seeds (or HSPs) goes through the searcher's device
 #: (:mod:`gseek.blast.device_rounds`: the same results); None: always on the host. The blastn task's
 #: 100 x 10 kb queries on a random 75 Mbp database (H200, benchmarks/RESULTS.md, 2026-11-28): the first
-#: round's ~680k seeds, ``_select_round`` 0.11 s, ``_found_block`` 0.07 s, the launches' order ~0.03 s.
+#: round's ~680k seeds, ``_select_round`` 0.11 s, ``_found_block`` 0.07 s, the launches' order ~0.03 s. The
+#: blastn task's score-only rounds of a search whose first holds this many go there whole
+#: (:mod:`gseek.blast.device_gapped`: that set's steady search 0.34-0.41 s -> 0.17 s).
 _DEVICE_ROUNDS = {"gpu": DEVICE_MIN, "cpu": None}
 #: Guards the searchers' ``counts`` (a search's two sides of split extensions run on two threads).
 _COUNTS_LOCK = threading.Lock()
