@@ -13,6 +13,7 @@ import reference_dp as ref
 from gseek.align import PairAligner
 from gseek.dp import Scoring, dp_flags as _flags, identity_score_bound, score_pairs, traceback_pairs
 from gseek.dp import xdrop_gapped, xdrop_ungapped
+from gseek.dp.xdrop import xdrop_gapped_scores
 from gseek.output.cigar import cigar_strings
 from gseek.output.tabular import AlignmentWriter
 from gseek.errors import OptionError
@@ -468,6 +469,13 @@ def _xdrop_check(backend, scoring, xdrop, seed, runs=True):
     only = xdrop_gapped(backend, codes, offs[:n], lens[:n], offs[n:], lens[n:], qp, tp, scoring, xdrop,
                         traceback=False)
     cigars = cigar_strings(got["cigar"], got["cigar_offsets"])
+    # the score-only sweep on arrays of the backend, left there (gseek.blast.device_gapped's launches)
+    dev = [backend.asarray(np.asarray(a, d)) for a, d in ((offs[:n], np.int64), (lens[:n], np.int32),
+                                                          (offs[n:], np.int64), (lens[n:], np.int32),
+                                                          (qp, np.int32), (tp, np.int32))]
+    left = backend.to_host(xdrop_gapped_scores(backend, backend.asarray(codes), *dev, scoring, xdrop))
+    names = ("score", "q_start", "q_end", "t_start", "t_end", "edges")
+    assert all(np.array_equal(left[i], only[key]) for i, key in enumerate(names))
     sc = scoring
     for k in range(n):
         qc, tc = list(sc.encode(qs[k])), list(sc.encode(ts[k]))

@@ -4,7 +4,8 @@
 # tree to profile (B; e.g. extracted from .carry/gpu40.tar.gz); ROOT holds .whl (Python 3.12 wheels) and, with AB=1,
 # .carry/gpu40-base.tar.gz: that tree (A) against this one, processes alternating A, B (ROUNDS rounds), the rows'
 # digests compared. ARGS: more options of the profile (e.g. "--repeat 3"), ARGS_B: more for B's first round only
-# (e.g. "--cpu-check megablast-10kb"); TESTS: test files (and options) run first with -m gpu on tree B.
+# (e.g. "--cpu-check megablast-10kb"); TESTS: test files (and options) run first with -m gpu on tree B; A_SRC: tree A
+# as a folder instead of the tarball (main's checkout: the device's working directory).
 #   mkdir /tmp/t && tar -xzf .carry/gpu40.tar.gz -C /tmp/t && cd /tmp/t && ROOT=$OLDPWD bash benchmarks/archive/gpu_stages.sh
 # The trees: `git archive REV | tar --delete --wildcards "kernels/prebuilt/py3.1[13]*" | gzip` (the carry limit).
 # Results: $OUT/stages.md (the tables, the digests), $OUT/stages-TREEROUND.json, $OUT/stages.err.
@@ -14,11 +15,15 @@ ROOT=${ROOT:-$PWD}
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$ROOT"/.whl/*.whl \
   || exit 1
+# the trees' installs made afresh: a warm machine keeps /tmp from an earlier call (another tree's), and pip --target
+# leaves a package already there as it is
+rm -rf /tmp/a /tmp/b
 PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/b . || exit 1
 trees=B
 if [ "${AB:-0}" = 1 ]; then
-  mkdir -p /tmp/asrc && tar -xzf "$ROOT/.carry/gpu40-base.tar.gz" -C /tmp/asrc || exit 1
-  (cd /tmp/asrc && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
+  asrc=${A_SRC:-/tmp/asrc}  # A_SRC: tree A as a folder (e.g. main's checkout, the device's working directory)
+  [ -n "${A_SRC:-}" ] || { mkdir -p /tmp/asrc && tar -xzf "$ROOT/.carry/gpu40-base.tar.gz" -C /tmp/asrc; } || exit 1
+  (cd "$asrc" && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
     --target /tmp/a .) || exit 1
   trees="A B"
 fi

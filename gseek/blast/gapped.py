@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from gseek.dp.greedy import greedy_gapped
 from gseek.dp.scoring import Scoring
 from gseek.dp.xdrop import xdrop_gapped
 
+from .device_gapped import score_only_rounds
 from .device_rounds import DEVICE_MIN, found_block, longest_first, select_round
 from .gapped_start import ESTIMATE_READS, estimates_hold, traceback_starts
 from .hits import _gather
@@ -102,7 +104,9 @@ _HOST_MIN_EXTENT = 1000
 #: A round pass over at least this many seeds (or HSPs) goes through the searcher's device
 #: (:mod:`gseek.blast.device_rounds`: the same results); None: always on the host. The blastn task's
 #: 100 x 10 kb queries on a random 75 Mbp database (H200, benchmarks/RESULTS.md, 2026-11-28): the first
-#: round's ~680k seeds, ``_select_round`` 0.11 s, ``_found_block`` 0.07 s, the launches' order ~0.03 s.
+#: round's ~680k seeds, ``_select_round`` 0.11 s, ``_found_block`` 0.07 s, the launches' order ~0.03 s. The
+#: blastn task's score-only rounds of a search whose first holds this many go there whole
+#: (:mod:`gseek.blast.device_gapped`: that set's steady search 0.34-0.41 s -> 0.17 s).
 _DEVICE_ROUNDS = {"gpu": DEVICE_MIN, "cpu": None}
 #: Guards the searchers' ``counts`` (a search's two sides of split extensions run on two threads).
 _COUNTS_LOCK = threading.Lock()
@@ -147,6 +151,10 @@ class GappedPasses:
         # the HSPs found so far, one block per round, each sorted by (key, s_start): key, q_start, q_end,
         # s_start, s_end (global), diagonal range; with the block's longest subject extent
         blocks: list[tuple[np.ndarray, int]] = []
+        if not greedy and _device_pass(self.backend, todo.size) and _HOST_SPEEDUP[False] <= 0:
+            # the rounds with their seeds and results on the device (the same rounds and results)
+            todo, chosen, scores, spans = score_only_rounds(self, scoring, prelim_x, scale, qs, seq_off, seq_query,
+                                                            cand, (key, mid_s, diag, apart), todo, ahead, _knobs())
         while todo.size:
             take = self._select(key[todo], mid_s[todo], diag[todo], apart[todo])
             sel, rest = todo[take], todo[~take]
@@ -507,6 +515,12 @@ class _Clock:
         now = time.perf_counter()
         self.timings[stage] = self.timings.get(stage, 0.0) + now - self.last
         self.last = now
+
+
+def _knobs() -> SimpleNamespace:
+    """The settings and passes of this module that :func:`score_only_rounds` reads (as set now)."""
+    return SimpleNamespace(_APART=_APART, _PRELIM_MARGIN=_PRELIM_MARGIN, _EXTEND_CHUNK=_EXTEND_CHUNK,
+                           _extend_budget=_extend_budget)
 
 
 def _device_pass(backend: Backend, n: int) -> bool:

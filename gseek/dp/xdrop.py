@@ -20,7 +20,7 @@ from gseek.kernels import dp
 
 from .scoring import Scoring
 
-__all__ = ["xdrop_ungapped", "xdrop_gapped"]
+__all__ = ["xdrop_ungapped", "xdrop_gapped", "xdrop_gapped_scores"]
 
 #: Gapped X-drop sweeps by one warp a seed (``*_warp`` kernels: a row 32 columns at a time) where
 #: the backend has warp kernels, instead of one thread a seed; the same results either way.
@@ -137,13 +137,8 @@ def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndar
     width = np.maximum(t_pos, t_len - t_pos - 1).astype(np.int64) + 1
     work_off = ragged.offsets(2 * width)
     dev = [backend.asarray(a) for a in (q_off, q_len, t_off, t_len, q_pos, t_pos)]
-    args = [backend.asarray(codes, dtype=np.uint8), *dev, np.int64(n), backend.asarray(scoring.table.ravel()),
-            np.int32(scoring.table.shape[0]), np.int32(scoring.gap_open), np.int32(scoring.gap_extend), np.int32(xdrop)]
-    work = xp.empty(int(work_off[-1]), dtype=np.int32)
-    res = xp.empty((6, n), dtype=np.int32)
-    cells, rows = xp.empty(n, dtype=np.int64), xp.empty(n, dtype=np.int32)
-    backend.launch(dp, *_kernel(backend, "xdrop_gapped_score", WARP_SCORE, n), *args, backend.asarray(work_off), work,
-                   *res, cells, rows)
+    args, work, res, cells, rows = _score_sweep(backend, codes, dev, scoring, xdrop, backend.asarray(work_off),
+                                                int(work_off[-1]))
     host = backend.to_host(res)
     for row, name in enumerate(names):
         out[name] = host[row].copy()
@@ -183,6 +178,49 @@ def xdrop_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.ndar
         out[name] = stats_h[row].copy()
     out["cigar"], out["cigar_offsets"] = ragged.concat(parts)
     return out
+
+
+def _score_sweep(backend: Backend, codes: Any, dev: list[Any], scoring: Scoring, xdrop: int, work_off: Any,
+                 work_size: int) -> tuple[list[Any], Any, Any, Any, Any]:
+    """The score-only sweep of :func:`xdrop_gapped` over seeds ``dev`` (its six per-seed arrays on the
+    device; ``work_off``: each seed's DP rows' offset there, ``work_size`` their sum): the launch's
+    arguments, its rows, the results (6 x n: score, q_start, q_end, t_start, t_end, edges) and each
+    seed's trace-back cells and rows."""
+    xp, n = backend.xp, int(dev[0].size)
+    args = [backend.asarray(codes, dtype=np.uint8), *dev, np.int64(n), backend.asarray(scoring.table.ravel()),
+            np.int32(scoring.table.shape[0]), np.int32(scoring.gap_open), np.int32(scoring.gap_extend), np.int32(xdrop)]
+    work = xp.empty(work_size, dtype=np.int32)
+    res = xp.empty((6, n), dtype=np.int32)
+    cells, rows = xp.empty(n, dtype=np.int64), xp.empty(n, dtype=np.int32)
+    backend.launch(dp, *_kernel(backend, "xdrop_gapped_score", WARP_SCORE, n), *args, work_off, work, *res, cells, rows)
+    return args, work, res, cells, rows
+
+
+def xdrop_gapped_scores(backend: Backend, codes: Any, q_off: Any, q_len: Any, t_off: Any, t_len: Any, q_pos: Any,
+                        t_pos: Any, scoring: Scoring, xdrop: int) -> Any:
+    """:func:`xdrop_gapped`'s score-only results of seeds given as arrays of ``backend`` (int64
+    offsets, int32 lengths and seed pairs, valid seed pairs), left there: a 6 x n int32 array of
+    score, q_start, q_end, t_start, t_end and edges (one launch; no check of the seed pairs).
+
+    >>> from gseek import get_backend
+    >>> s = Scoring()
+    >>> codes = np.concatenate([s.encode("TTGACGTTACGGATCCATTT"), s.encode("AAGACGTTACCGGATCCAAA")])
+    >>> i64, i32 = (lambda *v: np.array(v, np.int64)), (lambda *v: np.array(v, np.int32))
+    >>> r = xdrop_gapped_scores(get_backend("cpu"), codes, i64(0), i32(20), i64(20), i32(20), i32(4), i32(4), s, 20)
+    >>> r[:5, 0].tolist()
+    [23, 2, 17, 2, 18]
+    """
+    xp = backend.xp
+    if not 0 <= int(xdrop) < (1 << 26):
+        raise OptionError(f"xdrop must be in [0, 2^26), not {xdrop}")
+    n = int(q_len.size)
+    if n == 0:
+        return xp.zeros((6, 0), dtype=np.int32)
+    width = xp.maximum(t_pos, t_len - t_pos - 1).astype(np.int64) + 1
+    work_off = xp.zeros(n + 1, dtype=np.int64)
+    xp.cumsum(2 * width, out=work_off[1:])
+    return _score_sweep(backend, codes, [q_off, q_len, t_off, t_len, q_pos, t_pos], scoring, xdrop, work_off,
+                        int(work_off[-1]))[2]
 
 
 #: Pieces of the seeds a host thread extends at a time (:func:`_traceback_on_host`), per thread.
