@@ -95,3 +95,24 @@ def test_score_only_rounds_on_the_device_change_nothing(lambda_text, queries, mo
     assert on_device and 0 < on_device[0] <= host.counts["rounds"]
     if not ahead:
         assert on_device[0] == host.counts["rounds"]
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_a_last_round_under_ahead_with_no_seed_left_counts_as_the_host_loops(lambda_text, monkeypatch, device):
+    """A round that takes fewer than ``_AHEAD`` seeds and leaves none (here the only one: a 40 bp piece of the
+    lambda genome, two candidates far apart) stays on the device; the host loop would have looked for seeds to extend
+    ahead of it and found none, counting 0 of them: the same counts (the key with 0), not only the same lines."""
+    import gseek.blast.gapped as gapped_module
+    from gseek.datasets import lambda_genome
+    from gseek.seqio import read_fastx
+
+    piece = read_fastx(str(lambda_genome())).sequence(0)[20000:20040]
+    monkeypatch.setattr(gapped_module, "_AHEAD", {"cpu": 40, "gpu": 40})
+    monkeypatch.setattr(gapped_module, "_DEVICE_ROUNDS", {"cpu": None, "gpu": None})
+    host = BlastSearcher(lambda_text, task="blastn", device="cpu")
+    want = _lines(host.search(piece))
+    assert want and host.counts["rounds"] == 1 and host.counts["extended ahead of their round"] == 0
+    monkeypatch.setattr(gapped_module, "_DEVICE_ROUNDS", {"cpu": 0, "gpu": 0})
+    searcher = BlastSearcher(lambda_text, task="blastn", device=device)
+    assert _lines(searcher.search(piece)) == want
+    assert searcher.counts == host.counts

@@ -94,6 +94,8 @@ def score_only_rounds(passes: Any, scoring: Scoring, xdrop: int, scale: int, qs:
             if sel.size < ahead and rest.size:  # the host loop's round: it extends seeds ahead of it
                 break
             passes._count("rounds", 1)
+            if sel.size < ahead:  # (none left: the host loop looks for seeds ahead of it, finds none, counts 0)
+                passes._count("extended ahead of their round", 0)
             res = _prelim_on(passes, G, cols, scoring, xdrop, qs, sel)
             passes._count("rounds launched", 1)
             passes._count("extended, score only", sel.size)
