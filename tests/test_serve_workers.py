@@ -101,3 +101,17 @@ def test_the_default_is_two_worker_processes_a_gpu_and_none_on_the_cpu(monkeypat
     for found, expected in ((True, 2), (False, 0)):
         monkeypatch.setattr(backend, "gpu_available", lambda found=found: found)
         assert default_workers("auto") == expected
+
+
+def test_a_backend_object_goes_to_the_worker_processes_as_its_spec(data):
+    """``serve(device=backend)`` with a :class:`~gseek.backend.Backend` object (``get_backend`` takes one; with
+    a GPU's, the default is now two worker processes): each worker process builds it again from its ``spec``
+    (``gpu:N``, ``cpu``), instead of failing to start on the object's text."""
+    from gseek.backend import get_backend
+    from gseek.serve.server import front
+
+    pool = front([str(data / "lambda.gseek")], [get_backend("cpu", threads=1)], workers=1, threads=1, warm=False)
+    try:
+        assert [slot.device for slot in pool.slots] == ["cpu"] and all(slot.up for slot in pool.slots)
+    finally:
+        pool.close()

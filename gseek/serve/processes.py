@@ -362,8 +362,9 @@ class WorkerProcess:
 
 class WorkerPool(Front):
     """The front of a service whose searches run in worker processes: ``workers`` a device of
-    ``devices`` (names: ``cpu``, ``gpu:N``, ``auto``), each loading ``databases`` (``-x`` specs)
-    with ``threads`` and warming them (``warm``); ``log`` gets a line when a worker ends or starts again.
+    ``devices`` (names: ``cpu``, ``gpu:N``, ``auto``; a Backend by its ``spec``), each loading
+    ``databases`` (``-x`` specs) with ``threads`` and warming them (``warm``); ``log`` gets a line when
+    a worker ends or starts again.
     Started at once, all together; a watchdog thread kills a worker that has not answered a group
     within :func:`hung_after` the request time limit; :meth:`close` ends them."""
 
@@ -376,8 +377,10 @@ class WorkerPool(Front):
         log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         args = ([f"{name}={path}" for name, path in specs], threads, warm, self.workdir)
         hung_s = hung_after(self.limits.timeout)
-        self.slots = [WorkerProcess(n, str(device), args, log, hung_s)
-                      for n, device in enumerate(d for d in devices for _ in range(workers))]
+        # a Backend object as its spec (``gpu:N``, ``cpu``): the name that builds it again in the worker process
+        names = [str(getattr(d, "spec", d)) for d in devices]
+        self.slots = [WorkerProcess(n, device, args, log, hung_s)
+                      for n, device in enumerate(d for d in names for _ in range(workers))]
         self._closed = threading.Event()
         self._watchdog = threading.Thread(target=self._watch, name="gseek-serve-watchdog", daemon=True)
         try:  # the first checks the index's parts (each loads them: the others need not hash them again)
