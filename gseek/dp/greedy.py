@@ -205,8 +205,8 @@ def _rescored(backend, out, lo, hi, dev_codes, sub, ends, d_ops_off, ops_t, ops_
     reward, penalty, n_score, cutoff = rescore
     block = xp.empty((6, m), dtype=np.int32)  # score, ends, the first operation kept: one download
     final = [block[row] for row in range(6)]
-    backend.launch(greedy, *_kernel(backend, "greedy_rescore", m), dev_codes, *sub[:4], np.int64(m), ends[0], ends[2], d_ops_off, ops_t,
-                   ops_n, nops, np.int32(reward), np.int32(penalty), np.int32(n_score),
+    backend.launch(greedy, *_kernel(backend, "greedy_rescore", m), dev_codes, *sub[:4], np.int64(m), ends[0], ends[2],
+                   d_ops_off, ops_t, ops_n, nops, np.int32(reward), np.int32(penalty), np.int32(n_score),
                    backend.asarray(np.asarray(cutoff[lo:hi], np.int64)), *final)
     stats = xp.zeros((5, m), dtype=np.int64)
     empty = xp.zeros(1, dtype=np.uint32)
