@@ -1,16 +1,18 @@
 """The engine of ``gseek serve``: databases loaded once, searchers kept warm, requests answered.
 
 An :class:`Engine` holds the configured databases of one process (each
-:class:`~gseek.index.Index` loaded once, its :class:`~gseek.index.text.ReferenceText`
-shared by every searcher of it; with several devices its parts put on each),
-one :class:`~gseek.blast.searcher.BlastSearcher` or mapper per database,
-options and device thread (kept, the most recently used first) and the
-device threads (:mod:`gseek.serve.slots`) on which every search runs; it
-answers a group of requests (:meth:`Engine.answer`: one search, its HSPs
-shared out, each request's bytes). It is the service's own with ``--workers 0``, else each
-worker process's (:mod:`gseek.serve.processes`). A :class:`Front` is what the
-HTTP side needs besides: the limits, a private folder and host threads that
-parse queries. What a request is — checked whole before any work, its
+:class:`~gseek.index.Index` loaded once, its
+:class:`~gseek.index.text.ReferenceText` shared by every searcher of it;
+with several devices its parts put on each), one
+:class:`~gseek.blast.searcher.BlastSearcher` or mapper per database, options
+and device thread (kept, the most recently used first; the BLAST stage
+seconds of one let go kept) and the device threads
+(:mod:`gseek.serve.slots`) on which every search runs; it answers a group of
+requests (:meth:`Engine.answer`: one search, its HSPs shared out, each
+request's bytes). It is the service's own with ``--workers 0``, else each
+worker process's (:mod:`gseek.serve.processes`). A :class:`Front` is what
+the HTTP side needs besides: the limits, a private folder and host threads
+that parse queries. What a request is — checked whole before any work, its
 queries read — is :mod:`gseek.serve.request`'s (its names are here too, as
 importers know them). :class:`~gseek.serve.batcher.Batcher` gathers
 concurrent requests into groups.
@@ -36,8 +38,8 @@ from .options import BLAST_TASKS, TASKS
 from .request import (Database, RequestError, SearchRequest, database_spec, database_specs, parse_request,
                       read_queries, request_error)
 
-__all__ = ["Database", "Engine", "Front", "Limits", "RequestError", "SearchRequest", "database_spec", "database_specs",
-           "parse_request", "request_error"]
+__all__ = ["Database", "Engine", "Front", "Limits", "RequestError", "SearchRequest", "add_seconds", "database_spec",
+           "database_specs", "parse_request", "request_error"]
 
 #: Searchers kept per device worker (one per database and options; the least recently used goes first).
 SEARCHERS_KEPT = 32
@@ -113,6 +115,8 @@ class Engine(Front):
         self.threads = threads
         self.databases = {name: self._load(name, path, verify) for name, path in specs}
         self._searchers: collections.OrderedDict = collections.OrderedDict()
+        #: The BLAST stage seconds of the searchers let go (:meth:`_warm`), kept in :meth:`stage_seconds`.
+        self._stages_let_go: dict[str, float] = {}
         self._lock = threading.Lock()
         super().__init__(limits, workdir, max(2, 2 * len(self.slots)))
 
@@ -154,7 +158,8 @@ class Engine(Front):
 
     def _warm(self, key: tuple, make: Callable[[], Any]) -> Any:
         """The searcher or mapper kept under ``key`` (made by ``make`` on first use); the least recently
-        used are let go past :data:`SEARCHERS_KEPT` a worker (each holds device memory)."""
+        used are let go past :data:`SEARCHERS_KEPT` a worker (each holds device memory), a BLAST
+        searcher's stage seconds kept (:meth:`stage_seconds` only grows)."""
         with self._lock:
             found = self._searchers.get(key)
             if found is not None:
@@ -165,18 +170,20 @@ class Engine(Front):
             found = self._searchers.setdefault(key, made)
             self._searchers.move_to_end(key)
             while len(self._searchers) > SEARCHERS_KEPT * len(self.slots):
-                self._searchers.popitem(last=False)
+                (kind, *_), gone = self._searchers.popitem(last=False)
+                if kind == "blast":
+                    self._stages_let_go = add_seconds(self._stages_let_go, dict(gone.timings))
         return found
 
     def stage_seconds(self) -> dict[str, float]:
-        """Seconds per stage of every BLAST search so far, summed over the searchers (the searcher's
-        ``timings``: with ``GSEEK_BLAST_TIMING`` set, the device synchronised at each stage's end)."""
-        out: dict[str, float] = {}
+        """Seconds per stage of every BLAST search so far, summed over the searchers, those let go
+        included (the searcher's ``timings``: with ``GSEEK_BLAST_TIMING`` set, the device synchronised
+        at each stage's end)."""
         with self._lock:
+            out = dict(self._stages_let_go)
             searchers = [s for k, s in self._searchers.items() if k[0] == "blast"]
         for searcher in searchers:
-            for stage, seconds in dict(searcher.timings).items():  # (a worker may be adding a stage)
-                out[stage] = round(out.get(stage, 0.0) + seconds, 4)
+            out = add_seconds(out, dict(searcher.timings))  # (a copy: a worker may be adding a stage)
         return out
 
     def answer(self, target: tuple[Database, Any], reqs: list[SearchRequest], slot: Any = None) -> list[Any]:
@@ -348,6 +355,18 @@ class Engine(Front):
             if len(seq) >= 50:
                 for slot in self.slots:
                     self.searcher(db, BlastOptions.for_task("megablast"), slot).search([("warm", seq)])
+
+
+def add_seconds(totals: dict[str, float], more: dict[str, float]) -> dict[str, float]:
+    """Seconds by stage of ``totals`` and ``more`` together (a new dict).
+
+    >>> add_seconds({"ungapped": 1.5}, {"ungapped": 0.25, "gapped": 2.0})
+    {'ungapped': 1.75, 'gapped': 2.0}
+    """
+    out = dict(totals)
+    for stage, seconds in more.items():
+        out[stage] = round(out.get(stage, 0.0) + seconds, 4)
+    return out
 
 
 class _Text:

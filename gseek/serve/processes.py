@@ -54,7 +54,7 @@ from typing import Any
 
 from gseek.errors import GseekError, OptionError, one_line
 
-from .engine import Database, Front, Limits, RequestError, SearchRequest, database_specs
+from .engine import Database, Front, Limits, RequestError, SearchRequest, add_seconds, database_specs
 from .slots import SlotDown
 
 __all__ = ["WorkerPool", "WorkerProcess"]
@@ -77,14 +77,6 @@ def hung_after(timeout: float) -> float:
     (310.0, 8.0)
     """
     return timeout + min(timeout, HUNG_GRACE_S)
-
-
-def _add(totals: dict[str, float], more: dict[str, float]) -> dict[str, float]:
-    """Seconds by stage of ``totals`` and ``more`` together."""
-    out = dict(totals)
-    for stage, seconds in more.items():
-        out[stage] = round(out.get(stage, 0.0) + seconds, 4)
-    return out
 
 
 def _status(process: Any) -> str:
@@ -202,7 +194,7 @@ class WorkerProcess:
     def stages(self) -> dict[str, float]:
         """The BLAST searches' seconds by stage of every process this worker has been (restarts kept)."""
         with self._watch:
-            return _add(self._stages_before, self._stages_now)
+            return add_seconds(self._stages_before, self._stages_now)
 
     def kill_if_hung(self, now: float) -> bool:
         """Kill the process (SIGKILL) when the group out now has been out past :attr:`hung_s` seconds
@@ -302,7 +294,7 @@ class WorkerProcess:
         self.up = False
         self.process.join(STOP_S)
         with self._watch:  # what it reported, kept for /healthz
-            self._stages_before, self._stages_now = _add(self._stages_before, self._stages_now), {}
+            self._stages_before, self._stages_now = add_seconds(self._stages_before, self._stages_now), {}
         again = "" if self.closing else "; starting it again"
         during = f"during a search of {requests} request(s)" if requests else "while idle (no request lost)"
         if hung:
@@ -403,7 +395,7 @@ class WorkerPool(Front):
     def stage_seconds(self) -> dict[str, float]:
         out: dict[str, float] = {}
         for slot in self.slots:
-            out = _add(out, slot.stages)
+            out = add_seconds(out, slot.stages)
         return out
 
     def close(self, wait: bool = True) -> None:
