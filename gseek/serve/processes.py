@@ -52,7 +52,7 @@ from collections.abc import Callable
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
-from gseek.errors import GseekError, OptionError, one_line
+from gseek.errors import GseekError, OptionError, one_line, signals_held
 
 from .engine import Database, Front, Limits, RequestError, SearchRequest, add_seconds, database_specs
 from .slots import SlotDown
@@ -67,6 +67,11 @@ STOP_S = 10.0
 HUNG_GRACE_S = 10.0
 #: Seconds between two looks of the watchdog at the worker processes.
 WATCH_S = 0.25
+#: Longest wait of the front's main thread for its workers to start: a signal's Python handler runs in the main
+#: thread, once it runs Python again, while the kernel may hand the signal to another thread (a worker's thread,
+#: as it unblocks SIGTERM after starting its process, is the one that takes it when the machine is loaded); an
+#: untimed wait left SIGTERM unanswered until every worker had loaded.
+SIGNAL_LOOK_S = 0.5
 
 
 def hung_after(timeout: float) -> float:
@@ -373,7 +378,14 @@ class WorkerPool(Front):
         self._closed = threading.Event()
         self._watchdog = threading.Thread(target=self._watch, name="gseek-serve-watchdog", daemon=True)
         try:  # the first checks the index's parts (each loads them: the others need not hash them again)
-            for started in [slot.executor.submit(slot.start, slot.number == 0) for slot in self.slots]:
+            # a signal meanwhile raised once every start's thread is known to its executor, so close() waits for
+            # it and it ends the process it started (raised inside Thread.start, it left that thread unknown to
+            # close(), and the service ended with the thread's worker process still loading)
+            with signals_held():
+                starts = [slot.executor.submit(slot.start, slot.number == 0) for slot in self.slots]
+            for started in starts:
+                while not concurrent.futures.wait([started], SIGNAL_LOOK_S).done:
+                    pass  # (timed waits: see SIGNAL_LOOK_S)
                 started.result()
         except BaseException:
             self.close(wait=False)
