@@ -1,5 +1,7 @@
 """``gseek serve``'s guards: the bearer token, the limits (413, 429, 504 as JSON), and a fuzz loop of
-malformed bodies, truncated uploads and slow clients after which the service answers as before."""
+malformed bodies, truncated uploads and slow clients after which the service answers as before; a joined
+search that fails is done again request by request; a searcher let go past the bound of those kept keeps its
+stage seconds."""
 
 from __future__ import annotations
 
@@ -205,6 +207,33 @@ def test_a_failing_batch_fails_alone(data, monkeypatch):
     assert got[0] == alone[0] and got[0].count(b"\n") >= 3
     assert isinstance(got[1], MemoryError)
     assert request_error(got[1]).status == 503 and request_error(got[1]).kind == "resources"
+
+
+def test_a_searcher_let_go_keeps_its_stage_seconds(data, monkeypatch):
+    """Past SEARCHERS_KEPT a device thread (here 1) the least recently used searcher is let go: its BLAST stage
+    seconds stay in Engine.stage_seconds (/healthz's blast_stages), which only grows."""
+    from gseek.blast.options import BlastOptions
+    from gseek.seqio import read_fastx
+    from gseek.serve import engine as engine_module
+
+    monkeypatch.setattr(engine_module, "SEARCHERS_KEPT", 1)
+    queries = read_fastx(data / "q.fa")
+    engine = engine_module.Engine([f"lambda={data / 'lambda.gseek'}"], device="cpu", threads=1)
+    try:
+        db = engine.databases["lambda"]
+        first = engine.searcher(db, BlastOptions.for_task("megablast"))
+        first.search(queries)
+        seconds = engine.stage_seconds()
+        assert seconds == engine_module.add_seconds({}, first.timings) and sum(seconds.values()) > 0, seconds
+        second = engine.searcher(db, BlastOptions.for_task("blastn"))  # the first let go
+        second.search(queries)
+        assert engine.searcher(db, BlastOptions.for_task("megablast")) is not first  # (let go: made again)
+        after = engine.stage_seconds()
+    finally:
+        engine.close()
+    both = engine_module.add_seconds(first.timings, second.timings)
+    assert after.keys() == both.keys() and all(after[k] == pytest.approx(both[k], abs=1e-3) for k in both), \
+        (after, both)
 
 
 @pytest.mark.parametrize("stage, slow_part, status", [("timed", "run", 504), ("body", "_body", 408)])

@@ -4,7 +4,7 @@ least busy slot, busy or not): every queued group goes on to another slot (SlotD
 again once, not once per queued group (each restart loads and warms every database, and kills the one before);
 one alive but hung over a group is killed past its bound, the group failed with 504, and started again;
 SIGTERM to the service while its workers load (they ignore it: the front drains, then ends them) leaves none
-of them behind."""
+of them behind, also when it lands as the front starts a worker's thread, or in another thread than the main one."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import types
 
@@ -21,7 +22,7 @@ import pytest
 from gseek.errors import GseekError
 from gseek.serve.engine import RequestError
 from gseek.serve.processes import WorkerProcess
-from serve_helpers import lambda_index
+from serve_helpers import START_S, lambda_index
 from test_serve_processes import _alive, _descendants, _wait
 from gseek.serve.slots import SlotDown
 
@@ -102,34 +103,82 @@ def test_a_worker_hung_over_a_group_is_killed_its_group_504_and_started_again():
         process.join(30)
 
 
-def test_sigterm_while_the_workers_load_leaves_no_process(tmp_path):
+#: The ``sitecustomize`` of the processes of the service started below: a worker process (``spawn``: its command line
+#: ends ``--multiprocessing-fork``) held loading for minutes (a large database). In the front, with HOLD set:
+#: ``thread start``: the start of a worker's thread (before its executor knows the thread) and that thread's start of
+#: its process (before it knows the process) held until the file SENT exists (the test has signalled); ``a thread``:
+#: that thread, its process started, waits for SENT and signals itself (as the kernel may hand a signal sent to the
+#: process to any of its threads: this one, with SIGTERM blocked while it starts the process, takes it as it
+#: unblocks it; the signal's Python handler runs in the main thread, waiting for the start meanwhile).
+HOOK = """import os, sys, time
+if '--multiprocessing-fork' in sys.argv:
+    time.sleep(600)
+if os.environ.get('HOLD'):
+    import signal, threading
+    from multiprocessing.process import BaseProcess
+
+    def holding(start, then=lambda: None):
+        def held(self):
+            start(self)
+            if self.name.startswith('gseek-serve-worker'):
+                deadline = time.monotonic() + 600
+                while not os.path.exists(os.environ['SENT']) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                then()
+        return held
+
+    if os.environ['HOLD'] == 'thread start':
+        threading.Thread.start = holding(threading.Thread.start)
+        BaseProcess.start = holding(BaseProcess.start)
+    else:
+        BaseProcess.start = holding(BaseProcess.start,
+                                    lambda: signal.pthread_kill(threading.get_ident(), signal.SIGTERM))
+"""
+
+
+@pytest.mark.parametrize("held", ["loading", "thread start", "a thread"])
+def test_sigterm_while_the_workers_load_leaves_no_process(tmp_path, held):
     """The service told to stop (SIGTERM to it alone, as ``kill PID`` does) while its worker process starts
-    (here held for minutes by a ``sitecustomize`` of the test's: a large database loading) ends it too."""
+    (here held for minutes by a ``sitecustomize`` of the test's: a large database loading) ends it too; also when
+    the signal lands as the front starts the thread that starts the worker (``thread start``: the thread then known
+    to the front all the same, which waits for it to end the worker), and when a thread other than the main one
+    takes the signal (``a thread``: the main thread, waiting for the workers, runs its handler all the same)."""
     lambda_index(tmp_path)
     hook = tmp_path / "hook"
     hook.mkdir()
-    (hook / "sitecustomize.py").write_text("import sys, time\n"
-                                           "if '--multiprocessing-fork' in sys.argv:\n    time.sleep(600)\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), os.environ.get("PYTHONPATH", "")])}
+    (hook / "sitecustomize.py").write_text(HOOK)
+    sent = tmp_path / "signal-sent"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), os.environ.get("PYTHONPATH", "")]),
+           **({"HOLD": held, "SENT": str(sent)} if held != "loading" else {})}
     proc = subprocess.Popen([sys.executable, "-m", "gseek", "--device", "cpu", "serve", "-x",
                              f"lambda={tmp_path / 'lambda.gseek'}", "--port", "0", "--workers", "1"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    err: list[bytes] = []  # (read as it comes: a pipe nobody reads blocks its writer)
+    reader = threading.Thread(target=lambda: err.extend(iter(lambda: os.read(proc.stderr.fileno(), 65536), b"")),
+                              daemon=True)
+    reader.start()
     under: set[int] = set()
     try:
         def loading() -> bool:
             under.update(_descendants(proc.pid))
-            return any("--multiprocessing-fork" in _cmdline(pid) for pid in under)
+            found = any("--multiprocessing-fork" in _cmdline(pid) for pid in under)
+            assert found or proc.poll() is None, f"the service ended ({proc.returncode}): {b''.join(err)!r}"
+            return found
 
-        _wait(loading, 60, "no worker process started")
-        proc.send_signal(signal.SIGTERM)
+        _wait(loading, START_S, "no worker process started")  # (the service's start bound: imports, under load)
+        if held != "a thread":
+            proc.send_signal(signal.SIGTERM)
+        sent.touch()
         proc.wait(timeout=60)
-        _wait(lambda: not any(_alive(pid) for pid in under), 20, f"left behind: {[p for p in under if _alive(p)]}")
+        _wait(lambda: not any(_alive(pid) for pid in under), 20,
+              f"left behind: {[p for p in under if _alive(p)]}; the service said {b''.join(err)!r}")
     finally:
         proc.kill()
         proc.wait(timeout=60)
         for pid in under:  # (the test's own children's children, by their ids)
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+        reader.join(30)  # (at the end of the service's stderr: every process holding it ended)
 
 
 def _cmdline(pid: int) -> str:

@@ -1,6 +1,7 @@
 """``gseek serve``: a resident search service (``docs/serve.md``).
 
-:mod:`~gseek.serve.engine` holds the databases and warm searchers,
+:mod:`~gseek.serve.request` checks a request, :mod:`~gseek.serve.engine`
+holds the databases and warm searchers,
 :mod:`~gseek.serve.batcher` gathers concurrent requests into one search on a
 device worker (:mod:`~gseek.serve.slots`: ``--gpus``; worker processes,
 :mod:`~gseek.serve.processes`: ``--workers``),

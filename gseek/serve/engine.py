@@ -1,21 +1,21 @@
-"""The engine of ``gseek serve``: databases loaded once, searchers kept warm, requests made into work.
+"""The engine of ``gseek serve``: databases loaded once, searchers kept warm, requests answered.
 
 An :class:`Engine` holds the configured databases of one process (each
-:class:`~gseek.index.Index` loaded once, its :class:`~gseek.index.text.ReferenceText`
-shared by every searcher of it; with several devices its parts put on each),
-one :class:`~gseek.blast.searcher.BlastSearcher` or mapper per database,
-options and device thread (kept, the most recently used first) and the
-device threads (:mod:`gseek.serve.slots`) on which every search runs; it
-answers a group of requests (:meth:`Engine.answer`: one search, its HSPs
-shared out, each request's bytes). It is the service's own with
-``--workers 0``, else each worker process's
-(:mod:`gseek.serve.processes`). A :class:`Front` is what the HTTP side
-needs besides: the limits, a private folder and host threads that parse
-queries. A request is checked whole (:func:`parse_request`) before any
-work; its queries are parsed under the names the client gave its files, so
-an error reads as the local command's (``q.fa:3: ...``).
-:class:`~gseek.serve.batcher.Batcher` gathers concurrent requests into
-groups.
+:class:`~gseek.index.Index` loaded once, its
+:class:`~gseek.index.text.ReferenceText` shared by every searcher of it;
+with several devices its parts put on each), one
+:class:`~gseek.blast.searcher.BlastSearcher` or mapper per database, options
+and device thread (kept, the most recently used first; the BLAST stage
+seconds of one let go kept) and the device threads
+(:mod:`gseek.serve.slots`) on which every search runs; it answers a group of
+requests (:meth:`Engine.answer`: one search, its HSPs shared out, each
+request's bytes). It is the service's own with ``--workers 0``, else each
+worker process's (:mod:`gseek.serve.processes`). A :class:`Front` is what
+the HTTP side needs besides: the limits, a private folder and host threads
+that parse queries. What a request is — checked whole before any work, its
+queries read — is :mod:`gseek.serve.request`'s (its names are here too, as
+importers know them). :class:`~gseek.serve.batcher.Batcher` gathers
+concurrent requests into groups.
 """
 
 from __future__ import annotations
@@ -28,229 +28,27 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gseek.errors import FastxError, GseekError, OptionError, one_line
+from gseek.errors import FastxError
 
 from .limits import Limits
-from .options import BLAST_TASKS, TASKS, blast_options, map_options, output_format
+from .options import BLAST_TASKS, TASKS
+from .request import (Database, RequestError, SearchRequest, database_spec, database_specs, parse_request,
+                      read_queries, request_error)
 
-__all__ = ["Database", "Engine", "Front", "Limits", "RequestError", "SearchRequest", "database_spec", "database_specs",
-           "parse_request", "request_error"]
+__all__ = ["Database", "Engine", "Front", "Limits", "RequestError", "SearchRequest", "add_seconds", "database_spec",
+           "database_specs", "parse_request", "request_error"]
 
 #: Searchers kept per device worker (one per database and options; the least recently used goes first).
 SEARCHERS_KEPT = 32
 #: The ``@PG CL`` of a batched mapping run, replaced by each request's ``command`` in its output.
 COMMAND_MARK = "gseek-serve-command-of-the-request"
-#: Longest ``command`` a request may give (SAM ``@PG CL``).
-MAX_COMMAND = 4096
 #: The fields of a JSON record (BLAST+'s keywords; the alignment's rows for the pairwise view).
 JSON_FIELDS = ("qaccver", "saccver", "pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send",
                "evalue", "bitscore", "score", "qlen", "slen", "sstrand", "qseq", "sseq")
 _TEXT_FIELDS = {"qaccver", "saccver", "sstrand", "qseq", "sseq"}
-
-
-class RequestError(GseekError):
-    """A request refused: ``status`` (HTTP), ``kind`` (``usage``: its options, as the CLI's usage
-    errors; ``input``: its queries or names; ``limit``; ``auth``; ``busy``; ``timeout``) and the
-    one-line message."""
-
-    def __init__(self, status: int, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.kind, self.message = status, kind, message
-
-    def as_json(self) -> dict[str, Any]:
-        return {"error": self.message, "kind": self.kind, "status": self.status}
-
-
-@dataclass
-class Database:
-    """One configured database: its name (the only way a request names it), the path given to
-    ``gseek serve`` (BLAST's ``# Database:`` line, as the local command prints the ``-x`` given),
-    the tasks it answers (``map`` needs the FM-index), its sequences and bases, and where this
-    process searches it: the loaded index and its text (None in the front of worker processes,
-    :mod:`gseek.serve.processes`), and its index on each further device (``indexes``, by device
-    name: a mapping task's FM arrays stay there)."""
-
-    name: str
-    path: str
-    tasks: tuple[str, ...]
-    sequences: int
-    bases: int
-    index: Any = None
-    ref: Any = None
-    indexes: dict[str, Any] = field(default_factory=dict)
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "sequences": self.sequences, "bases": self.bases, "tasks": list(self.tasks)}
-
-
-def database_spec(spec: str) -> tuple[str, str]:
-    """``NAME=PATH`` or ``PATH`` (named after its folder, ``.gseek`` left out) as (name, path).
-
-    >>> database_spec("lambda=/data/lambda.gseek"), database_spec("/data/nt.gseek")
-    (('lambda', '/data/lambda.gseek'), ('nt', '/data/nt.gseek'))
-    """
-    name, sep, path = spec.partition("=")
-    if not sep:
-        path = spec
-        name = Path(spec.rstrip("/")).name.removesuffix(".gseek")
-    if not name or not path or not all(c.isalnum() or c in "._-" for c in name):
-        raise OptionError(f"-x {spec!r}: expected NAME=PATH or PATH, NAME of letters, digits, '.', '_', '-'")
-    return name, path
-
-
-def database_specs(specs: list[str]) -> list[tuple[str, str]]:
-    """Every ``-x`` as (name, path) (:func:`database_spec`): at least one, no name twice."""
-    out: dict[str, str] = {}
-    for spec in specs:
-        name, path = database_spec(spec)
-        if name in out:
-            raise OptionError(f"-x {spec}: a second database named {name!r}")
-        out[name] = path
-    if not out:
-        raise OptionError("give at least one database (-x NAME=PATH)")
-    return list(out.items())
-
-
-@dataclass
-class SearchRequest:
-    """One checked request: the database, task, options (a :class:`~gseek.blast.options.BlastOptions`
-    or a :class:`~gseek.serve.options.MapRequestOptions`), output format, the ``@PG CL`` command and the
-    query files as (name the client gave, bytes)."""
-
-    database: Database
-    task: str
-    options: Any
-    outfmt: str
-    command: str
-    files: list[tuple[str, bytes]]
-    queries: int = 0
-    bases: int = 0
-    #: The parsed query batches (:meth:`Engine.read_queries`), where the device worker needs them.
-    parsed: list[Any] | None = None
-
-    def summary(self) -> dict[str, Any]:
-        return {"database": self.database.name, "task": self.task, "queries": self.queries, "bases": self.bases}
-
-
-def request_error(exc: BaseException) -> RequestError:
-    """A failed request's error as the JSON refusal the client gets: bad options 400 ``usage``
-    (the CLI's usage errors), bad queries 400 ``input`` (the CLI's ``gseek: error:`` line),
-    out of memory 503, anything else 500."""
-    if isinstance(exc, RequestError):
-        return exc
-    if isinstance(exc, OptionError):
-        return RequestError(400, "usage", str(exc))
-    if isinstance(exc, (FastxError, GseekError, ValueError)):
-        return RequestError(400, "input", one_line(exc))
-    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":  # CuPy's
-        return RequestError(503, "resources", f"out of memory for this request: {one_line(exc)}")
-    return RequestError(500, "internal", f"internal error: {one_line(exc)}")
-
-
-def _files(queries: Any) -> list[tuple[str, bytes]]:
-    if isinstance(queries, str):
-        return [("<queries>", queries.encode("utf-8", "surrogateescape"))]
-    if not isinstance(queries, list) or not queries:
-        raise RequestError(400, "usage", "queries: give FASTA/FASTQ text, or a list of {\"name\", \"text\"}")
-    out = []
-    for k, item in enumerate(queries):
-        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
-            raise RequestError(400, "usage", f"queries[{k}]: expected {{\"name\": ..., \"text\": ...}}")
-        name = item.get("name", f"<queries {k + 1}>")
-        if not isinstance(name, str) or not name or len(name) > 1024 or any(c in name for c in "\0\n\r"):
-            raise RequestError(400, "usage", f"queries[{k}]: name must be a one-line string")
-        out.append((name, item["text"].encode("utf-8", "surrogateescape")))
-    return out
-
-
-def parse_request(body: Any, databases: dict[str, Database]) -> SearchRequest:
-    """``body`` (a request's JSON) checked whole: :class:`RequestError` (400, or 404 for a database
-    this service does not have) naming the first thing wrong."""
-    if not isinstance(body, dict):
-        raise RequestError(400, "usage", "request body: expected a JSON object")
-    known = {"database", "task", "queries", "options", "format", "command"}
-    unknown = sorted(set(body) - known)
-    if unknown:
-        raise RequestError(400, "usage", f"unknown field(s): {', '.join(unknown)}; a request has {', '.join(sorted(known))}")
-    name = body.get("database")
-    if not isinstance(name, str) or name not in databases:
-        raise RequestError(404, "input", f"no database {name!r} here; this server has: {', '.join(databases)}")
-    db = databases[name]
-    task = body.get("task", "megablast")
-    if task not in TASKS:
-        raise RequestError(400, "usage", f"task {task!r}: expected one of {', '.join(TASKS)}")
-    if task not in db.tasks:
-        raise RequestError(400, "usage", f"database {name} answers {', '.join(db.tasks)} (no FM-index: no map)")
-    command = body.get("command", "gseek serve")
-    if not isinstance(command, str) or len(command) > MAX_COMMAND:
-        raise RequestError(400, "usage", f"command: a string of at most {MAX_COMMAND} characters")
-    command = " ".join(command.split())
-    try:
-        options = blast_options(task, body.get("options")) if task in BLAST_TASKS else map_options(body.get("options"))
-        outfmt = output_format(task, body.get("format"))
-        if outfmt == "mapping":
-            check_mapping_options(options)
-    except OptionError as exc:
-        raise RequestError(400, "usage", str(exc)) from None
-    return SearchRequest(db, task, options, outfmt, command, _files(body.get("queries")))
-
-
-def check_mapping_options(options: Any) -> None:
-    """A ``mapping`` request is :meth:`Mapper.map <gseek.mapper.Mapper.map>`'s: the mapping options
-    and ``phred64`` only (trimming, ``skip``/``upto`` and the SAM options are ``map_files``')."""
-    extra = [name for name in (*options.read_options.changed(), *options.sam_options.changed()) if name != "phred64"]
-    if extra:
-        raise OptionError(f"format mapping (Mapper.map) takes the mapping options and phred64 only, not "
-                          f"{', '.join(extra)}")
-
-
-def read_queries(req: SearchRequest, limits: Limits, workdir: str) -> list[Any]:
-    """The request's query files parsed (in ``workdir``, a host thread): one batch per file (empty ones left
-    out); errors name the client's file; the request's limits checked."""
-    from gseek.seqio import FastxReader, SequenceBatch
-
-    phred = 64 if req.task == "map" and req.options.read_options.phred64 else 33
-    batches, names = [], []
-    folder = tempfile.mkdtemp(dir=workdir)
-    try:
-        for k, (name, data) in enumerate(req.files):
-            path = os.path.join(folder, str(k))
-            with open(path, "wb") as fh:
-                fh.write(data)
-            try:
-                found = list(FastxReader(path, chunk_bytes=max(1 << 16, len(data) + 1), phred=phred))
-            except FastxError as exc:
-                raise FastxError(name, exc.line, exc.rule) from None
-            if found:
-                batches.append(SequenceBatch.concat(found))
-                names.append(name)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    if req.outfmt in ("hits", "mapping") and len(batches) > 1:  # one result of every file: one batch
-        fastq = [b.quals is not None for b in batches]
-        if len(set(fastq)) > 1:  # (concatenated they would lose the qualities, or fail)
-            other = names[fastq.index(not fastq[0])]
-            raise FastxError(other, None, f"{'FASTQ' if fastq[0] else 'FASTA'} expected, as {names[0]}: "
-                             "one kind of file a request")
-        batches = [SequenceBatch.concat(batches)]
-    req.queries = sum(len(b) for b in batches)
-    req.bases = sum(int(b.codes.size) for b in batches)
-    if not req.queries:  # as the local command (the pipeline's sink): an error, nothing written
-        raise FastxError(", ".join(name for name, _ in req.files), None, "no FASTA/FASTQ records (empty file)")
-    lim = limits
-    if req.queries > lim.max_queries:
-        raise RequestError(413, "limit", f"{req.queries:,} queries: over this server's limit of {lim.max_queries:,}")
-    if req.bases > lim.max_bases:
-        raise RequestError(413, "limit", f"{req.bases:,} bases: over this server's limit of {lim.max_bases:,}")
-    if req.task != "map":
-        for b in batches:
-            if b.alphabet != "dna":
-                raise OptionError(f"{b.path}: BLAST-style search needs nucleotide queries")
-    return batches
 
 
 class Front:
@@ -317,6 +115,8 @@ class Engine(Front):
         self.threads = threads
         self.databases = {name: self._load(name, path, verify) for name, path in specs}
         self._searchers: collections.OrderedDict = collections.OrderedDict()
+        #: The BLAST stage seconds of the searchers let go (:meth:`_warm`), kept in :meth:`stage_seconds`.
+        self._stages_let_go: dict[str, float] = {}
         self._lock = threading.Lock()
         super().__init__(limits, workdir, max(2, 2 * len(self.slots)))
 
@@ -358,7 +158,8 @@ class Engine(Front):
 
     def _warm(self, key: tuple, make: Callable[[], Any]) -> Any:
         """The searcher or mapper kept under ``key`` (made by ``make`` on first use); the least recently
-        used are let go past :data:`SEARCHERS_KEPT` a worker (each holds device memory)."""
+        used are let go past :data:`SEARCHERS_KEPT` a worker (each holds device memory), a BLAST
+        searcher's stage seconds kept (:meth:`stage_seconds` only grows)."""
         with self._lock:
             found = self._searchers.get(key)
             if found is not None:
@@ -369,18 +170,20 @@ class Engine(Front):
             found = self._searchers.setdefault(key, made)
             self._searchers.move_to_end(key)
             while len(self._searchers) > SEARCHERS_KEPT * len(self.slots):
-                self._searchers.popitem(last=False)
+                (kind, *_), gone = self._searchers.popitem(last=False)
+                if kind == "blast":
+                    self._stages_let_go = add_seconds(self._stages_let_go, dict(gone.timings))
         return found
 
     def stage_seconds(self) -> dict[str, float]:
-        """Seconds per stage of every BLAST search so far, summed over the searchers (the searcher's
-        ``timings``: with ``GSEEK_BLAST_TIMING`` set, the device synchronised at each stage's end)."""
-        out: dict[str, float] = {}
+        """Seconds per stage of every BLAST search so far, summed over the searchers, those let go
+        included (the searcher's ``timings``: with ``GSEEK_BLAST_TIMING`` set, the device synchronised
+        at each stage's end)."""
         with self._lock:
+            out = dict(self._stages_let_go)
             searchers = [s for k, s in self._searchers.items() if k[0] == "blast"]
         for searcher in searchers:
-            for stage, seconds in dict(searcher.timings).items():  # (a worker may be adding a stage)
-                out[stage] = round(out.get(stage, 0.0) + seconds, 4)
+            out = add_seconds(out, dict(searcher.timings))  # (a copy: a worker may be adding a stage)
         return out
 
     def answer(self, target: tuple[Database, Any], reqs: list[SearchRequest], slot: Any = None) -> list[Any]:
@@ -552,6 +355,18 @@ class Engine(Front):
             if len(seq) >= 50:
                 for slot in self.slots:
                     self.searcher(db, BlastOptions.for_task("megablast"), slot).search([("warm", seq)])
+
+
+def add_seconds(totals: dict[str, float], more: dict[str, float]) -> dict[str, float]:
+    """Seconds by stage of ``totals`` and ``more`` together (a new dict).
+
+    >>> add_seconds({"ungapped": 1.5}, {"ungapped": 0.25, "gapped": 2.0})
+    {'ungapped': 1.75, 'gapped': 2.0}
+    """
+    out = dict(totals)
+    for stage, seconds in more.items():
+        out[stage] = round(out.get(stage, 0.0) + seconds, 4)
+    return out
 
 
 class _Text:

@@ -52,9 +52,9 @@ from collections.abc import Callable
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
-from gseek.errors import GseekError, OptionError, one_line
+from gseek.errors import GseekError, OptionError, one_line, signals_held
 
-from .engine import Database, Front, Limits, RequestError, SearchRequest, database_specs
+from .engine import Database, Front, Limits, RequestError, SearchRequest, add_seconds, database_specs
 from .slots import SlotDown
 
 __all__ = ["WorkerPool", "WorkerProcess"]
@@ -67,6 +67,11 @@ STOP_S = 10.0
 HUNG_GRACE_S = 10.0
 #: Seconds between two looks of the watchdog at the worker processes.
 WATCH_S = 0.25
+#: Longest wait of the front's main thread for its workers to start: a signal's Python handler runs in the main
+#: thread, once it runs Python again, while the kernel may hand the signal to another thread (a worker's thread,
+#: as it unblocks SIGTERM after starting its process, is the one that takes it when the machine is loaded); an
+#: untimed wait left SIGTERM unanswered until every worker had loaded.
+SIGNAL_LOOK_S = 0.5
 
 
 def hung_after(timeout: float) -> float:
@@ -77,14 +82,6 @@ def hung_after(timeout: float) -> float:
     (310.0, 8.0)
     """
     return timeout + min(timeout, HUNG_GRACE_S)
-
-
-def _add(totals: dict[str, float], more: dict[str, float]) -> dict[str, float]:
-    """Seconds by stage of ``totals`` and ``more`` together."""
-    out = dict(totals)
-    for stage, seconds in more.items():
-        out[stage] = round(out.get(stage, 0.0) + seconds, 4)
-    return out
 
 
 def _status(process: Any) -> str:
@@ -202,7 +199,7 @@ class WorkerProcess:
     def stages(self) -> dict[str, float]:
         """The BLAST searches' seconds by stage of every process this worker has been (restarts kept)."""
         with self._watch:
-            return _add(self._stages_before, self._stages_now)
+            return add_seconds(self._stages_before, self._stages_now)
 
     def kill_if_hung(self, now: float) -> bool:
         """Kill the process (SIGKILL) when the group out now has been out past :attr:`hung_s` seconds
@@ -302,7 +299,7 @@ class WorkerProcess:
         self.up = False
         self.process.join(STOP_S)
         with self._watch:  # what it reported, kept for /healthz
-            self._stages_before, self._stages_now = _add(self._stages_before, self._stages_now), {}
+            self._stages_before, self._stages_now = add_seconds(self._stages_before, self._stages_now), {}
         again = "" if self.closing else "; starting it again"
         during = f"during a search of {requests} request(s)" if requests else "while idle (no request lost)"
         if hung:
@@ -384,7 +381,14 @@ class WorkerPool(Front):
         self._closed = threading.Event()
         self._watchdog = threading.Thread(target=self._watch, name="gseek-serve-watchdog", daemon=True)
         try:  # the first checks the index's parts (each loads them: the others need not hash them again)
-            for started in [slot.executor.submit(slot.start, slot.number == 0) for slot in self.slots]:
+            # a signal meanwhile raised once every start's thread is known to its executor, so close() waits for
+            # it and it ends the process it started (raised inside Thread.start, it left that thread unknown to
+            # close(), and the service ended with the thread's worker process still loading)
+            with signals_held():
+                starts = [slot.executor.submit(slot.start, slot.number == 0) for slot in self.slots]
+            for started in starts:
+                while not concurrent.futures.wait([started], SIGNAL_LOOK_S).done:
+                    pass  # (timed waits: see SIGNAL_LOOK_S)
                 started.result()
         except BaseException:
             self.close(wait=False)
@@ -406,7 +410,7 @@ class WorkerPool(Front):
     def stage_seconds(self) -> dict[str, float]:
         out: dict[str, float] = {}
         for slot in self.slots:
-            out = _add(out, slot.stages)
+            out = add_seconds(out, slot.stages)
         return out
 
     def close(self, wait: bool = True) -> None:
