@@ -248,7 +248,7 @@ def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xd
             hi = j
             H[u] = h
             F[u] = f_far
-            hleft = h if live else NEG_INF
+            hleft = h
             erun = ecur
             j += 1
         cells += row_cells
