@@ -40,6 +40,7 @@ from gseek.kernels import fmindex as kernels
 from gseek.kernels._jit import njit
 from gseek.seqio import SequenceBatch, mask_runs
 
+from .format import DEFAULT_SA_SAMPLE
 from .search import FmArrays, extend_intervals
 
 __all__ = [
@@ -62,8 +63,6 @@ __all__ = [
 
 #: Code of the separator in the index text (bases are 0..3, as everywhere).
 SEPARATOR = 4
-#: Default SA sampling rate (text positions that are multiples of it are kept).
-DEFAULT_SA_SAMPLE = 16
 #: The longest w-gram table built by default (128 MiB with 32-bit positions): references of 4^12 =
 #: 16.8 M bases or more get it; shorter ones a table of at most one entry a base (:func:`auto_wgram`).
 DEFAULT_WGRAM = 12

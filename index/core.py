@@ -26,19 +26,23 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from gseek import ragged
 from gseek.backend import Backend, get_backend
 from gseek.errors import OptionError
-from gseek.kernels import fmindex as kernels
 from gseek.seqio import SequenceBatch, read_fastx
 
-from . import build as _build
 from . import format as _format
-from . import search as _search
+from .format import DEFAULT_SA_SAMPLE
+
+if TYPE_CHECKING:
+    from .search import FmArrays
+
+# The builder (``.build``), the FM stages (``.search``) and their kernels are imported where a build, count or
+# locate runs: a BLAST search loads an index's text alone and runs none of them.
 
 #: One upload of an index's parts at a time (two threads' first searches, ``gseek serve --workers``: one copy).
 _UPLOAD_LOCK = threading.Lock()
@@ -175,7 +179,7 @@ class Index:
         self.backend = backend
         self.path = path
         self.contigs = ContigTable.from_arrays(arrays)
-        self._device: _search.FmArrays | None = None
+        self._device: FmArrays | None = None
 
     # ------------------------------------------------------------------ making
 
@@ -184,7 +188,7 @@ class Index:
         cls,
         fasta: str | os.PathLike | SequenceBatch,
         *,
-        sa_sample: int = _build.DEFAULT_SA_SAMPLE,
+        sa_sample: int = DEFAULT_SA_SAMPLE,
         wgram: int | None = None,
         pos64: bool | None = None,
         threads: int | None = None,
@@ -210,6 +214,10 @@ class Index:
                 runs, what the BLAST-style search reads (seconds, no suffix array); read
                 mapping refuses such an index.
         """
+        from gseek.kernels import fmindex as kernels
+
+        from . import build as _build
+
         if parts not in TEXT_OR_ALL:
             raise OptionError(f"parts must be one of {', '.join(TEXT_OR_ALL)}, not {parts!r}")
         if isinstance(fasta, SequenceBatch):
@@ -369,8 +377,10 @@ class Index:
 
     # ------------------------------------------------------------------ search
 
-    def device_arrays(self) -> _search.FmArrays:
+    def device_arrays(self) -> FmArrays:
         """The parts on the backend's device (uploaded once, then reused)."""
+        from . import search as _search
+
         if self._device is None:
             with _UPLOAD_LOCK:
                 if self._device is None:
@@ -385,6 +395,8 @@ class Index:
         return self.backend.to_host(lo), self.backend.to_host(hi)
 
     def _intervals(self, patterns: Any) -> tuple[Any, Any]:
+        from . import search as _search
+
         with self.backend.active():
             codes, offsets = _search.pattern_arrays(patterns, self.backend)
             return _search.backward_search(self.backend, self.device_arrays(), codes, offsets)
@@ -398,6 +410,8 @@ class Index:
 
     def locate(self, patterns: Any) -> Occurrences:
         """Every exact occurrence, sorted by pattern index, contig, position."""
+        from . import search as _search
+
         b, fm = self.backend, self.device_arrays()
         lo, hi = self._intervals(patterns)
         with b.active():

@@ -47,6 +47,7 @@ from gseek.kernels import fmindex as _kernels
 __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
+    "DEFAULT_SA_SAMPLE",
     "HEADER_NAME",
     "SUFFIX",
     "IndexFormatError",
@@ -61,6 +62,9 @@ __all__ = [
 FORMAT_NAME = "gseek-index"
 #: Version of the layout described in docs/index-format.md; bumped on any change.
 FORMAT_VERSION = 1
+#: Default SA sampling rate (text positions that are multiples of it are kept; ``header.json``'s
+#: ``parameters.sa_sample`` says the rate an index was built with).
+DEFAULT_SA_SAMPLE = 16
 #: Name of the header file inside an index directory.
 HEADER_NAME = "header.json"
 #: Suffix tried after a path that is not itself an index (``ref.fa`` -> ``ref.fa.gseek``).

@@ -56,11 +56,11 @@ from pathlib import Path
 import numba
 
 try:
-    from numba.core.caching import FunctionCache, IndexDataCacheFile
+    from numba.core.caching import FunctionCache
 
-    from ._loading import rebuild
+    from ._loading import EntryFile, rebuild
 except ImportError:  # a Numba whose cache is laid out otherwise: its own cache only, as cache=True gives
-    FunctionCache = IndexDataCacheFile = None
+    FunctionCache = EntryFile = None
 
 __all__ = ["PREBUILT", "PREBUILT_CPU", "module_digest", "njit", "prebuilt_folder", "prebuilt_modules", "prebuilt_set",
            "prebuilt_sets", "prebuilt_status"]
@@ -92,7 +92,12 @@ if FunctionCache is not None:
 
     class _PrebuiltCache(FunctionCache):
         """Numba's cache of one function, then the prebuilt entry of the same function; either loaded by
-        :func:`gseek.kernels._loading.rebuild` (its linking bitcode parsed only if a compile links it)."""
+        :func:`gseek.kernels._loading.rebuild` (its linking bitcode parsed only if a compile links it; the
+        environments of Numba's own modules made without importing them: ``_loading.EntryFile``)."""
+
+        def __init__(self, py_func):
+            super().__init__(py_func)
+            self._cache_file = EntryFile(self._cache_path, self._impl.filename_base, self._cache_file._source_stamp)
 
         def load_overload(self, sig, target_context):
             """Numba's, without its refresh of the target's registries first (:mod:`gseek.kernels._loading`:
@@ -114,7 +119,7 @@ def _load_prebuilt(cache: _PrebuiltCache, sig, target_context):
         return None
     signature, magic, code = cache._index_key(sig, target_context.codegen())
     key = (signature, (magic[0], PREBUILT_CPU, ""), code)  # (triple, CPU name, CPU features) as built
-    entries = IndexDataCacheFile(str(folder), cache._impl.filename_base, cache._impl.locator.get_source_stamp())
+    entries = EntryFile(str(folder), cache._impl.filename_base, cache._impl.locator.get_source_stamp())
     try:
         payload = entries.load(key)
         return None if payload is None else rebuild(target_context, payload)

@@ -18,6 +18,18 @@ loader does two things a command that only loads its functions does not need (me
   shipped entry: ``tests/test_loading.py``) and the bitcode is parsed when a compile first links the
   library.
 
+* unpickling an entry rebuilds the environment of every function its code calls, and Numba rebuilds
+  each by importing the module that function was written in: for the helpers Numba inlines
+  (``np.empty``, ``np.searchsorted``, ...: ``numba.np.arrayobj``, ``numba.np.arraymath``,
+  ``numba.np.npyimpl``, with ``numba.cpython.unicode``, ``numba.np.linalg``, ...) that is ~40 imports
+  Numba's own import left out, 0.04-0.08 s of a megablast command on the loaded VM. Machine code
+  compiled in nopython mode reads nothing of an environment but its constants (the globals serve
+  object mode), so :class:`EntryFile` gives such an environment of Numba's own modules, when it
+  holds no constants and its module is not imported yet, the module's name alone
+  (:func:`_rebuild_env`); one with constants, or of another module, is Numba's. Where the object
+  needs a C symbol the process lacks, those modules are imported before the refresh below (some
+  add symbols when imported: what Numba's loader would have found).
+
 Where this cannot be done (an object that is not 64-bit little-endian ELF, a Numba whose loader or
 engine differs), Numba's own loader runs, after the refresh it would have made.
 """
@@ -25,14 +37,19 @@ engine differs), Numba's own loader runs, after the refresh it would have made.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
+import pickle
 import struct
+import sys
 
 import llvmlite.binding as ll
+from numba.core import environment
+from numba.core.caching import IndexDataCacheFile
 from numba.core.compiler import CompileResult
 from numba.core.runtime import rtsys
 
-__all__ = ["object_symbols", "rebuild"]
+__all__ = ["EntryFile", "object_symbols", "rebuild"]
 
 #: What a cache entry's payload holds (``CompileResult._reduce``), in order: the loader below is for this layout.
 _PAYLOAD = ("libdata", "fndesc", "env", "signature", "objectmode", "lifted", "typeann", "reload_init",
@@ -88,8 +105,12 @@ def rebuild(target_context, payload: tuple) -> CompileResult:
     for init in reload_init:
         init()
     rtsys.initialize(target_context)  # (once a process)
-    if any(s not in engine._defined_symbols and ll.address_of_symbol(s) is None for s in needed):
-        target_context.refresh()  # what Numba's loader does first: its modules add their symbols
+    unresolved = [s for s in needed if s not in engine._defined_symbols and not _resolves(s)]
+    if unresolved:  # some of Numba's modules add symbols when imported: those the environments left out first
+        for module in {e.globals["__name__"] for e in (env, *referenced_envs) if len(e.globals) == 1}:
+            importlib.import_module(module)
+        if not all(_resolves(s) for s in unresolved):
+            target_context.refresh()  # what Numba's loader does first: its modules add their symbols
     library = target_context.codegen().create_library(name)
     library.enable_object_caching()
     library._set_compiled_object(data[0])
@@ -112,3 +133,53 @@ def _linking_module(library, bitcode: bytes):
     if library._shared_module is None:
         library._shared_module = ll.parse_bitcode(bitcode)
     return library._shared_module
+
+
+#: C symbols found in the process (:func:`_resolves`): a symbol once there stays (Numba's helpers, the
+#: runtime, libc); most entries need the same few dozen.
+_RESOLVED: set[str] = set()
+
+
+def _resolves(symbol: str) -> bool:
+    """Whether the process defines ``symbol`` (LLVM's symbol search, once a name that it finds)."""
+    if symbol in _RESOLVED:
+        return True
+    if ll.address_of_symbol(symbol) is None:
+        return False
+    _RESOLVED.add(symbol)
+    return True
+
+
+class EntryFile(IndexDataCacheFile):
+    """Numba's index and data files of one function's cache, its entries unpickled with the environments
+    of Numba's own modules made without importing them (:func:`_rebuild_env`)."""
+
+    def _load_data(self, name):
+        with open(self._data_path(name), "rb") as f:
+            return _EntryUnpickler(f).load()
+
+
+class _EntryUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        if module == "numba.core.environment" and name == "_rebuild_env":
+            return _rebuild_env
+        return super().find_class(module, name)
+
+
+def _rebuild_env(modname: str, consts: list, env_name: str):
+    """Numba's ``_rebuild_env``, except for an environment of a Numba module not imported yet that holds no
+    constants: one holding the module's name alone, kept as Numba keeps its own (what nopython code reads of
+    an environment is its constants; a later compile of the module's functions finds it as it would Numba's).
+
+    >>> env = _rebuild_env("numba.np.not_a_module", [], "example_env")
+    >>> env.globals, env.consts
+    ({'__name__': 'numba.np.not_a_module'}, [])
+    """
+    if consts or modname in sys.modules or not modname.startswith("numba."):
+        return environment._rebuild_env(modname, consts, env_name)
+    env = environment.lookup_environment(env_name)
+    if env is None:
+        env = environment.Environment({"__name__": modname})
+        env.env_name = env_name
+        environment.Environment._memo[env_name] = env
+    return env

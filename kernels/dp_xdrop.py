@@ -120,7 +120,11 @@ def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xd
     row above's live span (from the row above) and past it (nothing above: the
     row ends at its first dropped cell) two more, so that the inner loops test
     nothing but the X-drop (1.5x fewer seconds a cell than one loop testing
-    every case, the same cells and bytes)."""
+    every case, the same cells and bytes). Their indices are unsigned (Numba
+    tests a signed index for a negative value to wrap; none is negative), a
+    dropped cell is written by selects and the row's scores read once a row:
+    1.75x fewer seconds a cell again (a replay of the blastn task's trace-backs,
+    benchmarks/RESULTS.md, 2026-11-28), the same cells and bytes."""
     oe = o + e
     best = 0
     bi = 0
@@ -203,45 +207,47 @@ def _xdrop_sweep(codes, qo, to, q_pos, t_pos, step, m, n, table, alpha, o, e, xd
                     bj = 0
                     floor = best - xdrop
             j = 1
+        arow = table[a:a + alpha]  # the row's scores of its query base
+        at = tb_base + cells + row_cells  # this cell's trace-back byte
         while j <= phi:  # under the row above's live span
-            up_h = H[j]
-            h, ecur, fcur, bits = _xdrop_cell(up_h, F[j], hleft, erun, diag, table[a + codes[t0 + step * j]], oe, e)
+            u = np.uint64(j)  # (unsigned indices: no test for a negative one to wrap; selects for a dropped cell)
+            up_h = H[u]
+            h, ecur, fcur, bits = _xdrop_cell(up_h, F[u], hleft, erun, diag, arow[codes[np.uint64(t0 + step * j)]],
+                                              oe, e)
             if write:
-                tb[tb_base + cells + row_cells] = np.uint8(bits)
-            row_cells += 1
+                tb[np.uint64(at)] = np.uint8(bits)
+            at += 1
             diag = up_h
-            if h < floor:
-                H[j] = NEG_INF
-                F[j] = NEG_INF
-                hleft = NEG_INF
-                erun = NEG_INF
-            else:
+            live = h >= floor
+            hleft = h if live else NEG_INF
+            erun = ecur if live else NEG_INF
+            H[u] = hleft
+            F[u] = fcur if live else NEG_INF
+            if live:
                 lo, best, bi, bj, floor = _xdrop_live(h, i, j, lo, best, bi, bj, floor, xdrop)
                 hi = j
-                H[j] = h
-                F[j] = fcur
-                hleft = h
-                erun = ecur
             j += 1
+        row_cells = at - (tb_base + cells)
         while j <= n:  # past it: nothing above, the row ends at its first dropped cell
             e_open = hleft - oe
             e_more = erun - e
             ecur = max(e_open, e_more)
-            d = diag + table[a + codes[t0 + step * j]]
+            u = np.uint64(j)
+            d = diag + arow[codes[np.uint64(t0 + step * j)]]
             h = max(d, max(ecur, f_far))
             src = SRC_DIAG if h == d else (SRC_E if h == ecur else SRC_F)
             if write:
-                tb[tb_base + cells + row_cells] = np.uint8((4 if e_more > e_open else 0) | fbit_far | src)
+                tb[np.uint64(tb_base + cells + row_cells)] = np.uint8((4 if e_more > e_open else 0) | fbit_far | src)
             row_cells += 1
             diag = NEG_INF
             if h < floor:
-                H[j] = NEG_INF
-                F[j] = NEG_INF
+                H[u] = NEG_INF
+                F[u] = NEG_INF
                 break
             lo, best, bi, bj, floor = _xdrop_live(h, i, j, lo, best, bi, bj, floor, xdrop)
             hi = j
-            H[j] = h
-            F[j] = f_far
+            H[u] = h
+            F[u] = f_far
             hleft = h
             erun = ecur
             j += 1

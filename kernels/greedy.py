@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 from gseek.kernels._jit import njit
-from gseek.kernels.dp import OP_D, OP_EQ, OP_I, OP_X  # BAM CIGAR codes of the final runs
+from gseek.kernels.dp_rules import OP_D, OP_EQ, OP_I, OP_X  # BAM CIGAR codes of the final runs
 
 from .greedy_edits import DEL, INS, SUB, _reduce_one, _rescore_one
 

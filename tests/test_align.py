@@ -424,23 +424,23 @@ def test_xdrop_ungapped_equals_reference(backend):
         assert (got["score"][k], got["q_start"][k], got["q_end"][k]) == expect
 
 
-def _xdrop_cases(seed: int):
-    """Seeds for gapped X-drop: related pairs with indels, unrelated pairs,
+def _xdrop_cases(seed: int, longest: int = 70, sub: float = 0.08):
+    """Seeds for gapped X-drop: related pairs with indels (``sub`` substitutions a base), unrelated pairs,
     long identical runs, N, seeds at either end of either sequence."""
     rng = random.Random(seed)
     qs, ts, qp, tp = [], [], [], []
     for k in range(48):
         kind = k % 6
-        q = _seq(rng, rng.randint(1, 70), "ACGTN" if kind == 5 else "ACGT")
+        q = _seq(rng, rng.randint(1, longest), "ACGTN" if kind == 5 else "ACGT")
         if kind in (0, 5):  # related: substitutions and indels
             t = list(q)
             for x in range(len(t) - 1, -1, -1):
                 r = rng.random()
-                if r < 0.08:
+                if r < sub:
                     t[x] = rng.choice("ACGT")
-                elif r < 0.12:
+                elif r < sub + 0.04:
                     del t[x]
-                elif r < 0.16:
+                elif r < sub + 0.08:
                     t.insert(x, _seq(rng, rng.randint(1, 4), "ACGT"))
             t = "".join(t) or "A"
         elif kind == 1:
@@ -459,8 +459,8 @@ def _xdrop_cases(seed: int):
     return qs, ts, np.array(qp), np.array(tp)
 
 
-def _xdrop_check(backend, scoring, xdrop, seed, runs=True):
-    qs, ts, qp, tp = _xdrop_cases(seed)
+def _xdrop_check(backend, scoring, xdrop, seed, runs=True, **cases):
+    qs, ts, qp, tp = _xdrop_cases(seed, **cases)
     codes = np.concatenate([scoring.encode(s) for s in qs + ts])
     lens = np.array([len(s) for s in qs + ts])
     offs = np.concatenate([[0], np.cumsum(lens)[:-1]])
@@ -501,6 +501,18 @@ def _xdrop_check(backend, scoring, xdrop, seed, runs=True):
 def test_xdrop_gapped_equals_reference(backend, scheme, xdrop):
     opts = SCHEMES[scheme]
     _xdrop_check(backend, Scoring(**opts), xdrop, seed=scheme * 31 + xdrop)
+
+
+@pytest.mark.parametrize("longest, sub, xdrop, seed", [(70, 0.08, 10, 6), (70, 0.08, 16, 15), (200, 0.12, 10, 16),
+                                                     (400, 0.2, 30, 16)])
+def test_xdrop_gapped_equals_reference_on_diverged_pairs(longest, sub, xdrop, seed):
+    """blastn-short's scores (1/-3, gaps 5/2) on related pairs: each set holds rows whose live span ends in a
+    dropped cell and goes on past it (the sweep's two inner loops: a gap run past the span must start from
+    the cell before it, not from the span's last cell; each set fails with that state carried over)."""
+    from gseek.backend import CpuBackend
+
+    _xdrop_check(CpuBackend(threads=2), Scoring(match=1, mismatch=-3, gap_open=5, gap_extend=2), xdrop, seed=seed,
+                 runs=False, longest=longest, sub=sub)
 
 
 @pytest.mark.parametrize("scheme, xdrop", [(0, 20), (2, 30), (0, 1000)])

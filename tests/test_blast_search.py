@@ -319,10 +319,11 @@ def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, 
     import numpy as np
 
     import gseek.blast.gapped as gapped_module
+    import gseek.dp.xdrop as xdrop_module  # (gapped imports xdrop_gapped where the X-drop pass runs)
 
     whole = cpu_lines("search_blastn")
     launches, over = [], []
-    cut, extend = gapped_module._launches, gapped_module.xdrop_gapped
+    cut, extend = gapped_module._launches, xdrop_module.xdrop_gapped
 
     def xdrop_gapped(backend, codes, q_off, q_len, t_off, t_len, *args, **kwargs):
         if len(t_len) > 1 and 9 * int(np.sum(t_len)) > budget:  # 9 bytes a window base
@@ -333,7 +334,7 @@ def test_extension_launch_memory_changes_nothing(lambda_text, pairs, cpu_lines, 
     monkeypatch.setattr(gapped_module, "_EXTEND_BYTES_HOST", budget)
     monkeypatch.setattr(gapped_module, "_EXTEND_SHARE", 0.0)  # a GPU's free memory would not split
     monkeypatch.setattr(gapped_module, "_launches", lambda o, n, b: [launches.append(i.size) or i for i in cut(o, n, b)])
-    monkeypatch.setattr(gapped_module, "xdrop_gapped", xdrop_gapped)
+    monkeypatch.setattr(xdrop_module, "xdrop_gapped", xdrop_gapped)
     extend_ = BlastSearcher._extend
 
     def narrow(self, *args, **kwargs):

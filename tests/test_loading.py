@@ -129,3 +129,62 @@ def test_the_object_defines_what_its_bitcode_defines():
         defined, needed = object_symbols(obj)
         assert defined == from_bitcode, path
         assert needed and not needed & defined, path
+
+
+ARRAYS = """
+import numpy as np
+from gseek.kernels._jit import njit
+
+
+@njit(cache=True)
+def squares_found(n, x):
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        out[i] = i * i
+    return np.searchsorted(out, x), out.sum()
+"""
+
+#: Loads (or compiles) ``squares_found``, whose code calls Numba's own helpers (``np.empty``, ``np.searchsorted``);
+#: prints what it returns, whether Numba's modules of those helpers were imported, the environment the load
+#: gave one of them; then what a function compiled after it returns (its helpers' modules imported then).
+ARRAYS_PROBE = """
+import sys
+import numpy as np
+import numba
+from arraysmod import squares_found
+
+mods = ("numba.np.arrayobj", "numba.np.arraymath")
+found = squares_found(6, 10)
+loaded = [m for m in mods if m in sys.modules]
+refs = squares_found.overloads[squares_found.signatures[0]].referenced_envs or []  # (None when compiled)
+numba_envs = {e.globals["__name__"]: len(e.globals) for e in refs if e.globals["__name__"].startswith("numba.")}
+print(found, loaded, sorted(numba_envs), set(numba_envs.values()))
+
+
+@numba.njit
+def later(n):
+    return np.zeros(n).sum() + squares_found(n, 10)[1] + np.searchsorted(np.arange(n), 2)
+
+
+print(later(6), [m for m in mods if m in sys.modules])
+"""
+
+
+def test_numba_helpers_environments_load_without_their_modules(tmp_path):
+    """A loaded function calling Numba's helpers runs without Numba's modules of those helpers imported (their
+    environments hold only the module's name: ``_loading._rebuild_env``); a function compiled later in the
+    process, calling the same helpers and the loaded function, runs as it would."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "arraysmod.py").write_text(textwrap.dedent(ARRAYS))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "GSEEK_PREBUILT"))}
+    env.update(PYTHONPATH=str(src), NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, "-c", ARRAYS_PROBE], env=env, capture_output=True, text=True, timeout=600)
+            for _ in range(2)]  # compiles, then loads
+    assert all(r.returncode == 0 for r in runs), runs[-1].stderr
+    compiled, loaded = (r.stdout.splitlines() for r in runs)
+    both = "['numba.np.arrayobj', 'numba.np.arraymath']"
+    assert compiled[0] == f"(4, 55) {both} [] set()", compiled
+    # loaded: neither module imported, their environments (every one) holding the module's name alone
+    assert loaded[0] == "(4, 55) [] ['numba.np.arraymath', 'numba.np.arrayobj'] {1}", loaded
+    assert compiled[1] == loaded[1] == f"57.0 {both}", (compiled, loaded)

@@ -40,6 +40,7 @@ def main() -> int:
     import numpy as np
 
     import gseek.blast.gapped as G
+    import gseek.dp.xdrop as X  # (gapped imports xdrop_gapped where the X-drop pass runs)
     import gseek.blast.rounds as R
     import gseek.blast.searcher as S
     from gseek.index import Index
@@ -88,9 +89,9 @@ def main() -> int:
 
     G._select_round = timed("_select_round", G._select_round)
     R._inside = timed("_inside", R._inside)
-    G.xdrop_gapped = timed("xdrop_gapped", G.xdrop_gapped, sync=True)
+    X.xdrop_gapped = timed("xdrop_gapped", X.xdrop_gapped, sync=True)
     launches: list[tuple[int, float]] = []
-    xdrop = G.xdrop_gapped
+    xdrop = X.xdrop_gapped
 
     def per_launch(backend, codes, *a, **k):
         t = time.perf_counter()
@@ -99,7 +100,7 @@ def main() -> int:
                          int(np.asarray(a[3]).sum())))
         return out
 
-    G.xdrop_gapped = per_launch
+    X.xdrop_gapped = per_launch
     chunk = S.BlastSearcher._extend_chunk
     S.BlastSearcher._extend_chunk = timed("_extend_chunk (all)", chunk)
 

@@ -79,7 +79,7 @@ REGIONS = [
     ("gseek.blast.gapped", "GappedPasses._extend_chunk", "extension chunk: windows, results (_extend_chunk):"),
     ("gseek.blast.gapped", "unpack_ranges", "subject windows (unpack_ranges)"),
     ("gseek.blast.gapped", "greedy_gapped", "greedy DP:"),
-    ("gseek.blast.gapped", "xdrop_gapped", "X-drop DP:"),
+    ("gseek.dp.xdrop", "xdrop_gapped", "X-drop DP:"),  # (gapped imports it where the X-drop pass runs)
     ("gseek.dp.greedy", "_rescored", "greedy re-scoring and CIGAR runs (_rescored)"),
     ("gseek.blast.gapped", "GappedPasses._traceback_starts", "trace-back starts"),
     ("gseek.blast.gapped", "GappedPasses._traceback", "trace-back rounds (_traceback)"),

@@ -239,10 +239,14 @@ def dust_intervals(codes, offsets, level: int = DUST_LEVEL, window: int = DUST_W
         return _intervals(codes, offsets, int(level), int(window), int(linker), _HOST_SPAN)
     cuts = np.unique(np.searchsorted(offsets, np.linspace(0, codes.size, groups + 1)[1:-1]))
     bounds = [0, *cuts.tolist(), n_rec]
-    with ThreadPoolExecutor(len(bounds) - 1) as pool:
-        parts = list(pool.map(lambda ab: _intervals(codes, offsets[ab[0]:ab[1] + 1], int(level), int(window),
-                                                    int(linker), _HOST_SPAN), zip(bounds[:-1], bounds[1:])))
-    return np.concatenate(parts)
+
+    def group(a: int, b: int) -> np.ndarray:
+        return _intervals(codes, offsets[a:b + 1], int(level), int(window), int(linker), _HOST_SPAN)
+
+    # the first group on this thread, the others on threads of their own (one thread started on 2 cores, not two)
+    with ThreadPoolExecutor(len(bounds) - 2) as pool:
+        later = [pool.submit(group, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
+        return np.concatenate([group(bounds[0], bounds[1]), *(f.result() for f in later)])
 
 
 @njit(cache=True, nogil=True)

@@ -23,7 +23,6 @@ from gseek import ragged
 from gseek.backend import Backend, numba_guard
 from gseek.dp.greedy import greedy_gapped
 from gseek.dp.scoring import Scoring
-from gseek.dp.xdrop import xdrop_gapped
 
 from .device_gapped import score_only_rounds
 from .device_rounds import DEVICE_MIN, found_block, longest_first, select_round
@@ -458,6 +457,8 @@ class GappedPasses:
                               max_bytes=budget, rescore=rescore,
                               timings=self.timings if os.environ.get("GSEEK_BLAST_TIMING") else None)
         else:
+            from gseek.dp.xdrop import xdrop_gapped  # (here: a megablast search imports no X-drop kernels)
+
             r = xdrop_gapped(backend, *args, scoring, xdrop, traceback=traceback, max_bytes=budget)
         out = {"q_start": qa + r["q_start"], "q_end": qa + r["q_end"], "s_start": t_lo + r["t_start"],
                "s_end": t_lo + r["t_end"], "score": r["score"].astype(np.int64)}

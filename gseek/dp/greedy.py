@@ -23,7 +23,7 @@ from gseek.backend import Backend, on_device
 from gseek.errors import OptionError
 from gseek.kernels import greedy
 
-from .xdrop import seed_arrays
+from .seeds import seed_arrays
 
 __all__ = ["greedy_gapped", "SUB", "INS", "DEL"]
 

@@ -19,6 +19,7 @@ from gseek.errors import OptionError
 from gseek.kernels import dp
 
 from .scoring import Scoring
+from .seeds import seed_arrays
 
 __all__ = ["xdrop_ungapped", "xdrop_gapped", "xdrop_gapped_scores"]
 
@@ -70,21 +71,6 @@ def xdrop_ungapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.nd
                        backend.asarray(scoring.table.ravel()), np.int32(scoring.table.shape[0]), np.int32(xdrop), *res)
     score, q_start, q_end = (backend.to_host(r) for r in res)
     return {"score": score, "q_start": q_start, "q_end": q_end}
-
-
-def seed_arrays(q_off, q_len, t_off, t_len, q_pos, t_pos) -> tuple[np.ndarray, ...]:
-    """Seed extensions' offsets (int64), lengths and seed pairs (int32) as arrays, each seed pair
-    checked to be a residue pair of its sequences (an :class:`~gseek.errors.OptionError` names the first
-    that is not)."""
-    q_off, t_off = np.asarray(q_off, np.int64), np.asarray(t_off, np.int64)
-    q_len, t_len = np.asarray(q_len, np.int32), np.asarray(t_len, np.int32)
-    q_pos, t_pos = np.asarray(q_pos, np.int32), np.asarray(t_pos, np.int32)
-    bad = (q_pos < 0) | (q_pos >= q_len) | (t_pos < 0) | (t_pos >= t_len)
-    if bad.any():
-        k = int(np.argmax(bad))
-        raise OptionError(f"seed {k}: (q_pos, t_pos) = ({q_pos[k]}, {t_pos[k]}) is not a residue pair of "
-                          f"lengths ({q_len[k]}, {t_len[k]})")
-    return q_off, q_len, t_off, t_len, q_pos, t_pos
 
 
 @on_device
