@@ -68,7 +68,7 @@ REGIONS = [
     ("gseek.blast.device_gapped", "isolated", "isolated seeds (isolated)"),
     ("gseek.blast.device_gapped", "_select_round", "round selection (_select_round)"),
     ("gseek.blast.device_gapped", "_chunk", "extension chunk on the device: windows, launch (_chunk)"),
-    ("gseek.blast.device_gapped", "xdrop_gapped_scores", "X-drop DP: score only, on the device"),
+    ("gseek.dp.xdrop", "xdrop_gapped_scores", "X-drop DP: score only, on the device"),
     ("gseek.blast.device_gapped", "_outside_on", "seeds on a found path, on the device (_outside_on)"),
     ("gseek.blast.gapped", "found_block", "found HSPs sorted on the device (found_block)"),
     ("gseek.blast.gapped", "longest_first", "launch order on the device (longest_first)"),

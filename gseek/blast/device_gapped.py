@@ -26,7 +26,6 @@ import numpy as np
 
 from gseek.backend import Backend
 from gseek.dp.scoring import Scoring
-from gseek.dp.xdrop import xdrop_gapped_scores
 from gseek.kernels import blast as kblast
 
 from .device_rounds import isolated
@@ -188,6 +187,8 @@ def _chunk(passes: Any, cols: _Columns, scoring: Scoring, xdrop: int, codes: Any
            span: tuple[Any, Any] | None, margin: int, G: Any) -> Any:
     """``GappedPasses._extend_chunk``, score only, on the device: the subject windows, one launch and
     the extensions their window cut short done again with the query's reach."""
+    from gseek.dp.xdrop import xdrop_gapped_scores  # (here: a megablast search imports no X-drop kernels)
+
     backend = passes.backend
     xp = backend.xp
     seq, contig, mq, ms = seeds
