@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import os
 import random
 import re
 import signal
@@ -269,24 +270,33 @@ def test_a_request_whose_client_goes_is_cancelled(data, service):
     make_queries(data / "slow.fa", 100, seed=11, length=1000)
     health = lambda: json.loads(call(service.url + "/healthz")[1])  # noqa: E731
     before = health()["cancelled"]
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # the device busy with a slow search
-        slow = pool.submit(call, service.url + "/api/v1/search", search_body(data / "slow.fa", "blastn"))
-        for _ in range(500):  # bounded: 5 s
-            if health()["active"]:
-                break
-            time.sleep(0.01)
-        body = json.dumps(search_body(data / "q0.fa", "blastn")).encode()
-        u = urlparse(service.url)
-        with socket.create_connection((u.hostname, u.port), timeout=30) as s:  # sent, then gone
-            s.sendall(b"POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                      + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-            time.sleep(0.2)
-        for _ in range(300):  # bounded: 30 s
-            if health()["cancelled"] > before:
-                break
-            time.sleep(0.1)
-        assert health()["cancelled"] == before + 1
-        status, out, _ = slow.result(timeout=120)
+    # the device busy for as long as the test needs: the one worker process stopped (SIGSTOP) once it has a search
+    # (a slow search alone could end before the second request's client goes: it did in CI, the search faster)
+    worker = health()["workers"][0]["pid"]
+    os.kill(worker, signal.SIGSTOP)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            slow = pool.submit(call, service.url + "/api/v1/search", search_body(data / "slow.fa", "blastn"))
+            for _ in range(500):  # bounded: 5 s
+                if health()["workers"][0]["busy"]:
+                    break
+                time.sleep(0.01)
+            assert health()["workers"][0]["busy"], "the slow search never reached the worker"
+            body = json.dumps(search_body(data / "q0.fa", "blastn")).encode()
+            u = urlparse(service.url)
+            with socket.create_connection((u.hostname, u.port), timeout=30) as s:  # sent, then gone
+                s.sendall(b"POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+                time.sleep(0.2)
+            for _ in range(300):  # bounded: 30 s
+                if health()["cancelled"] > before:
+                    break
+                time.sleep(0.1)
+            assert health()["cancelled"] == before + 1
+            os.kill(worker, signal.SIGCONT)
+            status, out, _ = slow.result(timeout=120)
+    finally:
+        os.kill(worker, signal.SIGCONT)
     assert status == 200 and out.startswith(b"s11q0\t")
 
 
