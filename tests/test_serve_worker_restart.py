@@ -64,7 +64,12 @@ def test_groups_queued_behind_a_lost_one_go_on_and_the_worker_restarts_once():
     slot = _ended_worker(log)
     target = (types.SimpleNamespace(name="db"), None)
     try:
+        # the three queued before any runs (a loaded machine could run the first, and its restart, before the
+        # others are submitted: the fake start gives no pipe, a real one does)
+        hold = threading.Event()
+        slot.executor.submit(hold.wait, 60)
         calls = [slot.executor.submit(slot.call, target, []) for _ in range(3)]
+        hold.set()
         for call in calls:
             with pytest.raises(SlotDown):
                 call.result(timeout=60)
