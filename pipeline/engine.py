@@ -112,6 +112,16 @@ THREAD_PREFIX = "gseek-pipeline"
 
 
 
+def _wake(q: queue.Queue, waiting: int) -> None:
+    """Put ``_STOP`` into ``q`` for each of its ``waiting`` readers, as room allows (a reader that finds
+    none sees the stop signal at its next poll)."""
+    for _ in range(waiting):
+        try:
+            q.put_nowait(_STOP)
+        except queue.Full:
+            return
+
+
 # --------------------------------------------------------------------------- the dispatcher
 
 
@@ -311,6 +321,11 @@ class Dispatcher:
             failed = False
         finally:
             self._stop.set()
+            # the idle workers wait on their queues: a stop item ends each wait now, not at its next poll
+            # (up to _POLL, 50 ms of every command's end)
+            _wake(query_q, 1)
+            _wake(job_q, len(self.prelims))
+            _wake(prelim_q, self.workers)
             deadline = time.monotonic() + _JOIN_AFTER_ERROR
             for t in threads:
                 if t.ident is not None:
