@@ -319,7 +319,9 @@ def get_backend(device: str = "auto", threads: int | None = None, **gpu_options:
 #: SciPy is installed, SciPy's sparse package with it (0.6-0.9 s on the H100 host, half of a small
 #: BLAST search; ``benchmarks/RESULTS.md``, issue 16). Imported on a thread when the first GPU
 #: backend is built, beside the device's set-up and the reading of the inputs, instead of inside
-#: the first search (a search that gets there first waits for the same import, done once).
+#: the first search (a search that gets there first waits for the same import, done once). The command's
+#: own process refuses SciPy's sparse package (``gseek.cli.process.REFUSED_IMPORTS``): the import is then
+#: CuPy's alone.
 _LATE_IMPORTS = ("cupyx.scipy.sparse",)
 _late_imports: threading.Thread | None = None
 

@@ -1046,14 +1046,26 @@ def test_command_with_stdout_closed_exits_cleanly(tmp_path):
 
 
 def test_every_module_imports_without_scipy_blas():
-    """The command's process refuses ``scipy.linalg.cython_blas`` (``gseek.cli.run``):
-    no gseek module may need SciPy's linear algebra."""
-    script = ("import sys, importlib, pkgutil; sys.modules['scipy.linalg.cython_blas'] = None; import gseek; "
+    """The command's process refuses ``scipy.linalg.cython_blas`` and ``scipy.sparse`` (``gseek.cli.run``):
+    no gseek module may need SciPy's linear algebra or sparse matrices."""
+    script = ("import sys, importlib, pkgutil; sys.modules['scipy.linalg.cython_blas'] = None; "
+              "sys.modules['scipy.sparse'] = None; import gseek; "
               "[importlib.import_module(m.name) for m in pkgutil.walk_packages(gseek.__path__, 'gseek.') "
               "if m.name != 'gseek.__main__']; "
               "from numba.np import arraymath; assert arraymath._HAVE_BLAS is False; print('ok')")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
+
+
+def test_the_command_process_refuses_scipy_sparse():
+    """``gseek.cli.run`` refuses SciPy's sparse package (and BLAS) before anything is imported, so that
+    CuPy's ``cupyx`` (imported on a GPU process's first arithmetic kernel) does without it; a program that
+    imported it before keeps it."""
+    code = ("import sys; import gseek.cli.process as p; "
+            "p.main = lambda: print([sys.modules.get(m, 'absent') for m in p.REFUSED_IMPORTS]) or 0; p.run()")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[None, None]", proc.stderr
+    assert "scipy.sparse" in __import__("gseek.cli.process").cli.process.REFUSED_IMPORTS
 
 
 def test_compile_runs_its_workloads(capsys):
