@@ -79,7 +79,7 @@ from gseek.errors import FastxError
 
 from .work import (  # noqa: F401 - the engine's names too (Sink)
     _END, _STOP, Chunk, FileResult, Job, Progress, QueryFile, QueueBounds, Sink, _End, _Failed, _FileState,
-    _OneAtATime, _Piece, _ReadFailed, _Start)
+    _OneAtATime, _Piece, _ReadFailed, _Start, _wake)
 
 __all__ = [
     "Chunk",
@@ -110,16 +110,6 @@ TRACE_ENV = "GSEEK_TRACE"
 THREAD_PREFIX = "gseek-pipeline"
 
 
-
-
-def _wake(q: queue.Queue, waiting: int) -> None:
-    """Put ``_STOP`` into ``q`` for each of its ``waiting`` readers, as room allows (a reader that finds
-    none sees the stop signal at its next poll)."""
-    for _ in range(waiting):
-        try:
-            q.put_nowait(_STOP)
-        except queue.Full:
-            return
 
 
 # --------------------------------------------------------------------------- the dispatcher
@@ -321,9 +311,7 @@ class Dispatcher:
             failed = False
         finally:
             self._stop.set()
-            # the idle workers wait on their queues: a stop item ends each wait now, not at its next poll
-            # (up to _POLL, 50 ms of every command's end)
-            _wake(query_q, 1)
+            _wake(query_q, 1)  # the idle workers stop now, not at their next poll (_POLL: 50 ms a command)
             _wake(job_q, len(self.prelims))
             _wake(prelim_q, self.workers)
             deadline = time.monotonic() + _JOIN_AFTER_ERROR

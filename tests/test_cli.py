@@ -379,7 +379,7 @@ def api(monkeypatch):
     fakes = [
         (Index, "build", recorder("build", SimpleNamespace(save=recorder("save"), summary=lambda: "index"))),
         (gseek.backend, "get_backend", recorder("get_backend", lambda device, threads=0: (device, threads))),
-        (gseek.pipeline.tasks, "warm_host", lambda: SimpleNamespace(join=lambda: None)),
+        (gseek.pipeline.tasks, "warm_host", lambda task="map": SimpleNamespace(join=lambda: None)),
         (gseek.pipeline, "map_files", recorder("map_files", counts)),
         (gseek.pipeline, "align_files", recorder("align_files", dict(rows=0, device="fake"))),
         (gseek.pipeline, "align_pairs_files", recorder("align_pairs_files", dict(rows=0, device="fake"))),
@@ -1066,6 +1066,34 @@ def test_the_command_process_refuses_scipy_sparse():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "[None, None]", proc.stderr
     assert "scipy.sparse" in __import__("gseek.cli.process").cli.process.REFUSED_IMPORTS
+
+
+@pytest.mark.parametrize("args, task, started", [
+    (["--device", "cpu"], "megablast", []),
+    (["--device", "cpu"], "map", []),
+    (["--device", "gpu"], "megablast", [[0]]),
+    (["--device", "gpu"], "map", [[0]]),
+    (["--gpus", "1,0"], "blastn", [[1, 0]]),
+    (["--device", "auto"], "map", []),  # a small input may be mapped on the CPU: nothing begun
+    (["--device", "auto"], "megablast", [[0]]),  # where CuPy is (here said to be), the BLAST search takes the GPU
+    (["--device", "gpu", "--server", "http://localhost:9"], "megablast", []),  # the search is the server's
+])
+def test_search_begins_the_driver_set_up_of_the_gpus_it_will_use(tmp_path, capsys, monkeypatch, args, task, started):
+    """``gseek search`` begins the CUDA driver's set-up (``gseek.backend.start_driver``) of the GPUs it
+    will search on as it starts, beside its imports; a CPU search begins nothing. CuPy is said to be
+    installed (``--device auto`` looks for it)."""
+    import importlib.util
+
+    import gseek.backend
+
+    calls = []
+    monkeypatch.setattr(gseek.backend, "start_driver", lambda ordinals=(0,), library=None: calls.append(list(ordinals)))
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "cupy" else find_spec(name, *a))
+    (tmp_path / "q.fa").write_text(">q\nACGT\n")
+    run(["search", *args, "--task", task, "-x", str(tmp_path / "none"), "-q", str(tmp_path / "q.fa"),
+         "-o", str(tmp_path / "o.tsv")], capsys)
+    assert calls == started
 
 
 def test_compile_runs_its_workloads(capsys):

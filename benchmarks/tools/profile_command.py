@@ -96,6 +96,11 @@ def _cupy_kernel(*a, **k):
     return "CuPy kernel module (its cache or NVRTC)"
 
 
+def _empty_program(source, options, *a, **k):
+    shown = [o for o in options if not o.startswith("-I")]
+    return f"NVRTC empty program (CuPy's key), options {' '.join(shown)} (+{len(options) - len(shown)} -I)"
+
+
 def _numba_load(self, sig, *a, **k):
     return f"Numba load {self._py_func.__module__.rsplit('.', 1)[-1]}.{self._py_func.__name__}"
 
@@ -110,15 +115,18 @@ PATCHES: dict[str, list[tuple[str, object, str]]] = {
                       ("GpuBackend.with_stream", "GpuBackend.with_stream", "stream"),
                       ("CpuBackend.__init__", "CpuBackend()", "cpu backend"),
                       ("_warm_kernels", "CuPy's warm-up kernels (thread)", ""),
-                      ("gpu_available", "gpu_available()", "")],
+                      ("gpu_available", "gpu_available()", ""),
+                      ("_driver_setup", "CUDA driver: cuInit and contexts (ctypes, thread)", "")],
     "gseek.kernels._cuda": [("load_module", _family, "cubin module")],
-    "gseek.kernels._cupy_cache": [("seed_for", "CuPy cache seeding", "")],
+    "gseek.kernels._cupy_cache": [("seed_for", "CuPy cache seeding", ""),
+                                  ("nvrtc_version", "NVRTC's version (loads NVRTC)", "")],
     "gseek.kernels._jit": [("_PrebuiltCache.load_overload", _numba_load, "Numba load")],
     "cupy.cuda.runtime": [("getDeviceCount", "cupy getDeviceCount (cuInit)", "runtime"),
                           ("getDeviceProperties", "cupy getDeviceProperties", "runtime"),
                           ("memGetInfo", "cupy memGetInfo", "runtime")],
     "cupy.cuda.compiler": [("_compile_module_with_cache", _cupy_kernel, "CuPy kernel module"),
-                           ("_compile_with_cache_cuda", "CuPy _compile_with_cache_cuda", "CuPy cache (cuda)")],
+                           ("_compile_with_cache_cuda", "CuPy _compile_with_cache_cuda", "CuPy cache (cuda)"),
+                           ("_preprocess", _empty_program, "NVRTC empty program")],
     "gseek.index.core": [("Index.load", "Index.load", ""), ("Index.check_in_background", "index check started", "")],
     "gseek.index.format": [("sha256_file", "SHA-256 of an index part (thread)", "")],
     "gseek.index.text": [("ReferenceText.on", "ReferenceText.on (text upload, or wait)", "text on device")],
@@ -141,7 +149,8 @@ PATCHES: dict[str, list[tuple[str, object, str]]] = {
 }
 
 #: Imports timed (cumulative, as ``-X importtime``'s): the first import of each, on its thread.
-IMPORTS = ("numpy", "numba", "cupy", "cupyx", "cupyx.scipy.sparse", "scipy", "click", "gseek", "gseek.cli",
+IMPORTS = ("numpy", "numba", "cupy", "cupyx", "cupyx.scipy.sparse", "cupyx.scipy.special", "scipy", "scipy.sparse",
+           "cuda.pathfinder", "click", "gseek", "gseek.cli",
            "gseek.cli.search", "gseek.backend", "gseek.pipeline", "gseek.pipeline.tasks.blast",
            "gseek.pipeline.tasks.map", "gseek.blast.searcher", "gseek.blast", "gseek.index", "gseek.seqio",
            "gseek.kernels._jit", "gseek.mapper", "gseek.output.sam", "llvmlite.binding", "cupy_backends")

@@ -82,6 +82,7 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
     devices = None if gpus is None else [f"gpu:{g}" for g in gpus]
+    _start_gpus(task, gpus)
     if task != "map":
         if un or al:
             raise click.UsageError(f"--un/--al: options of --task map, not of --task {task}")
@@ -92,6 +93,23 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
     else:
         map_search(index_prefix, queries, mate1, mate2, interleaved, map_options, read_options, pair_options,
                    sam_options, output, devices, un, al)
+
+
+def _start_gpus(task: str, gpus: list[int] | None) -> None:
+    """Begin the CUDA driver's set-up of the GPUs this search will run on, on a thread, beside the
+    command's imports (:func:`gseek.backend.start_driver`): those of ``--gpus``, else device 0 for
+    ``--device gpu``, and for ``--device auto`` when the BLAST search will find one (CuPy installed);
+    ``--device auto`` mapping may choose the CPU for a small input and starts nothing."""
+    if gpus is None and STATE.device != "gpu":
+        if STATE.device != "auto" or task == "map":
+            return
+        import importlib.util
+
+        if importlib.util.find_spec("cupy") is None:
+            return
+    from ..backend import start_driver
+
+    start_driver(gpus if gpus is not None else [0])
 
 
 def map_search(index_prefix, queries, mate1, mate2, interleaved, map_options, read_options, pair_options,
@@ -180,19 +198,26 @@ def blast_search(index_prefix, queries, task, blast_options, output, devices=Non
     if not queries:
         raise click.UsageError(f"--task {task} needs -q FILE (FASTA queries)")
     from ..pipeline import blast_files
+    from ..pipeline.tasks import warm_host
 
-    options, volume_size = blast_value(task, blast_options)
-    outfmt = blast_options["outfmt"] or "6"
-    with usage_errors():
-        from ..blast.report import parse_outfmt
+    # a GPU search: the reader's Numba code loaded beside the device's set-up (the CPU's is its own search)
+    warm = warm_host("blast") if STATE.device != "cpu" else None
+    try:
+        options, volume_size = blast_value(task, blast_options)
+        outfmt = blast_options["outfmt"] or "6"
+        with usage_errors():
+            from ..blast.report import parse_outfmt
 
-        parse_outfmt(outfmt)
-    remove_stale_temporaries(output)
-    started = time.perf_counter()
-    counts = blast_files(index_prefix, list(queries), output or "-", options=options, outfmt=outfmt,
-                         device=backend() if devices is None else None, devices=devices, threads=STATE.threads,
-                         database=os.fspath(index_prefix), command=command_line(),
-                         **({} if volume_size is None else {"volume_size": volume_size}))
+            parse_outfmt(outfmt)
+        remove_stale_temporaries(output)
+        started = time.perf_counter()
+        counts = blast_files(index_prefix, list(queries), output or "-", options=options, outfmt=outfmt,
+                             device=backend() if devices is None else None, devices=devices, threads=STATE.threads,
+                             database=os.fspath(index_prefix), command=command_line(),
+                             **({} if volume_size is None else {"volume_size": volume_size}))
+    finally:
+        if warm is not None:
+            warm.join()
     why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
         else " (auto: no GPU found)"
     say(f"[gseek] {task}: {counts['queries']:,} queries, {counts['with_hits']:,} with hits, {counts['hsps']:,} HSPs "
