@@ -30,7 +30,7 @@ import numpy as np
 
 from .errors import BackendError
 
-__all__ = ["Backend", "CpuBackend", "GpuBackend", "get_backend", "gpu_available", "start_driver"]
+__all__ = ["Backend", "CpuBackend", "GpuBackend", "get_backend", "gpu_available"]
 
 DEVICES = ("auto", "cpu", "gpu")
 
@@ -319,25 +319,20 @@ def get_backend(device: str = "auto", threads: int | None = None, **gpu_options:
 #: SciPy is installed, SciPy's sparse package with it (0.6-0.9 s on the H100 host, half of a small
 #: BLAST search; ``benchmarks/RESULTS.md``, issue 16). Imported on a thread when the first GPU
 #: backend is built, beside the device's set-up and the reading of the inputs, instead of inside
-#: the first search (a search that gets there first waits for the same import, done once). The command's
-#: own process refuses SciPy's sparse package (``gseek.cli.process.REFUSED_IMPORTS``): the import is then
-#: CuPy's alone.
+#: the first search (a search that gets there first waits for the same import, done once).
 _LATE_IMPORTS = ("cupyx.scipy.sparse",)
 _late_imports: threading.Thread | None = None
 
 
 def _warm_kernels(cupy: Any) -> None:
-    """CuPy runs NVRTC once a process on an empty program for each set of compiler options its kernels
-    use (the compiler's version, part of every kernel's cache key: ``_compile_with_cache_cuda``),
-    0.2-0.7 s that a BLAST-style search's four searchers paid inside their first scan (issue 17's
-    profile); 20-30 ms each on the H200 host, the compile itself outside the interpreter's lock. Done
-    here instead, on the thread, with the kernels of that scan (sort, prefix sum, nonzero of int64: all
-    in the shipped CuPy cache), and a whole-array reduction (CUB's block reduction, whose options differ:
-    the search's ``max()``)."""
+    """CuPy's first kernel of a process runs NVRTC once on an empty program (the compiler's version,
+    part of every kernel's cache key: ``_compile_with_cache_cuda``), 0.2-0.7 s that a BLAST-style
+    search's four searchers paid inside their first scan (issue 17's profile). Done here instead, on
+    the thread, with the kernels of that scan (sort, prefix sum, nonzero of int64: all in the shipped
+    CuPy cache)."""
     x = cupy.arange(8, dtype=cupy.int64)[::-1]
     cupy.cumsum(cupy.sort(x))
     cupy.nonzero(x)
-    (cupy.arange(256, dtype=cupy.int64) > 0).max()
     cupy.cuda.get_current_stream().synchronize()
 
 
@@ -349,68 +344,21 @@ def _start_late_imports(device_id: int = 0) -> None:
     def run() -> None:
         import importlib
 
-        try:  # first: the search's first kernels wait for these, its first arithmetic kernel for the imports
-            import cupy
-
-            with cupy.cuda.Device(device_id):
-                _warm_kernels(cupy)
-        except Exception:  # noqa: BLE001, S110 - only a head start: the search loads (or fails) them itself
-            pass
         for name in _LATE_IMPORTS:
             try:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001, S110 - only a head start: the first kernel imports it (or fails) itself
                 pass
+        try:
+            import cupy
+
+            with cupy.cuda.Device(device_id):
+                _warm_kernels(cupy)
+        except Exception:  # noqa: BLE001, S110 - only a head start, as above
+            pass
 
     _late_imports = threading.Thread(target=run, name="gseek-cupy-imports", daemon=True)
     _late_imports.start()
-
-
-#: The CUDA driver's library, as CuPy's runtime loads it (:func:`start_driver`).
-LIBCUDA = "libcuda.so.1"
-_drivers: dict[int, threading.Thread] = {}
-_DRIVERS_LOCK = threading.Lock()
-
-
-def start_driver(ordinals: Any = (0,), library: Any = None) -> threading.Thread | None:
-    """Begin the CUDA driver's set-up for the GPUs ``ordinals`` on a thread, and return it (None when
-    every one was begun before, or ``GSEEK_DISABLE_GPU`` is set).
-
-    The thread initialises the driver (``cuInit``) and makes each device's primary context, the one
-    CuPy's runtime then finds made, through ``libcuda`` with :mod:`ctypes`, which releases the
-    interpreter's lock during each call. CuPy makes both holding that lock (``getDeviceCount``: 0.1 s,
-    the context: 0.13 s on the H200 host), every other thread of the process stopped meanwhile; begun
-    as a GPU command starts, they overlap its imports (NumPy's and Numba's, ~0.45 s) instead. Only a
-    head start: where there is no driver or no such device the thread ends, and the backend finds and
-    reports it as before. ``library``: the driver library (a test's stand-in; default :data:`LIBCUDA`).
-    The context retained here lives as long as the process, as the runtime's does.
-    """
-    if os.environ.get("GSEEK_DISABLE_GPU"):
-        return None
-    with _DRIVERS_LOCK:
-        todo = [int(n) for n in ordinals if int(n) not in _drivers]
-        if not todo:
-            return None
-        thread = threading.Thread(target=_driver_setup, args=(todo, library), name="gseek-cuda-driver", daemon=True)
-        for n in todo:
-            _drivers[n] = thread
-        thread.start()
-    return thread
-
-
-def _driver_setup(ordinals: list[int], library: Any = None) -> None:
-    import ctypes
-
-    try:
-        cuda = library if library is not None else ctypes.CDLL(LIBCUDA)
-        if cuda.cuInit(0) != 0:  # no device, no driver for it: the backend says so
-            return
-        for n in ordinals:
-            device, context = ctypes.c_int(), ctypes.c_void_p()
-            if cuda.cuDeviceGet(ctypes.byref(device), n) == 0:
-                cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)
-    except (OSError, AttributeError):  # no libcuda here (a machine without a GPU driver)
-        pass
 
 
 # Numba's "workqueue" threading layer must not be entered from two threads at

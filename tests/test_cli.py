@@ -1079,15 +1079,15 @@ def test_the_command_process_refuses_scipy_sparse():
     (["--device", "gpu", "--server", "http://localhost:9"], "megablast", []),  # the search is the server's
 ])
 def test_search_begins_the_driver_set_up_of_the_gpus_it_will_use(tmp_path, capsys, monkeypatch, args, task, started):
-    """``gseek search`` begins the CUDA driver's set-up (``gseek.backend.start_driver``) of the GPUs it
+    """``gseek search`` begins the CUDA driver's set-up (``gseek.gpu_start.start_driver``) of the GPUs it
     will search on as it starts, beside its imports; a CPU search begins nothing. CuPy is said to be
     installed (``--device auto`` looks for it)."""
     import importlib.util
 
-    import gseek.backend
+    import gseek.gpu_start
 
     calls = []
-    monkeypatch.setattr(gseek.backend, "start_driver", lambda ordinals=(0,), library=None: calls.append(list(ordinals)))
+    monkeypatch.setattr(gseek.gpu_start, "start_driver", lambda ordinals=(0,), library=None: calls.append(list(ordinals)))
     find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "cupy" else find_spec(name, *a))
     (tmp_path / "q.fa").write_text(">q\nACGT\n")

@@ -97,7 +97,7 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
 
 def _start_gpus(task: str, gpus: list[int] | None) -> None:
     """Begin the CUDA driver's set-up of the GPUs this search will run on, on a thread, beside the
-    command's imports (:func:`gseek.backend.start_driver`): those of ``--gpus``, else device 0 for
+    command's imports (:func:`gseek.gpu_start.start_driver`): those of ``--gpus``, else device 0 for
     ``--device gpu``, and for ``--device auto`` when the BLAST search will find one (CuPy installed);
     ``--device auto`` mapping may choose the CPU for a small input and starts nothing."""
     if gpus is None and STATE.device != "gpu":
@@ -107,7 +107,7 @@ def _start_gpus(task: str, gpus: list[int] | None) -> None:
 
         if importlib.util.find_spec("cupy") is None:
             return
-    from ..backend import start_driver
+    from ..gpu_start import start_driver
 
     start_driver(gpus if gpus is not None else [0])
 
