@@ -19,11 +19,14 @@ from .common import GpuSampler, text_handle
 
 #: Query sets: name -> (count, (min, max) length, substitution rate, indel rate); 10% random negatives.
 #: ``w1`` is issue 17's workload 1: log-uniform lengths, each query's rates uniform in the ranges,
-#: half random negatives (BLAST_SET_EXTRA); ``NAME@N`` names its first N-query variant.
+#: half random negatives (BLAST_SET_EXTRA); ``NAME@N`` names its first N-query variant. ``w40`` is issue 40's
+#: 1 Gbp row as the issue describes it ("1,000 queries, 0.3-30 kb, a third distant or random"): a sixth random,
+#: and of the others the ~18 % with 10-12 % substitutions distant.
 BLAST_SETS = {"500bp": (100, (500, 500), 0.04, 0.004), "10kb": (100, (10_000, 10_000), 0.06, 0.006),
               "mixed": (200, (500, 5000), 0.08, 0.01),
-              "w1": (1000, (500, 100_000), (0.01, 0.15), (0.001, 0.015))}
-BLAST_SET_EXTRA = {"w1": {"negatives": 0.5, "log_lengths": True}}
+              "w1": (1000, (500, 100_000), (0.01, 0.15), (0.001, 0.015)),
+              "w40": (1000, (300, 30_000), (0.01, 0.12), (0.001, 0.012))}
+BLAST_SET_EXTRA = {"w1": {"negatives": 0.5, "log_lengths": True}, "w40": {"negatives": 1 / 6, "log_lengths": True}}
 
 
 def blast_set(db: str, spec: str, seed: int = 11):

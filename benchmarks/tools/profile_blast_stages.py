@@ -4,11 +4,15 @@
     python benchmarks/tools/profile_blast_stages.py [--device gpu|cpu] [--work DIR] [--out FILE.json]
         [--sets megablast-10kb,megablast-30kb,blastn-10kb] [--db-bases 75000000] [--contigs 12] [--scale 1]
         [--repeat 3] [--profiled 1] [--threads N] [--cpu-check SETS] [--tag NAME]
+        [--db FASTA] [--queries NAME=TASK:FASTA ...]
 
 Issue 40's sets: a random database (``--contigs`` contigs, ``--db-bases`` in all; the bytes of
 ``benchmarks/archive/gpu_ab_megablast.sh``'s ``db.fa``), 100 x 10 kb queries (the ``10kb`` preset, seed 12)
 and 156 x 30 kb "contigs" (seed 11) simulated from it (``--scale`` multiplies the query counts: tiny
-runs on the VM). For each set one searcher is built and kept warm (its first search compiles), then:
+runs on the VM); ``blastn-30kb`` runs the blastn task on the 30 kb set. ``--db`` takes a database FASTA of
+one's own instead (its index ``FASTA``'s stem ``.gseek`` beside it, built unless there; e.g. ``run.py blast``'s
+``db.fa``), ``--queries NAME=TASK:FASTA`` a query set of one's own (then ``--sets`` defaults to those). For each
+set one searcher is built and kept warm (its first search compiles), then:
 
 * ``--repeat`` steady searches, each followed by its ``-outfmt 6`` text: median and spread of the
   search and of the text, ``nvidia-smi``'s utilization sampled every 100 ms during the searches;
@@ -95,7 +99,9 @@ REGIONS = [
 ]
 #: Query sets: name -> (task, query file stem).
 SETS = {"megablast-10kb": ("megablast", "q10k"), "megablast-30kb": ("megablast", "q30k"),
-        "blastn-10kb": ("blastn", "q10k")}
+        "blastn-10kb": ("blastn", "q10k"), "blastn-30kb": ("blastn", "q30k")}
+#: The sets run when neither ``--sets`` nor ``--queries`` is given.
+DEFAULT_SETS = "megablast-10kb,megablast-30kb,blastn-10kb"
 REPORT = "report (-outfmt 6 text)"
 
 
@@ -299,14 +305,16 @@ def _overlap(iv: list[tuple[int, int]], a: int, b: int) -> int:
     return total
 
 
-def make_data(work: Path, db_bases: int, contigs: int, scale: float) -> dict[str, Path]:
-    """The random database (``gpu_ab_megablast.sh``'s bytes for 12 x 6.25 Mbp) and the query sets, made once."""
+def make_data(work: Path, db_bases: int, contigs: int, scale: float, db: Path | None = None,
+              stems: tuple[str, ...] = ("q10k", "q30k")) -> dict[str, Path]:
+    """The random database (``gpu_ab_megablast.sh``'s bytes for 12 x 6.25 Mbp), or ``db`` where given, and the
+    query sets of ``stems`` simulated from it, each made once."""
     import numpy as np
 
     from gseek.datasets import simulate
 
     work.mkdir(parents=True, exist_ok=True)
-    db = work / f"db-{db_bases}-{contigs}.fa"
+    db = db or work / f"db-{db_bases}-{contigs}.fa"
     if not db.exists():
         rng = np.random.default_rng(5)
         part = db.with_suffix(".part")
@@ -317,6 +325,8 @@ def make_data(work: Path, db_bases: int, contigs: int, scale: float) -> dict[str
         part.rename(db)
     files = {"db": db}
     for stem, n, length, seed in (("q10k", 100, 10_000, 12), ("q30k", 156, 30_000, 11)):
+        if stem not in stems:
+            continue
         n = max(1, round(n * scale))
         path = work / f"{stem}-{db.stem}-{n}.fa"
         if not path.exists():
@@ -475,7 +485,11 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "gseek-stages"))
     ap.add_argument("--out", default=None, help="JSON of every figure")
-    ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--sets", default=None, help=f"of {', '.join(SETS)} and --queries' names "
+                                                 f"(default: --queries' names, else {DEFAULT_SETS})")
+    ap.add_argument("--db", default=None, help="a database FASTA instead of the random one")
+    ap.add_argument("--queries", action="append", default=[], metavar="NAME=TASK:FASTA",
+                    help="a query set of one's own (repeatable)")
     ap.add_argument("--db-bases", type=int, default=75_000_000)
     ap.add_argument("--contigs", type=int, default=12)
     ap.add_argument("--scale", type=float, default=1.0, help="query counts multiplied by this")
@@ -487,8 +501,23 @@ def main() -> int:
     args = ap.parse_args()
     from gseek.index import Index
 
+    for spec in args.queries:  # NAME=TASK:FASTA
+        name, _, rest = spec.partition("=")
+        task, _, fasta = rest.partition(":")
+        if not (name and task and fasta):
+            ap.error(f"--queries {spec}: give NAME=TASK:FASTA")
+        SETS[name] = (task, f"own:{name}")
+    args.sets = args.sets or ",".join(s.partition("=")[0] for s in args.queries) or DEFAULT_SETS
+    unknown = [n for n in args.sets.split(",") if n not in SETS]
+    if unknown:
+        ap.error(f"--sets: unknown {', '.join(unknown)} (known: {', '.join(SETS)})")
+    if args.db and not Path(args.db).is_file():
+        ap.error(f"--db {args.db}: no such file")
     t = time.perf_counter()
-    files = make_data(Path(args.work), args.db_bases, args.contigs, args.scale)
+    stems = tuple({SETS[n][1] for n in args.sets.split(",")})
+    files = make_data(Path(args.work), args.db_bases, args.contigs, args.scale,
+                      Path(args.db) if args.db else None, stems)
+    files.update({f"own:{s.partition('=')[0]}": Path(s.partition(":")[2]) for s in args.queries})
     data_s = time.perf_counter() - t
     cupti = None
     if args.device.startswith("gpu") and not args.no_cupti:

@@ -14,6 +14,7 @@ bit scores and e-values. The issue's bar: recall >= 99 %, bit score within 1, e-
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -40,6 +41,39 @@ def _overlap(a0: int, a1: int, b0: int, b1: int) -> float:
     return min(inter / (a1 - a0 + 1), inter / (b1 - b0 + 1))
 
 
+def _pools(hsps: list[tuple]) -> dict[tuple, tuple[list[int], list[tuple]]]:
+    """Per (query, subject, strand): the HSPs' query starts, sorted, and the HSPs as (start, input order, HSP)."""
+    by_key: dict[tuple, list] = defaultdict(list)
+    for i, h in enumerate(hsps):
+        by_key[h[:3]].append((h[3], i, h))
+    for entries in by_key.values():
+        entries.sort(key=lambda e: e[:2])
+    return {k: ([e[0] for e in v], v) for k, v in by_key.items()}
+
+
+def _match(h: tuple, pool: tuple[list[int], list[tuple]] | None, overlap: float) -> tuple | None:
+    """The HSP of ``pool`` overlapping ``h`` by ``overlap`` of each one's length on both sequences whose bit
+    score is nearest ``h``'s (the first in input order of equals), or None. Only the query starts that can
+    overlap so much are tried: an HSP starting ``d`` before ``h`` shares at most its length less ``d``, and
+    one after it ``h``'s length less ``d`` (a pool of thousands, a repeat's, stays cheap)."""
+    if pool is None:
+        return None
+    starts, entries = pool
+    if overlap > 0:
+        length = h[4] - h[3] + 1
+        lo = bisect_left(starts, h[3] - length * (1 - overlap) / overlap - 1)
+        hi = bisect_right(starts, h[3] + length * (1 - overlap) + 1)
+    else:
+        lo, hi = 0, len(starts)
+    best = None  # (bit score difference, input order, HSP)
+    for _, i, o in entries[lo:hi]:
+        if _overlap(h[3], h[4], o[3], o[4]) >= overlap and _overlap(h[5], h[6], o[5], o[6]) >= overlap:
+            d = abs(o[8] - h[8])
+            if best is None or (d, i) < best[:2]:
+                best = (d, i, o)
+    return None if best is None else best[2]
+
+
 def compare_reports(ours: Iterable[str], reference: Iterable[str], max_evalue: float = 1e-10,
                     overlap: float = 0.9) -> dict:
     """Recall of ``reference``'s HSPs (e <= ``max_evalue``) in ``ours`` and the agreement of matches.
@@ -49,25 +83,11 @@ def compare_reports(ours: Iterable[str], reference: Iterable[str], max_evalue: f
     ``max_evalue`` and no reference counterpart, a fraction of ours) and ``missed`` (up to 20 lines).
     """
     ours_h, ref_h = _parse(ours), _parse(reference)
-    by_key: dict[tuple, list] = defaultdict(list)
-    for h in ours_h:
-        by_key[h[:3]].append(h)
-    ref_key: dict[tuple, list] = defaultdict(list)
-    for h in ref_h:
-        ref_key[h[:3]].append(h)
-
-    def match(h, pool):
-        best = None
-        for o in pool:
-            if _overlap(h[3], h[4], o[3], o[4]) >= overlap and _overlap(h[5], h[6], o[5], o[6]) >= overlap \
-                    and (best is None or abs(o[8] - h[8]) < abs(best[8] - h[8])):
-                best = o
-        return best
-
+    by_key, ref_key = _pools(ours_h), _pools(ref_h)
     expected = [h for h in ref_h if h[7] <= max_evalue]
     found, bits_ok, e_ok, missed = 0, 0, 0, []
     for h in expected:
-        o = match(h, by_key.get(h[:3], []))
+        o = _match(h, by_key.get(h[:3]), overlap)
         if o is None:
             missed.append("\t".join(map(str, h)))
             continue
@@ -75,7 +95,7 @@ def compare_reports(ours: Iterable[str], reference: Iterable[str], max_evalue: f
         bits_ok += abs(o[8] - h[8]) <= 1.0
         e_ok += (h[7] == o[7]) or (h[7] > 0 and abs(o[7] - h[7]) <= 0.05 * h[7])
     mine = [h for h in ours_h if h[7] <= max_evalue]
-    extra = sum(match(h, ref_key.get(h[:3], [])) is None for h in mine)
+    extra = sum(_match(h, ref_key.get(h[:3]), overlap) is None for h in mine)
     return {"recall": found / len(expected) if expected else 1.0, "expected": len(expected), "found": found,
             "bits_within_1": bits_ok / found if found else 1.0, "evalue_within_5pct": e_ok / found if found else 1.0,
             "extra": extra / len(mine) if mine else 0.0, "ours": len(mine), "missed": missed[:20]}
