@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Issue 40, branch start40: whole GPU commands, main's tree (A, the device's working directory) against this branch
-# (B, .carry/start40.tgz with main's prebuilt set copied in: the Numba modules whose closure changed are compiled
-# once, in the warm-up), alternating in fresh processes, bytecode cached (written once, as an installed machine
+# (B, .carry/start40.tgz with main's prebuilt set copied in; no Numba module's closure changed), alternating in fresh processes, bytecode cached (written once, as an installed machine
 # has it), outputs compared by SHA-256:
 #   megablast 100 x 10 kb and 156 x 30 kb, blastn task 100 x 10 kb (issue 40's 75 Mbp random database,
 #   profile_blast_stages.make_data), mapping 1,000 lambda reads -v 3 (--device gpu); the CPU megablast 10 kb
@@ -47,19 +46,21 @@ declare -A CMD=(
   [map]="$G -x $W/lam -q $W/r1000.fq -v 3"
   [cpu10]="--quiet --device cpu -p 16 search --task megablast -x $W/db.gseek -q $W/q10k.fa")
 NAMES="mb10 mb30 bn10 map cpu10"
+ext() { [ "$1" = map ] && echo sam || echo tsv; }
 one() {  # one() TREE NAME ROUND: a whole command, its wall ms and the SHA-256 of its output
-  local tree=$1 name=$2 r=$3 out=$W/$2-$1-$3.out s e
+  local tree=$1 name=$2 r=$3 out=$W/$2-$1-$3.$(ext $2) s e
   s=$EPOCHREALTIME
   PYTHONPATH=/tmp/$tree:/tmp/site python3 -P -m gseek ${CMD[$name]} -o $out 2>> "$OUT/ab.txt"
   e=$EPOCHREALTIME
   echo "$name $tree $r $(awk "BEGIN{printf \"%.0f\", 1000*($e-$s)}") $(grep -v '^@PG' $out | sha256sum | cut -c1-16)" \
     >> $W/rows.txt
 }
-# bytecode written once for each tree and the system's packages, and B's changed Numba modules compiled once
-for tree in A B; do for name in $NAMES; do
-  PYTHONPATH=/tmp/$tree:/tmp/site env -u PYTHONDONTWRITEBYTECODE python3 -P -m gseek ${CMD[$name]} -o $W/warm.out \
-    2>> "$OUT/ab.txt"
-done; done
+# bytecode written once for the system's packages (the trees' own: pip wrote it), the files in the page cache
+for run in "A mb10" "A bn10" "A map" "A cpu10" "B mb10" "B map"; do
+  read tree name <<< "$run"
+  PYTHONPATH=/tmp/$tree:/tmp/site env -u PYTHONDONTWRITEBYTECODE python3 -P -m gseek ${CMD[$name]} \
+    -o $W/warm.$(ext $name) 2>> "$OUT/ab.txt"
+done
 echo "warm-up done $(awk "BEGIN{print $EPOCHREALTIME-$s}") s" >> "$OUT/ab.txt"
 : > $W/rows.txt
 for r in $(seq 1 $ROUNDS); do
@@ -78,7 +79,7 @@ done
 for tree in B A; do
   s=$EPOCHREALTIME
   PYTHONPATH=/tmp/$tree:/tmp/site PROFILE_COMMAND_OUT=/tmp/tl.txt python3 -P $S/benchmarks/tools/profile_command.py \
-    --t0 $s -- ${CMD[mb10]} -o $W/tl.out > /dev/null
+    --t0 $s -- ${CMD[mb10]} -o $W/tl.tsv > /dev/null
   e=$EPOCHREALTIME
   { echo "### $tree megablast 10 kb: wall $(awk "BEGIN{printf \"%.1f\", 1000*($e-$s)}") ms"; cat /tmp/tl.txt; echo; } \
     >> "$OUT/timeline.txt"
