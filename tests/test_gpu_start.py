@@ -3,6 +3,11 @@ what it asks of the driver, once a device; nothing where there is no driver or n
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
+import pytest
+
 import gseek.gpu_start as b
 
 
@@ -60,3 +65,14 @@ def test_start_driver_without_a_driver_or_a_device_ends_quietly(monkeypatch):
     monkeypatch.setattr(b, "_drivers", {})
     monkeypatch.setenv("GSEEK_DISABLE_GPU", "1")
     assert b.start_driver([0], library=FakeDriver()) is None and b._drivers == {}
+
+
+@pytest.mark.gpu
+def test_a_gpu_backend_after_the_head_start(tmp_path):
+    """On a GPU: the driver and the context begun by ``start_driver`` are the ones CuPy then uses (a
+    kernel runs on them, the device counted)."""
+    code = ("import gseek.gpu_start as g; g.start_driver([0]).join(); import cupy; "
+            "from gseek.backend import get_backend; x = get_backend('gpu').asarray([1, 2, 3]); "
+            "print(int((x * 2).sum()), cupy.cuda.runtime.getDeviceCount() > 0)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert out.stdout.split() == ["12", "True"]

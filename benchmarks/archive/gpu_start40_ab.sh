@@ -5,7 +5,7 @@
 #   megablast 100 x 10 kb and 156 x 30 kb, blastn task 100 x 10 kb (issue 40's 75 Mbp random database,
 #   profile_blast_stages.make_data), mapping 1,000 lambda reads -v 3 (--device gpu); the CPU megablast 10 kb
 #   command too (its start-up must not get slower); then one timeline of each tree (benchmarks/tools/
-#   profile_command.py) and -m gpu tests/test_backend.py on B.
+#   profile_command.py) and -m gpu tests/test_backend.py tests/test_gpu_start.py on B.
 # ROUNDS (default 3). Carry: .whl, .carry/start40.tgz. Results under $OUT (ab.txt, timeline.txt, tests.txt).
 set -uo pipefail
 OUT=${OUT:-/tmp/gseek-out}; mkdir -p "$OUT"
@@ -85,5 +85,5 @@ for tree in B A; do
     >> "$OUT/timeline.txt"
 done
 (cd $S && PYTHONPATH=/tmp/B:/tmp/site timeout 60 python3 -P -m pytest -q -p no:cacheprovider -p no:randomly -m gpu \
-  tests/test_backend.py > "$OUT/tests.txt" 2>&1; echo "tests rc=$?" >> "$OUT/tests.txt")  # (-m gpu: skipped on a CPU)
+  tests/test_backend.py tests/test_gpu_start.py > "$OUT/tests.txt" 2>&1; echo "tests rc=$?" >> "$OUT/tests.txt")  # (-m gpu: skipped on a CPU)
 grep -A40 "## medians" "$OUT/ab.txt"; tail -3 "$OUT/tests.txt"
