@@ -1080,20 +1080,26 @@ def test_the_command_process_refuses_scipy_sparse():
 ])
 def test_search_begins_the_driver_set_up_of_the_gpus_it_will_use(tmp_path, capsys, monkeypatch, args, task, started):
     """``gseek search`` begins the CUDA driver's set-up (``gseek.gpu_start.start_driver``) of the GPUs it
-    will search on as it starts, beside its imports; a CPU search begins nothing. CuPy is said to be
+    will search on as it starts, beside its imports, and a BLAST search on a GPU loads its reader's Numba
+    code on a thread meanwhile (``warm_host("blast")``); a CPU search begins neither. CuPy is said to be
     installed (``--device auto`` looks for it)."""
     import importlib.util
+    from types import SimpleNamespace
 
     import gseek.gpu_start
+    import gseek.pipeline.tasks
 
-    calls = []
+    calls, warmed = [], []
     monkeypatch.setattr(gseek.gpu_start, "start_driver", lambda ordinals=(0,), library=None: calls.append(list(ordinals)))
+    monkeypatch.setattr(gseek.pipeline.tasks, "warm_host",
+                        lambda task="map": warmed.append(task) or SimpleNamespace(join=lambda: None))
     find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "cupy" else find_spec(name, *a))
     (tmp_path / "q.fa").write_text(">q\nACGT\n")
     run(["search", *args, "--task", task, "-x", str(tmp_path / "none"), "-q", str(tmp_path / "q.fa"),
          "-o", str(tmp_path / "o.tsv")], capsys)
     assert calls == started
+    assert [t for t in warmed if t == "blast"] == (["blast"] if started and task != "map" else [])
 
 
 def test_compile_runs_its_workloads(capsys):
