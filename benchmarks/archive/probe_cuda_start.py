@@ -21,19 +21,13 @@ import os
 import sys
 import threading
 import time
+from pathlib import Path
 
 NOW = time.time
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from profile_command import process_start  # noqa: E402 - the process's start, from /proc
 
-
-def start() -> float:
-    with open("/proc/self/stat") as fh:
-        ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
-    with open("/proc/uptime") as fh:
-        up = float(fh.read().split()[0])
-    return NOW() - up + ticks / os.sysconf("SC_CLK_TCK")
-
-
-T0 = start()
+T0 = process_start()
 marks: dict[str, float] = {}
 
 

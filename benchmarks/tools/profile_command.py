@@ -34,7 +34,7 @@ import time
 _NOW = time.time
 
 
-def _process_start() -> float:
+def process_start() -> float:
     """The process's start on the wall clock, from /proc (clock ticks since boot)."""
     with open("/proc/self/stat") as fh:
         start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
@@ -243,7 +243,7 @@ def main() -> None:
         else:
             raise SystemExit(f"profile_command: unknown option {opt}")
     args = args[1:]
-    t0 = t0 if t0 is not None else _process_start()
+    t0 = t0 if t0 is not None else process_start()
     sys.meta_path.insert(0, _Watch())
     real_exit = os._exit
 
