@@ -43,14 +43,18 @@ _KEY_SHIFT = 40
 
 class _Columns:
     """The candidates' columns on ``backend`` (int64): key, seed points, diagonal, ``apart``, query
-    sequence and contig, the ungapped HSP's query extent; and the query and contig offsets."""
+    sequence and contig, the ungapped HSP's query extent; and the query and contig offsets. The
+    seed stage's device columns where ``cand`` has them (``cand.device``), else ``cand`` uploaded."""
 
     def __init__(self, backend: Backend, ref: Any, cand: dict[str, np.ndarray], seq_off: np.ndarray,
                  apart_factor: int) -> None:
         xp = backend.xp
 
+        on = getattr(cand, "device", None)  # the seed stage's own (a GPU's :class:`~gseek.blast.seeds.Candidates`)
+
         def up(name: str) -> Any:
-            return backend.asarray(np.ascontiguousarray(cand[name])).astype(np.int64, copy=False)
+            column = on[name] if on is not None else backend.asarray(np.ascontiguousarray(cand[name]))
+            return column.astype(np.int64, copy=False)
 
         q, s, length = up("q"), up("s"), up("length")
         self.seq, self.contig, self.q_start, self.q_end = up("seq"), up("contig"), up("q_start"), up("q_end")
