@@ -127,9 +127,7 @@ class GappedPasses:
         greedy = opts.linear_gaps
         ahead = _AHEAD.get(self.backend.name, 0)
         todo = np.arange(cand["q"].size)  # the candidates come in rank order (``select_seeds``)
-        chosen: list[np.ndarray] = []
-        scores: list[np.ndarray] = []
-        spans: list[np.ndarray] = []
+        chosen, scores, spans = [], [], []  # each round's candidates, score-only scores and extents (arrays)
         if not greedy and _device_pass(self.backend, todo.size) and _HOST_SPEEDUP[False] <= 0:
             # the rounds with their seeds and results on the device (the same rounds and results); the passes
             # below read the candidates left and those chosen only: those, renumbered in order (the same order)
