@@ -96,12 +96,18 @@ def test_first_of_extents_equals_the_readable_selection(device, n):
             for k, v in c.items():
                 assert cand[k].tolist() == v[rows].tolist(), k
             assert (cand["seq"].dtype, cand["contig"].dtype, cand["score"].dtype) == (np.int64, np.int32, np.int32)
+            assert len(cand) == len(rows)
             if device == "gpu":  # the columns left on the device: the same rows
-                assert sorted(cand.device) == sorted(S._ON_DEVICE)
+                assert sorted(cand.device) == sorted(S._NAMES)
                 for k, v in cand.device.items():
                     assert backend.to_host(v).tolist() == cand[k].tolist(), k
             else:
                 assert cand.device is None
+            some = np.arange(len(rows))[::3]  # some rows only: the same columns and types
+            fresh = S._first_of_extents(backend, given)
+            for k, v in fresh.rows(some).items():
+                assert v.tolist() == c[k][np.asarray(rows, np.int64)[some]].tolist(), k
+                assert v.dtype == cand[k].dtype, k
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -126,16 +126,16 @@ class GappedPasses:
         prelim_x = opts.raw_xdrop(opts.xdrop_gap) * scale
         greedy = opts.linear_gaps
         ahead = _AHEAD.get(self.backend.name, 0)
-        todo = np.arange(cand["q"].size)  # the candidates come in rank order (``select_seeds``)
+        todo = np.arange(len(cand))  # the candidates come in rank order (``select_seeds``)
         chosen, scores, spans = [], [], []  # each round's candidates, score-only scores and extents (arrays)
         if not greedy and _device_pass(self.backend, todo.size) and _HOST_SPEEDUP[False] <= 0:
             # the rounds with their seeds and results on the device (the same rounds and results); the passes
             # below read the candidates left and those chosen only: those, renumbered in order (the same order)
             todo, chosen, scores, spans = score_only_rounds(self, scoring, prelim_x, scale, qs, seq_off, seq_query,
                                                             cand, todo, ahead, _knobs())
-            if chosen or todo.size < cand["q"].size:
+            if chosen or todo.size < len(cand):  # (on a GPU, their columns alone downloaded)
                 used = np.unique(np.concatenate([todo, *chosen]))
-                cand = {k: v[used] for k, v in cand.items()}
+                cand = cand.rows(used)
                 todo, chosen = np.searchsorted(used, todo), [np.searchsorted(used, c) for c in chosen]
         q, s, seq_of, contig_of = cand["q"], cand["s"], cand["seq"], cand["contig"]
         diag = s - q

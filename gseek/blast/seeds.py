@@ -297,13 +297,33 @@ def ungapped_extend(backend: Backend, ref: ReferenceText, queries: QuerySet, see
 _SEQUENCES_AT_ONCE = {"gpu": True}
 
 
-class Candidates(dict):
-    """:func:`seed_candidates`' columns on the host (a dict of arrays, in rank order) and ``device``:
-    on a GPU, the same rows' ``q``, ``s``, ``length``, ``seq``, ``contig``, ``q_start`` and ``q_end``
-    left there (None on the CPU), which the device's score-only rounds take as they are
-    (:func:`gseek.blast.device_gapped.score_only_rounds`: no upload of what was downloaded)."""
+class Candidates:
+    """The seeds worth extending (:func:`seed_candidates`), in rank order: host columns ``q``, ``s``,
+    ``length``, ``score``, ``q_start``, ``q_end``, ``seq``, ``contig`` (``cand[name]``). On a GPU the
+    columns stay on the device (``device``: the score-only rounds read them there) and come to the
+    host when one is first read, all at once; :meth:`rows` brings some rows only."""
 
-    device: dict[str, Any] | None = None
+    def __init__(self, backend: Backend, columns: dict[str, Any]) -> None:
+        self._backend = backend
+        self.device = columns if backend.name == "gpu" else None
+        self._host = None if self.device is not None else _host_columns(backend, columns)
+        self.size = int(columns["q"].size)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if self._host is None:
+            self._host = _host_columns(self._backend, self.device)
+        return self._host[name]
+
+    def rows(self, idx: np.ndarray) -> dict[str, np.ndarray]:
+        """The host columns of rows ``idx`` (on a GPU, those rows' alone downloaded)."""
+        if self._host is not None:
+            return {k: v[idx] for k, v in self._host.items()}
+        with self._backend.active():
+            at = self._backend.asarray(np.asarray(idx, np.int64))
+            return _host_columns(self._backend, {k: v[at] for k, v in self.device.items()})
 
 
 def _device_triggers(backend: Backend, triggers: np.ndarray | None) -> tuple[Any, int] | None:
@@ -346,9 +366,8 @@ def _passing(backend: Backend, ref: ReferenceText, queries: QuerySet, seeds: See
     return cols
 
 
-#: :func:`_first_of_extents`' columns, and those left on a GPU for the score-only rounds.
+#: :class:`Candidates`' columns.
 _NAMES = ("q", "s", "length", "score", "q_start", "q_end", "seq", "contig")
-_ON_DEVICE = ("q", "s", "length", "seq", "contig", "q_start", "q_end")
 
 
 def _extent_firsts(xp: Any, c: dict[str, Any]) -> Any:
@@ -376,25 +395,29 @@ def _extent_firsts(xp: Any, c: dict[str, Any]) -> Any:
 
 
 def _first_of_extents(backend: Backend, parts: list[dict[str, Any]]) -> Candidates:
-    """:func:`_extent_firsts` of ``parts``' seeds: the columns on the host (:class:`Candidates`; on a
-    GPU, :data:`_ON_DEVICE` left there too)."""
+    """:func:`_extent_firsts` of ``parts``' seeds, as :class:`Candidates` (on a GPU, left there)."""
     xp = backend.xp
     if parts:
         c = {k: xp.concatenate([p[k] for p in parts]) for k in _NAMES}
     else:
         c = {k: xp.zeros(0, np.int32 if k in ("length", "score") else np.int64) for k in _NAMES}
     idx = _extent_firsts(xp, c)
-    rows = {k: c[k][idx] for k in _NAMES}
-    # two downloads: every column but ``s`` fits in int32 (a batch holds < 2^31 bases), ``s`` as it is
+    return Candidates(backend, {k: c[k][idx] for k in _NAMES})
+
+
+def _host_columns(backend: Backend, rows: dict[str, Any]) -> dict[str, np.ndarray]:
+    """:data:`_NAMES`' columns on the host, each in its type there (``seq`` int64, ``contig`` int32); from a
+    GPU, two downloads to page-locked memory: every column but ``s`` as int32 (a batch holds < 2^31 bases), ``s``."""
+    xp = backend.xp
+    types = {k: rows[k].dtype for k in _NAMES} | {"seq": np.int64, "contig": np.int32}
+    if xp is np:
+        return {k: rows[k].astype(types[k]) for k in _NAMES}
     narrow = [k for k in _NAMES if k != "s"]
-    small = dict(zip(narrow, backend.to_host(xp.stack([rows[k].astype(np.int32, copy=False) for k in narrow]))))
-    types = {k: c[k].dtype for k in _NAMES} | {"seq": np.int64, "contig": np.int32}
-    out = Candidates({k: backend.to_host(rows[k]) if k == "s" else small[k] for k in _NAMES})
-    for k in _NAMES:
-        out[k] = out[k].astype(types[k], copy=False)
-    if backend.name == "gpu":
-        out.device = {k: rows[k] for k in _ON_DEVICE}
-    return out
+    with backend.active():
+        block = backend.to_host(xp.stack([rows[k].astype(np.int32, copy=False) for k in narrow]), pinned=True)
+        s = backend.to_host(rows["s"], pinned=True)
+    out = {k: block[j] for j, k in enumerate(narrow)} | {"s": s}
+    return {k: out[k].astype(types[k]) for k in _NAMES}  # (copies: the pinned buffers go back to their pool)
 
 
 @on_device
