@@ -57,13 +57,11 @@ def isolated(xp: Any, key: Any, s: Any, diag: Any, apart: Any) -> Any:
         return None
     cell = (key * ns + (cs - (cs_lo - 1))) * nd + (cd - (cd_lo - 1))
     cells, counts = xp.unique(cell, return_counts=True)
-    last = cells.size - 1
-    near = xp.zeros(n, dtype=np.int64)
-    for ds in (-1, 0, 1):
-        for dd in (-1, 0, 1):
-            probe = cell + (ds * nd + dd)
-            at = xp.minimum(xp.searchsorted(cells, probe), last)
-            near += xp.where(cells[at] == probe, counts[at], 0)
+    # the nine neighbouring cells of each candidate (its own included) searched at once
+    steps = xp.asarray(np.array([ds * nd + dd for ds in (-1, 0, 1) for dd in (-1, 0, 1)], np.int64))
+    probe = cell[None, :] + steps[:, None]
+    at = xp.minimum(xp.searchsorted(cells, probe), cells.size - 1)
+    near = xp.where(cells[at] == probe, counts[at], 0).sum(axis=0)
     return near == 1
 
 
