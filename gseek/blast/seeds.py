@@ -22,7 +22,7 @@ from gseek.kernels import blast as kblast
 from gseek.kernels import blast_compact as kcompact
 
 from .compact_table import CompactTable
-from .device_rounds import lexsort_packed
+from .device_rounds import DEVICE_MIN, lexsort_packed
 from .lookup import LookupTable, Template
 
 __all__ = ["DiscWords", "QuerySet", "Seeds", "find_seeds", "scan_hits", "seed_candidates", "select_seeds", "ungapped_extend",
@@ -299,13 +299,13 @@ _SEQUENCES_AT_ONCE = {"gpu": True}
 
 class Candidates:
     """The seeds worth extending (:func:`seed_candidates`), in rank order: host columns ``q``, ``s``,
-    ``length``, ``score``, ``q_start``, ``q_end``, ``seq``, ``contig`` (``cand[name]``). On a GPU the
-    columns stay on the device (``device``: the score-only rounds read them there) and come to the
-    host when one is first read, all at once; :meth:`rows` brings some rows only."""
+    ``length``, ``score``, ``q_start``, ``q_end``, ``seq``, ``contig`` (``cand[name]``). Columns given
+    on a GPU stay there (``device``: the score-only rounds read them there; None for host columns) and
+    come to the host when one is first read, all at once; :meth:`rows` brings some rows only."""
 
     def __init__(self, backend: Backend, columns: dict[str, Any]) -> None:
         self._backend = backend
-        self.device = columns if backend.name == "gpu" else None
+        self.device = None if isinstance(columns["q"], np.ndarray) else columns
         self._host = None if self.device is not None else _host_columns(backend, columns)
         self.size = int(columns["q"].size)
 
@@ -395,12 +395,16 @@ def _extent_firsts(xp: Any, c: dict[str, Any]) -> Any:
 
 
 def _first_of_extents(backend: Backend, parts: list[dict[str, Any]]) -> Candidates:
-    """:func:`_extent_firsts` of ``parts``' seeds, as :class:`Candidates` (on a GPU, left there)."""
+    """:func:`_extent_firsts` of ``parts``' seeds, as :class:`Candidates` (on a GPU, left there; fewer than
+    :data:`~gseek.blast.device_rounds.DEVICE_MIN`, as the device's rounds take, selected on the host)."""
     xp = backend.xp
     if parts:
         c = {k: xp.concatenate([p[k] for p in parts]) for k in _NAMES}
     else:
         c = {k: xp.zeros(0, np.int32 if k in ("length", "score") else np.int64) for k in _NAMES}
+    if xp is not np and int(c["q"].size) < DEVICE_MIN:  # a few seeds (megablast's): on the host, one download
+        block = backend.to_host(xp.stack([c[k].astype(np.int64, copy=False) for k in _NAMES]))
+        c, xp = {k: block[j].astype(c[k].dtype, copy=False) for j, k in enumerate(_NAMES)}, np
     idx = _extent_firsts(xp, c)
     return Candidates(backend, {k: c[k][idx] for k in _NAMES})
 
@@ -410,7 +414,7 @@ def _host_columns(backend: Backend, rows: dict[str, Any]) -> dict[str, np.ndarra
     GPU, two downloads to page-locked memory: every column but ``s`` as int32 (a batch holds < 2^31 bases), ``s``."""
     xp = backend.xp
     types = {k: rows[k].dtype for k in _NAMES} | {"seq": np.int64, "contig": np.int32}
-    if xp is np:
+    if isinstance(rows["q"], np.ndarray):
         return {k: rows[k].astype(types[k]) for k in _NAMES}
     narrow = [k for k in _NAMES if k != "s"]
     with backend.active():
