@@ -231,7 +231,7 @@ class GpuBackend(Backend):
                 return self.cupy.asnumpy(array)
             array = self.cupy.ascontiguousarray(array)
             memory = self.cupy.cuda.alloc_pinned_memory(array.nbytes)
-            out = np.frombuffer(memory, array.dtype, array.size).reshape(array.shape)
+            out = np.ndarray(array.shape, array.dtype, buffer=memory)
             array.get(out=out)
             return out
 
