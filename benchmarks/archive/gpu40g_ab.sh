@@ -14,4 +14,6 @@ cd /tmp/gpu40g || exit 1
 ROOT=$ROOT A_SRC=$ROOT AB=1 ROUNDS=${ROUNDS:-2} ARGS=${ARGS:-"--sets blastn-10kb,megablast-10kb --repeat 5 --profiled 1"} \
   TESTS=${TESTS:-"tests/test_blast_seed_selection.py tests/test_blast_device_gapped.py tests/test_blast_device_rounds.py
   tests/test_blast_search.py::test_backends_give_byte_identical_output"} bash benchmarks/archive/gpu_stages.sh
+# BREAKS=1: then each new GPU path broken once, its test expected to fail (gpu40g_breaks.sh)
+[ "${BREAKS:-0}" = 1 ] && bash benchmarks/archive/gpu40g_breaks.sh 2>&1 | tee -a "${OUT:-/tmp/gseek-out}/stages.md"
 rm -rf /tmp/a /tmp/b /tmp/gpu40g
