@@ -426,12 +426,12 @@ def _host_columns(backend: Backend, rows: dict[str, Any]) -> dict[str, np.ndarra
 
 @on_device
 def select_seeds(backend: Backend, ref: ReferenceText, queries: QuerySet, seeds: Seeds, ung: dict[str, Any],
-                 triggers: np.ndarray | None) -> dict[str, np.ndarray]:
+                 triggers: np.ndarray | None) -> Candidates:
     """The seeds worth extending further, on the host: the first seed (in (q, s) order) of each
     distinct ungapped extent of a query sequence's diagonal, with an ungapped score of at least
-    its sequence's ``triggers`` entry (None: any score). Returns host arrays ``q``, ``s``,
-    ``length``, ``score``, ``q_start``, ``q_end``, ``seq``, ``contig`` in rank order (ungapped
-    score, best first, then query and text position)."""
+    its sequence's ``triggers`` entry (None: any score). Returns :class:`Candidates`: host arrays
+    ``q``, ``s``, ``length``, ``score``, ``q_start``, ``q_end``, ``seq``, ``contig`` by name, in rank
+    order (ungapped score, best first, then query and text position)."""
     return _first_of_extents(backend, [_passing(backend, ref, queries, seeds, ung, _device_triggers(backend, triggers))])
 
 
