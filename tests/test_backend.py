@@ -161,3 +161,22 @@ def test_with_stream_puts_the_work_on_its_own_stream():
     with s.active():
         y = x * 2
     assert (s.to_host(y) == np.arange(1 << 20) * 2).all()
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_to_host_pinned_gives_the_arrays_values(device):
+    """A download to page-locked memory (a GPU's; the CPU's arrays as they are): the values, shape and type,
+    of a strided view, a 2-D block and an empty array, on the default stream and a twin's."""
+    import numpy as np
+
+    from gseek.backend import get_backend
+
+    b = get_backend(device)
+    for backend in (b, b.with_stream()) if device == "gpu" else (b,):
+        line = np.arange(-50, 50)
+        for want, array in ((np.arange(3000, dtype=np.int32).reshape(3, 1000), None), (line[::3], line),
+                            (np.zeros(0), None)):
+            on = backend.asarray(want) if array is None else backend.asarray(array)[::3]  # (a strided view)
+            got = backend.to_host(on, pinned=True)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert got.tolist() == want.tolist()

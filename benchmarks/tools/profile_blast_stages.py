@@ -62,6 +62,7 @@ REGIONS = [
     ("gseek.blast.seeds", "ungapped_extend", "ungapped extension"),
     ("gseek.blast.seeds", "_passing", "trigger filter"),
     ("gseek.blast.seeds", "_first_of_extents", "seed selection (first of extents, rank order, to host)"),
+    ("gseek.blast.seeds", "_extent_firsts", "seed selection's sorts (_extent_firsts)"),
     ("gseek.blast.gapped", "_select_round", "round selection (_select_round)"),
     ("gseek.blast.gapped", "select_round", "round selection, isolated seeds on the device (select_round)"),
     ("gseek.blast.device_rounds", "_select_round", "round selection (_select_round)"),

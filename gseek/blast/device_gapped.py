@@ -6,7 +6,8 @@ queries on a random 75 Mbp database: ~680k in the first), and every pass of the 
 merge of the launches, the round's found HSPs and the test of the next round's seeds against them —
 was a pass of NumPy between a download and an upload. :func:`score_only_rounds` runs the rounds of a
 search whose first round holds :data:`~gseek.blast.device_rounds.DEVICE_MIN` seeds or more (the
-later, smaller ones too: their seeds are there already) with the candidates' columns uploaded once:
+later, smaller ones too: their seeds are there already) with the candidates' columns on the device (the
+seed stage's, :class:`~gseek.blast.seeds.Candidates`; else uploaded once):
 the round's choice (:func:`~gseek.blast.device_rounds.isolated` there, the host's greedy pass over
 the others only), the windows, the score-only launches (longest expected extent first, in launches
 that keep to the memory budget), the extensions cut by their window done again with the query's
@@ -43,14 +44,18 @@ _KEY_SHIFT = 40
 
 class _Columns:
     """The candidates' columns on ``backend`` (int64): key, seed points, diagonal, ``apart``, query
-    sequence and contig, the ungapped HSP's query extent; and the query and contig offsets."""
+    sequence and contig, the ungapped HSP's query extent; and the query and contig offsets. The
+    seed stage's device columns where ``cand`` has them (``cand.device``), else ``cand`` uploaded."""
 
     def __init__(self, backend: Backend, ref: Any, cand: dict[str, np.ndarray], seq_off: np.ndarray,
                  apart_factor: int) -> None:
         xp = backend.xp
 
+        on = getattr(cand, "device", None)  # the seed stage's own (a GPU's :class:`~gseek.blast.seeds.Candidates`)
+
         def up(name: str) -> Any:
-            return backend.asarray(np.ascontiguousarray(cand[name])).astype(np.int64, copy=False)
+            column = on[name] if on is not None else backend.asarray(np.ascontiguousarray(cand[name]))
+            return column.astype(np.int64, copy=False)
 
         q, s, length = up("q"), up("s"), up("length")
         self.seq, self.contig, self.q_start, self.q_end = up("seq"), up("contig"), up("q_start"), up("q_end")
@@ -66,27 +71,27 @@ class _Columns:
 
 
 def score_only_rounds(passes: Any, scoring: Scoring, xdrop: int, scale: int, qs: Any, seq_off: np.ndarray,
-                      seq_query: np.ndarray, cand: dict[str, np.ndarray], host: tuple[np.ndarray, ...],
-                      todo: np.ndarray, ahead: int, G: Any) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray],
+                      seq_query: np.ndarray, cand: dict[str, np.ndarray], todo: np.ndarray, ahead: int, G: Any) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray],
                                                                     list[np.ndarray]]:
     """The score-only rounds of ``todo`` (candidates in rank order) on ``passes``' backend, until a
     round takes fewer than ``ahead`` seeds and leaves some (the host loop extends seeds ahead of it):
     the candidates left to the host loop and, as its lists ``chosen``, ``scores`` and ``spans`` hold
     them, the rounds' HSPs whose e-value may reach the cutoff (the loop drops the others after it).
-    ``host``: the candidates' key, ``mid_s``, diagonal and ``apart`` on the host (the greedy pass's);
-    ``G``: ``gapped``'s ``_APART``, ``_PRELIM_MARGIN``, ``_EXTEND_CHUNK`` and ``_extend_budget`` (as its
+    The candidates' columns: the seed stage's on the device (``cand.device``) or ``cand`` uploaded. ``G``: ``gapped``'s ``_APART``, ``_PRELIM_MARGIN``, ``_EXTEND_CHUNK`` and ``_extend_budget`` (as its
     loop reads them)."""
     backend = passes.backend
     xp = backend.xp
-    key = host[0]
-    if not todo.size or key.max() >= 1 << 23 or passes.ref.n_bases >= 1 << _KEY_SHIFT or key.min() < 0:
+    if not todo.size or passes.ref.n_bases >= 1 << _KEY_SHIFT:
         return todo, [], [], []
     with backend.active():
         cols = _Columns(backend, passes.ref, cand, seq_off, G._APART)
+        low, high = backend.to_host(backend.xp.stack([cols.key.min(), cols.key.max()])).tolist()
+        if high >= 1 << 23 or low < 0:
+            return todo, [], [], []
         todo_d = backend.asarray(todo)
         sels, results = [], []
         while todo_d.size:  # (the later, smaller rounds too: their seeds are here already)
-            take = _select_on(backend, cols, host, todo_d)
+            take = _select_on(backend, cols, todo_d)
             if take is None:
                 break
             sel, rest = todo_d[take], todo_d[~take]
@@ -121,16 +126,19 @@ def _evalues(xp: Any, params: Any, raw: Any, space: Any) -> Any:
     return space * xp.exp(params.log_K - params.lambda_ * s)
 
 
-def _select_on(backend: Backend, cols: _Columns, host: tuple[np.ndarray, ...], todo: Any) -> Any:
+def _select_on(backend: Backend, cols: _Columns, todo: Any) -> Any:
     """``_select_round`` of the candidates ``todo`` (on the device), as a mask there: the isolated
-    ones taken, the host's greedy pass over the others; None where the cells do not fit."""
-    alone = isolated(backend.xp, cols.key[todo], cols.mid_s[todo], cols.diag[todo], cols.apart[todo])
+    ones taken, the host's greedy pass over the others (their columns downloaded); None where the
+    cells do not fit."""
+    xp = backend.xp
+    alone = isolated(xp, cols.key[todo], cols.mid_s[todo], cols.diag[todo], cols.apart[todo])
     if alone is None:
         return None
-    rest = backend.xp.flatnonzero(~alone)
+    rest = xp.flatnonzero(~alone)
     if rest.size:
-        idx = backend.to_host(todo[rest])
-        alone[rest] = backend.asarray(_select_round(*(a[idx] for a in host)))
+        idx = todo[rest]
+        others = backend.to_host(xp.stack([cols.key[idx], cols.mid_s[idx], cols.diag[idx], cols.apart[idx]]))
+        alone[rest] = backend.asarray(_select_round(*others))
     return alone
 
 

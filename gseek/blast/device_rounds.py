@@ -1,6 +1,8 @@
 """The gapped rounds' largest host passes with a device beside them (issue 40): which seeds a round
 takes (:func:`select_round`), the sorted block of a round's HSPs (:func:`found_block`) and the
-order of a round's launches (:func:`longest_first`).
+order of a round's launches (:func:`longest_first`); and :func:`lexsort_packed`, ``lexsort`` with the
+keys packed into as few 63-bit words as their ranges allow (the seed stage's sorts, a stable
+radix sort a word on a GPU).
 
 A round's choice is BLAST+'s greedy pass in rank order (:func:`gseek.blast.rounds._select_round`,
 serial, on the host). A seed alone in its 3 x 3 neighbourhood of conflict cells (key, ``apart`` of
@@ -55,14 +57,56 @@ def isolated(xp: Any, key: Any, s: Any, diag: Any, apart: Any) -> Any:
         return None
     cell = (key * ns + (cs - (cs_lo - 1))) * nd + (cd - (cd_lo - 1))
     cells, counts = xp.unique(cell, return_counts=True)
-    last = cells.size - 1
-    near = xp.zeros(n, dtype=np.int64)
-    for ds in (-1, 0, 1):
-        for dd in (-1, 0, 1):
-            probe = cell + (ds * nd + dd)
-            at = xp.minimum(xp.searchsorted(cells, probe), last)
-            near += xp.where(cells[at] == probe, counts[at], 0)
+    # the nine neighbouring cells of each candidate (its own included) searched at once
+    steps = xp.asarray(np.array([ds * nd + dd for ds in (-1, 0, 1) for dd in (-1, 0, 1)], np.int64))
+    probe = cell[None, :] + steps[:, None]
+    at = xp.minimum(xp.searchsorted(cells, probe), cells.size - 1)
+    near = xp.where(cells[at] == probe, counts[at], 0).sum(axis=0)
     return near == 1
+
+
+def lexsort_packed(xp: Any, keys: list[Any]) -> tuple[Any, list[Any], list[int]]:
+    """``xp.lexsort(keys)`` (the last key primary; ties in the input's order) of integer arrays,
+    by a stable argsort of each 63-bit word the keys pack into (each key less its minimum, its
+    range's bits; a key later in ``keys`` more significant), the least significant word first:
+    the order, the words in that order (least significant first) and each key's bits. Keys whose
+    ranges need more than 63 bits alone: ``xp.lexsort`` (its words ``[]``).
+
+    >>> order, words, bits = lexsort_packed(np, [np.array([3, 1, 2, 0]), np.array([1, 0, 1, 0])])
+    >>> order.tolist(), bits, [w.tolist() for w in words]
+    ([3, 1, 2, 0], [2, 1], [[0, 1, 6, 7]])
+    """
+    keys = [k.astype(np.int64, copy=False) for k in keys]
+    n = int(keys[0].size)
+    if n == 0:
+        return xp.zeros(0, np.int64), [xp.zeros(0, np.int64)], [0] * len(keys)
+    bounds = xp.stack([xp.stack([k.min(), k.max()]) for k in keys])
+    bounds = (bounds.get() if hasattr(bounds, "get") else bounds).tolist()  # (one download)
+    bits = [int(hi - lo).bit_length() for lo, hi in bounds]
+    if max(bits) > 63:
+        return xp.lexsort(xp.stack(keys)), [], bits
+    groups: list[list[int]] = [[]]  # keys a word, least significant first
+    used = 0
+    for j, b in enumerate(bits):
+        if used + b > 63:
+            groups.append([])
+            used = 0
+        groups[-1].append(j)
+        used += b
+    order, words = None, []
+    for group in groups:
+        word, shift = None, 0
+        for j in group:
+            k = keys[j] if order is None else keys[j][order]
+            part = k - bounds[j][0] if shift == 0 else (k - bounds[j][0]) << shift
+            word = part if word is None else word | part
+            shift += bits[j]
+        step = xp.argsort(word, kind="stable")
+        words.append(word[step])
+        for i in range(len(words) - 1):  # the earlier words follow the order
+            words[i] = words[i][step]
+        order = step if order is None else order[step]
+    return order, words, bits
 
 
 def select_round(backend: Backend, key: np.ndarray, s: np.ndarray, diag: np.ndarray,

@@ -123,6 +123,20 @@ class GappedPasses:
         extension with trace-back (``xdrop_gap_final``) of those whose score can reach the e-value."""
         ref, opts = self.ref, self.options
         scoring, scale = self._scoring()
+        prelim_x = opts.raw_xdrop(opts.xdrop_gap) * scale
+        greedy = opts.linear_gaps
+        ahead = _AHEAD.get(self.backend.name, 0)
+        todo = np.arange(len(cand))  # the candidates come in rank order (``select_seeds``)
+        chosen, scores, spans = [], [], []  # each round's candidates, score-only scores and extents (arrays)
+        if not greedy and _device_pass(self.backend, todo.size) and _HOST_SPEEDUP[False] <= 0:
+            # the rounds with their seeds and results on the device (the same rounds and results); the passes
+            # below read the candidates left and those chosen only: those, renumbered in order (the same order)
+            todo, chosen, scores, spans = score_only_rounds(self, scoring, prelim_x, scale, qs, seq_off, seq_query,
+                                                            cand, todo, ahead, _knobs())
+            if chosen or todo.size < len(cand):  # (on a GPU, their columns alone downloaded)
+                used = np.unique(np.concatenate([todo, *chosen]))
+                cand = cand.rows(used)
+                todo, chosen = np.searchsorted(used, todo), [np.searchsorted(used, c) for c in chosen]
         q, s, seq_of, contig_of = cand["q"], cand["s"], cand["seq"], cand["contig"]
         diag = s - q
         if opts.linear_gaps:  # BLAST+'s greedy pass starts at the ungapped HSP's middle (BLAST_GetGappedScore)
@@ -133,27 +147,16 @@ class GappedPasses:
         n_contigs = len(ref.contig_names)
         key = seq_of * n_contigs + contig_of
         seq_len = np.diff(seq_off)
-        prelim_x = opts.raw_xdrop(opts.xdrop_gap) * scale
-        todo = np.arange(q.size)  # the candidates come in rank order (``select_seeds``)
         apart = (_APART * seq_len[seq_of] + 64).astype(np.int64)
         # score-only results by candidate of the seeds extended ahead of their round (``done``), and of the
         # rounds that used some of those (kept only where a round's results must be gathered)
         done = np.zeros(q.size, bool)
-        greedy = opts.linear_gaps
         found = {k: np.zeros(q.size, np.int64) for k in ("score", "q_start", "q_end", "s_start", "s_end")
                  + (("q_seed", "s_seed") if greedy else ())}
-        ahead = _AHEAD.get(self.backend.name, 0)
-        chosen: list[np.ndarray] = []
-        scores: list[np.ndarray] = []
-        spans: list[np.ndarray] = []
         starts: list[np.ndarray] = []  # megablast: where each HSP's trace-back starts (the greedy pass's estimate)
         # the HSPs found so far, one block per round, each sorted by (key, s_start): key, q_start, q_end,
         # s_start, s_end (global), diagonal range; with the block's longest subject extent
         blocks: list[tuple[np.ndarray, int]] = []
-        if not greedy and _device_pass(self.backend, todo.size) and _HOST_SPEEDUP[False] <= 0:
-            # the rounds with their seeds and results on the device (the same rounds and results)
-            todo, chosen, scores, spans = score_only_rounds(self, scoring, prelim_x, scale, qs, seq_off, seq_query,
-                                                            cand, (key, mid_s, diag, apart), todo, ahead, _knobs())
         while todo.size:
             take = self._select(key[todo], mid_s[todo], diag[todo], apart[todo])
             sel, rest = todo[take], todo[~take]

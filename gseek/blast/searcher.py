@@ -237,7 +237,7 @@ class BlastSearcher(GappedPasses):
             for what, n in (("most pairs in a seed chunk", found.most_pairs),
                             ("most seeds in a seed chunk", found.most_seeds)):
                 self.counts[what] = max(self.counts.get(what, 0), n)
-        self.counts["gapped"] += int(cand["q"].size)
+        self.counts["gapped"] += len(cand)
         return hits
 
     def _discs(self, qs, prep: PreparedQueries) -> tuple:

@@ -22,6 +22,7 @@ from gseek.kernels import blast as kblast
 from gseek.kernels import blast_compact as kcompact
 
 from .compact_table import CompactTable
+from .device_rounds import DEVICE_MIN, lexsort_packed
 from .lookup import LookupTable, Template
 
 __all__ = ["DiscWords", "QuerySet", "Seeds", "find_seeds", "scan_hits", "seed_candidates", "select_seeds", "ungapped_extend",
@@ -248,7 +249,7 @@ class SeedStats:
 def seed_candidates(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: int, stride: int, word: int,
                     reward: int, penalty: int, n_score: int, xdrop: int, triggers: np.ndarray | None,
                     pair_chunk: int | None = None, scan_chunk: int | None = None,
-                    discs: tuple[tuple[QuerySet, DiscWords], ...] = ()) -> tuple[dict[str, np.ndarray], SeedStats]:
+                    discs: tuple[tuple[QuerySet, DiscWords], ...] = ()) -> tuple[Candidates, SeedStats]:
     """The seeds worth extending further (:func:`select_seeds`'s, the same for any chunk sizes),
     found, extended without gaps and filtered by ``triggers`` chunk by chunk (:func:`_seed_chunks`;
     None: :data:`PAIR_CHUNK`, :data:`SCAN_CHUNK`), so that only the chunk's seeds and the
@@ -258,6 +259,7 @@ def seed_candidates(backend: Backend, ref: ReferenceText, queries: QuerySet, lut
     template's queries (its table) and words, in place of ``queries``' own contiguous ones."""
     stats = SeedStats()
     kept: list[dict[str, Any]] = []
+    device_triggers = _device_triggers(backend, triggers)
     sizes = (scan_chunk or SCAN_CHUNK, pair_chunk or PAIR_CHUNK)
     passes = [(qs, d) for qs, d in discs] or [(queries, None)]
     chunks = (c for qs, d in passes for c in _seed_chunks(backend, ref, qs, lut_w, stride, word, *sizes, d))
@@ -267,7 +269,7 @@ def seed_candidates(backend: Backend, ref: ReferenceText, queries: QuerySet, lut
         stats.most_pairs = max(stats.most_pairs, pairs)
         stats.most_seeds = max(stats.most_seeds, len(seeds))
         ung = ungapped_extend(backend, ref, queries, seeds, reward, penalty, n_score, xdrop)
-        kept.append(_passing(backend, ref, queries, seeds, ung, triggers))
+        kept.append(_passing(backend, ref, queries, seeds, ung, device_triggers))
     return _first_of_extents(backend, kept), stats
 
 
@@ -290,63 +292,147 @@ def ungapped_extend(backend: Backend, ref: ReferenceText, queries: QuerySet, see
     return {"score": score, "q_start": q_start, "q_end": q_end}
 
 
+#: Whether :func:`_passing` looks up every seed's sequence before the filter (a GPU: one compaction, one
+#: wait) or those of the seeds that pass the least trigger only (a backend not named: most seeds fail it).
+_SEQUENCES_AT_ONCE = {"gpu": True}
+
+
+class Candidates:
+    """The seeds worth extending (:func:`seed_candidates`), in rank order: host columns ``q``, ``s``,
+    ``length``, ``score``, ``q_start``, ``q_end``, ``seq``, ``contig`` (``cand[name]``). Columns given
+    on a GPU stay there (``device``: the score-only rounds read them there; None for host columns) and
+    come to the host when one is first read, all at once; :meth:`rows` brings some rows only."""
+
+    def __init__(self, backend: Backend, columns: dict[str, Any]) -> None:
+        self._backend = backend
+        self.device = None if isinstance(columns["q"], np.ndarray) else columns
+        self._host = None if self.device is not None else _host_columns(backend, columns)
+        self.size = int(columns["q"].size)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if self._host is None:
+            self._host = _host_columns(self._backend, self.device)
+        return self._host[name]
+
+    def rows(self, idx: np.ndarray) -> dict[str, np.ndarray]:
+        """The host columns of rows ``idx`` (on a GPU, those rows' alone downloaded)."""
+        if self._host is not None:
+            return {k: v[idx] for k, v in self._host.items()}
+        with self._backend.active():
+            at = self._backend.asarray(np.asarray(idx, np.int64))
+            return _host_columns(self._backend, {k: v[at] for k, v in self.device.items()})
+
+
+def _device_triggers(backend: Backend, triggers: np.ndarray | None) -> tuple[Any, int] | None:
+    """``triggers`` on the device, uploaded once for every chunk of :func:`_passing`, and their least value."""
+    if triggers is None:
+        return None
+    triggers = np.asarray(triggers, np.int64)
+    return backend.asarray(triggers), int(np.min(triggers)) if triggers.size else 0
+
+
 def _passing(backend: Backend, ref: ReferenceText, queries: QuerySet, seeds: Seeds, ung: dict[str, Any],
-             triggers: np.ndarray | None) -> dict[str, Any]:
-    """The seeds with an ungapped score of at least their sequence's ``triggers`` entry (None: all),
-    with their extension, sequence and contig (device arrays)."""
+             triggers: tuple[Any, int] | None) -> dict[str, Any]:
+    """The seeds with an ungapped score of at least their sequence's trigger (``triggers``: the
+    triggers on the device and the least of them, :func:`_device_triggers`; None: all), with their
+    extension, sequence and contig (device arrays), whichever way :data:`_SEQUENCES_AT_ONCE` gives."""
     xp = backend.xp
     cols = {"q": seeds.q, "s": seeds.s, "length": seeds.length, "score": ung["score"], "q_start": ung["q_start"],
             "q_end": ung["q_end"]}
-    if triggers is not None and len(triggers):  # first the lowest trigger of all (most seeds of a chunk fail it)
-        idx = xp.nonzero(ung["score"] >= int(np.min(triggers)))[0]
+
+    def seq_of(q: Any) -> Any:
+        return xp.searchsorted(queries.offsets, q, side="right") - 1
+
+    if triggers is None or not int(triggers[0].size):
+        cols["seq"] = seq_of(cols["q"])
+    else:
+        trig, least = triggers
+        at_once = _SEQUENCES_AT_ONCE.get(backend.name, False)
+        if at_once:
+            seq = seq_of(cols["q"])
+            idx = xp.flatnonzero(cols["score"] >= trig[seq])
+        else:
+            low = xp.flatnonzero(cols["score"] >= least)
+            seq = seq_of(cols["q"][low])
+            keep = xp.flatnonzero(cols["score"][low] >= trig[seq])
+            idx = low[keep]
+            seq = seq[keep]
         cols = {k: v[idx] for k, v in cols.items()}
-    cols["seq"] = xp.searchsorted(queries.offsets, cols["q"], side="right") - 1
+        cols["seq"] = seq[idx] if at_once else seq
     cols["contig"] = xp.searchsorted(ref.on(backend).contig_offsets, cols["s"], side="right") - 1
-    if triggers is None:
-        return cols
-    idx = xp.nonzero(cols["score"] >= backend.asarray(np.asarray(triggers, np.int64))[cols["seq"]])[0]
-    return {k: v[idx] for k, v in cols.items()}
+    return cols
 
 
-def _first_of_extents(backend: Backend, parts: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-    """Of seeds (``parts``, any order), the first in (q, s) order of each distinct ungapped extent of
-    a query sequence's diagonal, on the host in rank order (ungapped score, best first, then query
-    and text position)."""
-    xp = backend.xp
-    names = ("q", "s", "length", "score", "q_start", "q_end", "seq", "contig")
-    if parts:
-        c = {k: xp.concatenate([p[k] for p in parts]) for k in names}
-    else:
-        c = {k: xp.zeros(0, np.int32 if k in ("length", "score") else np.int64) for k in names}
+#: :class:`Candidates`' columns.
+_NAMES = ("q", "s", "length", "score", "q_start", "q_end", "seq", "contig")
+
+
+def _extent_firsts(xp: Any, c: dict[str, Any]) -> Any:
+    """Of seeds (columns ``c``, any order), the first in (q, s) order of each distinct ungapped extent
+    of a query sequence's diagonal, in rank order (ungapped score, best first, then query and text
+    position): their indices. The sorts are :func:`lexsort_packed`'s (on a diagonal, ``s`` follows
+    ``q``: no key); the first of each extent where the packed words, less ``q``'s bits, change."""
     n = int(c["q"].size)
-    if n:
-        diag = c["s"] - c["q"]
-        seq = c["seq"].astype(np.int64)
-        order = xp.lexsort(xp.stack([c["s"], c["q"], c["q_end"], c["q_start"], diag, seq]))
-        a = xp.stack([seq[order], diag[order], c["q_start"][order], c["q_end"][order]])
-        first = xp.ones(n, dtype=bool)
+    if not n:
+        return xp.zeros(0, np.int64)
+    diag = c["s"] - c["q"]
+    order, words, bits = lexsort_packed(xp, [c["q"], c["q_end"], c["q_start"], diag, c["seq"]])
+    first = xp.ones(n, dtype=bool)
+    if words:
+        group = words[0] >> bits[0]  # the extent's keys in the first word (q is its least significant)
+        first[1:] = group[1:] != group[:-1]
+        for w in words[1:]:
+            first[1:] |= w[1:] != w[:-1]
+    else:  # (ranges beyond 63 bits: the keys compared)
+        a = xp.stack([c["seq"][order], diag[order], c["q_start"][order], c["q_end"][order]])
         first[1:] = (a[:, 1:] != a[:, :-1]).any(axis=0)
-        idx = order[first]
-        # rank order: ungapped score (best first), then query position, then text position
-        idx = idx[xp.lexsort(xp.stack([c["s"][idx], c["q"][idx], -c["score"][idx].astype(np.int64)]))]
+    idx = order[first]
+    rank = lexsort_packed(xp, [c["s"][idx], c["q"][idx], -c["score"][idx].astype(np.int64)])[0]
+    return idx[rank]
+
+
+def _first_of_extents(backend: Backend, parts: list[dict[str, Any]]) -> Candidates:
+    """:func:`_extent_firsts` of ``parts``' seeds, as :class:`Candidates` (on a GPU, left there; fewer than
+    :data:`~gseek.blast.device_rounds.DEVICE_MIN`, as the device's rounds take, selected on the host)."""
+    xp = backend.xp
+    if parts:
+        c = {k: xp.concatenate([p[k] for p in parts]) for k in _NAMES}
     else:
-        idx = xp.zeros(0, np.int64)
-    # one download of every column (as int64; each back to its type on the host)
-    rows = backend.to_host(xp.stack([c[k][idx].astype(np.int64, copy=False) for k in names]))
-    out = {k: rows[j].astype(c[k].dtype) for j, k in enumerate(names)}
-    out["seq"], out["contig"] = out["seq"].astype(np.int64), out["contig"].astype(np.int32)
-    return out
+        c = {k: xp.zeros(0, np.int32 if k in ("length", "score") else np.int64) for k in _NAMES}
+    if xp is not np and int(c["q"].size) < DEVICE_MIN:  # a few seeds (megablast's): on the host, one download
+        block = backend.to_host(xp.stack([c[k].astype(np.int64, copy=False) for k in _NAMES]))
+        c, xp = {k: block[j].astype(c[k].dtype, copy=False) for j, k in enumerate(_NAMES)}, np
+    idx = _extent_firsts(xp, c)
+    return Candidates(backend, {k: c[k][idx] for k in _NAMES})
+
+
+def _host_columns(backend: Backend, rows: dict[str, Any]) -> dict[str, np.ndarray]:
+    """:data:`_NAMES`' columns on the host, each in its type there (``seq`` int64, ``contig`` int32); from a
+    GPU, two downloads to page-locked memory: every column but ``s`` as int32 (a batch holds < 2^31 bases), ``s``."""
+    xp = backend.xp
+    types = {k: rows[k].dtype for k in _NAMES} | {"seq": np.int64, "contig": np.int32}
+    if isinstance(rows["q"], np.ndarray):
+        return {k: rows[k].astype(types[k]) for k in _NAMES}
+    narrow = [k for k in _NAMES if k != "s"]
+    with backend.active():
+        block = backend.to_host(xp.stack([rows[k].astype(np.int32, copy=False) for k in narrow]), pinned=True)
+        s = backend.to_host(rows["s"], pinned=True)
+    out = {k: block[j] for j, k in enumerate(narrow)} | {"s": s}
+    return {k: out[k].astype(types[k]) for k in _NAMES}  # (copies: the pinned buffers go back to their pool)
 
 
 @on_device
 def select_seeds(backend: Backend, ref: ReferenceText, queries: QuerySet, seeds: Seeds, ung: dict[str, Any],
-                 triggers: np.ndarray | None) -> dict[str, np.ndarray]:
+                 triggers: np.ndarray | None) -> Candidates:
     """The seeds worth extending further, on the host: the first seed (in (q, s) order) of each
     distinct ungapped extent of a query sequence's diagonal, with an ungapped score of at least
-    its sequence's ``triggers`` entry (None: any score). Returns host arrays ``q``, ``s``,
-    ``length``, ``score``, ``q_start``, ``q_end``, ``seq``, ``contig`` in rank order (ungapped
-    score, best first, then query and text position)."""
-    return _first_of_extents(backend, [_passing(backend, ref, queries, seeds, ung, triggers)])
+    its sequence's ``triggers`` entry (None: any score). Returns :class:`Candidates`: host arrays
+    ``q``, ``s``, ``length``, ``score``, ``q_start``, ``q_end``, ``seq``, ``contig`` by name, in rank
+    order (ungapped score, best first, then query and text position)."""
+    return _first_of_extents(backend, [_passing(backend, ref, queries, seeds, ung, _device_triggers(backend, triggers))])
 
 
 @on_device
