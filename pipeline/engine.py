@@ -79,7 +79,7 @@ from gseek.errors import FastxError
 
 from .work import (  # noqa: F401 - the engine's names too (Sink)
     _END, _STOP, Chunk, FileResult, Job, Progress, QueryFile, QueueBounds, Sink, _End, _Failed, _FileState,
-    _OneAtATime, _Piece, _ReadFailed, _Start)
+    _OneAtATime, _Piece, _ReadFailed, _Start, _wake)
 
 __all__ = [
     "Chunk",
@@ -311,6 +311,9 @@ class Dispatcher:
             failed = False
         finally:
             self._stop.set()
+            _wake(query_q, 1)  # the idle workers stop now, not at their next poll (_POLL: 50 ms a command)
+            _wake(job_q, len(self.prelims))
+            _wake(prelim_q, self.workers)
             deadline = time.monotonic() + _JOIN_AFTER_ERROR
             for t in threads:
                 if t.ident is not None:

@@ -5,6 +5,7 @@ QueryFile`` keeps working)."""
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -201,4 +202,14 @@ class _OneAtATime:
 
 _END = object()  # end of a queue's stream
 _STOP = object()  # returned to a waiting thread when the stop signal is set
+
+
+def _wake(q: queue.Queue, waiting: int) -> None:
+    """Put ``_STOP`` into ``q`` for each of its ``waiting`` readers, as room allows (a reader that finds
+    none sees the stop signal at its next poll)."""
+    for _ in range(waiting):
+        try:
+            q.put_nowait(_STOP)
+        except queue.Full:
+            return
 

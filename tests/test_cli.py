@@ -379,7 +379,7 @@ def api(monkeypatch):
     fakes = [
         (Index, "build", recorder("build", SimpleNamespace(save=recorder("save"), summary=lambda: "index"))),
         (gseek.backend, "get_backend", recorder("get_backend", lambda device, threads=0: (device, threads))),
-        (gseek.pipeline.tasks, "warm_host", lambda: SimpleNamespace(join=lambda: None)),
+        (gseek.pipeline.tasks, "warm_host", lambda task="map": SimpleNamespace(join=lambda: None)),
         (gseek.pipeline, "map_files", recorder("map_files", counts)),
         (gseek.pipeline, "align_files", recorder("align_files", dict(rows=0, device="fake"))),
         (gseek.pipeline, "align_pairs_files", recorder("align_pairs_files", dict(rows=0, device="fake"))),
@@ -1046,14 +1046,60 @@ def test_command_with_stdout_closed_exits_cleanly(tmp_path):
 
 
 def test_every_module_imports_without_scipy_blas():
-    """The command's process refuses ``scipy.linalg.cython_blas`` (``gseek.cli.run``):
-    no gseek module may need SciPy's linear algebra."""
-    script = ("import sys, importlib, pkgutil; sys.modules['scipy.linalg.cython_blas'] = None; import gseek; "
+    """The command's process refuses ``scipy.linalg.cython_blas`` and ``scipy.sparse`` (``gseek.cli.run``):
+    no gseek module may need SciPy's linear algebra or sparse matrices."""
+    script = ("import sys, importlib, pkgutil; sys.modules['scipy.linalg.cython_blas'] = None; "
+              "sys.modules['scipy.sparse'] = None; import gseek; "
               "[importlib.import_module(m.name) for m in pkgutil.walk_packages(gseek.__path__, 'gseek.') "
               "if m.name != 'gseek.__main__']; "
               "from numba.np import arraymath; assert arraymath._HAVE_BLAS is False; print('ok')")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
+
+
+def test_the_command_process_refuses_scipy_sparse():
+    """``gseek.cli.run`` refuses SciPy's sparse package (and BLAS) before anything is imported, so that
+    CuPy's ``cupyx`` (imported on a GPU process's first arithmetic kernel) does without it; a program that
+    imported it before keeps it."""
+    code = ("import sys; import gseek.cli.process as p; "
+            "p.main = lambda: print([sys.modules.get(m, 'absent') for m in p.REFUSED_IMPORTS]) or 0; p.run()")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[None, None]", proc.stderr
+    assert "scipy.sparse" in __import__("gseek.cli.process").cli.process.REFUSED_IMPORTS
+
+
+@pytest.mark.parametrize("args, task, started", [
+    (["--device", "cpu"], "megablast", []),
+    (["--device", "cpu"], "map", []),
+    (["--device", "gpu"], "megablast", [[0]]),
+    (["--device", "gpu"], "map", [[0]]),
+    (["--gpus", "1,0"], "blastn", [[1, 0]]),
+    (["--device", "auto"], "map", []),  # a small input may be mapped on the CPU: nothing begun
+    (["--device", "auto"], "megablast", [[0]]),  # where CuPy is (here said to be), the BLAST search takes the GPU
+    (["--device", "gpu", "--server", "http://localhost:9"], "megablast", []),  # the search is the server's
+])
+def test_search_begins_the_driver_set_up_of_the_gpus_it_will_use(tmp_path, capsys, monkeypatch, args, task, started):
+    """``gseek search`` begins the CUDA driver's set-up (``gseek.gpu_start.start_driver``) of the GPUs it
+    will search on as it starts, beside its imports, and a BLAST search on a GPU loads its reader's Numba
+    code on a thread meanwhile (``warm_host("blast")``); a CPU search begins neither. CuPy is said to be
+    installed (``--device auto`` looks for it)."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    import gseek.gpu_start
+    import gseek.pipeline.tasks
+
+    calls, warmed = [], []
+    monkeypatch.setattr(gseek.gpu_start, "start_driver", lambda ordinals=(0,), library=None: calls.append(list(ordinals)))
+    monkeypatch.setattr(gseek.pipeline.tasks, "warm_host",
+                        lambda task="map": warmed.append(task) or SimpleNamespace(join=lambda: None))
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "cupy" else find_spec(name, *a))
+    (tmp_path / "q.fa").write_text(">q\nACGT\n")
+    run(["search", *args, "--task", task, "-x", str(tmp_path / "none"), "-q", str(tmp_path / "q.fa"),
+         "-o", str(tmp_path / "o.tsv")], capsys)
+    assert calls == started
+    assert [t for t in warmed if t == "blast"] == (["blast"] if started and task != "map" else [])
 
 
 def test_compile_runs_its_workloads(capsys):

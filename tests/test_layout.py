@@ -22,7 +22,7 @@ PACKAGES = {"gseek": "gseek", "index": "gseek.index", "kernels": "gseek.kernels"
 #: Layer of each module (the longest matching prefix); a module imports its own layer or lower ones.
 LAYERS = {
     "gseek": 0, "gseek.errors": 0, "gseek.alphabet": 0, "gseek.ragged": 0,
-    "gseek.kernels": 1, "gseek.backend": 1,
+    "gseek.kernels": 1, "gseek.backend": 1, "gseek.gpu_start": 1,
     "gseek.seqio": 2, "gseek.encode": 2, "gseek.index": 2, "gseek.dp": 2, "gseek.mapper": 2, "gseek.blast": 2,
     "gseek.output": 3,
     "gseek.align": 4,

@@ -502,6 +502,21 @@ def test_engine_failure_does_not_wait_for_a_stage_that_never_returns(monkeypatch
                 t.join(10)
 
 
+@pytest.mark.parametrize("workers, prelims", [(1, 1), (2, 4)])
+def test_engine_ends_without_waiting_for_its_idle_threads_to_poll(monkeypatch, workers, prelims):
+    """A run that succeeds ends when its last output is written: the workers waiting for work are told to
+    stop, not left to see the stop signal at their next poll (``_POLL``: 50 ms at the end of every command;
+    here made 30 s, so that a run waiting for it would be seen)."""
+    from gseek.pipeline import engine
+
+    monkeypatch.setattr(engine, "_POLL", 30.0)
+    store = {}
+    started = time.monotonic()
+    results = toy(store, workers=workers, prelims=prelims, job_bytes=7).run(QUERIES[:3])
+    assert time.monotonic() - started < 10
+    assert {r.status for r in results} == {"ok"} and len(store) == 3
+
+
 # --------------------------------------------------------------------------- interrupt, resume, progress
 
 

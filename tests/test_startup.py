@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from gseek.compile_notice import CompileNotice
 
 
@@ -114,3 +116,58 @@ def test_a_blast_search_imports_what_it_runs_only(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "0 []", proc.stdout
     assert (tmp_path / "o.tsv").read_text().startswith("q1\t")
+
+
+@pytest.mark.parametrize("task, loaded", [("blast", "1 1"), ("map", "1 0 1")])
+def test_the_host_warm_up_writes_no_file(tmp_path, task, loaded):
+    """``warm_host`` loads the parser's Numba code (BLAST: by threads, its chunk skim too; mapping: and the
+    selection) from records given through a pipe: it needs no writable temporary folder and writes no
+    file, so a signal that ends the command during its start leaves nothing behind."""
+    code = ("import tempfile; tempfile.tempdir = '/nonexistent/gseek-tmp'\n"
+            "from gseek.pipeline.tasks import warm_host\n"
+            f"warm_host({task!r}).join()\n"
+            "from gseek.seqio import parser\n"
+            "n = [len(parser.parse_chunk.signatures), len(parser.skim_chunk.signatures)]\n"
+            "if 'gseek.mapper.select' in __import__('sys').modules:\n"
+            "    n.append(len(__import__('gseek.mapper.select').mapper.select.group.signatures))\n"
+            "print(*n)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GSEEK_")}
+    env["TMPDIR"] = str(tmp_path / "missing")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == loaded
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("delay", [0.2, 0.6])
+def test_a_signal_during_a_blast_commands_start_leaves_nothing(tmp_path, delay):
+    """SIGTERM while a BLAST command starts (imports, the host warm-up, the index's load): exit 143 (or 0
+    where it had finished), no temporary file anywhere, no output under its name unless complete."""
+    import signal
+
+    from gseek.datasets import lambda_genome
+    from gseek.seqio import read_fastx
+
+    genome = read_fastx(lambda_genome()).sequence(0)
+    (tmp_path / "q.fa").write_text(f">q1\n{genome[2000:2600]}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GSEEK_")}
+    subprocess.run([sys.executable, "-m", "gseek", "--quiet", "--device", "cpu", "index", lambda_genome(), "--parts",
+                    "text", "-o", str(tmp_path / "db")], env=env, check=True, capture_output=True, timeout=300)
+    (tmp_path / "tmp").mkdir()
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    proc = subprocess.Popen([sys.executable, "-m", "gseek", "--quiet", "--device", "auto", "search", "--task",
+                             "megablast", "-x", str(tmp_path / "db"), "-q", str(tmp_path / "q.fa"), "-o",
+                             str(tmp_path / "o.tsv")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode in (143, 0), err
+    assert sorted((tmp_path / "tmp").iterdir()) == []
+    after = sorted(p.name for p in tmp_path.iterdir())
+    assert after in (before, sorted(before + ["o.tsv"])), after
+    if proc.returncode == 0:
+        assert (tmp_path / "o.tsv").read_text().startswith("q1\t")
+    else:
+        assert b"Traceback" not in err

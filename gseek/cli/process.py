@@ -29,6 +29,15 @@ TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 #: the loaded 2-core VM, ``-p 2``, search stage 0.30-0.95 s wall, 0.2-0.6 s CPU spinning; asleep
 #: 0.14-0.33 s, 0.13-0.16 s (one thread's CPU time). A value the user set is kept.
 OMP_WAIT = ("OMP_WAIT_POLICY", "passive")
+#: Imports the command's own process refuses (:func:`run`); each importer falls back without it.
+#: ``scipy.linalg.cython_blas``: Numba's CPU target offers ``np.dot``/``np.linalg`` in compiled code with
+#: it (0.37 s on the 2-core VM, 0.52 s on the GPU host). ``scipy.sparse``: CuPy's ``cupyx.scipy.sparse``
+#: converts to and from SciPy's matrices with it, and CuPy imports ``cupyx`` (and through
+#: ``cupyx.linalg`` its sparse package) on a process's first arithmetic kernel: 0.17 s of SciPy's sparse
+#: and array-API imports on the H200 host, on a thread beside the command's (``backend._LATE_IMPORTS``)
+#: but holding the interpreter's lock from it. gseek's compiled code uses neither; CuPy's imports of
+#: ``scipy.sparse`` are each guarded (``except ImportError``: its own classes without SciPy's).
+REFUSED_IMPORTS = ("scipy.linalg.cython_blas", "scipy.sparse")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,13 +97,16 @@ def run() -> None:
     0.37 s of imports on the 2-core VM and 0.52 s on the GPU host (SciPy pulls
     in ``numpy.f2py``), in every command's start-up. gseek's compiled code uses
     neither, so the command's own process refuses that import and Numba
-    records that it has no BLAS. A program importing gseek is left as it is.
+    records that it has no BLAS; so too SciPy's sparse package, which CuPy's
+    first arithmetic kernel would import (:data:`REFUSED_IMPORTS`). A program
+    importing gseek is left as it is.
 
     The process's OpenMP threads (Numba's ``omp`` layer, GNU libgomp) also wait
     for work asleep rather than spinning (:data:`OMP_WAIT`), unless the
     environment says otherwise.
     """
-    sys.modules.setdefault("scipy.linalg.cython_blas", None)  # type: ignore[arg-type]
+    for name in REFUSED_IMPORTS:
+        sys.modules.setdefault(name, None)  # type: ignore[arg-type]
     os.environ.setdefault(*OMP_WAIT)
     _standard_streams()
     try:  # a signal as soon as its handler is in place (before main's own try) still says one line

@@ -82,16 +82,36 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
     if gpus is not None and STATE.device == "cpu":
         raise click.UsageError("--gpus and --device cpu exclude each other")
     devices = None if gpus is None else [f"gpu:{g}" for g in gpus]
+    on_gpu = _start_gpus(task, gpus)
     if task != "map":
         if un or al:
             raise click.UsageError(f"--un/--al: options of --task map, not of --task {task}")
         if paired or given(PAIR_OPTIONS):
             raise click.UsageError(f"paired-end reads (-1/-2, --interleaved, -I/-X/--fr/--rf/--ff): --task map only, "
                                    f"not --task {task}")
-        blast_search(index_prefix, queries, task, blast_options, output, devices)
+        blast_search(index_prefix, queries, task, blast_options, output, devices, warm=on_gpu)
     else:
         map_search(index_prefix, queries, mate1, mate2, interleaved, map_options, read_options, pair_options,
                    sam_options, output, devices, un, al)
+
+
+def _start_gpus(task: str, gpus: list[int] | None) -> bool:
+    """Begin the CUDA driver's set-up of the GPUs this search will run on, on a thread, beside the
+    command's imports (:func:`gseek.gpu_start.start_driver`): those of ``--gpus``, else device 0 for
+    ``--device gpu``, and for ``--device auto`` when the BLAST search will find one (CuPy installed);
+    ``--device auto`` mapping may choose the CPU for a small input and starts nothing. True when it
+    began some (the search will run on a GPU)."""
+    if gpus is None and STATE.device != "gpu":
+        if STATE.device != "auto" or task == "map":
+            return False
+        import importlib.util
+
+        if importlib.util.find_spec("cupy") is None:
+            return False
+    from ..gpu_start import start_driver
+
+    start_driver(gpus if gpus is not None else [0])
+    return True
 
 
 def map_search(index_prefix, queries, mate1, mate2, interleaved, map_options, read_options, pair_options,
@@ -170,8 +190,9 @@ def search_on_server(server, index_prefix, queries, task, map_request, blast_opt
         raise
 
 
-def blast_search(index_prefix, queries, task, blast_options, output, devices=None) -> None:
-    """``gseek search --task megablast|blastn``."""
+def blast_search(index_prefix, queries, task, blast_options, output, devices=None, warm=False) -> None:
+    """``gseek search --task megablast|blastn`` (``warm``: a GPU search, whose reader's Numba code is loaded
+    on a thread beside the device's set-up; a CPU search's start has nothing to overlap it with)."""
     foreign = given(MAP_OPTIONS + SAM_OPTIONS)
     if foreign:
         raise click.UsageError(f"{', '.join(foreign)}: options of --task map, not of --task {task}")
@@ -180,19 +201,25 @@ def blast_search(index_prefix, queries, task, blast_options, output, devices=Non
     if not queries:
         raise click.UsageError(f"--task {task} needs -q FILE (FASTA queries)")
     from ..pipeline import blast_files
+    from ..pipeline.tasks import warm_host
 
-    options, volume_size = blast_value(task, blast_options)
-    outfmt = blast_options["outfmt"] or "6"
-    with usage_errors():
-        from ..blast.report import parse_outfmt
+    warm = warm_host("blast") if warm else None
+    try:
+        options, volume_size = blast_value(task, blast_options)
+        outfmt = blast_options["outfmt"] or "6"
+        with usage_errors():
+            from ..blast.report import parse_outfmt
 
-        parse_outfmt(outfmt)
-    remove_stale_temporaries(output)
-    started = time.perf_counter()
-    counts = blast_files(index_prefix, list(queries), output or "-", options=options, outfmt=outfmt,
-                         device=backend() if devices is None else None, devices=devices, threads=STATE.threads,
-                         database=os.fspath(index_prefix), command=command_line(),
-                         **({} if volume_size is None else {"volume_size": volume_size}))
+            parse_outfmt(outfmt)
+        remove_stale_temporaries(output)
+        started = time.perf_counter()
+        counts = blast_files(index_prefix, list(queries), output or "-", options=options, outfmt=outfmt,
+                             device=backend() if devices is None else None, devices=devices, threads=STATE.threads,
+                             database=os.fspath(index_prefix), command=command_line(),
+                             **({} if volume_size is None else {"volume_size": volume_size}))
+    finally:
+        if warm is not None:
+            warm.join()
     why = "" if STATE.device != "auto" else " (auto: a GPU was found)" if counts["device"].startswith("gpu") \
         else " (auto: no GPU found)"
     say(f"[gseek] {task}: {counts['queries']:,} queries, {counts['with_hits']:,} with hits, {counts['hsps']:,} HSPs "

@@ -22,6 +22,7 @@ import numpy as np
 from gseek.backend import numba_guard
 from gseek.errors import FastxError
 from gseek.seqio import FastxReader, SequenceBatch
+from gseek.seqio.reader import PARALLEL_MIN_CHUNK_BYTES
 
 from ..engine import QueryFile
 
@@ -177,14 +178,20 @@ def parse_threads(threads: int | None, most: int = MAX_PARSE_THREADS) -> int:
     return max(1, min(most, threads or os.cpu_count() or 1))
 
 
-def warm_host() -> threading.Thread:
-    """Start loading the host-side Numba code (parser, select, SAM formatter) on a
-    thread and return it (join it when done).
+def warm_host(task: str = "map") -> threading.Thread:
+    """Start loading the host-side Numba code of ``task`` on a thread and return it (join it when
+    done): the parser, and for ``map`` the selection and the SAM formatter (``blast``: the parser as
+    the BLAST task reads its queries, by threads; a BLAST command imports neither of the others).
 
     The first Numba function a process loads from the cache pays for LLVM's
-    set-up (~0.35 s on the H200 host); done here it overlaps the CUDA context
-    and the index load instead of delaying the first batch.
+    set-up (~0.35 s on the H200 host; 0.11 s there in a megablast command's
+    reader, before its first search could start); done here it overlaps the
+    CUDA context and the index load instead of delaying the first batch. The
+    records parsed come through a pipe, not a file: nothing is written, so a
+    signal that ends the command during its start leaves nothing behind.
     """
+    if task not in ("map", "blast"):
+        raise ValueError(f"warm_host: task 'map' or 'blast', not {task!r}")
 
     def run() -> None:
         try:
@@ -194,19 +201,27 @@ def warm_host() -> threading.Thread:
             pass
 
     def warm() -> None:
-        import tempfile
+        text = b"@w\nACGT\n+\nIIII\n" if task == "map" else b">w\nACGT\n"
+        read, write = os.pipe()
+        try:
+            os.write(write, text)  # (a few bytes: the pipe holds them)
+            os.close(write)
+            write = -1
+            if task == "blast":  # as BlastTask.read: by threads (the skim that splits chunks, then the parse)
+                for _ in FastxReader(f"/dev/fd/{read}", threads=2, chunk_bytes=PARALLEL_MIN_CHUNK_BYTES):
+                    pass
+                return
+            from gseek.mapper import select
+            from gseek.output.sam import format_unmapped
 
-        from gseek.mapper import select
-        from gseek.output.sam import format_unmapped
-
-        with tempfile.TemporaryDirectory(prefix="gseek-warm-") as tmp:
-            path = os.path.join(tmp, "w.fq")
-            with open(path, "w") as fh:
-                fh.write("@w\nACGT\n+\nIIII\n")
-            for batch in FastxReader(path):
+            for batch in FastxReader(f"/dev/fd/{read}"):
                 select.group(np.zeros(1, np.int64), 1)
                 select.name_hashes(batch.names, batch.name_offsets)
                 format_unmapped(batch, np.arange(1))
+        finally:
+            for fd in (read, write):
+                if fd >= 0:
+                    os.close(fd)
 
     thread = threading.Thread(target=run, name="gseek-warm-host", daemon=True)
     thread.start()
