@@ -76,7 +76,8 @@ def reference_order(query, subject, evalue, score, q_start, s_start, max_targets
 
 def random_hsps(rng, n: int, keys: int, spread: int, big: bool = False) -> dict[str, np.ndarray]:
     """``n`` HSPs over ``keys`` keys: lengths, starts and scores from few values (ties, shared starts and ends),
-    a third placed inside another HSP of their key with diagonals at or one past ``_DIAG_NEAR`` from its."""
+    a third placed inside another HSP of their key with diagonals at or one past ``_DIAG_NEAR`` from its, some
+    sharing the start or the end of another."""
     seq = rng.integers(0, max(1, keys // 3), n)
     contig = rng.integers(0, 3, n).astype(np.int32)
     qa = rng.integers(0, spread, n) * 7
@@ -98,6 +99,17 @@ def random_hsps(rng, n: int, keys: int, spread: int, big: bool = False) -> dict[
         sa[i] = qa[i] + d
         sb[i] = qb[i] + d + int(rng.integers(-1, 2))
         score[i] = score[j] - int(rng.integers(0, 2))
+    for i in np.flatnonzero(rng.random(n) < 0.15):  # the start or the end of another HSP, longer or shorter
+        j = int(rng.integers(0, n))
+        seq[i], contig[i] = seq[j], contig[j]
+        length = int(rng.integers(1, 400))
+        if rng.random() < 0.5:
+            qa[i], sa[i] = qa[j], sa[j]
+            qb[i], sb[i] = qa[i] + length, sa[i] + length + int(rng.integers(-3, 4))
+        else:
+            qb[i], sb[i] = qb[j], sb[j]
+            qa[i], sa[i] = qb[i] - length, sb[i] - length + int(rng.integers(-3, 4))
+        score[i] = score[j] + int(rng.integers(-1, 2))
     return {"seq": seq, "contig": contig, "q_start": qa, "q_end": qb, "s_start": sa, "s_end": sb,
             "score": score}
 
@@ -174,3 +186,6 @@ def test_lexsort_is_numpys(seed):
             rng.integers(-5, 5, n).astype(np.int32), rng.integers(0, 1 << int(rng.integers(1, 62)), n)]
     for k in range(1, 5):
         assert np.array_equal(_lexsort(cols[:k]), np.lexsort(cols[:k][::-1])), k
+    # one column packs with the row numbers, the next does not: runs of hundreds of ties ordered by it
+    cols = [rng.integers(0, 4, n), rng.integers(0, 1 << 52, n) // (1 << int(rng.integers(0, 51)))]
+    assert np.array_equal(_lexsort(cols), np.lexsort(cols[::-1]))
