@@ -31,15 +31,7 @@ W=${WORK:-/tmp/purge40}; mkdir -p "$W"
 log() { echo "[$((SECONDS - START)) s] $*" | tee -a "$OUT/log.txt"; }
 
 if [ -z "${NO_INSTALL:-}" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-    "$MAIN"/.whl/*.whl || exit 1
-  for d in "$MAIN"/kernels/prebuilt/*/; do   # a carried tree comes without the prebuilt sets
-    [ -d "$HERE/kernels/prebuilt/$(basename "$d")" ] || { mkdir -p "$HERE/kernels/prebuilt"; cp -r "$d" "$HERE/kernels/prebuilt/"; }
-  done
-  rm -rf /tmp/new
-  (cd "$HERE" && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
-    --target /tmp/new .) || exit 1
-  export PYTHONPATH=/tmp/new:/tmp/site
+  source "$HERE/benchmarks/archive/gpu_common.sh" && tree_install "$MAIN" "$HERE" || exit 1
 fi
 PY=${PY:-python3}
 log "installed; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no GPU'); $(nproc) cores"

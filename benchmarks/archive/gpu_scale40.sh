@@ -55,15 +55,7 @@ timed() {
 : > "$W/times.tsv"
 
 if [ -z "${NO_INSTALL:-}" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-    "$ROOT"/.whl/*.whl || exit 1
-  for d in "$ROOT"/kernels/prebuilt/*/; do   # a carried tree comes without the prebuilt sets
-    [ -d "$TREE/kernels/prebuilt/$(basename "$d")" ] || { mkdir -p "$TREE/kernels/prebuilt"; cp -r "$d" "$TREE/kernels/prebuilt/"; }
-  done
-  rm -rf /tmp/new
-  (cd "$TREE" && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
-    --target /tmp/new .) || exit 1
-  export PYTHONPATH=/tmp/new:/tmp/site
+  source "$HERE/benchmarks/archive/gpu_common.sh" && tree_install "$ROOT" "$TREE" || exit 1
 fi
 PY=${PY:-python3}
 if [ -e "$ROOT/benchmarks/peers/bundle" ] || [ -d "$ROOT/benchmarks/peers/root" ]; then
