@@ -190,3 +190,17 @@ def test_lexsort_is_numpys(seed):
     for shift in (0, 40):  # (40: both pack)
         cols = [rng.integers(0, 4, n), rng.integers(0, 1 << 55, n) >> shift]
         assert np.array_equal(_lexsort(cols), np.lexsort(cols[::-1])), shift
+
+
+def test_purge_same_for_any_thread_count():
+    import numba
+
+    h = random_hsps(np.random.default_rng(7), 3000, 40, 30)
+    want = reference_purge(h)
+    threads = numba.get_num_threads()
+    try:
+        for t in sorted({1, threads}):
+            numba.set_num_threads(t)
+            assert np.array_equal(_purge(h), want), t
+    finally:
+        numba.set_num_threads(threads)

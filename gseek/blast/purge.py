@@ -12,6 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from gseek.backend import numba_guard
 from gseek.kernels._jit import njit
 
 from .rounds import _DIAG_NEAR
@@ -150,8 +151,9 @@ def _purge(h: dict[str, np.ndarray]) -> np.ndarray:
     pieces = 4 * numba.get_num_threads()
     chunks = np.unique(np.searchsorted(work, np.linspace(0, work[-1], pieces + 1)[1:-1], "right"))
     chunks = np.r_[0, chunks[(chunks > 0) & (chunks < size.size)], size.size]
-    kept = _purge_keys(bounds, chunks, h["q_start"][order], h["q_end"][order], h["s_start"][order],
-                       h["s_end"][order], _DIAG_NEAR)
+    with numba_guard():  # a parallel pass: under Numba's workqueue layer, one thread at a time
+        kept = _purge_keys(bounds, chunks, h["q_start"][order], h["q_end"][order], h["s_start"][order],
+                           h["s_end"][order], _DIAG_NEAR)
     keep = np.empty(n, bool)
     keep[order] = kept
     return keep
