@@ -3,6 +3,9 @@
 #   gpu_install [old] [WHEEL_DIR...]  wheels of .whl (and WHEEL_DIRs) into /tmp/site, this tree into /tmp/new;
 #                                     with "old", the tree of .carry/old.tar (`git archive REV -o .carry/old.tar`)
 #                                     into /tmp/old; exports PYTHONPATH=/tmp/new:/tmp/site and R (the repository)
+#   tree_install ROOT TREE            ROOT's wheels (ROOT/.whl) into /tmp/site, ROOT's prebuilt sets copied into
+#                                     TREE where it has none (a carried tree comes without them), TREE into
+#                                     /tmp/new; exports PYTHONPATH=/tmp/new:/tmp/site
 #   blast_sets DIR SET...             the `blast` benchmark's query sets (benchmarks/run.py BLAST_SETS) simulated
 #                                     from .carry/bacteria75.fa.gz into DIR/SET.fa
 #   pangenome FILE                    the pan-genome recipe (mutated copies of .carry/bacteria75.fa.gz, ~1.06 Gbp)
@@ -29,6 +32,19 @@ gpu_install() {
     (cd /tmp/oldsrc && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
       --target /tmp/old .) || return 1
   fi
+  export PYTHONPATH=/tmp/new:/tmp/site
+}
+
+tree_install() {
+  local root=$1 tree=$2 d
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+    "$root"/.whl/*.whl || return 1
+  for d in "$root"/kernels/prebuilt/*/; do
+    [ -d "$tree/kernels/prebuilt/$(basename "$d")" ] || { mkdir -p "$tree/kernels/prebuilt"; cp -r "$d" "$tree/kernels/prebuilt/"; }
+  done
+  rm -rf /tmp/new
+  (cd "$tree" && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
+    --target /tmp/new .) || return 1
   export PYTHONPATH=/tmp/new:/tmp/site
 }
 
