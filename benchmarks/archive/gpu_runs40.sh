@@ -10,7 +10,7 @@
 # ".carry/multi40/bacteria75.fa.xz", ".carry/NAME.tgz"], the tree as
 #   `git archive --format=tar.gz -o /work/main/.carry/NAME.tgz HEAD -- . ':(exclude)kernels/prebuilt'`):
 #     mkdir -p /tmp/runs40 && tar -xzf .carry/NAME.tgz -C /tmp/runs40 && bash /tmp/runs40/benchmarks/archive/gpu_runs40.sh
-# Knobs: PAN_BASES (1e9), SET (w40), REPEAT (3), BUDGET_S (150: the second A/B pair is skipped when it would end
+# Knobs: PAN_BASES (1e9), SET (w40), REPEAT (3), TEST_S (45: the tests' time limit), BUDGET_S (150: the second A/B pair is skipped when it would end
 # later, by the first pair's time), TESTS (the pytest selection run with -m gpu).
 # Writes $OUT/ab.jsonl (one line a process), $OUT/log.txt, $OUT/tests.txt.
 set -uo pipefail
@@ -58,7 +58,7 @@ PY
   wait
 ) > "$W/data.log" 2>&1 &
 DATA=$!
-(cd "$TREE" && eval PYTHONPATH=$B python3 -P -m pytest -q -p no:randomly -p no:cacheprovider -m gpu $TESTS) \
+(cd "$TREE" && eval PYTHONPATH=$B timeout "${TEST_S:-45}" python3 -P -m pytest -q -p no:randomly -p no:cacheprovider -m gpu $TESTS) \
   > "$OUT/tests.txt" 2>&1
 log "tests: $(tail -1 "$OUT/tests.txt")"
 wait $DATA
