@@ -85,7 +85,8 @@ def _mutate(rng, seq: str, rate: float) -> str:
 def data(tmp_path_factory):
     """A database of lambda and three mutated copies of its halves (HSPs on several subjects:
     ``max_target_seqs``), and queries from lambda (2-8 % substitutions), some holding a piece twice
-    (several HSPs of a query and subject: ``max_hsps``), some reverse-complemented, one random."""
+    (several HSPs of a query and subject: ``max_hsps``), some reverse-complemented, three cut into
+    fragments for the score-only pass (traced back whole: beyond a fragment's window), one random."""
     genome = read_fastx(lambda_genome()).sequence(0)
     rng = np.random.default_rng(11)
     half = len(genome) // 2
@@ -105,6 +106,11 @@ def data(tmp_path_factory):
         if k % 4 == 1:
             seq = seq.translate(comp)[::-1]
         queries.append((f"q{k}", seq))
+    for k in range(3):  # cut by 50-base stretches of 55 %: the score-only X-drop stops at each, the final one does not
+        piece = genome[4000 + 9000 * k:9000 + 9000 * k]
+        cut = [_mutate(rng, piece[i:i + 900], 0.03) + _mutate(rng, piece[i + 900:i + 950], 0.55)
+               for i in range(0, len(piece), 950)]
+        queries.append((f"frag{k}", "".join(cut)))
     queries.append(("random", "".join("ACGT"[i] for i in rng.integers(0, 4, 2000))))
     return text, queries
 

@@ -20,7 +20,7 @@ export PYTHONUNBUFFERED=1
 ROOT=$PWD
 TREE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PAN_BASES=${PAN_BASES:-1e9}; SET=${SET:-w40}; REPEAT=${REPEAT:-3}; BUDGET_S=${BUDGET_S:-150}
-TESTS=${TESTS:-tests/test_blast_runs.py tests/test_greedy.py tests/test_blast_search.py -k "own or re_scor or rescor or consistent or memory or skips"}
+TESTS=${TESTS:-'tests/test_blast_runs.py tests/test_greedy.py tests/test_blast_search.py -k "own or re_scor or rescor or consistent or memory or skips"'}
 W=/tmp/runs40w; mkdir -p "$W"
 log() { echo "[$((SECONDS - START)) s] $*" | tee -a "$OUT/log.txt"; }
 
