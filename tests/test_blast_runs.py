@@ -11,9 +11,11 @@ and that a search whose output prints no alignment never gathers them.
 from __future__ import annotations
 
 import io
+import pickle
 
 import numpy as np
 import pytest
+from blast_checks import check_alignments
 
 from gseek.blast.hits import HitArrays
 from gseek.blast.report import write_tabular
@@ -115,40 +117,6 @@ def data(tmp_path_factory):
     return text, queries
 
 
-def _check_runs(hits) -> None:
-    """Every row's runs are its own alignment's: they span exactly its query and subject ranges, their
-    ``=`` columns are equal bases and ``X`` columns unequal ones (0-3), and they count its ``length``,
-    ``nident``, ``mismatch``, ``gaps`` and ``gapopen``."""
-    a = hits.arrays
-    cigar, offsets = a["cigar"], a["cigar_offsets"]
-    assert offsets.size == len(hits) + 1
-    comp = np.array([3, 2, 1, 0, 4], np.uint8)
-    for h in range(len(hits)):
-        q = hits.query_codes(int(a["query"][h]))
-        if a["strand"][h] < 0:
-            q = comp[np.minimum(q, 4)][::-1]
-            qa = len(q) - int(a["q_end"][h])
-        else:
-            qa = int(a["q_start"][h])
-        s = hits.subject_codes(int(a["s_start"][h]), int(a["s_end"][h]), int(a["subject"][h]))
-        i = j = same = differ = gaps = opens = 0
-        for run in cigar[offsets[h]:offsets[h + 1]].tolist():
-            n, op = run >> 4, run & 15
-            if op in (7, 8):  # = X
-                x, y = q[qa + i:qa + i + n], s[j:j + n]
-                equal = (x == y) & (x < 4)
-                assert equal.all() if op == 7 else not equal.any(), (h, op)
-                same, differ = same + n * (op == 7), differ + n * (op == 8)
-                i, j = i + n, j + n
-            else:  # I (a query base) or D (a subject base)
-                assert op in (1, 2), (h, op)
-                gaps, opens = gaps + n, opens + 1
-                i, j = i + n * (op == 1), j + n * (op == 2)
-        assert (i, j) == (int(a["q_end"][h] - a["q_start"][h]), s.size), h
-        assert (same, differ, gaps, opens, same + differ + gaps) == \
-            tuple(int(a[k][h]) for k in ("nident", "mismatch", "gaps", "gapopen", "length")), h
-
-
 def _text(hits, fmt: str) -> str:
     out = io.StringIO()
     write_tabular(hits, out, fmt)
@@ -186,7 +154,7 @@ def test_each_row_gets_its_own_alignments_runs(data, monkeypatch, device, task):
     assert len(hits) > 15 and len(set(hits.arrays["query"].tolist())) >= 9
     rows = _text(hits, "6 std")
     assert isinstance(hits.arrays, HitArrays) and not hits.arrays.gathered  # tabular columns: no runs read
-    _check_runs(hits)
+    check_alignments(hits)
     assert hits.arrays.gathered
     cpu = BlastSearcher(text, task=task, device="cpu", **limits).search(queries)
     assert _text(cpu, "6 std") == rows
@@ -203,7 +171,9 @@ def test_merged_and_split_hits_keep_their_runs(data):
     for part, alone in zip(joined, (first, second)):
         assert not part.arrays.gathered
         assert _text(part, "6 std btop") == _text(alone, "6 std btop")
-        _check_runs(part)
+        check_alignments(part)
     merged = merge_hits([first, first], max_target_seqs=500)
     assert not merged.arrays.gathered and len(merged) == 2 * len(first)
-    _check_runs(merged)
+    check_alignments(merged)
+    again = pickle.loads(pickle.dumps(merged.arrays))  # (another process: a plain dict, the runs gathered)
+    assert list(again) == list(merged.arrays) and all(np.array_equal(again[k], merged.arrays[k]) for k in again)

@@ -80,6 +80,9 @@ class HitArrays(Mapping):
     def __contains__(self, key: object) -> bool:
         return key in RUN_KEYS or key in self._arrays
 
+    def __reduce__(self):  # pickled (another process) as a plain dict, the runs gathered
+        return dict, (dict(self.items()),)
+
 
 def runs_of(arrays: Mapping[str, np.ndarray]) -> LazyRuns:
     """The CIGAR runs of hits' ``arrays`` as a :class:`~gseek.dp.runs.LazyRuns`, gathered or not."""
