@@ -25,10 +25,10 @@ and whatever the batch of queries.
 from __future__ import annotations
 
 import io
-import re
 from pathlib import Path
 
 import pytest
+from blast_checks import check_alignments
 from host_cuda import build as host_cuda_build
 
 from gseek.backend import GpuBackend
@@ -632,48 +632,10 @@ def test_every_hsp_is_consistent(lambda_text, queries, task):
     match: equal bases 0-3), ``nident + mismatch + gaps == length``, its gap opens are its gap runs, and
     it scores (reward, penalty, an N the matrix value; gaps as the task's costs, megablast's linear
     ones at twice the scale, halved and rounded down) exactly its reported score."""
-    import numpy as np
-
-    from gseek.output.cigar import cigar_strings
-
     searcher = BlastSearcher(lambda_text, task=task, device="cpu")
     hits = searcher.search(queries)
-    o = searcher.options
-    a = hits.arrays
-    comp = np.array([3, 2, 1, 0, 4], np.uint8)
-    texts = cigar_strings(a["cigar"], a["cigar_offsets"])
     assert len(hits) > 40
-    for h in range(len(hits)):
-        q = hits.query_codes(int(a["query"][h]))
-        if a["strand"][h] < 0:
-            q = comp[np.minimum(q, 4)][::-1]
-            qa = len(q) - int(a["q_end"][h])
-        else:
-            qa = int(a["q_start"][h])
-        sa = int(a["s_start"][h])
-        subject = hits.subject_codes(sa, int(a["s_end"][h]), int(a["subject"][h]))
-        i = j = matches = mismatches = gaps = opens = total = 0
-        for n, op in re.findall(r"(\d+)([=XID])", texts[h]):
-            n = int(n)
-            if op in "=X":
-                for _ in range(n):
-                    x, y = q[qa + i], subject[j]
-                    same = x < 4 and x == y
-                    assert same == (op == "="), (h, texts[h])
-                    matches += same
-                    mismatches += not same
-                    total += searcher._n_score if x > 3 or y > 3 else (o.reward if same else o.penalty)
-                    i, j = i + 1, j + 1
-            else:
-                gaps, opens = gaps + n, opens + 1
-                total -= (0 if o.linear_gaps else o.gap_open) + n * ((o.reward - 2 * o.penalty) / 2 if o.linear_gaps
-                                                                   else o.gap_extend)
-                i, j = (i + n, j) if op == "I" else (i, j + n)
-        assert (i, j) == (int(a["q_end"][h] - a["q_start"][h]), int(a["s_end"][h] - a["s_start"][h])), h
-        assert (matches, mismatches, gaps, opens) == (a["nident"][h], a["mismatch"][h], a["gaps"][h],
-                                                      a["gapopen"][h]), h
-        assert matches + mismatches + gaps == a["length"][h], h
-        assert int(np.floor(total)) == a["score"][h], (h, texts[h])
+    check_alignments(hits, searcher)
 
 
 def test_megablast_keeps_only_the_part_scored_again():

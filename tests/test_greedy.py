@@ -239,7 +239,7 @@ def test_the_re_scoring_of_edit_scripts_equals_the_reference(backend, scores):
            up(t_len.astype(np.int32))]
     runs, run_off = stage._rescored(backend, out, 0, n, up(codes), sub, ends, up(ops_off), up(ops_t), up(ops_n),
                                     up(np.array([len(o) for _, _, o in cases], np.int32)),
-                                    (reward, penalty, n_score, cutoff))
+                                    (reward, penalty, n_score, cutoff)).gather()
     from gseek.output.cigar import cigar_strings
     texts = cigar_strings(runs, run_off)
     restarts = 0
@@ -268,7 +268,7 @@ def _check_rescored(backend, cases, scores, cutoffs):
         r = stage.greedy_gapped(backend, packed[0], *(a[idx] for a in packed[1:]), 2 * reward, -2 * penalty, xdrop,
                                 traceback=True, rescore=(reward, penalty, n_score, cutoff))
         from gseek.output.cigar import cigar_strings
-        texts = cigar_strings(r["cigar"], r["cigar_offsets"])
+        texts = cigar_strings(*r["runs"].gather())
         for j, i in enumerate(idx):
             a, b, qp, sp, _ = cases[i]
             e = greedy_extend(a, b, qp, sp, xdrop, 2 * reward, -2 * penalty, traceback=True)

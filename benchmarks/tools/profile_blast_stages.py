@@ -93,6 +93,7 @@ REGIONS = [
     ("gseek.blast.gapped", "_merge_extensions", "merge of launches (_merge_extensions)"),
     ("gseek.blast.gapped", "_gather", "CIGAR gathers (_gather)"),
     ("gseek.blast.searcher", "_gather", "CIGAR gathers (_gather)"),
+    ("gseek.dp.runs", "LazyRuns.gather", "CIGAR runs gathered (LazyRuns.gather)"),
     ("gseek.blast.searcher", "identities_as_given", "identities as given"),
     ("gseek.blast.searcher", "_purge", "purge (_purge)"),
     ("gseek.blast.searcher", "_report_order", "report order (_report_order)"),

@@ -19,15 +19,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from gseek import ragged
 from gseek.backend import Backend, numba_guard
 from gseek.dp.greedy import greedy_gapped
+from gseek.dp.runs import LazyRuns
 from gseek.dp.scoring import Scoring
 
 from .device_gapped import score_only_rounds
 from .device_rounds import DEVICE_MIN, found_block, longest_first, select_round
 from .gapped_start import ESTIMATE_READS, estimates_hold, traceback_starts
-from .hits import _gather
 from .rounds import _ahead, _chain_extent, _contained, _found_block, _outside, _reach, _select_round
 from .seeds import unpack_ranges
 from .stats import evalues
@@ -216,12 +215,10 @@ class GappedPasses:
         if greedy:  # the HSPs as scored again, the dropped ones left out
             kept = np.flatnonzero(res["kept"])
             self._count("dropped when scored again", res["kept"].size - kept.size)
-            runs = (res["cigar"], res["cigar_offsets"]) if kept.size == res["kept"].size else \
-                _gather(res["cigar"], res["cigar_offsets"], kept)  # (all kept: the runs as they are)
             res = {"seq": res["seq"][kept], "contig": res["contig"][kept],
                    **{k: res["final_" + k][kept] for k in ("q_start", "q_end", "s_start", "s_end", "score")},
                    **{k: res[k][kept] for k in ("length", "nident", "mismatch", "gapopen", "gaps")},
-                   **dict(zip(("cigar", "cigar_offsets"), runs))}
+                   "runs": res["runs"].take(kept)}
             clock.lap("gapped extension with trace-back")
             return res
         res["score"] = res["score"].astype(np.int64) // scale
@@ -473,12 +470,12 @@ class GappedPasses:
                         "final_s_start": t_lo + r["final_t_start"], "final_s_end": t_lo + r["final_t_end"],
                         "length": (r["matches"] + r["mismatches"] + r["gap_cols"]).astype(np.int32),
                         "nident": r["matches"], "mismatch": r["mismatches"], "gapopen": r["gap_opens"],
-                        "gaps": r["gap_cols"], "cigar": r["cigar"], "cigar_offsets": r["cigar_offsets"]})
+                        "gaps": r["gap_cols"], "runs": r["runs"]})
         elif traceback:
             length = r["matches"] + r["mismatches"] + r["gap_cols"]
             out.update({"length": length.astype(np.int32), "nident": r["matches"], "mismatch": r["mismatches"],
-                        "gapopen": r["gap_opens"], "gaps": r["gap_cols"], "cigar": r["cigar"],
-                        "cigar_offsets": r["cigar_offsets"]})
+                        "gapopen": r["gap_opens"], "gaps": r["gap_cols"],
+                        "runs": LazyRuns.of(r["cigar"], r["cigar_offsets"])})
         cut = ((t_lo > ca) & (r["edges"] & 1 != 0)) | ((t_hi < cb) & (r["edges"] & 2 != 0))
         if span is None:
             self._count("cut at the query's reach", np.count_nonzero(cut))
@@ -492,15 +489,13 @@ class GappedPasses:
                                         mq[redo], ms[redo], traceback, None, margin,
                                         seq_off[seq[redo] + 1] - seq_off[seq[redo]])
                 for k, v in out.items():
-                    if k not in ("cigar", "cigar_offsets"):
+                    if k != "runs":
                         v[redo] = again[k]
-                if traceback:
+                if traceback:  # the runs of the ones done again from their second extension (indices only)
                     n = int(seq.size)
-                    data, offs = ragged.concat([(out["cigar"], out["cigar_offsets"]),
-                                                (again["cigar"], again["cigar_offsets"])])
                     pick = np.arange(n, dtype=np.int64)
                     pick[redo] = n + np.arange(redo.size)
-                    out["cigar"], out["cigar_offsets"] = _gather(data, offs, pick)
+                    out["runs"] = LazyRuns.concat([out["runs"], again["runs"]]).take(pick)
         return out
 
 
@@ -586,15 +581,13 @@ def _merge_extensions(parts: list[dict], picks: list[np.ndarray], n: int, traceb
     order = np.concatenate(picks)
     back = np.empty(n, np.int64)
     back[order] = np.arange(n)
-    out = {k: np.concatenate([p[k] for p in parts])[back] for k in parts[0] if k not in ("cigar", "cigar_offsets")}
-    if traceback:
-        data, offs = ragged.concat([(p["cigar"], p["cigar_offsets"]) for p in parts])
-        out["cigar"], out["cigar_offsets"] = _gather(data, offs, back)
+    out = {k: np.concatenate([p[k] for p in parts])[back] for k in parts[0] if k != "runs"}
+    if traceback:  # the runs stay where they are: their indices only (:class:`LazyRuns`)
+        out["runs"] = LazyRuns.concat([p["runs"] for p in parts]).take(back)
     return out
 
 
 def _empty_hsps() -> dict[str, np.ndarray]:
     z64, z32 = np.zeros(0, np.int64), np.zeros(0, np.int32)
     return {"seq": z64, "contig": z32, "q_start": z64, "q_end": z64, "s_start": z64, "s_end": z64, "score": z64,
-            "length": z32, "nident": z32, "mismatch": z32, "gapopen": z32, "gaps": z32,
-            "cigar": np.zeros(0, np.uint32), "cigar_offsets": np.zeros(1, np.int64)}
+            "length": z32, "nident": z32, "mismatch": z32, "gapopen": z32, "gaps": z32, "runs": LazyRuns.empty()}

@@ -6,31 +6,89 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from gseek import ragged
-from gseek.backend import numba_guard
+from gseek.dp.runs import LazyRuns, gather_runs
 from gseek.index.text import ReferenceText
-from gseek.kernels.ragged import gather as gather_on_host
 from gseek.seqio.batch import SequenceBatch
 
 from . import tables
 from .options import BlastOptions
 
-__all__ = ["BlastHits", "PreparedQueries"]
+__all__ = ["BlastHits", "HitArrays", "PreparedQueries"]
 
 
-def _gather(data: Any, offs: Any, idx: Any) -> tuple[Any, Any]:
-    """Items ``idx`` of a ragged array (the HSPs' CIGAR runs): on the host in one parallel pass that
-    holds no GIL (the searchers of a GPU run side by side on threads), else :func:`gseek.ragged.gather`."""
-    if isinstance(data, np.ndarray):
-        with numba_guard():  # a parallel pass: under Numba's workqueue layer, one thread at a time
-            return gather_on_host(data, offs, idx)
-    return ragged.gather(data, offs, idx)
+_gather = gather_runs  # items of a ragged array (CIGAR runs) on the host in one parallel pass (gseek.dp.runs)
+#: The two arrays of the HSPs' CIGAR runs (:class:`HitArrays` gathers them on first use).
+RUN_KEYS = ("cigar", "cigar_offsets")
+
+
+class HitArrays(Mapping):
+    """:class:`BlastHits`' arrays: a read-only mapping of the arrays given and ``cigar`` /
+    ``cigar_offsets``, the rows' CIGAR runs, gathered from ``runs`` (a :class:`~gseek.dp.runs.LazyRuns`:
+    left where the extensions made them, a GPU's memory or the host's) the first time either is read,
+    once, whichever thread reads first; an output that prints no alignment (``-outfmt 6``'s columns)
+    never gathers them. The keys in order: those given, then ``cigar``, ``cigar_offsets``.
+
+    >>> import numpy as np
+    >>> from gseek.dp.runs import LazyRuns
+    >>> a = HitArrays({"score": np.array([7, 9])}, LazyRuns.of(np.array([17, 33, 49], np.uint32), np.array([0, 1, 3])))
+    >>> list(a), a.gathered, a["cigar_offsets"].tolist(), a.gathered
+    (['score', 'cigar', 'cigar_offsets'], False, [0, 1, 3], True)
+    """
+
+    def __init__(self, arrays: dict[str, np.ndarray], runs: LazyRuns) -> None:
+        self._arrays = dict(arrays)
+        self._runs: LazyRuns | None = runs
+        self._lock = threading.Lock()
+
+    @property
+    def gathered(self) -> bool:
+        return self._runs is None
+
+    @property
+    def runs(self) -> LazyRuns:
+        """The rows' runs as a :class:`~gseek.dp.runs.LazyRuns` (not gathered by this)."""
+        runs = self._runs
+        if runs is not None:
+            return runs
+        return LazyRuns.of(self._arrays["cigar"], self._arrays["cigar_offsets"])
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key in RUN_KEYS and self._runs is not None:
+            with self._lock:
+                if self._runs is not None:
+                    data, offsets = self._runs.gather()
+                    data.setflags(write=False)
+                    offsets.setflags(write=False)
+                    self._arrays["cigar"], self._arrays["cigar_offsets"] = data, offsets
+                    self._runs = None  # (the pieces let go: a GPU's memory freed)
+        return self._arrays[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (k for k in self._arrays if k not in RUN_KEYS)
+        yield from RUN_KEYS
+
+    def __len__(self) -> int:
+        return len([k for k in self._arrays if k not in RUN_KEYS]) + len(RUN_KEYS)
+
+    def __contains__(self, key: object) -> bool:
+        return key in RUN_KEYS or key in self._arrays
+
+    def __reduce__(self):  # pickled (another process) as a plain dict, the runs gathered
+        return dict, (dict(self.items()),)
+
+
+def runs_of(arrays: Mapping[str, np.ndarray]) -> LazyRuns:
+    """The CIGAR runs of hits' ``arrays`` as a :class:`~gseek.dp.runs.LazyRuns`, gathered or not."""
+    if isinstance(arrays, HitArrays):
+        return arrays.runs
+    return LazyRuns.of(arrays["cigar"], arrays["cigar_offsets"])
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,10 +120,11 @@ class BlastHits:
     (0-based half-open on the subject's forward strand), ``score`` (raw), ``bitscore``,
     ``evalue``, ``length`` (alignment columns), ``nident``, ``mismatch``, ``gapopen``, ``gaps``
     (gap columns), and the alignment as BAM CIGAR runs (``=``/``X``/``I``/``D``) of the
-    searched strand of the query against the forward subject, ``cigar[cigar_offsets[h]:...]``.
+    searched strand of the query against the forward subject, ``cigar[cigar_offsets[h]:...]``
+    (a search's: gathered on first use, :class:`HitArrays`).
     """
 
-    arrays: dict[str, np.ndarray]
+    arrays: Mapping[str, np.ndarray]
     query_names: list[str]
     query_lengths: np.ndarray
     subject_names: tuple[str, ...]

@@ -49,7 +49,7 @@ def _count(runs: np.ndarray, given: np.ndarray, q: int, subject: np.ndarray) -> 
 
 def identities_as_given(hsps: dict[str, Any], searched: np.ndarray, given: np.ndarray, bases: Any) -> None:
     """Count ``nident`` and ``mismatch`` of each HSP of ``hsps`` (the searcher's arrays: ``q_start``
-    in the searched sequences' coordinates, ``s_start`` in the text's, ``cigar``/``cigar_offsets``,
+    in the searched sequences' coordinates, ``s_start`` in the text's, ``runs`` (a :class:`~gseek.dp.runs.LazyRuns`),
     or none for ungapped HSPs) again against ``given`` (the sequences as given) where the
     ``searched`` ones (hard-masked) differ inside the HSP; in place. ``bases(start, end)``: the
     text's base codes."""
@@ -61,13 +61,13 @@ def identities_as_given(hsps: dict[str, Any], searched: np.ndarray, given: np.nd
     if not touched.size:
         return
     nident, mismatch = hsps["nident"].copy(), hsps["mismatch"].copy()
-    cigar, offsets = hsps.get("cigar"), hsps.get("cigar_offsets")
-    for h in touched.tolist():
+    cigar, offsets = hsps["runs"].take(touched).gather() if "runs" in hsps else (None, None)  # the touched ones'
+    for i, h in enumerate(touched.tolist()):
         subject = bases(int(hsps["s_start"][h]), int(hsps["s_end"][h]))
         if cigar is None:  # ungapped: one run of aligned columns
             runs = np.array([(int(q_end[h] - q_start[h]) << 4) | 0], np.int64)
         else:
-            runs = np.asarray(cigar[offsets[h]:offsets[h + 1]], np.int64)
+            runs = np.asarray(cigar[offsets[i]:offsets[i + 1]], np.int64)
         same = _count(runs, given, int(q_start[h]), subject)
         mismatch[h] += nident[h] - same
         nident[h] = same

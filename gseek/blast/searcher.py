@@ -31,6 +31,7 @@ import numpy as np
 
 from gseek import ragged
 from gseek.backend import Backend, get_backend, numba_guard
+from gseek.dp.runs import LazyRuns
 from gseek.dp.scoring import Scoring
 from gseek.errors import OptionError
 from gseek.index.text import ReferenceText
@@ -40,7 +41,7 @@ from .compact_table import compact_lookup
 from .device_table import QueryMask, build_on
 from .dust import dust_mask
 from .gapped import _COUNTS_LOCK, GappedPasses, _Clock
-from .hits import BlastHits, PreparedQueries, _gather
+from .hits import BlastHits, HitArrays, PreparedQueries
 from .lookup import lookup_of_words, query_strands, seeding, template_word_codes, word_codes
 from .masking import identities_as_given
 from .options import BlastOptions
@@ -318,8 +319,8 @@ class BlastSearcher(GappedPasses):
         return {"seq": cand["seq"], "contig": cand["contig"], "q_start": q_start, "q_end": q_end,
                 "s_start": s_start, "s_end": s_start + length, "score": cand["score"].astype(np.int64),
                 "length": length, "nident": nident, "mismatch": length - nident, "gapopen": zeros,
-                "gaps": zeros.copy(), "cigar": np.concatenate(runs) if runs else np.zeros(0, np.uint32),
-                "cigar_offsets": ragged.offsets(cig_len)}
+                "gaps": zeros.copy(),
+                "runs": LazyRuns.of(np.concatenate(runs) if runs else np.zeros(0, np.uint32), ragged.offsets(cig_len))}
 
     @property
     def _n_score(self) -> int:
@@ -348,7 +349,7 @@ class BlastSearcher(GappedPasses):
         keep = _purge(hsps)
         self._count("kept by the purge", np.count_nonzero(keep))
         kept = np.nonzero(keep)[0]
-        h = {k: v[kept] for k, v in hsps.items() if k not in ("cigar", "cigar_offsets")}
+        h = {k: v[kept] for k, v in hsps.items() if k != "runs"}
         seq = h["seq"]
         query = seq_query[seq]
         strand = seq_strand[seq]
@@ -378,9 +379,10 @@ class BlastSearcher(GappedPasses):
             "nident": h["nident"][sel], "mismatch": h["mismatch"][sel], "gapopen": h["gapopen"][sel],
             "gaps": h["gaps"][sel],
         }
-        arrays["cigar"], arrays["cigar_offsets"] = _gather(hsps["cigar"], hsps["cigar_offsets"], kept[sel])
         for v in arrays.values():
             v.setflags(write=False)
+        # the rows' CIGAR runs: left where the extensions made them, gathered if an output reads them
+        arrays = HitArrays(arrays, hsps["runs"].take(kept[sel]))
         names = [batch.name(i) for i in range(len(batch))]
         return BlastHits(arrays, names, qlen, ref.db_contig_names, np.diff(ref.db_contig_offsets),
                          np.asarray(batch.codes), np.asarray(batch.offsets, np.int64), ref)

@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from gseek import ragged
 from gseek.backend import Backend, get_backend, numba_guard
+from gseek.dp.runs import LazyRuns
 from gseek.errors import OptionError
 
-from .hits import BlastHits, _gather
+from .hits import RUN_KEYS, BlastHits, HitArrays, runs_of
 from .purge import _report_order
 from .searcher import BlastSearcher
 
@@ -58,15 +58,14 @@ def merge_hits(parts: Sequence[BlastHits], max_target_seqs: int, max_hsps: int |
     for p in parts[1:]:
         if p.query_names != head.query_names or p.subject_names != head.subject_names:
             raise ValueError("merge_hits: the parts are not of the same queries and database")
-    keys = [k for k in head.arrays if k not in ("cigar", "cigar_offsets")]
+    keys = [k for k in head.arrays if k not in RUN_KEYS]
     joined = {k: np.concatenate([p.arrays[k] for p in parts]) for k in keys}
-    cigar, cigar_off = ragged.concat([(p.arrays["cigar"], p.arrays["cigar_offsets"]) for p in parts])
     order = _report_order(joined["query"], joined["subject"], joined["evalue"], joined["score"], joined["q_start"],
                           joined["s_start"], max_target_seqs, max_hsps or 0)
     arrays = {k: v[order] for k, v in joined.items()}
-    arrays["cigar"], arrays["cigar_offsets"] = _gather(cigar, cigar_off, order)
     for v in arrays.values():
         v.setflags(write=False)
+    arrays = HitArrays(arrays, LazyRuns.concat([runs_of(p.arrays) for p in parts]).take(order))  # (gathered if read)
     return BlastHits(arrays, head.query_names, head.query_lengths, head.subject_names, head.subject_lengths,
                      head._query_codes, head._query_offsets, tuple(t for p in parts for t in p.texts))
 
@@ -113,18 +112,17 @@ def split_hits(hits: BlastHits, sizes: list[int]) -> list[BlastHits]:
     """The HSPs of one search of batches laid end to end (``sizes``: their queries), as each batch's own
     search gives them (what :func:`merge_hits` is along the database, this is along the queries): the
     HSPs come query by query in input order, so each batch's are one run of them."""
-    query, offsets = hits.arrays["query"], hits.arrays["cigar_offsets"]
+    query, runs = hits.arrays["query"], runs_of(hits.arrays)
     codes_off = np.asarray(hits._query_offsets, np.int64)
     out, a = [], 0
     for size in sizes:
         b = a + int(size)
         lo, hi = (int(x) for x in np.searchsorted(query, [a, b], side="left"))
-        arrays = {k: v[lo:hi] for k, v in hits.arrays.items() if k not in ("query", "cigar", "cigar_offsets")}
+        arrays = {k: hits.arrays[k][lo:hi] for k in hits.arrays if k not in ("query", *RUN_KEYS)}
         arrays["query"] = (query[lo:hi] - a).astype(query.dtype)
-        arrays["cigar"] = hits.arrays["cigar"][offsets[lo]:offsets[hi]]
-        arrays["cigar_offsets"] = offsets[lo:hi + 1] - offsets[lo]
         for v in arrays.values():
             v.setflags(write=False)
+        arrays = HitArrays(arrays, runs.take(np.arange(lo, hi)))
         out.append(dataclasses.replace(
             hits, arrays=arrays, query_names=hits.query_names[a:b], query_lengths=hits.query_lengths[a:b],
             _query_codes=hits._query_codes[codes_off[a]:codes_off[b]],

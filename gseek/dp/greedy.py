@@ -23,6 +23,7 @@ from gseek.backend import Backend, on_device
 from gseek.errors import OptionError
 from gseek.kernels import greedy
 
+from .runs import LazyRuns
 from .seeds import seed_arrays
 
 __all__ = ["greedy_gapped", "SUB", "INS", "DEL"]
@@ -77,7 +78,9 @@ def greedy_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.nda
     matches; ``docs/blast.md``), and instead of the edit scripts the result holds ``kept`` (the part's
     score reaches the seed's cutoff), its ``final_score`` (reported units) and ends ``final_q_start``,
     ``final_q_end``, ``final_t_start``, ``final_t_end``, ``matches``, ``mismatches``, ``gap_cols``,
-    ``gap_opens`` and its BAM CIGAR runs (``=``/``X``/``I``/``D``) ``cigar``, ``cigar_offsets``.
+    ``gap_opens`` and its BAM CIGAR runs (``=``/``X``/``I``/``D``) ``runs``, a
+    :class:`~gseek.dp.runs.LazyRuns` that leaves them on the device until gathered (most searches print
+    none: ``runs.gather()`` gives ``(cigar, cigar_offsets)``).
 
     >>> from gseek import get_backend
     >>> from gseek.dp.scoring import Scoring
@@ -100,7 +103,7 @@ def greedy_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.nda
     if traceback and rescore is not None:
         out.update({k: np.zeros(n, np.int32) for k in _FINAL})
         out["kept"] = np.zeros(n, bool)
-        out["cigar"], out["cigar_offsets"] = np.zeros(0, np.uint32), np.zeros(n + 1, np.int64)
+        out["runs"] = LazyRuns.of(np.zeros(0, np.uint32), np.zeros(n + 1, np.int64))
     elif traceback:
         out["ops"], out["op_len"], out["op_offsets"] = np.zeros(0, np.uint8), np.zeros(0, np.int32), \
             np.zeros(n + 1, np.int64)
@@ -184,7 +187,7 @@ def greedy_gapped(backend: Backend, codes: Any, q_off: np.ndarray, q_len: np.nda
         lo = hi
         clock.lap("greedy: gap edits" if rescore is None else "greedy: gap edits and scored again")
     if rescore is not None:
-        out["cigar"], out["cigar_offsets"] = ragged.concat(parts)
+        out["runs"] = LazyRuns.concat(parts)
         return out
     out["ops"] = np.concatenate([p[0] for p in parts]).astype(np.uint8)
     out["op_len"] = np.concatenate([p[1] for p in parts]).astype(np.int32)
@@ -199,7 +202,7 @@ _FINAL = ("final_score", "final_q_start", "final_q_end", "final_t_start", "final
 
 def _rescored(backend, out, lo, hi, dev_codes, sub, ends, d_ops_off, ops_t, ops_n, nops, rescore):
     """Seeds ``lo:hi``'s edit scripts (on the device) scored again and split into BAM runs: their
-    ``_FINAL`` values and ``kept`` into ``out``; returns their runs and offsets (``ragged`` pair)."""
+    ``_FINAL`` values and ``kept`` into ``out``; returns their runs, left on the device (:class:`LazyRuns`)."""
     xp = backend.xp
     m = hi - lo
     reward, penalty, n_score, cutoff = rescore
@@ -223,7 +226,7 @@ def _rescored(backend, out, lo, hi, dev_codes, sub, ends, d_ops_off, ops_t, ops_
     for name, values in zip(_FINAL, (*host, *counted[1:])):
         out[name][lo:hi] = values
     out["kept"][lo:hi] = kept
-    return backend.to_host(runs)[: int(run_off[-1])], run_off
+    return LazyRuns.of(runs, run_off, None if isinstance(runs, np.ndarray) else backend)
 
 
 class _Laps:
