@@ -139,7 +139,9 @@ def test_to_host_waits_for_the_device_without_blocking_other_copies():
         done.set()
         worker.join()
     assert host[0] == 1 and waited > 0.3
-    assert counts[0] >= 50, f"the other thread copied {counts[0]} times in {waited:.2f} s"
+    # Blocked, the other thread gets one copy or none in the 0.5 s; free, 57-71 on an idle H200 and 32 with
+    # three other test workers' kernels on the device (2026-11-29, -n 4): a bound far from both.
+    assert counts[0] >= 10, f"the other thread copied {counts[0]} times in {waited:.2f} s"
 
 
 @pytest.mark.gpu
