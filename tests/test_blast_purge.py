@@ -204,3 +204,15 @@ def test_purge_same_for_any_thread_count():
             assert np.array_equal(_purge(h), want), t
     finally:
         numba.set_num_threads(threads)
+
+
+def test_report_order_limits_beyond_64_bits():
+    """``max_target_seqs`` / ``max_hsps`` larger than any 64-bit integer (``--max-target-seqs 1e20`` is accepted:
+    no upper bound) keep every subject and HSP, as NumPy's comparisons did; a negative limit keeps none."""
+    rng = np.random.default_rng(9)
+    rows = random_rows(rng, 400, 6, 8)
+    huge = 10 ** 20
+    every = reference_order(*rows, 500, 0)
+    assert every.size == 400
+    for limits in ((huge, 0), (huge, huge), (2, huge), (huge, 1), (1 << 63, 1 << 63), (-huge, 0), (huge, -huge)):
+        assert np.array_equal(_report_order(*rows, *limits), reference_order(*rows, *limits)), limits

@@ -177,3 +177,59 @@ def test_merged_and_split_hits_keep_their_runs(data):
     check_alignments(merged)
     again = pickle.loads(pickle.dumps(merged.arrays))  # (another process: a plain dict, the runs gathered)
     assert list(again) == list(merged.arrays) and all(np.array_equal(again[k], merged.arrays[k]) for k in again)
+
+
+class _SlowDevice:
+    """A device stand-in for :class:`LazyRuns`' pieces: each download takes a while and is counted (by the
+    array's first value), so that threads reading the runs at once meet inside it."""
+
+    def __init__(self) -> None:
+        self.downloads: list[int] = []
+
+    def active(self):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def to_host(self, array):
+        import time
+
+        self.downloads.append(int(array[0]))
+        time.sleep(0.05)
+        return np.array(array)
+
+
+def test_runs_read_by_many_threads_at_once_are_downloaded_once():
+    """Twelve threads read the runs at once (a search's hits split by query batches, each part read by two
+    threads; the service's requests, the engine's output threads): each piece downloaded once, each part's
+    runs gathered once (every reader of a part gets the same arrays), each its own."""
+    import threading
+
+    rng = np.random.default_rng(3)
+    device = _SlowDevice()
+    pieces, items = [], []
+    for p in range(3):
+        piece = [[1000 * p] + [int(x) for x in rng.integers(1, 999, rng.integers(0, 4))] for _ in range(40)]
+        data, offsets = _reference_gather(piece)
+        pieces.append(LazyRuns.of(np.array(data, np.uint32), np.array(offsets), backend=device))
+        items += piece
+    order = rng.permutation(len(items))
+    runs = LazyRuns.concat(pieces).take(order)
+    parts = [HitArrays({"score": np.zeros(20)}, runs.take(np.arange(a, a + 20))) for a in range(0, 120, 20)]
+    got: list = [None] * 12
+    start = threading.Barrier(12)
+
+    def read(t: int) -> None:
+        start.wait()
+        got[t] = (parts[t // 2]["cigar"], parts[t // 2]["cigar_offsets"])
+
+    threads = [threading.Thread(target=read, args=(t,)) for t in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(device.downloads) == [0, 1000, 2000]
+    for t in range(12):
+        want = _reference_gather([items[i] for i in order[20 * (t // 2):20 * (t // 2) + 20]])
+        assert (got[t][0].tolist(), got[t][1].tolist()) == want
+        assert got[t][0] is got[t ^ 1][0] and got[t][1] is got[t ^ 1][1]

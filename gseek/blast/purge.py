@@ -184,7 +184,9 @@ def _report_order(query, subject, evalue, score, q_start, s_start, max_targets, 
     by_best = _lexsort([head_query, -score[head], subject[head]])
     if not _ordered(evalue[head[by_best]], np.r_[True, head_query[by_best[1:]] != head_query[by_best[:-1]]]):
         by_best = np.lexsort((subject[head], -score[head], evalue[head], head_query))
-    return _limited(order, np.r_[starts, n], by_best, head_query, int(max_targets), int(max_hsps))
+    # the limits within [-1, n] (the same rows: no rank reaches n), as any Python int may come (no upper bound)
+    limits = [max(-1, min(int(x), n)) for x in (max_targets, max_hsps)]
+    return _limited(order, np.r_[starts, n], by_best, head_query, *limits)
 
 
 def _ordered(values: np.ndarray, new_group: np.ndarray) -> bool:
