@@ -170,24 +170,24 @@ def _align(backend: Backend, tmp: Path) -> None:
 
 
 def _blast(backend: Backend, tmp: Path) -> None:
+    from gseek.blast.compact_table import compact_lookup
+    from gseek.blast.lookup import lookup_of_words, seeding, word_codes
+    from gseek.blast.purge import _lexsort
+    from gseek.blast.searcher import BlastSearcher
     from gseek.datasets.simulate import blast_queries
     from gseek.index import Index
     from gseek.pipeline import blast_files
+    from gseek.seqio import read_fastx
 
     ref = _reference(tmp)
     index_path = tmp / "idx.gseek"
     if not (index_path / "header.json").is_file():
         Index.build(ref, wgram=8, device="cpu").save(index_path)
     blast_queries(ref, 8, (300, 1500), seed=2).write(tmp / "q.fa")
-    from gseek.blast.searcher import BlastSearcher
-    from gseek.seqio import read_fastx
-
     queries = read_fastx(tmp / "q.fa")
-    from gseek.blast.compact_table import compact_lookup
-    from gseek.blast.lookup import lookup_of_words, seeding, word_codes
-
     words = word_codes(queries.codes, queries.offsets, 8)  # batches of > 2^18 words: the CPU's compact table,
     compact_lookup(words, 8), lookup_of_words(words, 8), seeding(words)  # the direct one (a QueryMask on the CPU)
+    _lexsort([(queries.offsets[:2] > 0).astype("int64") << 50] * 2)  # keys past 63 bits (large searches): ties
     for task in ("megablast", "blastn"):  # a database shard (its text repacked: --gpus, --db-volume-size)
         BlastSearcher(index_path, task=task, device=backend, shard=(1, 2)).search(queries)
     for task, options in (("megablast", {}), ("blastn", {}), ("blastn", {"ungapped": True, "dust": None}),
