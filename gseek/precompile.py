@@ -9,14 +9,12 @@ command pays for them (``docs/startup.md``). This module runs each command's
 stages once on tiny embedded data — the same functions with the same argument
 types as real runs — so the caches hold everything afterwards.
 
-Workloads (``--only``): ``parse`` (FASTA/FASTQ, gzip, several threads),
-``index`` (the FM-index build), ``map`` (exact and approximate pieces, the
-flank index of reference N, every report mode, SAM and BAM), ``align`` (every
-DP mode, score-only and trace-back, one thread and one warp a pair, lazy,
-protein, X-drop, the TSV rows), ``blast`` (both tasks of the BLAST-style search,
-ungapped too, outfmt 6 and 7). With ``processes`` > 1 they run in separate
-processes at once (the caches are shared files). On a GPU backend the ``.cu``
-families are compiled for that device as well.
+Workloads (``--only``): ``parse`` (FASTA/FASTQ, gzip, several threads), ``index`` (the FM-index build), ``map``
+(exact and approximate pieces, the flank index of reference N, every report mode, SAM and BAM), ``align`` (every DP
+mode, score-only and trace-back, one thread and one warp a pair, lazy, protein, X-drop, the TSV rows), ``blast``
+(both tasks of the BLAST-style search, ungapped too, outfmt 6 and 7; where ``makeblastdb`` is installed, a BLAST+
+database converted on its first search). With ``processes`` > 1 they run in separate processes at once (the caches
+are shared files). On a GPU backend the ``.cu`` families are compiled for that device as well.
 
 >>> WORKLOADS
 ('parse', 'index', 'map', 'align', 'blast')
@@ -58,10 +56,8 @@ def _parse(backend: Backend, tmp: Path) -> None:
         for threads in (1, 2):
             list(FastxReader(path, chunk_bytes=1 << 16, threads=threads))
     protein, dna = tmp / "p.fa", tmp / "d.fa"
-    protein.write_text(">p\nMKVLAW\n")
-    dna.write_text(">q\nacgtNNacgt\n")
-    read_fastx(protein, alphabet="protein")
-    read_fastx(dna)
+    protein.write_text(">p\nMKVLAW\n"), dna.write_text(">q\nacgtNNacgt\n")
+    read_fastx(protein, alphabet="protein"), read_fastx(dna)
     # the encoding stages of the Python API (gseek.encode)
     import numpy as np
 
@@ -170,24 +166,24 @@ def _align(backend: Backend, tmp: Path) -> None:
 
 
 def _blast(backend: Backend, tmp: Path) -> None:
+    from gseek.blast.compact_table import compact_lookup
+    from gseek.blast.lookup import lookup_of_words, seeding, word_codes
+    from gseek.blast.purge import _lexsort
+    from gseek.blast.searcher import BlastSearcher
     from gseek.datasets.simulate import blast_queries
     from gseek.index import Index
     from gseek.pipeline import blast_files
+    from gseek.seqio import read_fastx
 
     ref = _reference(tmp)
     index_path = tmp / "idx.gseek"
     if not (index_path / "header.json").is_file():
         Index.build(ref, wgram=8, device="cpu").save(index_path)
     blast_queries(ref, 8, (300, 1500), seed=2).write(tmp / "q.fa")
-    from gseek.blast.searcher import BlastSearcher
-    from gseek.seqio import read_fastx
-
     queries = read_fastx(tmp / "q.fa")
-    from gseek.blast.compact_table import compact_lookup
-    from gseek.blast.lookup import lookup_of_words, seeding, word_codes
-
     words = word_codes(queries.codes, queries.offsets, 8)  # batches of > 2^18 words: the CPU's compact table,
     compact_lookup(words, 8), lookup_of_words(words, 8), seeding(words)  # the direct one (a QueryMask on the CPU)
+    _lexsort([(queries.offsets[:2] > 0).astype("int64") << 50] * 2)  # keys past 63 bits (large searches): ties
     for task in ("megablast", "blastn"):  # a database shard (its text repacked: --gpus, --db-volume-size)
         BlastSearcher(index_path, task=task, device=backend, shard=(1, 2)).search(queries)
     for task, options in (("megablast", {}), ("blastn", {}), ("blastn", {"ungapped": True, "dust": None}),
@@ -195,6 +191,10 @@ def _blast(backend: Backend, tmp: Path) -> None:
         for outfmt in ("6", "7 std btop qseq sseq qcovhsp"):
             blast_files(index_path, tmp / "q.fa", tmp / "q.tsv", task=task, outfmt=outfmt, device=backend, workers=0,
                         **options)
+    if shutil.which("makeblastdb"):  # a BLAST+ database's conversion on its first search (where BLAST+ is installed)
+        subprocess.run(["makeblastdb", "-in", str(ref), "-dbtype", "nucl", "-parse_seqids", "-out", str(tmp / "b")],
+                       check=True, capture_output=True)
+        blast_files(tmp / "b", tmp / "q.fa", tmp / "q.tsv", device=backend, workers=0)
 
 
 def _run(work: tuple[str, str]) -> tuple[str, float]:

@@ -10,9 +10,9 @@ empty for the installed one. Per round and task, in turn: ``blastn -task T -num_
 tree's ``gseek --device cpu -p N search --task T`` (whole command, fresh process), and each tree's search
 stage in process (:class:`gseek.BlastSearcher` built and warmed by one search, then ``--searches`` timed:
 wall and CPU seconds, their median). Wall, user + system CPU and peak RSS from ``wait4``. Outputs of the
-trees compared byte for byte. Python writes no bytecode where ``PYTHONDONTWRITEBYTECODE`` is set (this VM):
-every run here compiles gseek's modules from source (a ``pip install`` compiles them once); ``--pycache DIR``
-keeps them there instead.
+trees compared byte for byte; each tree's whole command over blastn's, round by round (median, range).
+Python writes no bytecode where ``PYTHONDONTWRITEBYTECODE`` is set (this VM): every run here compiles gseek's
+modules from source (a ``pip install`` compiles them once); ``--pycache DIR`` keeps them there instead.
 """
 
 from __future__ import annotations
@@ -123,6 +123,12 @@ def main() -> int:
             if t == task:
                 label = "blastn" if name == "blastn" else f"gseek {name} {'whole command' if kind == 'whole' else 'search stage in process'}"
                 print(f"| {label} | {spread(v['wall'])} | {spread(v['cpu'])} | {spread(v['rss_mib'])} |")
+        blastn = rec[f"{task}|blastn|whole"]
+        for name in trees:  # each round's own ratio: the load moves both sides of it together
+            whole = rec[f"{task}|{name}|whole"]
+            ratios = {k: [g / b for g, b in zip(whole[k], blastn[k])] for k in ("wall", "cpu")}
+            print(f"gseek {name} whole command / blastn, per round: wall {spread(ratios['wall'])}, "
+                  f"CPU {spread(ratios['cpu'])}")
     if args.json:
         json.dump(rec, open(args.json, "w"), indent=1)
     return 0
