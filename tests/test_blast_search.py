@@ -866,7 +866,7 @@ def test_host_passes_beside_other_searchers_under_the_workqueue_layer(tmp_path):
     script.write_text('''
 import threading
 import numpy as np
-from gseek.blast.hits import _gather
+from gseek.dp.runs import gather_runs as _gather
 from gseek.blast.rounds import _contained, _found_block, _outside
 rng = np.random.default_rng(0)
 n = 100_000

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from gseek.dp.runs import LazyRuns, gather_runs
+from gseek.dp.runs import LazyRuns
 from gseek.index.text import ReferenceText
 from gseek.seqio.batch import SequenceBatch
 
@@ -23,7 +23,6 @@ from .options import BlastOptions
 __all__ = ["BlastHits", "HitArrays", "PreparedQueries"]
 
 
-_gather = gather_runs  # items of a ragged array (CIGAR runs) on the host in one parallel pass (gseek.dp.runs)
 #: The two arrays of the HSPs' CIGAR runs (:class:`HitArrays` gathers them on first use).
 RUN_KEYS = ("cigar", "cigar_offsets")
 
