@@ -47,16 +47,75 @@ def test_isolated_seeds_match_a_brute_force_check(seed):
     assert got.tolist() == brute
 
 
+def _brute_isolated(key, s, diag, apart) -> list[bool]:
+    """No other candidate of the key in the 3 x 3 neighbouring cells (all pairs at once)."""
+    cs, cd = s // apart, diag // _DIAG_BAND
+    near = (key[:, None] == key[None, :]) & (abs(cs[:, None] - cs[None, :]) <= 1) & (abs(cd[:, None] - cd[None, :]) <= 1)
+    return (near.sum(axis=1) == 1).tolist()
+
+
+def _gbp_candidates(seed: int, n: int = 3000):
+    """Seeds as megablast's on a 1 Gbp database of 518 contigs: keys up to ~1.04M (2,000 query strands x
+    518 contigs), subjects over the whole text, diagonals to ~1e9, ``apart`` 664 and others, crowded
+    clusters (one alignment's seeds) and lone seeds; key x subject cells x diagonal cells ~1e19."""
+    rng = np.random.default_rng(seed)
+    contig = rng.integers(0, 518, n)
+    strand = rng.choice(np.array([0, 1, 1999]), n)  # few keys: many seeds share one
+    key = strand * 518 + contig
+    s = contig * 2_037_000 + rng.integers(0, 2_037_000, n)
+    q = rng.integers(0, 30_000, n)
+    for c in rng.choice(n, 60, replace=False):  # clusters near seed c
+        m = rng.choice(n, 25, replace=False)
+        key[m], q[m] = key[c], q[c] + rng.integers(-700, 700, 25)
+        s[m] = s[c] + rng.integers(-1500, 1500, 25)
+    diag = s - q
+    apart = np.array([664, 300, 1500])[key % 3]
+    return key.astype(np.int64), s.astype(np.int64), diag.astype(np.int64), apart.astype(np.int64)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("seed", range(3))
+def test_isolated_cells_by_rows_where_the_product_does_not_fit(monkeypatch, device, seed):
+    """Where key x subject cells x diagonal cells is past 62 bits (megablast at 1 Gbp: main's numbering
+    answered None there), the cells numbered by rows give the brute-force answer; and so do rows forced
+    (``_CELL_BITS`` small) on the wide random set, with the keys ranked first (smaller still), on NumPy
+    and on a GPU's arrays; ``select_round`` then equals the host pass."""
+    backend = get_backend(device)
+    xp = backend.xp
+
+    def got(*cols):
+        with backend.active():
+            return backend.to_host(D.isolated(xp, *(backend.asarray(c) for c in cols))).tolist()
+
+    gbp = _gbp_candidates(seed)
+    k, s, d, a = gbp
+    assert (int(k.max()) + 1) * (int((s // a).max() - (s // a).min()) + 3) \
+        * (int(d.max() // _DIAG_BAND - d.min() // _DIAG_BAND) + 3) >= 1 << 62
+    want = _brute_isolated(*gbp)
+    assert 0 < sum(want) < k.size
+    assert got(*gbp) == want
+    assert D.select_round(backend, *gbp).tolist() == _select_round(*gbp).tolist()
+    wide = _candidates(seed, n=1500)
+    want = _brute_isolated(*wide)
+    for bits in (40, 33):  # rows; rows of ranked keys (5 keys x ~7k subject cells past 2^33 as key values x cells)
+        monkeypatch.setattr(D, "_CELL_BITS", bits)
+        assert got(wide[0] * 1_000_000, *wide[1:]) == want
+    monkeypatch.setattr(D, "_CELL_BITS", 12)  # not even rows fit: None
+    with backend.active():
+        assert D.isolated(xp, *(backend.asarray(c) for c in wide)) is None
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_select_round_with_isolated_seeds_equals_the_host_pass(seed):
     key, s, diag, apart = _candidates(seed)
     want = _select_round(key, s, diag, apart)
     assert 0 < np.count_nonzero(want) < key.size  # some seeds wait for a later round
     assert D.select_round(get_backend("cpu"), key, s, diag, apart).tolist() == want.tolist()
-    # cells that do not fit in 62 bits: the host pass alone
-    big = key + (1 << 40)
-    assert D.isolated(np, big, s, diag, apart) is None
+    # keys whose cells do not fit in 62 bits as key x subject cells x diagonal cells: numbered by rows
+    big = key * (1 << 40)
     assert D.select_round(get_backend("cpu"), big, s, diag, apart).tolist() == want.tolist()
+    assert D.isolated(np, -big, s, diag, apart) is None  # a negative key: the host pass alone
+    assert D.select_round(get_backend("cpu"), -big, s, diag, apart).tolist() == want.tolist()
     assert D.select_round(get_backend("cpu"), key[:0], s[:0], diag[:0], apart[:0]).size == 0
 
 
