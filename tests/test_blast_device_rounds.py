@@ -13,6 +13,7 @@ import pytest
 from gseek.backend import get_backend
 from gseek.blast import device_rounds as D
 from gseek.blast.report import write_tabular
+from gseek.blast import rounds as R
 from gseek.blast.rounds import _DIAG_BAND, _found_block, _select_round
 from gseek.blast.searcher import BlastSearcher
 
@@ -117,6 +118,38 @@ def test_select_round_with_isolated_seeds_equals_the_host_pass(seed):
     assert D.isolated(np, -big, s, diag, apart) is None  # a negative key: the host pass alone
     assert D.select_round(get_backend("cpu"), -big, s, diag, apart).tolist() == want.tolist()
     assert D.select_round(get_backend("cpu"), key[:0], s[:0], diag[:0], apart[:0]).size == 0
+
+
+def _greedy(key, s, diag, apart) -> list[bool]:
+    """The round's choice as BLAST+ makes it, slowly: in rank order, a candidate is taken unless a taken one
+    of its key lies within ``apart`` on the subject and ``_DIAG_BAND`` diagonals."""
+    taken: dict[int, list[int]] = {}
+    out = []
+    for c in range(key.size):
+        mine = taken.setdefault(int(key[c]), [])
+        ok = all(abs(s[c] - s[o]) > apart[c] or abs(diag[c] - diag[o]) > _DIAG_BAND for o in mine)
+        if ok:
+            mine.append(c)
+        out.append(ok)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_select_round_in_parts_of_keys_equals_the_serial_pass(monkeypatch, seed):
+    """The choice in parts of keys on the host's threads (every round of 2^14 seeds or more): the
+    serial pass's and the slow greedy's, for any number of parts; a few seeds: the serial pass."""
+    sets = [_gbp_candidates(seed, n=20_000), _candidates(seed, n=20_000, keys=40)]
+    for key, s, diag, apart in sets:
+        want = _select_round(key, s, diag, apart)
+        assert 0 < np.count_nonzero(want) < key.size
+        assert want.tolist() == _greedy(key, s, diag, apart)
+        for parts in (1, 3, 64):
+            assert R._select_parts(key, s, diag, apart, parts).tolist() == want.tolist()
+        assert R.select_round_parts(key, s, diag, apart).tolist() == want.tolist()
+        monkeypatch.setattr(R, "PARTS_MIN", 1 << 30)
+        assert R.select_round_parts(key, s, diag, apart).tolist() == want.tolist()
+        monkeypatch.setattr(R, "PARTS_MIN", 1 << 14)
+        assert D.select_round(get_backend("cpu"), key, s, diag, apart).tolist() == want.tolist()
 
 
 @pytest.mark.parametrize("score", [False, True])

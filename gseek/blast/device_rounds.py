@@ -32,7 +32,7 @@ import numpy as np
 
 from gseek.backend import Backend
 
-from .rounds import _DIAG_BAND, _DIAG_NEAR, _found_block, _select_round
+from .rounds import _DIAG_BAND, _DIAG_NEAR, _found_block, select_round_parts
 
 #: Seeds (or HSPs) of a round from which a GPU searcher's round passes go through the device; fewer
 #: stay on the host, where the pass costs less than the transfers.
@@ -149,7 +149,8 @@ def lexsort_packed(xp: Any, keys: list[Any]) -> tuple[Any, list[Any], list[int]]
 def select_round(backend: Backend, key: np.ndarray, s: np.ndarray, diag: np.ndarray,
                  apart: np.ndarray) -> np.ndarray:
     """``_select_round(key, s, diag, apart)`` (host arrays): the isolated candidates
-    (:func:`isolated`, on ``backend``) taken, the host's greedy pass over the others."""
+    (:func:`isolated`, on ``backend``) taken, the host's greedy pass over the others
+    (:func:`~gseek.blast.rounds.select_round_parts`)."""
     alone = None
     if key.size:
         with backend.active():
@@ -157,11 +158,11 @@ def select_round(backend: Backend, key: np.ndarray, s: np.ndarray, diag: np.ndar
                                          for a in (key, s, diag, apart)))
             alone = None if got is None else backend.to_host(got)
     if alone is None:
-        return _select_round(key, s, diag, apart)
+        return select_round_parts(key, s, diag, apart)
     rest = np.flatnonzero(~alone)
     take = np.ones(key.size, bool)
     if rest.size:
-        take[rest] = _select_round(key[rest], s[rest], diag[rest], apart[rest])
+        take[rest] = select_round_parts(key[rest], s[rest], diag[rest], apart[rest])
     return take
 
 

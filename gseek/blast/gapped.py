@@ -27,7 +27,7 @@ from gseek.dp.scoring import Scoring
 from .device_gapped import score_only_rounds
 from .device_rounds import DEVICE_MIN, found_block, longest_first, select_round
 from .gapped_start import ESTIMATE_READS, estimates_hold, traceback_starts
-from .rounds import _ahead, _chain_extent, _contained, _found_block, _outside, _reach, _select_round
+from .rounds import _ahead, _chain_extent, _contained, _found_block, _outside, _reach, select_round_parts
 from .seeds import unpack_ranges
 from .stats import evalues
 
@@ -226,11 +226,12 @@ class GappedPasses:
         return res
 
     def _select(self, key, s, diag, apart) -> np.ndarray:
-        """Which seeds a round takes (:func:`_select_round`; with many seeds on a GPU, the isolated ones found
-        on the device: :func:`gseek.blast.device_rounds.select_round`)."""
+        """Which seeds a round takes (:func:`~gseek.blast.rounds._select_round`, in parts of keys on the host's
+        threads: :func:`select_round_parts`; with many seeds on a GPU, the isolated ones found on the device
+        first: :func:`gseek.blast.device_rounds.select_round`)."""
         if _device_pass(self.backend, key.size):
             return select_round(self.backend, key, s, diag, apart)
-        return _select_round(key, s, diag, apart)
+        return select_round_parts(key, s, diag, apart)
 
     def _block(self, key, res, score=None) -> tuple[np.ndarray, int]:
         """A round's found HSPs as :func:`_found_block` gives them (sorted on a GPU for many HSPs)."""

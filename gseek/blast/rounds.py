@@ -73,6 +73,73 @@ def _select_round(key, s, diag, apart):
     return take
 
 
+#: A round's choice over at least this many candidates runs in parts on the host's threads
+#: (:func:`select_round_parts`); fewer: the serial pass, cheaper than starting the threads.
+PARTS_MIN = 1 << 14
+
+
+def select_round_parts(key: np.ndarray, s: np.ndarray, diag: np.ndarray, apart: np.ndarray) -> np.ndarray:
+    """:func:`_select_round`'s choice, its keys dealt into parts (a hash of the key) whose passes run on the
+    host's threads: a conflict needs the same key, so each part's greedy pass in rank order over its own
+    candidates takes what the one pass over all takes (megablast on a 1 Gbp database: ~1M keys, rounds of
+    up to ~1M seeds crowded on their alignments, which the device's isolated test leaves to this pass)."""
+    key, s, diag, apart = (np.ascontiguousarray(a, np.int64) for a in (key, s, diag, apart))
+    if key.size < PARTS_MIN:
+        return _select_round(key, s, diag, apart)
+    with numba_guard():  # a parallel pass beside other searchers' threads
+        return _select_parts(key, s, diag, apart, 4 * numba.get_num_threads())
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _select_parts(key, s, diag, apart, parts):
+    """:func:`select_round_parts`' pass: each candidate's part, the parts' candidates in rank order
+    (a counting sort), then one greedy pass a part (its own table of taken cells) in parallel."""
+    n = key.size
+    part = np.empty(n, np.int64)
+    for c in numba.prange(n):
+        part[c] = np.int64((np.uint64(key[c]) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(33)) % parts
+    first = np.zeros(parts + 1, np.int64)
+    for c in range(n):
+        first[part[c] + 1] += 1
+    for p in range(parts):
+        first[p + 1] += first[p]
+    idx = np.empty(n, np.int64)
+    fill = first[:-1].copy()
+    for c in range(n):  # rank order within each part
+        idx[fill[part[c]]] = c
+        fill[part[c]] += 1
+    take = np.zeros(n, np.bool_)
+    band = _DIAG_BAND
+    for p in numba.prange(parts):
+        m = first[p + 1] - first[p]
+        size = 1
+        while size < 2 * m + 2:
+            size <<= 1
+        mask = size - 1
+        tk = np.full(size, -1, np.int64)
+        ts = np.zeros(size, np.int64)
+        td = np.zeros(size, np.int64)
+        tc = np.zeros(size, np.int64)
+        for j in range(first[p], first[p + 1]):
+            c = idx[j]
+            width = max(apart[c], 1)
+            bs = s[c] // width
+            bd = diag[c] // band
+            ok = True
+            for ds in range(-1, 2):
+                for dd in range(-1, 2):
+                    i = _slot(tk, ts, td, key[c], bs + ds, bd + dd, mask)
+                    if tk[i] != -1 and abs(s[c] - s[tc[i]]) <= width and abs(diag[c] - diag[tc[i]]) <= band:
+                        ok = False
+                if not ok:
+                    break
+            if ok:
+                take[c] = True
+                i = _slot(tk, ts, td, key[c], bs, bd, mask)
+                tk[i], ts[i], td[i], tc[i] = key[c], bs, bd, c
+    return take
+
+
 def _ahead(pool: np.ndarray, key: np.ndarray, s: np.ndarray, diag: np.ndarray, apart: np.ndarray,
            most: int) -> np.ndarray:
     """Candidates of ``pool`` (rank order) to extend ahead of their round (:data:`_AHEAD`): the first
