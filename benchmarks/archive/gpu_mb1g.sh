@@ -12,7 +12,8 @@
 #   `git archive --format=tar.gz -o /work/main/.carry/NAME.tgz HEAD -- . ':(exclude)kernels/prebuilt'`):
 #     mkdir -p /tmp/mb1g && tar -xzf .carry/NAME.tgz -C /tmp/mb1g && bash /tmp/mb1g/benchmarks/archive/gpu_mb1g.sh
 # Knobs: PAN_BASES (1e9), SET (w40), REPEAT (3), TEST_S (60), BUDGET_S (330), VARIANTS ("B:tree C:no-rows D:no-parts"),
-# PROFILE (1: B's stage table). Writes $OUT/ab.jsonl, $OUT/log.txt, $OUT/tests.txt, $OUT/stages_b.txt; prints the summary.
+# PROFILE (1: B's stage table), BLASTN (1: then the blastn task's 156 x 30 kb on the 75 Mbp random database, A B A B
+# through profile_blast_stages.py). Writes $OUT/ab.jsonl, $OUT/log.txt, $OUT/tests.txt, $OUT/stages_b.txt; prints the summary.
 set -uo pipefail
 START=$SECONDS
 OUT=${OUT:-/tmp/gseek-out}; mkdir -p "$OUT"
@@ -86,6 +87,15 @@ if [ "$PROFILE" = 1 ] && [ $((SECONDS - START + lap / 3)) -le "$BUDGET_S" ]; the
   log "B's stage table:"; grep -v "^WARNING\|^gseek shipped" "$OUT/stages_b.txt" | tail -60
 else
   log "stage table skipped (BUDGET_S)"
+fi
+if [ "${BLASTN:-0}" = 1 ]; then  # the blastn task's 156 x 30 kb on the random 75 Mbp database (the tool's data, built once)
+  for tag in A1 B1 A2 B2; do
+    path=$A; [ "${tag:0:1}" = B ] && path=$B
+    (cd "$TREE" && PYTHONPATH=$path timeout 150 python3 -P benchmarks/tools/profile_blast_stages.py --sets blastn-30kb \
+      --work /tmp/mb1g_t --repeat "$REPEAT" --profiled 0 --no-cupti --threads 16 --tag "$tag" --out "$OUT/blastn_$tag.json") \
+      > "$OUT/blastn_$tag.txt" 2>&1
+    log "$tag blastn-30kb: $(grep -o 'rows [0-9a-f]*\|steady search [^;]*' "$OUT/blastn_$tag.txt" | tr '\n' ' ')"
+  done
 fi
 PYTHONPATH=$B python3 -P - "$OUT/ab.jsonl" <<'PY' | tee -a "$OUT/log.txt"
 import json, statistics, sys
