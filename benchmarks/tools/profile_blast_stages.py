@@ -457,7 +457,9 @@ def print_set(rec: dict, out=sys.stdout) -> None:
                  f"{rec['cupti_copy_s']:.3f} s, {rec['cupti_kernels']:,} kernels")
     if "cpu_sha256_same" in rec:
         line += f"; CPU backend rows identical: {rec['cpu_sha256_same']} ({rec['cpu_s']:.1f} s)"
-    print(line + f"; profiled (synchronised) {statistics.fmean(rec['profiled_s']):.3f} s\n", file=out)
+    if rec["profiled_s"]:  # (--profiled 0: none)
+        line += f"; profiled (synchronised) {statistics.fmean(rec['profiled_s']):.3f} s"
+    print(line + "\n", file=out)
     regions = rec["regions"]
     have = rec["cupti"]
     stages: dict[str, list[float]] = {}
