@@ -14,6 +14,7 @@
 #   scale_data DIR                    DIR/pangenome.fa, DIR/work/ecoli156.fa and DIR/work/w1-100.fa (the first 100
 #                                     of workload 1, simulated from the pan-genome as `run.py blast` does; the
 #                                     sets of SCALE_SETS in its place, e.g. SCALE_SETS="w1@100 w1")
+#   pan40_data W PYTHONPATH TREE ROOT PAN_BASES SET  issue 40's 1 Gbp megablast set (gpu_runs40.sh, gpu_mb1g.sh)
 #   t COMMAND...                      runs COMMAND, appends "MS ms: COMMAND" to $OUT/times.txt
 set -u
 export PYTHONUNBUFFERED=1
@@ -100,6 +101,32 @@ for name in sys.argv[3:]:
     if not out.exists():
         blast_set(sys.argv[2] + "/pangenome.fa", name).write(str(out))
 PY
+}
+
+
+# pan40_data W PYTHONPATH TREE ROOT PAN_BASES SET: issue 40's 1 Gbp megablast set (gpu_scale40.sh's) into W, each
+# part unless there: W/db.fa (the pan-genome recipe from ROOT/.carry/multi40/bacteria75.fa.xz, PAN_BASES, 16
+# processes, gpu_multi40.py's `pangenome`), W/q.fa (SET of benchmarks/suite/blast.py, seed 11), its
+# `--parts text` index W/db.gseek; TREE's tools, gseek from PYTHONPATH.
+pan40_data() {
+  local W=$1 A=$2 TREE=$3 ROOT=$4 PAN_BASES=$5 SET=$6
+  [ -s "$W/db.fa" ] || PYTHONPATH=$A python3 -P - "$TREE" "$ROOT/.carry/multi40/bacteria75.fa.xz" "$W/db.fa" \
+    "$PAN_BASES" 16 <<'PY'
+import sys
+from pathlib import Path
+sys.path.append(sys.argv[1])
+from benchmarks.archive.gpu_multi40 import pangenome
+print(pangenome(Path(sys.argv[2]), Path(sys.argv[3]), int(float(sys.argv[4])), int(sys.argv[5])))
+PY
+  [ -s "$W/q.fa" ] || PYTHONPATH=$A python3 -P - "$TREE" "$W/db.fa" "$SET" "$W/q.fa" <<'PY' &
+import sys
+sys.path.append(sys.argv[1])
+from benchmarks.suite.blast import blast_set
+blast_set(sys.argv[2], sys.argv[3]).write(sys.argv[4])
+PY
+  [ -s "$W/db.gseek" ] || PYTHONPATH=$A python3 -P -m gseek --quiet --device cpu -p 16 index "$W/db.fa" --parts text \
+    -o "$W/db"
+  wait
 }
 
 t() { local s=$(date +%s%N); "$@"; local e=$(date +%s%N); echo "$(( (e - s) / 1000000 )) ms: $*" | tee -a "$OUT/times.txt"; }

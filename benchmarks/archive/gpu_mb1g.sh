@@ -23,6 +23,7 @@ TREE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PAN_BASES=${PAN_BASES:-1e9}; SET=${SET:-w40}; REPEAT=${REPEAT:-3}; BUDGET_S=${BUDGET_S:-330}
 VARIANTS=${VARIANTS:-"B:tree C:no-rows D:no-parts"}; PROFILE=${PROFILE:-1}
 TESTS=${TESTS:-'tests/test_blast_device_rounds.py tests/test_blast_device_gapped.py'}
+source "$TREE/benchmarks/archive/gpu_common.sh"
 W=/tmp/mb1gw; mkdir -p "$W"
 log() { echo "[$((SECONDS - START)) s] $*" | tee -a "$OUT/log.txt"; }
 
@@ -40,23 +41,7 @@ A=/tmp/gs_a:/tmp/site; B=/tmp/gs_b:/tmp/site
 log "installed A (main) and B ($TREE); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(nproc) cores"
 
 (
-  [ -s "$W/db.fa" ] || PYTHONPATH=$A python3 -P - "$TREE" "$ROOT/.carry/multi40/bacteria75.fa.xz" "$W/db.fa" \
-    "$PAN_BASES" 16 <<'PY'
-import sys
-from pathlib import Path
-sys.path.append(sys.argv[1])
-from benchmarks.archive.gpu_multi40 import pangenome
-print(pangenome(Path(sys.argv[2]), Path(sys.argv[3]), int(float(sys.argv[4])), int(sys.argv[5])))
-PY
-  [ -s "$W/q.fa" ] || PYTHONPATH=$A python3 -P - "$TREE" "$W/db.fa" "$SET" "$W/q.fa" <<'PY' &
-import sys
-sys.path.append(sys.argv[1])
-from benchmarks.suite.blast import blast_set
-blast_set(sys.argv[2], sys.argv[3]).write(sys.argv[4])
-PY
-  [ -s "$W/db.gseek" ] || PYTHONPATH=$A python3 -P -m gseek --quiet --device cpu -p 16 index "$W/db.fa" --parts text \
-    -o "$W/db"
-  wait
+  pan40_data "$W" "$A" "$TREE" "$ROOT" "$PAN_BASES" "$SET"
 ) > "$W/data.log" 2>&1 &
 DATA=$!
 (cd "$TREE" && eval PYTHONPATH=$B timeout "${TEST_S:-60}" python3 -P -m pytest -q -p no:randomly -p no:cacheprovider -m gpu $TESTS) \

@@ -41,8 +41,16 @@ def _select_round(key, s, diag, apart):
     for every candidate of a key). Taken seeds are kept in cells ``apart`` by ``_DIAG_BAND`` wide
     (an open-addressing table): a cell holds at most one, and only the neighbouring cells can
     hold a conflict."""
-    n = key.size
-    take = np.zeros(n, np.bool_)
+    take = np.zeros(key.size, np.bool_)
+    _greedy(np.arange(key.size), key, s, diag, apart, take)
+    return take
+
+
+@njit(cache=True, nogil=True)
+def _greedy(idx, key, s, diag, apart, take):
+    """:func:`_select_round`'s pass over the candidates ``idx`` (rank order), its own table of taken cells:
+    ``take`` set for those taken."""
+    n = idx.size
     size = 1
     while size < 2 * n + 2:
         size <<= 1
@@ -52,7 +60,8 @@ def _select_round(key, s, diag, apart):
     td = np.zeros(size, np.int64)
     tc = np.zeros(size, np.int64)
     band = _DIAG_BAND
-    for c in range(n):  # rank order
+    for j in range(n):  # rank order
+        c = idx[j]
         width = max(apart[c], 1)
         bs = s[c] // width
         bd = diag[c] // band
@@ -70,7 +79,6 @@ def _select_round(key, s, diag, apart):
             take[c] = True
             i = _slot(tk, ts, td, key[c], bs, bd, mask)
             tk[i], ts[i], td[i], tc[i] = key[c], bs, bd, c
-    return take
 
 
 #: A round's choice over at least this many candidates runs in parts on the host's threads
@@ -109,34 +117,8 @@ def _select_parts(key, s, diag, apart, parts):
         idx[fill[part[c]]] = c
         fill[part[c]] += 1
     take = np.zeros(n, np.bool_)
-    band = _DIAG_BAND
     for p in numba.prange(parts):
-        m = first[p + 1] - first[p]
-        size = 1
-        while size < 2 * m + 2:
-            size <<= 1
-        mask = size - 1
-        tk = np.full(size, -1, np.int64)
-        ts = np.zeros(size, np.int64)
-        td = np.zeros(size, np.int64)
-        tc = np.zeros(size, np.int64)
-        for j in range(first[p], first[p + 1]):
-            c = idx[j]
-            width = max(apart[c], 1)
-            bs = s[c] // width
-            bd = diag[c] // band
-            ok = True
-            for ds in range(-1, 2):
-                for dd in range(-1, 2):
-                    i = _slot(tk, ts, td, key[c], bs + ds, bd + dd, mask)
-                    if tk[i] != -1 and abs(s[c] - s[tc[i]]) <= width and abs(diag[c] - diag[tc[i]]) <= band:
-                        ok = False
-                if not ok:
-                    break
-            if ok:
-                take[c] = True
-                i = _slot(tk, ts, td, key[c], bs, bd, mask)
-                tk[i], ts[i], td[i], tc[i] = key[c], bs, bd, c
+        _greedy(idx[first[p]:first[p + 1]], key, s, diag, apart, take)
     return take
 
 
