@@ -16,40 +16,19 @@
 # through profile_blast_stages.py). Writes $OUT/ab.jsonl, $OUT/log.txt, $OUT/tests.txt, $OUT/stages_b.txt; prints the summary.
 set -uo pipefail
 START=$SECONDS
-OUT=${OUT:-/tmp/gseek-out}; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-ROOT=$PWD
 TREE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$TREE/benchmarks/archive/gpu_common.sh"  # (PYTHONUNBUFFERED, R: the repository root, this directory)
+ROOT=$R; OUT=${OUT:-/tmp/gseek-out}; mkdir -p "$OUT"
 PAN_BASES=${PAN_BASES:-1e9}; SET=${SET:-w40}; REPEAT=${REPEAT:-3}; BUDGET_S=${BUDGET_S:-330}
 VARIANTS=${VARIANTS:-"B:tree C:no-rows D:no-parts"}; PROFILE=${PROFILE:-1}
 TESTS=${TESTS:-'tests/test_blast_device_rounds.py tests/test_blast_device_gapped.py'}
-source "$TREE/benchmarks/archive/gpu_common.sh"
 W=/tmp/mb1gw; mkdir -p "$W"
 log() { echo "[$((SECONDS - START)) s] $*" | tee -a "$OUT/log.txt"; }
 
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  "$ROOT"/.whl/*.whl || exit 1
-for d in "$ROOT"/kernels/prebuilt/*/; do   # the carried tree comes without the prebuilt sets
-  [ -d "$TREE/kernels/prebuilt/$(basename "$d")" ] || { mkdir -p "$TREE/kernels/prebuilt"; cp -r "$d" "$TREE/kernels/prebuilt/"; }
-done
-(cd "$ROOT" && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
-  --target /tmp/gs_a . ) &
-(cd "$TREE" && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
-  --target /tmp/gs_b . ) &
-wait
-A=/tmp/gs_a:/tmp/site; B=/tmp/gs_b:/tmp/site
+ab_install "$ROOT" "$TREE" || exit 1
 log "installed A (main) and B ($TREE); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(nproc) cores"
 
-(
-  pan40_data "$W" "$A" "$TREE" "$ROOT" "$PAN_BASES" "$SET"
-) > "$W/data.log" 2>&1 &
-DATA=$!
-(cd "$TREE" && eval PYTHONPATH=$B timeout "${TEST_S:-60}" python3 -P -m pytest -q -p no:randomly -p no:cacheprovider -m gpu $TESTS) \
-  > "$OUT/tests.txt" 2>&1
-log "tests: $(tail -1 "$OUT/tests.txt")"
-wait $DATA
-tail -2 "$W/data.log" | tee -a "$OUT/log.txt"
-log "data ready: $(grep -c '>' "$W/q.fa") queries, $(stat -c %s "$W/db.fa") bytes of database FASTA"
+pan40_ready "${TEST_S:-60}"  # the data (CPU) beside the tests (GPU)
 
 ab() {  # TAG PYTHONPATH VARIANT [--timing]
   local tag=$1 path=$2 variant=$3; shift 3

@@ -25,30 +25,10 @@ source "$TREE/benchmarks/archive/gpu_common.sh"
 W=/tmp/runs40w; mkdir -p "$W"
 log() { echo "[$((SECONDS - START)) s] $*" | tee -a "$OUT/log.txt"; }
 
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  "$ROOT"/.whl/*.whl || exit 1
-for d in "$ROOT"/kernels/prebuilt/*/; do   # the carried tree comes without the prebuilt sets
-  [ -d "$TREE/kernels/prebuilt/$(basename "$d")" ] || { mkdir -p "$TREE/kernels/prebuilt"; cp -r "$d" "$TREE/kernels/prebuilt/"; }
-done
-(cd "$ROOT" && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
-  --target /tmp/gs_a . ) &
-(cd "$TREE" && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
-  --target /tmp/gs_b . ) &
-wait
-A=/tmp/gs_a:/tmp/site; B=/tmp/gs_b:/tmp/site
+ab_install "$ROOT" "$TREE" || exit 1
 log "installed A (main $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')) and B ($TREE)"
 
-# the data (CPU) beside the tests (GPU)
-(
-  pan40_data "$W" "$A" "$TREE" "$ROOT" "$PAN_BASES" "$SET"
-) > "$W/data.log" 2>&1 &
-DATA=$!
-(cd "$TREE" && eval PYTHONPATH=$B timeout "${TEST_S:-45}" python3 -P -m pytest -q -p no:randomly -p no:cacheprovider -m gpu $TESTS) \
-  > "$OUT/tests.txt" 2>&1
-log "tests: $(tail -1 "$OUT/tests.txt")"
-wait $DATA
-tail -2 "$W/data.log" | tee -a "$OUT/log.txt"
-log "data ready: $(grep -c '>' "$W/q.fa") queries, $(stat -c %s "$W/db.fa") bytes of database FASTA"
+pan40_ready "${TEST_S:-45}"  # the data (CPU) beside the tests (GPU)
 
 ab() {  # TAG PYTHONPATH [--timing]
   local tag=$1 path=$2; shift 2
