@@ -90,7 +90,11 @@ def select_round_parts(key: np.ndarray, s: np.ndarray, diag: np.ndarray, apart: 
     """:func:`_select_round`'s choice, its keys dealt into parts (a hash of the key) whose passes run on the
     host's threads: a conflict needs the same key, so each part's greedy pass in rank order over its own
     candidates takes what the one pass over all takes (megablast on a 1 Gbp database: ~1M keys, rounds of
-    up to ~1M seeds crowded on their alignments, which the device's isolated test leaves to this pass)."""
+    up to ~1M seeds crowded on their alignments, which the device's isolated test leaves to this pass).
+
+    >>> select_round_parts(np.array([0, 0, 1]), np.array([10, 50, 10]), np.zeros(3, np.int64), np.full(3, 100)).tolist()
+    [True, False, True]
+    """
     key, s, diag, apart = (np.ascontiguousarray(a, np.int64) for a in (key, s, diag, apart))
     if key.size < PARTS_MIN:
         return _select_round(key, s, diag, apart)
