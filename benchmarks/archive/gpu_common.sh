@@ -14,6 +14,9 @@
 #   scale_data DIR                    DIR/pangenome.fa, DIR/work/ecoli156.fa and DIR/work/w1-100.fa (the first 100
 #                                     of workload 1, simulated from the pan-genome as `run.py blast` does; the
 #                                     sets of SCALE_SETS in its place, e.g. SCALE_SETS="w1@100 w1")
+#   ab_install ROOT TREE              ROOT into /tmp/gs_a, TREE into /tmp/gs_b (A, B: their PYTHONPATHs)
+#   pan40_data W PYTHONPATH TREE ROOT PAN_BASES SET  issue 40's 1 Gbp megablast set (gpu_runs40.sh, gpu_mb1g.sh)
+#   pan40_ready TEST_S                pan40_data beside the `-m gpu` tests (gpu_runs40.sh, gpu_mb1g.sh)
 #   t COMMAND...                      runs COMMAND, appends "MS ms: COMMAND" to $OUT/times.txt
 set -u
 export PYTHONUNBUFFERED=1
@@ -35,13 +38,18 @@ gpu_install() {
   export PYTHONPATH=/tmp/new:/tmp/site
 }
 
-tree_install() {
+wheels_and_sets() {  # ROOT TREE: ROOT's wheels into /tmp/site, ROOT's prebuilt sets into TREE where it has none
   local root=$1 tree=$2 d
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
     "$root"/.whl/*.whl || return 1
   for d in "$root"/kernels/prebuilt/*/; do
     [ -d "$tree/kernels/prebuilt/$(basename "$d")" ] || { mkdir -p "$tree/kernels/prebuilt"; cp -r "$d" "$tree/kernels/prebuilt/"; }
   done
+}
+
+tree_install() {
+  local root=$1 tree=$2
+  wheels_and_sets "$root" "$tree" || return 1
   rm -rf /tmp/new
   (cd "$tree" && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
     --target /tmp/new .) || return 1
@@ -100,6 +108,59 @@ for name in sys.argv[3:]:
     if not out.exists():
         blast_set(sys.argv[2] + "/pangenome.fa", name).write(str(out))
 PY
+}
+
+
+# ab_install ROOT TREE: ROOT's wheels into /tmp/site, ROOT's prebuilt sets copied into TREE where it has none (a
+# carried tree comes without them), ROOT into /tmp/gs_a and TREE into /tmp/gs_b side by side; sets A and B (their
+# PYTHONPATHs). gpu_runs40.sh, gpu_mb1g.sh.
+ab_install() {
+  local root=$1 tree=$2
+  wheels_and_sets "$root" "$tree" || return 1
+  (cd "$root" && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
+    --target /tmp/gs_a . ) &
+  (cd "$tree" && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
+    --target /tmp/gs_b . ) &
+  wait
+  A=/tmp/gs_a:/tmp/site; B=/tmp/gs_b:/tmp/site
+}
+
+# pan40_data W PYTHONPATH TREE ROOT PAN_BASES SET: issue 40's 1 Gbp megablast set (gpu_scale40.sh's) into W, each
+# part unless there: W/db.fa (the pan-genome recipe from ROOT/.carry/multi40/bacteria75.fa.xz, PAN_BASES, 16
+# processes, gpu_multi40.py's `pangenome`), W/q.fa (SET of benchmarks/suite/blast.py, seed 11), its
+# `--parts text` index W/db.gseek; TREE's tools, gseek from PYTHONPATH.
+pan40_data() {
+  local W=$1 A=$2 TREE=$3 ROOT=$4 PAN_BASES=$5 SET=$6
+  [ -s "$W/db.fa" ] || PYTHONPATH=$A python3 -P - "$TREE" "$ROOT/.carry/multi40/bacteria75.fa.xz" "$W/db.fa" \
+    "$PAN_BASES" 16 <<'PY'
+import sys
+from pathlib import Path
+sys.path.append(sys.argv[1])
+from benchmarks.archive.gpu_multi40 import pangenome
+print(pangenome(Path(sys.argv[2]), Path(sys.argv[3]), int(float(sys.argv[4])), int(sys.argv[5])))
+PY
+  [ -s "$W/q.fa" ] || PYTHONPATH=$A python3 -P - "$TREE" "$W/db.fa" "$SET" "$W/q.fa" <<'PY' &
+import sys
+sys.path.append(sys.argv[1])
+from benchmarks.suite.blast import blast_set
+blast_set(sys.argv[2], sys.argv[3]).write(sys.argv[4])
+PY
+  [ -s "$W/db.gseek" ] || PYTHONPATH=$A python3 -P -m gseek --quiet --device cpu -p 16 index "$W/db.fa" --parts text \
+    -o "$W/db"
+  wait
+}
+
+# pan40_ready TEST_S: pan40_data into $W (in the background, gseek of $A) beside `-m gpu` $TESTS of $TREE (gseek of
+# $B, TEST_S seconds at most; $OUT/tests.txt), then a line each through `log` (the caller's).
+pan40_ready() {
+  pan40_data "$W" "$A" "$TREE" "$ROOT" "$PAN_BASES" "$SET" > "$W/data.log" 2>&1 &
+  local data=$!
+  (cd "$TREE" && eval PYTHONPATH=$B timeout "$1" python3 -P -m pytest -q -p no:randomly -p no:cacheprovider -m gpu $TESTS) \
+    > "$OUT/tests.txt" 2>&1
+  log "tests: $(tail -1 "$OUT/tests.txt")"
+  wait $data
+  tail -2 "$W/data.log" | tee -a "$OUT/log.txt"
+  log "data ready: $(grep -c '>' "$W/q.fa") queries, $(stat -c %s "$W/db.fa") bytes of database FASTA"
 }
 
 t() { local s=$(date +%s%N); "$@"; local e=$(date +%s%N); echo "$(( (e - s) / 1000000 )) ms: $*" | tee -a "$OUT/times.txt"; }

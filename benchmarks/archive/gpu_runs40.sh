@@ -21,49 +21,14 @@ ROOT=$PWD
 TREE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PAN_BASES=${PAN_BASES:-1e9}; SET=${SET:-w40}; REPEAT=${REPEAT:-3}; BUDGET_S=${BUDGET_S:-150}
 TESTS=${TESTS:-'tests/test_blast_runs.py tests/test_greedy.py tests/test_blast_search.py -k "own or re_scor or rescor or consistent or memory or skips"'}
+source "$TREE/benchmarks/archive/gpu_common.sh"
 W=/tmp/runs40w; mkdir -p "$W"
 log() { echo "[$((SECONDS - START)) s] $*" | tee -a "$OUT/log.txt"; }
 
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  "$ROOT"/.whl/*.whl || exit 1
-for d in "$ROOT"/kernels/prebuilt/*/; do   # the carried tree comes without the prebuilt sets
-  [ -d "$TREE/kernels/prebuilt/$(basename "$d")" ] || { mkdir -p "$TREE/kernels/prebuilt"; cp -r "$d" "$TREE/kernels/prebuilt/"; }
-done
-(cd "$ROOT" && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
-  --target /tmp/gs_a . ) &
-(cd "$TREE" && PYTHONPATH=/tmp/site python3 -m pip install -q --no-deps --no-build-isolation --no-index \
-  --target /tmp/gs_b . ) &
-wait
-A=/tmp/gs_a:/tmp/site; B=/tmp/gs_b:/tmp/site
+ab_install "$ROOT" "$TREE" || exit 1
 log "installed A (main $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')) and B ($TREE)"
 
-# the data (CPU) beside the tests (GPU)
-(
-  [ -s "$W/db.fa" ] || PYTHONPATH=$A python3 -P - "$TREE" "$ROOT/.carry/multi40/bacteria75.fa.xz" "$W/db.fa" \
-    "$PAN_BASES" 16 <<'PY'
-import sys
-from pathlib import Path
-sys.path.append(sys.argv[1])
-from benchmarks.archive.gpu_multi40 import pangenome
-print(pangenome(Path(sys.argv[2]), Path(sys.argv[3]), int(float(sys.argv[4])), int(sys.argv[5])))
-PY
-  [ -s "$W/q.fa" ] || PYTHONPATH=$A python3 -P - "$TREE" "$W/db.fa" "$SET" "$W/q.fa" <<'PY' &
-import sys
-sys.path.append(sys.argv[1])
-from benchmarks.suite.blast import blast_set
-blast_set(sys.argv[2], sys.argv[3]).write(sys.argv[4])
-PY
-  [ -s "$W/db.gseek" ] || PYTHONPATH=$A python3 -P -m gseek --quiet --device cpu -p 16 index "$W/db.fa" --parts text \
-    -o "$W/db"
-  wait
-) > "$W/data.log" 2>&1 &
-DATA=$!
-(cd "$TREE" && eval PYTHONPATH=$B timeout "${TEST_S:-45}" python3 -P -m pytest -q -p no:randomly -p no:cacheprovider -m gpu $TESTS) \
-  > "$OUT/tests.txt" 2>&1
-log "tests: $(tail -1 "$OUT/tests.txt")"
-wait $DATA
-tail -2 "$W/data.log" | tee -a "$OUT/log.txt"
-log "data ready: $(grep -c '>' "$W/q.fa") queries, $(stat -c %s "$W/db.fa") bytes of database FASTA"
+pan40_ready "${TEST_S:-45}"  # the data (CPU) beside the tests (GPU)
 
 ab() {  # TAG PYTHONPATH [--timing]
   local tag=$1 path=$2; shift 2

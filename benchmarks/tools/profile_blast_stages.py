@@ -65,7 +65,10 @@ REGIONS = [
     ("gseek.blast.seeds", "_extent_firsts", "seed selection's sorts (_extent_firsts)"),
     ("gseek.blast.gapped", "_select_round", "round selection (_select_round)"),
     ("gseek.blast.gapped", "select_round", "round selection, isolated seeds on the device (select_round)"),
+    ("gseek.blast.gapped", "select_round_parts", "round selection in parts of keys (select_round_parts)"),
     ("gseek.blast.device_rounds", "_select_round", "round selection (_select_round)"),
+    ("gseek.blast.device_rounds", "select_round_parts", "round selection in parts of keys (select_round_parts)"),
+    ("gseek.blast.device_gapped", "select_round_parts", "round selection in parts of keys (select_round_parts)"),
     ("gseek.blast.device_rounds", "isolated", "isolated seeds (isolated)"),
     ("gseek.blast.gapped", "score_only_rounds", "score-only rounds on the device (score_only_rounds)"),
     ("gseek.blast.device_gapped", "_Columns", "candidates' columns uploaded (_Columns)"),
@@ -454,7 +457,9 @@ def print_set(rec: dict, out=sys.stdout) -> None:
                  f"{rec['cupti_copy_s']:.3f} s, {rec['cupti_kernels']:,} kernels")
     if "cpu_sha256_same" in rec:
         line += f"; CPU backend rows identical: {rec['cpu_sha256_same']} ({rec['cpu_s']:.1f} s)"
-    print(line + f"; profiled (synchronised) {statistics.fmean(rec['profiled_s']):.3f} s\n", file=out)
+    if rec["profiled_s"]:  # (--profiled 0: none)
+        line += f"; profiled (synchronised) {statistics.fmean(rec['profiled_s']):.3f} s"
+    print(line + "\n", file=out)
     regions = rec["regions"]
     have = rec["cupti"]
     stages: dict[str, list[float]] = {}

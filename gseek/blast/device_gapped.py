@@ -30,7 +30,7 @@ from gseek.dp.scoring import Scoring
 from gseek.kernels import blast as kblast
 
 from .device_rounds import isolated
-from .rounds import _DIAG_NEAR, _select_round
+from .rounds import _DIAG_NEAR, select_round_parts
 from .seeds import _text
 
 #: Seed and HSP pairs :func:`_outside_on` tests at once (a few int64 arrays each: ~0.3 GB).
@@ -138,7 +138,7 @@ def _select_on(backend: Backend, cols: _Columns, todo: Any) -> Any:
     if rest.size:
         idx = todo[rest]
         others = backend.to_host(xp.stack([cols.key[idx], cols.mid_s[idx], cols.diag[idx], cols.apart[idx]]))
-        alone[rest] = backend.asarray(_select_round(*others))
+        alone[rest] = backend.asarray(select_round_parts(*others))
     return alone
 
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from gseek.backend import Backend
 
-from .rounds import _DIAG_BAND, _DIAG_NEAR, _found_block, _select_round
+from .rounds import _DIAG_BAND, _DIAG_NEAR, _found_block, select_round_parts
 
 #: Seeds (or HSPs) of a round from which a GPU searcher's round passes go through the device; fewer
 #: stay on the host, where the pass costs less than the transfers.
@@ -43,8 +43,11 @@ def isolated(xp: Any, key: Any, s: Any, diag: Any, apart: Any) -> Any:
     """Whether each candidate (arrays of ``xp``) is the only one in its 3 x 3 neighbourhood of
     conflict cells (key, ``s // apart``, ``diag // _DIAG_BAND``): ``_select_round`` takes it and it
     keeps none out (a conflict needs the same key, ``|Δs| <= apart`` and ``|Δdiag| <= _DIAG_BAND``,
-    which lie in neighbouring cells; ``apart`` is the same for every candidate of a key). None where
-    the cells' numbers do not fit in 62 bits (or a key is negative)."""
+    which lie in neighbouring cells; ``apart`` is the same for every candidate of a key). The cells
+    numbered as key x subject cells x diagonal cells where that fits in :data:`_CELL_BITS` bits; else
+    (megablast on a 1 Gbp database: ~1M keys x 1.6M subject cells x 4.1M diagonal cells) by rows, the
+    (key, subject cell) pairs present ranked (:func:`_rows`, one more sort). None where neither fits
+    (or a key is negative)."""
     n = int(key.size)
     if n == 0:
         return xp.zeros(0, dtype=bool)
@@ -53,16 +56,50 @@ def isolated(xp: Any, key: Any, s: Any, diag: Any, apart: Any) -> Any:
     bounds = xp.stack([key.min(), key.max(), cs.min(), cs.max(), cd.min(), cd.max()])
     k_lo, k_hi, cs_lo, cs_hi, cd_lo, cd_hi = (int(v) for v in (bounds.get() if hasattr(bounds, "get") else bounds))
     ns, nd = cs_hi - cs_lo + 3, cd_hi - cd_lo + 3  # a free cell each side: a neighbour never wraps
-    if k_lo < 0 or (k_hi + 1) * ns * nd >= 1 << 62:
+    if k_lo < 0:
         return None
-    cell = (key * ns + (cs - (cs_lo - 1))) * nd + (cd - (cd_lo - 1))
+    dd = xp.asarray(np.array([-1, 0, 1] * 3, np.int64))[:, None]  # the nine neighbours: ds -1, 0, 1 (rows) by dd
+    if (k_hi + 1) * ns * nd < 1 << _CELL_BITS:
+        cell = (key * ns + (cs - (cs_lo - 1))) * nd + (cd - (cd_lo - 1))
+        probe = cell[None, :] + xp.asarray(np.repeat(np.array([-nd, 0, nd], np.int64), 3))[:, None] + dd
+    else:
+        got = _rows(xp, key - k_lo, k_hi - k_lo + 1, cs - (cs_lo - 1), ns)
+        if got is None or n * nd >= 1 << _CELL_BITS:
+            return None
+        row, near = got  # each candidate's row; the rows of subject cell - 1, itself, + 1 (-1: none)
+        cell = row * nd + (cd - (cd_lo - 1))
+        near = xp.repeat(near, 3, axis=0)
+        probe = xp.where(near >= 0, near * nd + (cd - (cd_lo - 1)) + dd, -1)  # -1: no cell (cells are >= 1)
     cells, counts = xp.unique(cell, return_counts=True)
     # the nine neighbouring cells of each candidate (its own included) searched at once
-    steps = xp.asarray(np.array([ds * nd + dd for ds in (-1, 0, 1) for dd in (-1, 0, 1)], np.int64))
-    probe = cell[None, :] + steps[:, None]
     at = xp.minimum(xp.searchsorted(cells, probe), cells.size - 1)
     near = xp.where(cells[at] == probe, counts[at], 0).sum(axis=0)
     return near == 1
+
+
+#: :func:`isolated` numbers a candidate's cell in at most this many bits (an int64 with room for its neighbours).
+_CELL_BITS = 62
+
+
+def _rows(xp: Any, key: Any, keys: int, cs: Any, ns: int) -> tuple[Any, Any] | None:
+    """The rows of :func:`isolated`'s cells: each candidate's rank among the (key, subject cell)
+    pairs present (``key`` in ``[0, keys)``, ``cs`` in ``[1, ns - 1)``: pair ± 1 stays in its key),
+    and the ranks of the pairs (key, cs - 1), (key, cs), (key, cs + 1) (3 x n; -1 where none is
+    present). Keys ranked first where key x subject cells does not fit; None where even that does not."""
+    if keys * ns >= 1 << _CELL_BITS:
+        _, key = xp.unique(key, return_inverse=True)
+        key = key.reshape(-1).astype(np.int64, copy=False)
+        if (int(key.max()) + 1) * ns >= 1 << _CELL_BITS:
+            return None
+    pairs, row = xp.unique(key * ns + cs, return_inverse=True)
+    row = row.reshape(-1).astype(np.int64, copy=False)
+    m = int(pairs.size)
+    nxt = xp.zeros(m, dtype=bool)  # the pair after a row is its subject cell + 1
+    nxt[:-1] = pairs[1:] == pairs[:-1] + 1
+    above = xp.where(nxt, xp.arange(1, m + 1, dtype=np.int64), -1)
+    below = xp.full(m, -1, dtype=np.int64)
+    below[1:] = xp.where(nxt[:-1], xp.arange(m - 1, dtype=np.int64), -1)
+    return row, xp.stack([below[row], row, above[row]])
 
 
 def lexsort_packed(xp: Any, keys: list[Any]) -> tuple[Any, list[Any], list[int]]:
@@ -112,7 +149,8 @@ def lexsort_packed(xp: Any, keys: list[Any]) -> tuple[Any, list[Any], list[int]]
 def select_round(backend: Backend, key: np.ndarray, s: np.ndarray, diag: np.ndarray,
                  apart: np.ndarray) -> np.ndarray:
     """``_select_round(key, s, diag, apart)`` (host arrays): the isolated candidates
-    (:func:`isolated`, on ``backend``) taken, the host's greedy pass over the others."""
+    (:func:`isolated`, on ``backend``) taken, the host's greedy pass over the others
+    (:func:`~gseek.blast.rounds.select_round_parts`)."""
     alone = None
     if key.size:
         with backend.active():
@@ -120,11 +158,11 @@ def select_round(backend: Backend, key: np.ndarray, s: np.ndarray, diag: np.ndar
                                          for a in (key, s, diag, apart)))
             alone = None if got is None else backend.to_host(got)
     if alone is None:
-        return _select_round(key, s, diag, apart)
+        return select_round_parts(key, s, diag, apart)
     rest = np.flatnonzero(~alone)
     take = np.ones(key.size, bool)
     if rest.size:
-        take[rest] = _select_round(key[rest], s[rest], diag[rest], apart[rest])
+        take[rest] = select_round_parts(key[rest], s[rest], diag[rest], apart[rest])
     return take
 
 

@@ -27,7 +27,7 @@ from gseek.dp.scoring import Scoring
 from .device_gapped import score_only_rounds
 from .device_rounds import DEVICE_MIN, found_block, longest_first, select_round
 from .gapped_start import ESTIMATE_READS, estimates_hold, traceback_starts
-from .rounds import _ahead, _chain_extent, _contained, _found_block, _outside, _reach, _select_round
+from .rounds import _ahead, _chain_extent, _contained, _found_block, _outside, _reach, select_round_parts
 from .seeds import unpack_ranges
 from .stats import evalues
 
@@ -106,6 +106,11 @@ _HOST_MIN_EXTENT = 1000
 #: blastn task's score-only rounds of a search whose first holds this many go there whole
 #: (:mod:`gseek.blast.device_gapped`: that set's steady search 0.34-0.41 s -> 0.17 s).
 _DEVICE_ROUNDS = {"gpu": DEVICE_MIN, "cpu": None}
+#: Whether a round's choice on a GPU tests its seeds for isolation on the device first (:func:`select_round`),
+#: by task (True: megablast's greedy extension). The blastn task's seeds are nearly all alone; megablast's crowd
+#: their alignments' cells (~7 % alone), and on its 1 Gbp set the device's test before the host's pass in parts
+#: cost more than it saved (H200, steady search 1.065 s with it, 0.984 s without; benchmarks/RESULTS.md, mb1g).
+_ISOLATED_FIRST = {True: False, False: True}
 #: Guards the searchers' ``counts`` (a search's two sides of split extensions run on two threads).
 _COUNTS_LOCK = threading.Lock()
 
@@ -226,11 +231,12 @@ class GappedPasses:
         return res
 
     def _select(self, key, s, diag, apart) -> np.ndarray:
-        """Which seeds a round takes (:func:`_select_round`; with many seeds on a GPU, the isolated ones found
-        on the device: :func:`gseek.blast.device_rounds.select_round`)."""
-        if _device_pass(self.backend, key.size):
+        """Which seeds a round takes (:func:`~gseek.blast.rounds._select_round`, in parts of keys on the host's
+        threads: :func:`select_round_parts`; with many seeds on a GPU, the blastn task's isolated ones found on
+        the device first: :func:`gseek.blast.device_rounds.select_round`, :data:`_ISOLATED_FIRST`)."""
+        if _ISOLATED_FIRST[self.options.linear_gaps] and _device_pass(self.backend, key.size):
             return select_round(self.backend, key, s, diag, apart)
-        return _select_round(key, s, diag, apart)
+        return select_round_parts(key, s, diag, apart)
 
     def _block(self, key, res, score=None) -> tuple[np.ndarray, int]:
         """A round's found HSPs as :func:`_found_block` gives them (sorted on a GPU for many HSPs)."""
