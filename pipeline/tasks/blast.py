@@ -34,6 +34,7 @@ import json
 import os
 import re
 import stat
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -61,9 +62,8 @@ __all__ = ["BlastTask", "blast_value"]
 BINARY_SUFFIXES = (".bam", ".cram")
 #: Query bases per job: the database is scanned once per job (its queries share one lookup table).
 BLAST_JOB_BYTES = 8 << 20
-#: A query file of less than a job a searcher is cut into one job a searcher, but no smaller than this:
-#: the searchers (BLAST_STREAMS_PER_GPU a GPU) then overlap one another's host work (issue 17: one
-#: job of E. coli's 156 contigs left the second searcher idle for the whole search).
+#: A query file of less than a job a part is cut into one job a part (:attr:`BlastTask.job_parts`: a CPU
+#: searcher, or a GPU), but no smaller than this.
 BLAST_MIN_JOB_BYTES = 1 << 20
 #: Searchers per GPU, each on its own CUDA stream: one's kernels run while another does its
 #: host work (the lookup table, the gapped rounds' bookkeeping, the statistics), and their
@@ -353,7 +353,12 @@ class BlastTask:
             database = os.fspath(source or "") if isinstance(given, Index) or given is None else os.fspath(given)
         self.database = database
         self.job_bytes = BLAST_JOB_BYTES
+        #: The jobs a query input of less than a job each is cut into (:meth:`job_size`, :meth:`plan`): one a
+        #: GPU (its searchers, on their streams, share a larger input's jobs), one a CPU searcher.
+        self.job_parts = job_parts(self.searchers)
         self.parse_threads = parse_threads(threads)
+        #: On a GPU, the first search's device set-up begun on a thread (:func:`warm_devices`; None: none).
+        self.warming = warm_devices(self.searchers)
 
     def __repr__(self) -> str:
         return f"BlastTask({self.searchers[0]!r}, searchers={len(self.searchers)})"
@@ -389,17 +394,18 @@ class BlastTask:
 
     def job_size(self, path: str | os.PathLike, chunk_bytes: int) -> int:
         """Query bytes a job for ``path``: ``chunk_bytes``, or less for a regular, uncompressed file of
-        less than a job a searcher, so that every searcher gets one (at least :data:`BLAST_MIN_JOB_BYTES`). Jobs
-        change nothing in the output (the hits of a query are its own); a pipe keeps ``chunk_bytes``.
+        less than a job a part (:attr:`job_parts`), so that every part (a GPU, a CPU searcher) gets one (at
+        least :data:`BLAST_MIN_JOB_BYTES`). Jobs change nothing in the output (the hits of a query are its own);
+        a pipe keeps ``chunk_bytes``.
 
-        >>> t = object.__new__(BlastTask); t.searchers = [0, 1]
+        >>> t = object.__new__(BlastTask); t.job_parts = 2
         >>> t.job_size("/dev/null", 8 << 20) == 8 << 20  # not a regular file
         True
         """
         size = _text_bytes(path)
-        if size is None or len(self.searchers) < 2:
+        if size is None or self.job_parts < 2:
             return chunk_bytes
-        return max(min(BLAST_MIN_JOB_BYTES, chunk_bytes), min(chunk_bytes, -(-size // len(self.searchers))))
+        return max(min(BLAST_MIN_JOB_BYTES, chunk_bytes), min(chunk_bytes, -(-size // self.job_parts)))
 
     def prelims(self) -> list[Any]:
         return [functools.partial(self._prelim, s) for s in self.searchers]
@@ -416,8 +422,8 @@ class BlastTask:
 
     def plan(self, queries: list[QueryFile]) -> int | None:
         """The job size for ``queries`` (the engine's ``plan``): their regular, uncompressed files'
-        bytes shared out among the searchers, within :data:`BLAST_MIN_JOB_BYTES` and
-        :attr:`job_bytes`, so that many small files make about a job a searcher, as one file does
+        bytes shared out among the :attr:`job_parts`, within :data:`BLAST_MIN_JOB_BYTES` and
+        :attr:`job_bytes`, so that many small files make about a job a part, as one file does
         (:meth:`job_size`); None (the default size) when a file's size says nothing of its text."""
         total = 0
         for query in queries:
@@ -426,7 +432,7 @@ class BlastTask:
                 if size is None:
                     return None
                 total += size
-        share = -(-total // max(1, len(self.searchers)))
+        share = -(-total // max(1, self.job_parts))
         return max(BLAST_MIN_JOB_BYTES, min(self.job_bytes, share))
 
     def finalize(self, partial: list[tuple[SequenceBatch, Any]]) -> list[Chunk]:
@@ -512,6 +518,66 @@ class BlastTask:
             options["job_bytes"], options["plan"], combine = self.job_bytes, self.plan, True
         return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=self.payload_bytes,
                           combine=combine, file_errors=self.file_errors, **options)
+
+
+def job_parts(searchers: Sequence[Any]) -> int:
+    """The jobs a small query input is cut into for ``searchers``: one a GPU (or set of GPUs that one searcher
+    spans: a database split), one a CPU searcher.
+
+    A job is a whole search of the database: each more job at once on a GPU scans it again and pays the
+    first search's set-up on a stream of its own, where one search of a few MB keeps the GPU busy (its
+    rounds run there; issue 40, ``benchmarks/RESULTS.md``, start41). An input of several jobs keeps them all.
+
+    >>> class S:  # a searcher's backend
+    ...     def __init__(self, name, device_id=0):
+    ...         self.backend = type("B", (), dict(name=name, device_id=device_id))()
+    >>> job_parts([S("gpu"), S("gpu"), S("gpu", 1), S("gpu", 1)]), job_parts([S("cpu")])
+    (2, 1)
+    """
+    parts: set[tuple] = set()
+    for k, searcher in enumerate(searchers):
+        backends = [one.backend for one in getattr(searcher, "shards", [searcher])]
+        if all(b.name == "gpu" for b in backends):
+            parts.add(tuple(sorted({b.device_id for b in backends})))
+        else:
+            parts.add(("cpu", k))
+    return max(1, len(parts))
+
+
+def warm_devices(searchers: Sequence[Any]) -> threading.Thread | None:
+    """Begin on a thread, for GPU ``searchers``, what each device's first search does before its scan and
+    pays inside it (the thread, or None where no searcher is on a GPU).
+
+    The database's text uploaded to each GPU (``ReferenceText.on``: once a device; a search that needs it
+    first waits for it, as for another searcher's upload), and NVRTC's two compiles of an empty program
+    with the options of CuPy's two-pass CUB reductions (part of each such kernel's cache key, computed
+    once a process: ~20 ms each, on the first search's path until now). Beside the reading of the queries
+    and the first search's query side. Only a head start: a failure here is the search's to meet. A
+    database searched in shards or volumes is left to its searchers (a volume's text is on a device only
+    while it is searched).
+    """
+    firsts: dict[int, Any] = {}
+    for searcher in searchers:
+        if isinstance(searcher, BlastSearcher) and searcher.backend.name == "gpu":
+            firsts.setdefault(searcher.backend.device_id, searcher)
+    if not firsts:
+        return None
+
+    def run() -> None:
+        for one in firsts.values():
+            try:
+                one.ref.on(one.backend)
+                xp = one.backend.xp
+                with one.backend.active():
+                    x = xp.arange(64, dtype=np.int64)
+                    x.max(), x.min(), x.sum(), (x > 0).any()  # (kernels the searches use)
+                    one.backend.synchronize()
+            except Exception:  # noqa: BLE001, S112 - only a head start: the search meets any problem itself
+                continue
+
+    thread = threading.Thread(target=run, name="gseek-warm-devices", daemon=True)
+    thread.start()
+    return thread
 
 
 def blast_value(task: str = "megablast", options: BlastOptions | None = None,
