@@ -47,7 +47,7 @@ PY
 DB=$(cat $W/db.txt); IDX=${DB%.fa}
 [ -s "$IDX.gseek" ] || [ -d "$IDX.gseek" ] || PYTHONPATH=/tmp/A:/tmp/site $PY -P -m gseek --quiet --device cpu -p $T \
   index "$DB" --parts text -o "$IDX" >> "$OUT/ab.txt" 2>&1
-log "data: $(grep -c '>' $W/q30k.fa) queries, $(du -b $W/q30k.fa | cut -f1) bytes; index $(ls -d $IDX* | tr '\n' ' ')"
+log "data: $(grep -c '>' $W/q30k.fa) queries, $(stat -L -c %s $W/q30k.fa) bytes; index $(ls -d $IDX* | tr '\n' ' ')"
 G="--quiet --device $DEV -p $T search"
 declare -A CMD=([bn30]="$G --task blastn -x $IDX -q $W/q30k.fa" [mb30]="$G --task megablast -x $IDX -q $W/q30k.fa")
 NAMES="bn30 mb30"
@@ -97,21 +97,22 @@ log "jobs done"
 (cd $S && PYTHONPATH=/tmp/B:/tmp/site timeout 60 $PY -P -m pytest -q -p no:cacheprovider -p no:randomly -m gpu \
   tests/test_blast_jobs.py > "$OUT/tests.txt" 2>&1; echo "tests rc=$?" >> "$OUT/tests.txt")
 log "tests done"
-if [ "$(left)" -gt 100 ] && [ -s .carry/multi40/bacteria75.fa.xz ]; then  # 7: the 1 Gbp megablast set
+SOURCE=${SOURCE:-$PWD/.carry/multi40/bacteria75.fa.xz}
+if [ "$(left)" -gt 100 ] && [ -s "$SOURCE" ]; then  # 7: the 1 Gbp megablast set
   P=/tmp/pan41; mkdir -p $P
-  PYTHONPATH=/tmp/B:/tmp/site $PY -P - "$S" "$PWD/.carry/multi40/bacteria75.fa.xz" "$P" "$T" <<'PY' >> "$OUT/scale.txt" 2>&1
+  PYTHONPATH=/tmp/B:/tmp/site $PY -P - "$S" "$SOURCE" "$P" "$T" "${PAN_BASES:-1e9}" <<'PY' >> "$OUT/scale.txt" 2>&1
 import sys
 from pathlib import Path
 sys.path.append(sys.argv[1])
 from benchmarks.archive.gpu_multi40 import pangenome
 from benchmarks.suite.blast import blast_set
 p = Path(sys.argv[3])
-print(pangenome(Path(sys.argv[2]), p / "db.fa", int(1e9), int(sys.argv[4])))
+print(pangenome(Path(sys.argv[2]), p / "db.fa", int(float(sys.argv[5])), int(sys.argv[4])))
 blast_set(str(p / "db.fa"), "w40").write(str(p / "q.fa"))
 PY
   PYTHONPATH=/tmp/A:/tmp/site $PY -P -m gseek --quiet --device cpu -p $T index $P/db.fa --parts text -o $P/db \
     >> "$OUT/scale.txt" 2>&1
-  log "1 Gbp data: $(grep -c '>' $P/q.fa) queries, $(du -b $P/q.fa | cut -f1) bytes"
+  log "1 Gbp data: $(grep -c '>' $P/q.fa) queries, $(stat -L -c %s $P/q.fa) bytes"
   CMD[pan]="$G --task megablast -x $P/db -q $P/q.fa"
   PYTHONPATH=/tmp/B:/tmp/site $PY -P -m gseek ${CMD[pan]} -o $W/warm.tsv 2>> "$OUT/scale.txt"
   : > $W/rows.txt
@@ -129,6 +130,9 @@ fi
 echo "=== summary"; grep -A12 "## medians" "$OUT/ab.txt"; grep -h SUMMARY "$OUT/jobs.txt" "$OUT/scale.txt" 2>/dev/null
 grep -h '"first"' "$OUT/jobs.txt" "$OUT/scale.txt" 2>/dev/null; grep "1 Gbp\|^pan" "$OUT/scale.txt" "$OUT/ab.txt" 2>/dev/null
 tail -2 "$OUT/tests.txt"
-grep -E "^###|prelim \(|NVRTC|ReferenceText|os._exit|BlastTask\(\)|GpuBackend\(\)|  prelim|  search|CuPy kernel module|Numba load  " \
-  "$OUT/timeline.txt" | head -60
+for tree in B A; do  # each timeline's headline: its wall, the searches, the first uses by thread
+  awk -v t="### $tree " 'index($0, t) == 1 {on = 1; print; next} /^### / {on = 0}
+    on && (/prelim \(|NVRTC|ReferenceText|os._exit|BlastTask\(\)|GpuBackend\(\)|finalize|Dispatcher.run/ || kinds) {print}
+    on && /^repeated kinds/ {kinds = 1; print} on && /^$/ {kinds = 0}' "$OUT/timeline.txt" | head -45
+done
 log "all done"
