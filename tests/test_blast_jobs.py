@@ -9,6 +9,7 @@ import contextlib
 import numpy as np
 import pytest
 
+from gseek.blast.options import BlastOptions
 from gseek.blast.searcher import BlastSearcher
 from gseek.datasets import lambda_genome
 from gseek.index import Index
@@ -18,17 +19,18 @@ from gseek.pipeline.tasks.blast import BlastTask, job_parts, warm_devices
 
 
 class _Backend:
-    """A stand-in for a backend: its name and device (a GPU's searchers on streams share one device id)."""
+    """A stand-in for a backend (NumPy as its array module): its name and device (a GPU's searchers on streams
+    share one device id); the sizes of the arrays put on it."""
 
     def __init__(self, name: str, device_id: int = 0) -> None:
         self.name, self.device_id, self.xp = name, device_id, np
-        self.uploads = 0
+        self.uploads: list[int] = []
 
     def active(self):
         return contextlib.nullcontext()
 
     def asarray(self, array, dtype=None):
-        self.uploads += 1
+        self.uploads.append(np.asarray(array).size)
         return np.asarray(array, dtype=dtype)
 
     def synchronize(self) -> None:
@@ -36,18 +38,23 @@ class _Backend:
 
 
 class _Searcher:
-    def __init__(self, *backends: _Backend) -> None:
+    def __init__(self, *backends: _Backend, greedy: bool = False) -> None:
+        self.options = BlastOptions.for_task("megablast" if greedy else "blastn")
         if len(backends) == 1:
             self.backend = backends[0]
         else:  # a searcher of a database split: a shard a device
-            self.shards = [_Searcher(b) for b in backends]
+            self.shards = [_Searcher(b, greedy=greedy) for b in backends]
 
 
-def test_a_gpus_searchers_share_one_part_and_cpu_searchers_each_have_one():
+def test_a_gpus_searchers_share_one_part_where_their_rounds_run_there():
+    """One part a GPU for the blastn task's searchers (affine gaps: the gapped rounds on the device), one a
+    searcher for megablast's (its rounds on the host) and for CPU searchers."""
     gpu = lambda n: _Backend("gpu", n)  # noqa: E731
     assert job_parts([_Searcher(gpu(0)) for _ in range(4)]) == 1  # four streams of one GPU
     assert job_parts([_Searcher(gpu(n)) for n in (0, 0, 1, 1, 2, 2)]) == 3  # the queries split over 3 GPUs
     assert job_parts([_Searcher(gpu(0), gpu(1)) for _ in range(4)]) == 1  # the database split: each spans both
+    assert job_parts([_Searcher(gpu(0), greedy=True) for _ in range(4)]) == 4  # megablast: a job a searcher
+    assert job_parts([_Searcher(gpu(0), gpu(1), greedy=True) for _ in range(4)]) == 4
     assert job_parts([_Searcher(_Backend("cpu"))]) == 1
     assert job_parts([_Searcher(_Backend("cpu")), _Searcher(_Backend("cpu")), _Searcher(gpu(0))]) == 3
     assert job_parts([]) == 1
@@ -85,11 +92,13 @@ def test_warm_devices_puts_the_text_on_each_gpu_once_and_leaves_cpu_searchers_al
     thread = warm_devices(searchers)
     thread.join(30)
     assert not thread.is_alive()
-    # the text, N mask and contig offsets once a device, by its first searcher
-    assert [b.uploads for b in backends] == [3, 0, 3]
+    # the text, N mask and contig offsets once a device, by its first searcher; then a small lookup table's codes
+    text = [lambda_text.text.size, lambda_text.nmask.size, lambda_text.contig_offsets.size]
+    assert backends[0].uploads[:3] == backends[2].uploads[:3] == text and backends[1].uploads == []
+    assert 256 in backends[0].uploads[3:] and 256 in backends[2].uploads[3:]
     assert {k for k in lambda_text._cache if isinstance(k, tuple)} >= {("device", "gpu", 0), ("device", "gpu", 1)}
     assert lambda_text.on(backends[1]) is lambda_text.on(backends[0])  # the other searcher of gpu 0 finds it
-    assert backends[1].uploads == 0
+    assert backends[1].uploads == []
     lambda_text.release()
 
 
@@ -112,10 +121,26 @@ def test_warm_devices_ends_quietly_where_a_device_fails(lambda_text, monkeypatch
 
 
 @pytest.mark.gpu
+def test_a_gpu_task_compiles_cupys_cub_keys_before_its_first_search(tmp_path):
+    """In a fresh process, building a GPU task makes NVRTC's empty-program compiles of CuPy's two-pass CUB
+    reductions (their kernels' cache keys) on its thread, before any search."""
+    import subprocess
+    import sys
+
+    index = Index.build(lambda_genome(), wgram=4, device="cpu").save(tmp_path / "lambda.gseek")
+    code = ("import sys; from gseek.pipeline.tasks.blast import BlastTask; from cupy.cuda import compiler; "
+            f"t = BlastTask({str(index)!r}, 'blastn', device='gpu', threads=2); t.warming.join(120); "
+            "print(sorted({o for env in compiler._empty_file_preprocess_cache for o in env[1] if 'PASS' in o}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[-2] == "['-DFIRST_PASS=1', '-DSECOND_PASS=1']", out.stdout
+
+
+@pytest.mark.gpu
 def test_a_gpu_task_has_its_text_on_the_device_before_its_first_search(tmp_path):
     index = Index.build(lambda_genome(), wgram=4, device="cpu").save(tmp_path / "lambda.gseek")
     task = BlastTask(index, "blastn", device="gpu", threads=2)
-    assert task.job_parts == 1 and len(task.searchers) == blast_task.BLAST_STREAMS_PER_GPU
+    assert task.job_parts == 1 and len(task.searchers) == blast_task.BLAST_STREAMS_PER_GPU  # the blastn task
     task.warming.join(60)
     ref, backend = task.searchers[0].ref, task.searchers[0].backend
     assert ("device", "gpu", backend.device_id) in ref._cache

@@ -5,11 +5,12 @@
 # working directory), in one call:
 #   1. both trees installed; the database, its text index (`gseek index --parts text`) and the 156 contigs;
 #   2. a warm-up command of each tree and task (bytecode written once, CuPy's cache on disk);
-#   3. one timeline of B's and of A's blastn command (benchmarks/tools/profile_command.py, from the process's start);
+#   3. one timeline of B's and of A's blastn command (benchmarks/tools/profile_command.py, from the process's start;
+#      MB_TIMELINE=1: of their megablast commands too);
 #   4. whole commands, blastn task and megablast on the contigs, A and B alternating in fresh processes (ROUNDS,
 #      the order swapped each round), SHA-256 of every output;
 #   5. in one process (B's tree): the file through one BlastTask cut into 1, 2 and 4 jobs (start41_jobs.py: main cuts
-#      it into 4 on one GPU, this branch into 1), first pass and steady passes, both tasks;
+#      it into 4 on one GPU, this branch into 1), first pass and steady passes, both tasks (JOBS=0: not run);
 #   6. -m gpu tests/test_blast_jobs.py on B;
 #   7. while LIMIT_S allows: issue 40's 1 Gbp megablast set (gpu_scale40.sh's data: the pan-genome recipe from
 #      .carry/multi40/bacteria75.fa.xz, 1,000 `w40` queries), whole commands A/B twice and the 1/4-job passes.
@@ -65,12 +66,13 @@ for run in "A bn30" "B bn30" "A mb30" "B mb30"; do  # bytecode written once, CuP
 done
 log "warm-ups done"
 : > "$OUT/timeline.txt"
-for tree in B A; do
+for tl in B:bn30 A:bn30 $([ "${MB_TIMELINE:-0}" = 1 ] && echo B:mb30 A:mb30); do
+  tree=${tl%%:*}; name=${tl#*:}
   s=$EPOCHREALTIME
   PYTHONPATH=/tmp/$tree:/tmp/site PROFILE_COMMAND_OUT=/tmp/tl.txt $PY -P $S/benchmarks/tools/profile_command.py \
-    --t0 $s -- ${CMD[bn30]} -o $W/tl.tsv > /dev/null
+    --t0 $s -- ${CMD[$name]} -o $W/tl.tsv > /dev/null
   e=$EPOCHREALTIME
-  { echo "### $tree blastn task, contigs: wall $(awk "BEGIN{printf \"%.1f\", 1000*($e-$s)}") ms"; cat /tmp/tl.txt; echo; } \
+  { echo "### $tree $name: wall $(awk "BEGIN{printf \"%.1f\", 1000*($e-$s)}") ms"; cat /tmp/tl.txt; echo; } \
     >> "$OUT/timeline.txt"
 done
 log "timelines done"
@@ -89,7 +91,7 @@ done
   echo "$name outputs: $(awk -v n=$name '$1==n {print $5}' $W/rows.txt | sort -u | tr '\n' ' ')"; done
 } >> "$OUT/ab.txt"
 log "A/B done"
-for task in blastn megablast; do
+for task in $([ "${JOBS:-1}" = 1 ] && echo blastn megablast); do
   PYTHONPATH=/tmp/B:/tmp/site timeout 90 $PY -P $S/benchmarks/archive/start41_jobs.py $IDX $W/q30k.fa $task \
     --rounds ${JOB_ROUNDS:-2} --threads $T --device $DEV --out $W/jobs >> "$OUT/jobs.txt" 2>&1
 done
@@ -130,8 +132,8 @@ fi
 echo "=== summary"; grep -A12 "## medians" "$OUT/ab.txt"; grep -h SUMMARY "$OUT/jobs.txt" "$OUT/scale.txt" 2>/dev/null
 grep -h '"first"' "$OUT/jobs.txt" "$OUT/scale.txt" 2>/dev/null; grep "1 Gbp\|^pan" "$OUT/scale.txt" "$OUT/ab.txt" 2>/dev/null
 tail -2 "$OUT/tests.txt"
-for tree in B A; do  # each timeline's headline: its wall, the searches, the first uses by thread
-  awk -v t="### $tree " 'index($0, t) == 1 {on = 1; print; next} /^### / {on = 0}
+for tl in "B bn30" "A bn30" "B mb30" "A mb30"; do  # each timeline's headline: wall, searches, first uses by thread
+  awk -v t="### $tl:" 'index($0, t) == 1 {on = 1; print; next} /^### / {on = 0}
     on && (/prelim \(|NVRTC|ReferenceText|os._exit|BlastTask\(\)|GpuBackend\(\)|finalize|Dispatcher.run/ || kinds) {print}
     on && /^repeated kinds/ {kinds = 1; print} on && /^$/ {kinds = 0}' "$OUT/timeline.txt" | head -45
 done

@@ -42,6 +42,7 @@ import numpy as np
 
 from gseek.backend import Backend, get_backend, numba_guard
 from gseek.blast.database import resolve_database
+from gseek.blast.device_table import QueryMask, build_on
 from gseek.blast.options import BlastOptions
 from gseek.blast.pairwise import PairwiseLayout, ReportFrame, pairwise_epilog, pairwise_prolog, pairwise_queries
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
@@ -353,8 +354,7 @@ class BlastTask:
             database = os.fspath(source or "") if isinstance(given, Index) or given is None else os.fspath(given)
         self.database = database
         self.job_bytes = BLAST_JOB_BYTES
-        #: The jobs a query input of less than a job each is cut into (:meth:`job_size`, :meth:`plan`): one a
-        #: GPU (its searchers, on their streams, share a larger input's jobs), one a CPU searcher.
+        #: The jobs an input of less than a job each is cut into (:meth:`job_size`, :meth:`plan`; :func:`job_parts`).
         self.job_parts = job_parts(self.searchers)
         self.parse_threads = parse_threads(threads)
         #: On a GPU, the first search's device set-up begun on a thread (:func:`warm_devices`; None: none).
@@ -521,40 +521,41 @@ class BlastTask:
 
 
 def job_parts(searchers: Sequence[Any]) -> int:
-    """The jobs a small query input is cut into for ``searchers``: one a GPU (or set of GPUs that one searcher
-    spans: a database split), one a CPU searcher.
+    """The jobs a small query input is cut into for ``searchers``: one a GPU (or set of GPUs one searcher spans:
+    a database split) where the searches' gapped rounds run on the device (the blastn task, affine gaps),
+    else one a searcher (megablast: its rounds on the host; a CPU searcher).
 
-    A job is a whole search of the database: each more job at once on a GPU scans it again and pays the
-    first search's set-up on a stream of its own, where one search of a few MB keeps the GPU busy (its
-    rounds run there; issue 40, ``benchmarks/RESULTS.md``, start41). An input of several jobs keeps them all.
+    A job is a whole search of the database. H200 (``benchmarks/RESULTS.md``, start41): the blastn task's 156
+    contigs as one job or four took as long in steady state (0.61 / 0.62 s), but four first searches at once
+    load every kernel four times (whole command 1.90 -> 1.50 s as one); megablast's four jobs overlap their
+    host passes (1 Gbp: 1.46 s steady, 2.16 s as one job). An input of several jobs keeps them all.
 
-    >>> class S:  # a searcher's backend
-    ...     def __init__(self, name, device_id=0):
+    >>> class S:  # a searcher: its backend and whether its gapped rounds are greedy (on the host)
+    ...     def __init__(self, name, device_id=0, greedy=False):
     ...         self.backend = type("B", (), dict(name=name, device_id=device_id))()
-    >>> job_parts([S("gpu"), S("gpu"), S("gpu", 1), S("gpu", 1)]), job_parts([S("cpu")])
-    (2, 1)
+    ...         self.options = type("O", (), dict(linear_gaps=greedy))()
+    >>> job_parts([S("gpu"), S("gpu"), S("gpu", 1), S("gpu", 1)]), job_parts([S("gpu", greedy=True)] * 4)
+    (2, 4)
     """
     parts: set[tuple] = set()
     for k, searcher in enumerate(searchers):
-        backends = [one.backend for one in getattr(searcher, "shards", [searcher])]
-        if all(b.name == "gpu" for b in backends):
-            parts.add(tuple(sorted({b.device_id for b in backends})))
+        ones = getattr(searcher, "shards", [searcher])
+        if all(one.backend.name == "gpu" and not one.options.linear_gaps for one in ones):
+            parts.add(tuple(sorted({one.backend.device_id for one in ones})))
         else:
-            parts.add(("cpu", k))
+            parts.add(("searcher", k))
     return max(1, len(parts))
 
 
 def warm_devices(searchers: Sequence[Any]) -> threading.Thread | None:
-    """Begin on a thread, for GPU ``searchers``, what each device's first search does before its scan and
-    pays inside it (the thread, or None where no searcher is on a GPU).
+    """Begin on a thread what each GPU's first search does before its scan (the thread; None: no GPU searcher).
 
-    The database's text uploaded to each GPU (``ReferenceText.on``: once a device; a search that needs it
-    first waits for it, as for another searcher's upload), and NVRTC's two compiles of an empty program
-    with the options of CuPy's two-pass CUB reductions (part of each such kernel's cache key, computed
-    once a process: ~20 ms each, on the first search's path until now). Beside the reading of the queries
-    and the first search's query side. Only a head start: a failure here is the search's to meet. A
-    database searched in shards or volumes is left to its searchers (a volume's text is on a device only
-    while it is searched).
+    The database's text uploaded to each GPU (``ReferenceText.on``: once a device; a search waits for it as for
+    another searcher's upload), then a lookup table of a few words built there as a search builds its own
+    (``build_on``): its kernels loaded, and NVRTC's two compiles of an empty program with the options of CuPy's
+    two-pass CUB reductions (``bincount``'s: part of such kernels' cache keys, 15-45 ms each, once a process).
+    Only a head start: a failure is the search's to meet. A database in shards or volumes is left to its
+    searchers (a volume's text is on a device only while it is searched).
     """
     firsts: dict[int, Any] = {}
     for searcher in searchers:
@@ -567,10 +568,10 @@ def warm_devices(searchers: Sequence[Any]) -> threading.Thread | None:
         for one in firsts.values():
             try:
                 one.ref.on(one.backend)
-                xp = one.backend.xp
+                codes = np.arange(256, dtype=np.uint8) & 3
                 with one.backend.active():
-                    x = xp.arange(64, dtype=np.int64)
-                    x.max(), x.min(), x.sum(), (x > 0).any()  # (kernels the searches use)
+                    build_on(one.backend, QueryMask(one.options.lut_word, np.zeros(codes.size, np.uint8)), codes,
+                             np.array([0, codes.size], np.int64))
                     one.backend.synchronize()
             except Exception:  # noqa: BLE001, S112 - only a head start: the search meets any problem itself
                 continue
