@@ -22,6 +22,7 @@ OUT=${OUT:-/tmp/gseek-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 S0=$SECONDS; LIMIT_S=${LIMIT_S:-270}; ROUNDS=${ROUNDS:-3}; DEV=${DEV:-gpu}; N=${DB_BASES:-75000000}
 SCALE=${SCALE:-1}; PY=${PY:-python3}; T=${THREADS:-16}
+source "$(dirname "${BASH_SOURCE[0]}")/gpu_common.sh"   # ab_rounds, ab_summary
 left() { echo $((LIMIT_S - (SECONDS - S0))); }
 log() { echo "[$((SECONDS - S0)) s] $*" | tee -a "$OUT/ab.txt"; }
 [ -n "${SKIP_WHL:-}" ] || $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -77,19 +78,8 @@ for tl in B:bn30 A:bn30 $([ "${MB_TIMELINE:-0}" = 1 ] && echo B:mb30 A:mb30); do
 done
 log "timelines done"
 : > $W/rows.txt
-for r in $(seq 1 $ROUNDS); do
-  for name in $NAMES; do
-    if [ $((r % 2)) = 1 ]; then one A $name $r; one B $name $r; else one B $name $r; one A $name $r; fi
-  done
-done
-{ echo "## rows: name tree round ms sha256"; cat $W/rows.txt
-  echo "## medians (ms) and spread, A = main, B = start41"
-  for name in $NAMES; do for tree in A B; do
-    v=$(awk -v n=$name -v t=$tree '$1==n && $2==t {print $4}' $W/rows.txt | sort -n | tr '\n' ' ')
-    echo "$name $tree median $(echo $v | awk '{n=split($0,a," "); print a[int((n+1)/2)]}') all: $v"
-  done
-  echo "$name outputs: $(awk -v n=$name '$1==n {print $5}' $W/rows.txt | sort -u | tr '\n' ' ')"; done
-} >> "$OUT/ab.txt"
+ab_rounds $ROUNDS $NAMES
+ab_summary "## rows: name tree round ms sha256" start41 $NAMES >> "$OUT/ab.txt"
 log "A/B done"
 for task in $([ "${JOBS:-1}" = 1 ] && echo blastn megablast); do
   PYTHONPATH=/tmp/B:/tmp/site timeout 90 $PY -P $S/benchmarks/archive/start41_jobs.py $IDX $W/q30k.fa $task \
@@ -118,9 +108,7 @@ PY
   CMD[pan]="$G --task megablast -x $P/db -q $P/q.fa"
   PYTHONPATH=/tmp/B:/tmp/site $PY -P -m gseek ${CMD[pan]} -o $W/warm.tsv 2>> "$OUT/scale.txt"
   : > $W/rows.txt
-  for r in 1 2; do
-    if [ $((r % 2)) = 1 ]; then one A pan $r; one B pan $r; else one B pan $r; one A pan $r; fi
-  done
+  ab_rounds 2 pan
   { echo "## 1 Gbp megablast whole commands: name tree round ms sha256"; cat $W/rows.txt; } >> "$OUT/scale.txt"
   log "1 Gbp whole commands done"
   [ "$(left)" -gt 30 ] && PYTHONPATH=/tmp/B:/tmp/site timeout $(left) $PY -P $S/benchmarks/archive/start41_jobs.py \

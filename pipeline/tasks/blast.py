@@ -42,7 +42,6 @@ import numpy as np
 
 from gseek.backend import Backend, get_backend, numba_guard
 from gseek.blast.database import resolve_database
-from gseek.blast.device_table import QueryMask, build_on
 from gseek.blast.options import BlastOptions
 from gseek.blast.pairwise import PairwiseLayout, ReportFrame, pairwise_epilog, pairwise_prolog, pairwise_queries
 from gseek.blast.report import parse_outfmt, sam_header, write_tabular
@@ -527,7 +526,7 @@ def job_parts(searchers: Sequence[Any]) -> int:
 
     A job is a whole search of the database. H200 (``benchmarks/RESULTS.md``, start41): the blastn task's 156
     contigs as one job or four took as long in steady state (0.61 / 0.62 s), but four first searches at once
-    load every kernel four times (whole command 1.90 -> 1.50 s as one); megablast's four jobs overlap their
+    load every kernel four times (whole command 1.90 -> 1.50 s as one, call 1); megablast's four jobs overlap their
     host passes (1 Gbp: 1.46 s steady, 2.16 s as one job). An input of several jobs keeps them all.
 
     >>> class S:  # a searcher: its backend and whether its gapped rounds are greedy (on the host)
@@ -548,14 +547,14 @@ def job_parts(searchers: Sequence[Any]) -> int:
 
 
 def warm_devices(searchers: Sequence[Any]) -> threading.Thread | None:
-    """Begin on a thread what each GPU's first search does before its scan (the thread; None: no GPU searcher).
+    """Begin on a thread what each GPU's first search waits for before its scan (the thread; None: no GPU searcher).
 
     The database's text uploaded to each GPU (``ReferenceText.on``: once a device; a search waits for it as for
-    another searcher's upload), then a lookup table of a few words built there as a search builds its own
-    (``build_on``): its kernels loaded, and NVRTC's two compiles of an empty program with the options of CuPy's
-    two-pass CUB reductions (``bincount``'s: part of such kernels' cache keys, 15-45 ms each, once a process).
-    Only a head start: a failure is the search's to meet. A database in shards or volumes is left to its
-    searchers (a volume's text is on a device only while it is searched).
+    another searcher's upload), beside the reading of the queries and the first search's query side: 20-25 ms
+    of the first search on the H200 (``benchmarks/RESULTS.md``, start41). Nothing that loads CuPy kernels: two
+    threads meeting a kernel's first use at once each load it (measured: the first search slower). Only a head
+    start: a failure is the search's to meet. A database in shards or volumes is left to its searchers (a
+    volume's text is on a device only while it is searched).
     """
     firsts: dict[int, Any] = {}
     for searcher in searchers:
@@ -568,11 +567,6 @@ def warm_devices(searchers: Sequence[Any]) -> threading.Thread | None:
         for one in firsts.values():
             try:
                 one.ref.on(one.backend)
-                codes = np.arange(256, dtype=np.uint8) & 3
-                with one.backend.active():
-                    build_on(one.backend, QueryMask(one.options.lut_word, np.zeros(codes.size, np.uint8)), codes,
-                             np.array([0, codes.size], np.int64))
-                    one.backend.synchronize()
             except Exception:  # noqa: BLE001, S112 - only a head start: the search meets any problem itself
                 continue
 
