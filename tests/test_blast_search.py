@@ -726,17 +726,18 @@ def test_outfmt_sam_through_the_pipeline(tmp_path, queries):
         assert path.read_text() == out.getvalue()
 
 
-def test_a_file_of_less_than_a_job_a_searcher_gives_each_searcher_a_job(tmp_path, monkeypatch):
-    """``BlastTask.job_size``: a regular query file is cut into one job a searcher (two a GPU) when it is
-    less than a job each, never below the minimum; a pipe, or one searcher, keeps the given size. Jobs
-    change no output (``test_outfmt_sam_through_the_pipeline``, ``test_batch_splits_give_the_same_rows``)."""
+def test_a_file_of_less_than_a_job_a_part_gives_each_part_a_job(tmp_path, monkeypatch):
+    """``BlastTask.job_size``: a regular query file is cut into one job a part (``job_parts``: a GPU, a CPU
+    searcher; ``tests/test_blast_jobs.py``) when it is less than a job each, never below the minimum; a
+    pipe, or one part, keeps the given size. Jobs change no output (``test_outfmt_sam_through_the_pipeline``,
+    ``test_batch_splits_give_the_same_rows``)."""
     import os
 
     from gseek.pipeline.tasks import blast as blast_task
 
     monkeypatch.setattr(blast_task, "BLAST_MIN_JOB_BYTES", 1000)
     task = object.__new__(blast_task.BlastTask)
-    task.searchers = [0, 1]
+    task.job_parts = 2
     path = tmp_path / "q.fa"
     path.write_bytes(b"x" * 9001)
     assert task.job_size(path, 8000) == 4501  # two jobs
@@ -747,9 +748,9 @@ def test_a_file_of_less_than_a_job_a_searcher_gives_each_searcher_a_job(tmp_path
     gz = tmp_path / "q.fa.gz"
     gz.write_bytes(b"x" * 1500)
     assert task.job_size(gz, 8000) == 8000  # a compressed file's size is not its text's
-    task.searchers = [0]
+    task.job_parts = 1
     assert task.job_size(path, 8000) == 8000
-    task.searchers = [0, 1]
+    task.job_parts = 2
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     assert task.job_size(fifo, 8000) == 8000 and task.job_size(tmp_path / "missing", 8000) == 8000

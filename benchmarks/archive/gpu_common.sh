@@ -18,6 +18,11 @@
 #   pan40_data W PYTHONPATH TREE ROOT PAN_BASES SET  issue 40's 1 Gbp megablast set (gpu_runs40.sh, gpu_mb1g.sh)
 #   pan40_ready TEST_S                pan40_data beside the `-m gpu` tests (gpu_runs40.sh, gpu_mb1g.sh)
 #   t COMMAND...                      runs COMMAND, appends "MS ms: COMMAND" to $OUT/times.txt
+#   ab_rounds ROUNDS NAME...          the caller's `one TREE NAME ROUND` (a command's "NAME TREE ROUND MS DIGEST" row
+#                                     into $W/rows.txt) for trees A and B, each round and name, the order swapped
+#                                     each round
+#   ab_summary HEADER LABEL NAME...   $W/rows.txt under HEADER, then each NAME's medians and spread a tree (LABEL:
+#                                     what B is) and its outputs' digests
 set -u
 export PYTHONUNBUFFERED=1
 R=$PWD
@@ -164,3 +169,25 @@ pan40_ready() {
 }
 
 t() { local s=$(date +%s%N); "$@"; local e=$(date +%s%N); echo "$(( (e - s) / 1000000 )) ms: $*" | tee -a "$OUT/times.txt"; }
+
+ab_rounds() {
+  local rounds=$1 r name; shift
+  for r in $(seq 1 "$rounds"); do
+    for name in "$@"; do
+      if [ $((r % 2)) = 1 ]; then one A "$name" "$r"; one B "$name" "$r"; else one B "$name" "$r"; one A "$name" "$r"; fi
+    done
+  done
+}
+
+ab_summary() {
+  local header=$1 label=$2 name tree v; shift 2
+  echo "$header"; cat "$W/rows.txt"
+  echo "## medians (ms) and spread, A = main, B = $label"
+  for name in "$@"; do
+    for tree in A B; do
+      v=$(awk -v n="$name" -v t=$tree '$1==n && $2==t {print $4}' "$W/rows.txt" | sort -n | tr '\n' ' ')
+      echo "$name $tree median $(echo $v | awk '{n=split($0,a," "); print a[int((n+1)/2)]}') all: $v"
+    done
+    echo "$name outputs: $(awk -v n="$name" '$1==n {print $5}' "$W/rows.txt" | sort -u | tr '\n' ' ')"
+  done
+}

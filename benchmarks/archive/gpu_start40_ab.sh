@@ -10,6 +10,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/gseek-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
+source "$(dirname "${BASH_SOURCE[0]}")/gpu_common.sh"   # ab_rounds, ab_summary
 ROUNDS=${ROUNDS:-3}; DEV=${DEV:-gpu}; N=${DB_BASES:-75000000}  # (DEV=cpu DB_BASES=3000000 SKIP_WHL=1: a dry run)
 [ -n "${SKIP_WHL:-}" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
@@ -63,19 +64,8 @@ for run in "A mb10" "A bn10" "A map" "A cpu10" "B mb10" "B map"; do
 done
 echo "warm-up done $(awk "BEGIN{print $EPOCHREALTIME-$s}") s" >> "$OUT/ab.txt"
 : > $W/rows.txt
-for r in $(seq 1 $ROUNDS); do
-  for name in $NAMES; do
-    if [ $((r % 2)) = 1 ]; then one A $name $r; one B $name $r; else one B $name $r; one A $name $r; fi
-  done
-done
-{ echo "## rows: name tree round ms sha256(output without @PG)"; cat $W/rows.txt
-  echo "## medians (ms) and spread, A = main, B = start40"
-  for name in $NAMES; do for tree in A B; do
-    v=$(awk -v n=$name -v t=$tree '$1==n && $2==t {print $4}' $W/rows.txt | sort -n | tr '\n' ' ')
-    echo "$name $tree median $(echo $v | awk '{n=split($0,a," "); print a[int((n+1)/2)]}') all: $v"
-  done
-  echo "$name outputs: $(awk -v n=$name '$1==n {print $5}' $W/rows.txt | sort -u | tr '\n' ' ')"; done
-} >> "$OUT/ab.txt"
+ab_rounds $ROUNDS $NAMES
+ab_summary "## rows: name tree round ms sha256(output without @PG)" start40 $NAMES >> "$OUT/ab.txt"
 for tree in B A; do
   s=$EPOCHREALTIME
   PYTHONPATH=/tmp/$tree:/tmp/site PROFILE_COMMAND_OUT=/tmp/tl.txt python3 -P $S/benchmarks/tools/profile_command.py \

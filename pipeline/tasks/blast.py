@@ -34,6 +34,7 @@ import json
 import os
 import re
 import stat
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -61,9 +62,8 @@ __all__ = ["BlastTask", "blast_value"]
 BINARY_SUFFIXES = (".bam", ".cram")
 #: Query bases per job: the database is scanned once per job (its queries share one lookup table).
 BLAST_JOB_BYTES = 8 << 20
-#: A query file of less than a job a searcher is cut into one job a searcher, but no smaller than this:
-#: the searchers (BLAST_STREAMS_PER_GPU a GPU) then overlap one another's host work (issue 17: one
-#: job of E. coli's 156 contigs left the second searcher idle for the whole search).
+#: A query file of less than a job a part is cut into one job a part (:attr:`BlastTask.job_parts`: a CPU
+#: searcher, or a GPU), but no smaller than this.
 BLAST_MIN_JOB_BYTES = 1 << 20
 #: Searchers per GPU, each on its own CUDA stream: one's kernels run while another does its
 #: host work (the lookup table, the gapped rounds' bookkeeping, the statistics), and their
@@ -353,7 +353,11 @@ class BlastTask:
             database = os.fspath(source or "") if isinstance(given, Index) or given is None else os.fspath(given)
         self.database = database
         self.job_bytes = BLAST_JOB_BYTES
+        #: The jobs an input of less than a job each is cut into (:meth:`job_size`, :meth:`plan`; :func:`job_parts`).
+        self.job_parts = job_parts(self.searchers)
         self.parse_threads = parse_threads(threads)
+        #: On a GPU, the first search's device set-up begun on a thread (:func:`warm_devices`; None: none).
+        self.warming = warm_devices(self.searchers)
 
     def __repr__(self) -> str:
         return f"BlastTask({self.searchers[0]!r}, searchers={len(self.searchers)})"
@@ -389,17 +393,18 @@ class BlastTask:
 
     def job_size(self, path: str | os.PathLike, chunk_bytes: int) -> int:
         """Query bytes a job for ``path``: ``chunk_bytes``, or less for a regular, uncompressed file of
-        less than a job a searcher, so that every searcher gets one (at least :data:`BLAST_MIN_JOB_BYTES`). Jobs
-        change nothing in the output (the hits of a query are its own); a pipe keeps ``chunk_bytes``.
+        less than a job a part (:attr:`job_parts`), so that every part (a GPU, a CPU searcher) gets one (at
+        least :data:`BLAST_MIN_JOB_BYTES`). Jobs change nothing in the output (the hits of a query are its own);
+        a pipe keeps ``chunk_bytes``.
 
-        >>> t = object.__new__(BlastTask); t.searchers = [0, 1]
+        >>> t = object.__new__(BlastTask); t.job_parts = 2
         >>> t.job_size("/dev/null", 8 << 20) == 8 << 20  # not a regular file
         True
         """
         size = _text_bytes(path)
-        if size is None or len(self.searchers) < 2:
+        if size is None or self.job_parts < 2:
             return chunk_bytes
-        return max(min(BLAST_MIN_JOB_BYTES, chunk_bytes), min(chunk_bytes, -(-size // len(self.searchers))))
+        return max(min(BLAST_MIN_JOB_BYTES, chunk_bytes), min(chunk_bytes, -(-size // self.job_parts)))
 
     def prelims(self) -> list[Any]:
         return [functools.partial(self._prelim, s) for s in self.searchers]
@@ -416,8 +421,8 @@ class BlastTask:
 
     def plan(self, queries: list[QueryFile]) -> int | None:
         """The job size for ``queries`` (the engine's ``plan``): their regular, uncompressed files'
-        bytes shared out among the searchers, within :data:`BLAST_MIN_JOB_BYTES` and
-        :attr:`job_bytes`, so that many small files make about a job a searcher, as one file does
+        bytes shared out among the :attr:`job_parts`, within :data:`BLAST_MIN_JOB_BYTES` and
+        :attr:`job_bytes`, so that many small files make about a job a part, as one file does
         (:meth:`job_size`); None (the default size) when a file's size says nothing of its text."""
         total = 0
         for query in queries:
@@ -426,7 +431,7 @@ class BlastTask:
                 if size is None:
                     return None
                 total += size
-        share = -(-total // max(1, len(self.searchers)))
+        share = -(-total // max(1, self.job_parts))
         return max(BLAST_MIN_JOB_BYTES, min(self.job_bytes, share))
 
     def finalize(self, partial: list[tuple[SequenceBatch, Any]]) -> list[Chunk]:
@@ -512,6 +517,62 @@ class BlastTask:
             options["job_bytes"], options["plan"], combine = self.job_bytes, self.plan, True
         return Dispatcher(self.read, self.prelims(), self.finalize, self.open_output, size=self.payload_bytes,
                           combine=combine, file_errors=self.file_errors, **options)
+
+
+def job_parts(searchers: Sequence[Any]) -> int:
+    """The jobs a small query input is cut into for ``searchers``: one a GPU (or set of GPUs one searcher spans:
+    a database split) where the searches' gapped rounds run on the device (the blastn task, affine gaps),
+    else one a searcher (megablast: its rounds on the host; a CPU searcher).
+
+    A job is a whole search of the database. H200 (``benchmarks/RESULTS.md``, start41): the blastn task's 156
+    contigs as one job or four took as long in steady state (0.61 / 0.62 s), but four first searches at once
+    load every kernel four times (whole command 1.90 -> 1.50 s as one, call 1); megablast's four jobs overlap their
+    host passes (1 Gbp: 1.46 s steady, 2.16 s as one job). An input of several jobs keeps them all.
+
+    >>> class S:  # a searcher: its backend and whether its gapped rounds are greedy (on the host)
+    ...     def __init__(self, name, device_id=0, greedy=False):
+    ...         self.backend = type("B", (), dict(name=name, device_id=device_id))()
+    ...         self.options = type("O", (), dict(linear_gaps=greedy))()
+    >>> job_parts([S("gpu"), S("gpu"), S("gpu", 1), S("gpu", 1)]), job_parts([S("gpu", greedy=True)] * 4)
+    (2, 4)
+    """
+    parts: set[tuple] = set()
+    for k, searcher in enumerate(searchers):
+        ones = getattr(searcher, "shards", [searcher])
+        if all(one.backend.name == "gpu" and not one.options.linear_gaps for one in ones):
+            parts.add(tuple(sorted({one.backend.device_id for one in ones})))
+        else:
+            parts.add(("searcher", k))
+    return max(1, len(parts))
+
+
+def warm_devices(searchers: Sequence[Any]) -> threading.Thread | None:
+    """Begin on a thread what each GPU's first search waits for before its scan (the thread; None: no GPU searcher).
+
+    The database's text uploaded to each GPU (``ReferenceText.on``: once a device; a search waits for it as for
+    another searcher's upload), beside the reading of the queries and the first search's query side: 20-25 ms
+    of the first search on the H200 (``benchmarks/RESULTS.md``, start41). Nothing that loads CuPy kernels: two
+    threads meeting a kernel's first use at once each load it (measured: the first search slower). Only a head
+    start: a failure is the search's to meet. A database in shards or volumes is left to its searchers (a
+    volume's text is on a device only while it is searched).
+    """
+    firsts: dict[int, Any] = {}
+    for searcher in searchers:
+        if isinstance(searcher, BlastSearcher) and searcher.backend.name == "gpu":
+            firsts.setdefault(searcher.backend.device_id, searcher)
+    if not firsts:
+        return None
+
+    def run() -> None:
+        for one in firsts.values():
+            try:
+                one.ref.on(one.backend)
+            except Exception:  # noqa: BLE001, S112 - only a head start: the search meets any problem itself
+                continue
+
+    thread = threading.Thread(target=run, name="gseek-warm-devices", daemon=True)
+    thread.start()
+    return thread
 
 
 def blast_value(task: str = "megablast", options: BlastOptions | None = None,
