@@ -183,8 +183,8 @@ def no_tasks_left(client) -> None:
     def gseek_tasks(dask_scheduler):
         return sorted(str(k) for k in dask_scheduler.tasks if str(k).startswith("gseek-"))
 
-    # 30 s: a job whose finished result was lost with its worker as the run failed is gathered again by its thread,
-    # which releases it when that ends: after the recompute's own worker deaths, on a loaded 2-core machine >10 s
+    # 30 s: a loaded 2-core machine (the run's threads release their jobs as they look at the stop signal again:
+    # POLL_SECONDS; until 3da013d a job whose result was lost as it was gathered waited for its run again, >10 s)
     deadline = time.monotonic() + 30
     while (left := client.run_on_scheduler(gseek_tasks)) and time.monotonic() < deadline:
         time.sleep(0.1)
