@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["LIBCUDA", "start_driver"]
+__all__ = ["LIBCUDA", "driver_found", "start_driver"]
 
 #: The CUDA driver's library, as CuPy's runtime loads it.
 LIBCUDA = "libcuda.so.1"
@@ -44,6 +44,22 @@ def start_driver(ordinals: Iterable[int] = (0,), library: Any = None) -> threadi
             _drivers[n] = thread
         thread.start()
     return thread
+
+
+def driver_found(library: str | None = None) -> bool:
+    """Whether the CUDA driver's library (default :data:`LIBCUDA`) loads here and ``GSEEK_DISABLE_GPU`` is
+    not set: a look that touches no device (well under a millisecond where it is missing). Without it
+    CuPy, if installed, finds no GPU either, and ``--device auto`` takes the CPU: a command then begins
+    no GPU set-up (:func:`start_driver`) and no warm-up for one."""
+    import ctypes
+
+    if os.environ.get("GSEEK_DISABLE_GPU"):
+        return False
+    try:
+        ctypes.CDLL(library or LIBCUDA)
+    except OSError:
+        return False
+    return True
 
 
 def _driver_setup(ordinals: list[int], library: Any = None) -> None:

@@ -197,7 +197,8 @@ class _RemoteStage:
 
     def _wait(self, future: Any, started: float, job: Any) -> tuple[Any, Any]:
         """The job's ``(seconds, chunks)`` and the future that made them (the job's, or its backup
-        copy's); once the run stops (another job's error, Ctrl-C), the job is cancelled."""
+        copy's); once the run stops (another job's error, Ctrl-C), the job is cancelled, also while
+        its result is gathered."""
         copies = [(future, started)]
         while True:
             for f, _ in copies:
@@ -205,7 +206,7 @@ class _RemoteStage:
                     self._drop([c for c in copies if c[0] is not f])
                     if f is not future:
                         self.backups[1] += 1
-                    return f.result(), f
+                    return _gathered(self.client, f, self.dispatcher), f
             if future.status in ("error", "cancelled") and all(f.status != "pending" for f, _ in copies):
                 return future.result(), future  # raises its error (its retries are spent)
             if len(copies) == 1 and future.status == "pending" and self._straggler(started):
@@ -219,10 +220,7 @@ class _RemoteStage:
                 cluster.import_distributed().wait([f for f, _ in copies], timeout=cluster.POLL_SECONDS, return_when="FIRST_COMPLETED")
             except TimeoutError:
                 pass
-            if self.dispatcher is not None and self.dispatcher.stopping:
-                for f, _ in copies:
-                    f.cancel()
-                raise ClusterError("stopped while its job ran on the cluster") from None
+            _give_up_if_stopped(self.dispatcher, [f for f, _ in copies])
 
     def __call__(self, job: Any) -> Any:
         with self._lock:
@@ -253,6 +251,34 @@ class _RemoteStage:
         if isinstance(out, cluster._FileFailure):
             raise out.error
         return out
+
+
+def _give_up_if_stopped(dispatcher: Dispatcher | None, futures: list[Any]) -> None:
+    """Once the run stops (another job's error, Ctrl-C): the job's ``futures`` are cancelled and it
+    gives up (the run's error is already decided; this one is not reported)."""
+    if dispatcher is not None and dispatcher.stopping:
+        for f in futures:
+            f.cancel()
+        raise ClusterError("stopped while its job ran on the cluster") from None
+
+
+def _gathered(client: Any, futures: Any, dispatcher: Dispatcher | None) -> Any:
+    """The results of finished ``futures`` (one or a list), gathered unless the run stops first: a
+    worker lost as it sends a result has the scheduler run the job again, and ``result()`` would wait
+    for that (and its own worker deaths) after the run had failed, holding the job on the scheduler.
+    The gather runs on the client's loop and is looked at every :data:`cluster.POLL_SECONDS`, not
+    restarted (a large result may take longer than that to arrive)."""
+    import asyncio
+    import concurrent.futures
+
+    gathering = asyncio.run_coroutine_threadsafe(client.gather(futures, asynchronous=True), client.loop.asyncio_loop)
+    while True:
+        try:
+            return gathering.result(timeout=cluster.POLL_SECONDS)
+        except concurrent.futures.TimeoutError:
+            if dispatcher is not None and dispatcher.stopping:
+                gathering.cancel()
+                _give_up_if_stopped(dispatcher, futures if isinstance(futures, list) else [futures])
 
 
 def job_name(job: Any) -> str:
@@ -363,9 +389,8 @@ class _ShardStage:
                     distributed.wait(futures, timeout=cluster.POLL_SECONDS)
                 except TimeoutError:
                     pass
-                if self.dispatcher is not None and self.dispatcher.stopping:
-                    raise ClusterError("stopped while its job ran on the cluster")
-            parts = [f.result() for f in futures]
+                _give_up_if_stopped(self.dispatcher, futures)
+            parts = _gathered(self.client, futures, self.dispatcher)
             holders = [self.client.who_has(f).get(f.key, ()) for f in futures]
         except distributed.KilledWorker as exc:  # the rows cannot be complete: the run stops
             raise ClusterError(f"job {job_name(job)}: a worker died each time it ran ({one_line(exc)})") from None

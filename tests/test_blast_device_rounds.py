@@ -152,6 +152,23 @@ def test_select_round_in_parts_of_keys_equals_the_serial_pass(monkeypatch, seed)
         assert D.select_round(get_backend("cpu"), key, s, diag, apart).tolist() == want.tolist()
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_select_round_refuses_the_empty_slots_key(seed):
+    """Key -1 marks the serial pass's empty slots: a seed of key -1, once taken, would read as empty and the
+    seeds after it be taken past their conflict with it. Both passes refuse it; any other key, negative
+    too, is a key like the others (the slow greedy is the reference)."""
+    key, s, diag, apart = _candidates(seed, n=1200, keys=3)
+    key = key - 1  # keys -1, 0, 1
+    for choose in (_select_round, lambda *a: R._select_parts(*a, 3), R.select_round_parts):
+        with pytest.raises(ValueError, match="key is -1"):
+            choose(key, s, diag, apart)
+    key[key == -1] = -7
+    want = _greedy(key, s, diag, apart)
+    assert 0 < sum(want) < key.size
+    assert _select_round(key, s, diag, apart).tolist() == want
+    assert R._select_parts(key, s, diag, apart, 3).tolist() == want
+
+
 @pytest.mark.parametrize("score", [False, True])
 def test_found_block_on_the_device_equals_the_host_pass(score):
     rng = np.random.default_rng(11)

@@ -233,3 +233,79 @@ def test_runs_read_by_many_threads_at_once_are_downloaded_once():
         want = _reference_gather([items[i] for i in order[20 * (t // 2):20 * (t // 2) + 20]])
         assert (got[t][0].tolist(), got[t][1].tolist()) == want
         assert got[t][0] is got[t ^ 1][0] and got[t][1] is got[t ^ 1][1]
+
+
+def test_released_runs_let_their_pieces_go_when_no_hits_share_them():
+    """Hits released (:meth:`BlastHits.release`, ``with hits:``): their runs' pieces (a device's arrays) are let
+    go once no other hits made from the same search hold them; reading the runs then raises, the other
+    arrays stay; hits made from released ones have none either."""
+    import weakref
+
+    device = _SlowDevice()
+    data = np.array([17, 33, 49, 65], np.uint32)  # (the piece's array "on the device")
+    piece = weakref.ref(data)
+    runs = LazyRuns.of(data, np.array([0, 1, 3, 4]), backend=device)
+    parts = [HitArrays({"score": np.arange(2) + a}, runs.take(np.arange(a, a + 2))) for a in (0, 1)]
+    del data, runs
+    parts[0].release()
+    assert piece() is not None and parts[1]["cigar"].tolist() == [33, 49, 65]  # (gathered: on the host now)
+    assert piece() is None and device.downloads == [17]
+    with pytest.raises(KeyError, match="'cigar': these hits' CIGAR runs were released"):
+        parts[0]["cigar"]
+    assert list(parts[0]) == ["score"] and "cigar" not in parts[0] and len(parts[0]) == 1
+    assert parts[0]["score"].tolist() == [0, 1] and pickle.loads(pickle.dumps(parts[0])).keys() == {"score"}
+    parts[1].release()
+    assert parts[1].released and not parts[1].gathered and parts[1]["score"].tolist() == [1, 2]
+
+
+def test_outputs_that_read_no_runs_print_the_same_from_released_hits(data):
+    """Every ``-outfmt 6|7|10`` field that :func:`reads_runs` says reads no runs prints the same from released
+    hits; each that it says reads them, and SAM, cannot be printed from them (the list is whole)."""
+    from gseek.blast.report import FIELDS, RUN_FIELDS, reads_runs
+
+    text, queries = data
+    searcher = BlastSearcher(text, task="megablast", device="cpu")
+    hits = searcher.search(queries)
+    released = split_hits(searcher.search(queries), [len(queries)])[0]
+    with released:
+        pass
+    assert released.arrays.released and len(released) == len(hits) > 15
+    merged = merge_hits([released, released], max_target_seqs=500)  # (made from released hits: none either)
+    assert merged.arrays.released
+    with pytest.raises(AttributeError, match="'cigar': these hits' CIGAR runs were released"):
+        released.cigar
+    for kind in ("6", "7", "10"):
+        for field in FIELDS:
+            fmt = f"{kind} qseqid {field}"
+            if reads_runs(fmt):
+                assert field in RUN_FIELDS
+                with pytest.raises(KeyError, match="released"):
+                    _text(released, fmt)
+            else:
+                assert _text(released, fmt) == _text(hits, fmt), fmt
+    assert reads_runs("sam")
+    with pytest.raises(KeyError, match="released"):
+        _text(released, "sam")
+
+
+@pytest.mark.parametrize("outfmt, at_once", [("6", True), ("7 std qcovs", True), ("10 qseqid btop", False),
+                                             ("sam", False), ("0", False)])
+def test_a_pipeline_search_lets_its_runs_go_once_its_text_is_made(data, tmp_path, outfmt, at_once):
+    """The BLAST task's search lets its runs go as it ends where the output reads none (not while the job
+    waits for a finalize thread), else once its text is made; the text is the kept hits' text."""
+    import types
+
+    from gseek.pipeline.tasks import BlastTask
+
+    text, queries = data
+    for k, part in enumerate((queries[:6], queries[6:])):
+        (tmp_path / f"{k}.fa").write_text("".join(f">{n}\n{s}\n" for n, s in part))
+    batches = [read_fastx(tmp_path / f"{k}.fa") for k in range(2)]
+    index = Index.build(str(tmp_path / "0.fa"), wgram=8, device="cpu")  # (a database of the first file's queries)
+    task = BlastTask(index, "megablast", devices=["cpu"], outfmt=outfmt)
+    partial = task.prelims()[0](types.SimpleNamespace(payloads=batches))  # one search of both, split
+    assert [hits.arrays.released for _, hits in partial] == [at_once] * 2 and len(partial[0][1]) >= 6
+    kept = [(b, task.searchers[0].search(b)) for b in batches]
+    chunks = task.finalize(partial)
+    assert all(hits.arrays.released for _, hits in partial)
+    assert [c.data for c in chunks] == [c.data for c in task.finalize(kept)]

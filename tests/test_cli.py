@@ -1068,21 +1068,23 @@ def test_the_command_process_refuses_scipy_sparse():
     assert "scipy.sparse" in __import__("gseek.cli.process").cli.process.REFUSED_IMPORTS
 
 
-@pytest.mark.parametrize("args, task, started", [
-    (["--device", "cpu"], "megablast", []),
-    (["--device", "cpu"], "map", []),
-    (["--device", "gpu"], "megablast", [[0]]),
-    (["--device", "gpu"], "map", [[0]]),
-    (["--gpus", "1,0"], "blastn", [[1, 0]]),
-    (["--device", "auto"], "map", []),  # a small input may be mapped on the CPU: nothing begun
-    (["--device", "auto"], "megablast", [[0]]),  # where CuPy is (here said to be), the BLAST search takes the GPU
-    (["--device", "gpu", "--server", "http://localhost:9"], "megablast", []),  # the search is the server's
+@pytest.mark.parametrize("args, task, started, driver", [
+    (["--device", "cpu"], "megablast", [], True),
+    (["--device", "cpu"], "map", [], True),
+    (["--device", "gpu"], "megablast", [[0]], True),
+    (["--device", "gpu"], "map", [[0]], True),
+    (["--gpus", "1,0"], "blastn", [[1, 0]], True),
+    (["--device", "auto"], "map", [], True),  # a small input may be mapped on the CPU: nothing begun
+    (["--device", "auto"], "megablast", [[0]], True),  # where CuPy is (here said to be), the BLAST search takes the GPU
+    (["--device", "auto"], "megablast", [], False),  # CuPy but no driver: the CPU's search, nothing begun, no warm-up
+    (["--device", "gpu", "--server", "http://localhost:9"], "megablast", [], True),  # the search is the server's
 ])
-def test_search_begins_the_driver_set_up_of_the_gpus_it_will_use(tmp_path, capsys, monkeypatch, args, task, started):
+def test_search_begins_the_driver_set_up_of_the_gpus_it_will_use(tmp_path, capsys, monkeypatch, args, task, started,
+                                                                   driver):
     """``gseek search`` begins the CUDA driver's set-up (``gseek.gpu_start.start_driver``) of the GPUs it
     will search on as it starts, beside its imports, and a BLAST search on a GPU loads its reader's Numba
     code on a thread meanwhile (``warm_host("blast")``); a CPU search begins neither. CuPy is said to be
-    installed (``--device auto`` looks for it)."""
+    installed (``--device auto`` looks for it), and the CUDA driver's library to load or not (``driver``)."""
     import importlib.util
     from types import SimpleNamespace
 
@@ -1091,6 +1093,7 @@ def test_search_begins_the_driver_set_up_of_the_gpus_it_will_use(tmp_path, capsy
 
     calls, warmed = [], []
     monkeypatch.setattr(gseek.gpu_start, "start_driver", lambda ordinals=(0,), library=None: calls.append(list(ordinals)))
+    monkeypatch.setattr(gseek.gpu_start, "driver_found", lambda library=None: driver)
     monkeypatch.setattr(gseek.pipeline.tasks, "warm_host",
                         lambda task="map": warmed.append(task) or SimpleNamespace(join=lambda: None))
     find_spec = importlib.util.find_spec

@@ -183,8 +183,8 @@ def no_tasks_left(client) -> None:
     def gseek_tasks(dask_scheduler):
         return sorted(str(k) for k in dask_scheduler.tasks if str(k).startswith("gseek-"))
 
-    # 30 s: a job whose finished result was lost with its worker as the run failed is gathered again by its thread,
-    # which releases it when that ends: after the recompute's own worker deaths, on a loaded 2-core machine >10 s
+    # 30 s: a loaded 2-core machine (the run's threads release their jobs as they look at the stop signal again:
+    # POLL_SECONDS; until 3da013d a job whose result was lost as it was gathered waited for its run again, >10 s)
     deadline = time.monotonic() + 30
     while (left := client.run_on_scheduler(gseek_tasks)) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -728,6 +728,58 @@ def test_align_job_whose_worker_always_dies_stops_the_run_with_one_line(client, 
         align_pairs_files(data["seqs"], tmp_path / "cluster.tsv", client=client, **ALIGN)
     assert list(tmp_path.iterdir()) == []  # no output, no temporary
     no_tasks_left(client)
+
+
+class _DiesWhenSent:
+    """A job's result whose worker ends its process as it sends it to the client."""
+
+    def __reduce__(self):
+        _Killer().die()
+
+
+def _lost_as_sent_then_waits(folder: str):
+    """A job whose first result is lost with its worker as the client gathers it; run again, it says
+    so (``again``) and waits for ``release`` (60 s at most)."""
+    first, again, release = (os.path.join(folder, name) for name in ("first", "again", "release"))
+    if not os.path.exists(first):
+        open(first, "w").close()
+        return _DiesWhenSent()
+    open(again, "w").close()
+    end = time.time() + 60
+    while not os.path.exists(release) and time.time() < end:
+        time.sleep(0.05)
+    return "run again"
+
+
+def test_a_job_whose_result_is_lost_as_gathered_gives_up_once_the_run_stops(client, tmp_path, monkeypatch):
+    """The job finished, its worker died as the client gathered its result, and the scheduler runs it
+    again; the run then stops (another job failed): the job's thread gives up at its next look, the job
+    is cancelled and released, instead of waiting for the run again (and its own worker deaths)."""
+    import gseek.pipeline.cluster as cluster_module
+    import gseek.pipeline.cluster_jobs as cluster_jobs
+
+    monkeypatch.setattr(cluster_module, "BACKUP_AFTER", None)
+    stage = cluster_jobs._RemoteStage(client, None, "lost-as-gathered", 0)
+
+    class StopsAsItRunsAgain:  # the run stops (another job's error) once the scheduler runs the job again
+        @property
+        def stopping(self) -> bool:
+            return (tmp_path / "again").exists()
+
+    stage.dispatcher = StopsAsItRunsAgain()
+    future = client.submit(_lost_as_sent_then_waits, str(tmp_path), key="gseek-job-lost-as-gathered-0", pure=False)
+    distributed.wait(future)
+    assert future.status == "finished"
+    try:
+        with pytest.raises(ClusterError, match="stopped while its job ran on the cluster"):
+            stage._wait(future, time.monotonic(), None)
+        assert time.time() - (tmp_path / "again").stat().st_mtime < 5  # its next look (0.2 s), not the run's end
+        assert future.status == "cancelled"
+    finally:
+        (tmp_path / "release").touch()
+        future.release()
+    no_tasks_left(client)
+    client.wait_for_workers(2, timeout=60)
 
 
 # --------------------------------------------------------------------------- command line

@@ -76,3 +76,12 @@ def test_a_gpu_backend_after_the_head_start(tmp_path):
             "print(int((x * 2).sum()), cupy.cuda.runtime.getDeviceCount() > 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert out.stdout.split() == ["12", "True"]
+
+
+def test_driver_found_looks_for_the_library_only(monkeypatch):
+    """``driver_found``: whether the driver's library loads (a library every Linux has stands in for it),
+    and never with ``GSEEK_DISABLE_GPU`` set."""
+    monkeypatch.delenv("GSEEK_DISABLE_GPU", raising=False)
+    assert b.driver_found("libc.so.6") and not b.driver_found("libgseek-no-such-driver.so.1")
+    monkeypatch.setenv("GSEEK_DISABLE_GPU", "1")
+    assert not b.driver_found("libc.so.6")

@@ -41,52 +41,77 @@ class HitArrays(Mapping):
     (['score', 'cigar', 'cigar_offsets'], False, [0, 1, 3], True)
     """
 
-    def __init__(self, arrays: dict[str, np.ndarray], runs: LazyRuns) -> None:
+    def __init__(self, arrays: dict[str, np.ndarray], runs: LazyRuns | None) -> None:
         self._arrays = dict(arrays)
         self._runs: LazyRuns | None = runs
+        self._released = runs is None  # (hits made from released ones: none to gather)
         self._lock = threading.Lock()
 
     @property
     def gathered(self) -> bool:
-        return self._runs is None
+        return self._runs is None and not self._released
 
     @property
-    def runs(self) -> LazyRuns:
-        """The rows' runs as a :class:`~gseek.dp.runs.LazyRuns` (not gathered by this)."""
+    def released(self) -> bool:
+        """Whether the runs were let go (:meth:`release`): ``cigar`` and ``cigar_offsets`` are no longer keys."""
+        return self._released
+
+    @property
+    def runs(self) -> LazyRuns | None:
+        """The rows' runs as a :class:`~gseek.dp.runs.LazyRuns` (not gathered by this); None once released."""
         runs = self._runs
-        if runs is not None:
+        if runs is not None or self._released:
             return runs
         return LazyRuns.of(self._arrays["cigar"], self._arrays["cigar_offsets"])
 
+    def release(self) -> None:
+        """Lets go of the rows' CIGAR runs, gathered or not: an output that has what it needs from them
+        (or needs none, ``-outfmt 6``'s columns) gives a GPU search's device memory back at once, rather
+        than when the hits are dropped. The pieces of runs are shared by the hits made from one search
+        (:func:`~gseek.blast.shards.split_hits`, :func:`~gseek.blast.shards.merge_hits`, :meth:`LazyRuns.take`):
+        their memory goes back once none of those holds them. The other arrays stay."""
+        with self._lock:
+            self._runs = None
+            for key in RUN_KEYS:
+                self._arrays.pop(key, None)
+            self._released = True
+
     def __getitem__(self, key: str) -> np.ndarray:
-        if key in RUN_KEYS and self._runs is not None:
+        if key in RUN_KEYS and (self._runs is not None or self._released):
             with self._lock:
+                if self._released:
+                    raise KeyError(f"{key!r}: these hits' CIGAR runs were released (BlastHits.release())")
                 if self._runs is not None:
                     data, offsets = self._runs.gather()
                     data.setflags(write=False)
                     offsets.setflags(write=False)
                     self._arrays["cigar"], self._arrays["cigar_offsets"] = data, offsets
                     self._runs = None  # (the pieces let go: a GPU's memory freed)
+                return self._arrays[key]
         return self._arrays[key]
 
     def __iter__(self) -> Iterator[str]:
         yield from (k for k in self._arrays if k not in RUN_KEYS)
-        yield from RUN_KEYS
+        if not self._released:
+            yield from RUN_KEYS
 
     def __len__(self) -> int:
-        return len([k for k in self._arrays if k not in RUN_KEYS]) + len(RUN_KEYS)
+        return len([k for k in self._arrays if k not in RUN_KEYS]) + (0 if self._released else len(RUN_KEYS))
 
     def __contains__(self, key: object) -> bool:
-        return key in RUN_KEYS or key in self._arrays
+        return (key in RUN_KEYS and not self._released) or (key not in RUN_KEYS and key in self._arrays)
 
-    def __reduce__(self):  # pickled (another process) as a plain dict, the runs gathered
+    def __reduce__(self):  # pickled (another process) as a plain dict, the runs gathered (unless released)
         return dict, (dict(self.items()),)
 
 
-def runs_of(arrays: Mapping[str, np.ndarray]) -> LazyRuns:
-    """The CIGAR runs of hits' ``arrays`` as a :class:`~gseek.dp.runs.LazyRuns`, gathered or not."""
+def runs_of(arrays: Mapping[str, np.ndarray]) -> LazyRuns | None:
+    """The CIGAR runs of hits' ``arrays`` as a :class:`~gseek.dp.runs.LazyRuns`, gathered or not; None when
+    released (:meth:`BlastHits.release`; a plain mapping: pickled after that, without them)."""
     if isinstance(arrays, HitArrays):
         return arrays.runs
+    if not all(k in arrays for k in RUN_KEYS):
+        return None
     return LazyRuns.of(arrays["cigar"], arrays["cigar_offsets"])
 
 
@@ -144,8 +169,36 @@ class BlastHits:
     def __getattr__(self, name: str) -> np.ndarray:
         try:
             return self.__dict__["arrays"][name]
-        except KeyError:
-            raise AttributeError(name) from None
+        except KeyError as exc:
+            raise AttributeError(exc.args[0] if exc.args else name) from None
+
+    def release(self) -> None:
+        """Lets go of the HSPs' CIGAR runs (``cigar``, ``cigar_offsets``; ``btop``, ``qseq``, ``sseq``,
+        ``qcovus`` and the SAM, pairwise, XML and JSON text read them). A GPU search leaves them in the
+        device's memory until they are first read (then on the host) or the hits are dropped; hits kept
+        for their columns can give that memory back now. Reading the runs afterwards raises ``KeyError``
+        (``AttributeError`` as ``hits.cigar``); the other columns stay. Also on leaving ``with hits:``
+        (``docs/python-api.md``). Hits read back from a service hold a plain mapping: nothing to let go.
+
+        >>> import numpy as np
+        >>> from gseek.dp.runs import LazyRuns
+        >>> hits = BlastHits(HitArrays({"score": np.array([7])}, LazyRuns.of(np.array([17], np.uint32), np.array([0, 1]))),
+        ...                  ["q"], np.array([1]), ("s",), np.array([1]), np.zeros(1, np.uint8), np.array([0, 1]), ())
+        >>> with hits:
+        ...     hits.cigar.tolist()
+        [17]
+        >>> len(hits), "cigar" in hits.arrays
+        (1, False)
+        """
+        release = getattr(self.arrays, "release", None)
+        if release is not None:
+            release()
+
+    def __enter__(self) -> BlastHits:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
 
     def __iter__(self) -> Iterator[tuple]:
         return tables.hsp_records(self)  # an Hsp namedtuple an HSP, -outfmt 6 std columns (gseek.blast.tables)

@@ -27,8 +27,8 @@ from .stats import format_bitscore, format_evalue
 if TYPE_CHECKING:  # pragma: no cover
     from .hits import BlastHits
 
-__all__ = ["FIELDS", "STD", "delimiter", "parse_fields", "parse_outfmt", "sam_header", "sam_record", "tabular_lines", "tabular_row",
-           "write_tabular"]
+__all__ = ["FIELDS", "RUN_FIELDS", "STD", "delimiter", "parse_fields", "parse_outfmt", "reads_runs", "sam_header", "sam_record",
+           "tabular_lines", "tabular_row", "write_tabular"]
 
 STD = ["qaccver", "saccver", "pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send",
        "evalue", "bitscore"]
@@ -45,6 +45,9 @@ FIELDS = {
     "qcovus": "% query coverage per uniq subject",
     "staxid": "subject tax id", "staxids": "subject tax ids",
 }
+#: The ``-outfmt 6|7|10`` fields read from the HSPs' CIGAR runs (the alignment's columns: :func:`_aligned`,
+#: :func:`_query_range`); the other output kinds (SAM, 0, 5, 15) print the alignment (:func:`reads_runs`).
+RUN_FIELDS = ("btop", "qseq", "sseq", "qcovus")
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
 _STRUCTURED = {"0": "the pairwise report", "5": "BLAST XML", "15": "BLAST JSON"}
 _COMPLEMENT = np.array([3, 2, 1, 0, 4], np.uint8)
@@ -69,6 +72,17 @@ def parse_outfmt(spec: str) -> tuple[str, list[str]]:
         raise OptionError(f"outfmt {kind!r} is not supported; use 0 (pairwise), 5, 6, 7, 10 (tabular, comment "
                           f"lines, CSV; BLAST+'s keywords), 15 or sam")
     return kind, parse_fields(spec)
+
+
+def reads_runs(spec: str) -> bool:
+    """Whether an ``-outfmt`` value's text reads the HSPs' CIGAR runs (a search for an output that does not
+    can let them go at once: :meth:`~gseek.blast.hits.BlastHits.release`).
+
+    >>> reads_runs("6"), reads_runs("7 std qcovs"), reads_runs("6 qseqid btop"), reads_runs("sam"), reads_runs("0")
+    (False, False, True, True, True)
+    """
+    kind, fields = parse_outfmt(spec)
+    return kind not in ("6", "7", "10") or any(f in RUN_FIELDS for f in fields)
 
 
 def delimiter(spec: str) -> str:

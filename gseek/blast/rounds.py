@@ -21,6 +21,10 @@ _DIAG_BAND = 256
 _AHEAD_DEPTH = 8
 #: Diagonals from an HSP's within which a seed counts as on its path.
 _DIAG_NEAR = 50
+#: The key of an empty slot in the round choice's table of taken cells (:func:`_slot`): no candidate's key
+#: may be this (checked where a choice starts: :func:`_no_empty_key`); real keys (query sequence by
+#: contig numbers) are never negative.
+_EMPTY = -1
 
 
 @njit(cache=True, inline="always")
@@ -29,7 +33,7 @@ def _slot(tk, ts, td, key, cs, cd, mask):
     h = (np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(cs) * np.uint64(0xC2B2AE3D27D4EB4F)) \
         ^ (np.uint64(cd) * np.uint64(0x165667B19E3779F9))
     i = np.int64((h >> np.uint64(17)) & np.uint64(mask))
-    while tk[i] != -1 and not (tk[i] == key and ts[i] == cs and td[i] == cd):
+    while tk[i] != _EMPTY and not (tk[i] == key and ts[i] == cs and td[i] == cd):
         i = (i + 1) & mask
     return i
 
@@ -40,10 +44,20 @@ def _select_round(key, s, diag, apart):
     ``apart`` of it on the subject and within :data:`_DIAG_BAND` diagonals (``apart`` is the same
     for every candidate of a key). Taken seeds are kept in cells ``apart`` by ``_DIAG_BAND`` wide
     (an open-addressing table): a cell holds at most one, and only the neighbouring cells can
-    hold a conflict."""
+    hold a conflict. No key may be :data:`_EMPTY` (``ValueError``)."""
+    _no_empty_key(key)
     take = np.zeros(key.size, np.bool_)
     _greedy(np.arange(key.size), key, s, diag, apart, take)
     return take
+
+
+@njit(cache=True, inline="always")
+def _no_empty_key(key):
+    """Raises where a key is :data:`_EMPTY`: its seed, once taken, would read as an empty slot and the seeds
+    after it be taken past their conflict with it. One pass before the choice's loop."""
+    for c in range(key.size):
+        if key[c] == _EMPTY:
+            raise ValueError("a round's seed key is -1, the empty slot's mark of the choice's table")
 
 
 @njit(cache=True, nogil=True)
@@ -55,7 +69,7 @@ def _greedy(idx, key, s, diag, apart, take):
     while size < 2 * n + 2:
         size <<= 1
     mask = size - 1
-    tk = np.full(size, -1, np.int64)
+    tk = np.full(size, _EMPTY, np.int64)
     ts = np.zeros(size, np.int64)
     td = np.zeros(size, np.int64)
     tc = np.zeros(size, np.int64)
@@ -69,7 +83,7 @@ def _greedy(idx, key, s, diag, apart, take):
         for ds in range(-1, 2):
             for dd in range(-1, 2):
                 i = _slot(tk, ts, td, key[c], bs + ds, bd + dd, mask)
-                if tk[i] != -1:
+                if tk[i] != _EMPTY:
                     o = tc[i]
                     if abs(s[c] - s[o]) <= width and abs(diag[c] - diag[o]) <= band:
                         ok = False
@@ -106,6 +120,7 @@ def select_round_parts(key: np.ndarray, s: np.ndarray, diag: np.ndarray, apart: 
 def _select_parts(key, s, diag, apart, parts):
     """:func:`select_round_parts`' pass: each candidate's part, the parts' candidates in rank order
     (a counting sort), then one greedy pass a part (its own table of taken cells) in parallel."""
+    _no_empty_key(key)
     n = key.size
     part = np.empty(n, np.int64)
     for c in numba.prange(n):

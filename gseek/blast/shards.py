@@ -65,7 +65,8 @@ def merge_hits(parts: Sequence[BlastHits], max_target_seqs: int, max_hsps: int |
     arrays = {k: v[order] for k, v in joined.items()}
     for v in arrays.values():
         v.setflags(write=False)
-    arrays = HitArrays(arrays, LazyRuns.concat([runs_of(p.arrays) for p in parts]).take(order))  # (gathered if read)
+    runs = [runs_of(p.arrays) for p in parts]  # (gathered if read; none where a part's were released)
+    arrays = HitArrays(arrays, None if any(r is None for r in runs) else LazyRuns.concat(runs).take(order))
     return BlastHits(arrays, head.query_names, head.query_lengths, head.subject_names, head.subject_lengths,
                      head._query_codes, head._query_offsets, tuple(t for p in parts for t in p.texts))
 
@@ -122,7 +123,7 @@ def split_hits(hits: BlastHits, sizes: list[int]) -> list[BlastHits]:
         arrays["query"] = (query[lo:hi] - a).astype(query.dtype)
         for v in arrays.values():
             v.setflags(write=False)
-        arrays = HitArrays(arrays, runs.take(np.arange(lo, hi)))
+        arrays = HitArrays(arrays, None if runs is None else runs.take(np.arange(lo, hi)))
         out.append(dataclasses.replace(
             hits, arrays=arrays, query_names=hits.query_names[a:b], query_lengths=hits.query_lengths[a:b],
             _query_codes=hits._query_codes[codes_off[a]:codes_off[b]],

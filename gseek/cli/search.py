@@ -98,15 +98,18 @@ def search(index_prefix, queries, mate1, mate2, interleaved, task, map_options, 
 def _start_gpus(task: str, gpus: list[int] | None) -> bool:
     """Begin the CUDA driver's set-up of the GPUs this search will run on, on a thread, beside the
     command's imports (:func:`gseek.gpu_start.start_driver`): those of ``--gpus``, else device 0 for
-    ``--device gpu``, and for ``--device auto`` when the BLAST search will find one (CuPy installed);
-    ``--device auto`` mapping may choose the CPU for a small input and starts nothing. True when it
-    began some (the search will run on a GPU)."""
+    ``--device gpu``, and for ``--device auto`` when the BLAST search may find one (CuPy installed and
+    the driver's library here: :func:`~gseek.gpu_start.driver_found`); ``--device auto`` mapping may
+    choose the CPU for a small input and starts nothing. True when it began some (the search will run
+    on a GPU: the caller warms the host code beside it)."""
     if gpus is None and STATE.device != "gpu":
         if STATE.device != "auto" or task == "map":
             return False
         import importlib.util
 
-        if importlib.util.find_spec("cupy") is None:
+        from ..gpu_start import driver_found
+
+        if importlib.util.find_spec("cupy") is None or not driver_found():
             return False
     from ..gpu_start import start_driver
 

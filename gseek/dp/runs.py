@@ -44,7 +44,12 @@ def gather_runs(data: Any, offs: Any, idx: Any) -> tuple[Any, Any]:
 class _Piece:
     """One launch's runs: ``data`` on ``backend``'s device (None: a host array), item ``i`` at
     ``data[offsets[i]:offsets[i + 1]]`` (``offsets`` on the host); read to the host once (:meth:`host`:
-    the alignments of one piece may be gathered in several parts, e.g. a service's requests)."""
+    the alignments of one piece may be gathered in several parts, e.g. a service's requests).
+
+    Read on any thread, also while the searcher's next search runs on ``backend``'s stream: the piece
+    holds ``data`` until it is read, the copy is queued on that stream after the kernels that wrote it
+    and waited for, CuPy's current stream is per thread, and memory let go returns to the pool of the
+    stream it came from (``docs/blast.md``: reading the runs on another thread)."""
 
     __slots__ = ("backend", "data", "offsets", "_host", "_lock")
 

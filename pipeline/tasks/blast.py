@@ -44,7 +44,7 @@ from gseek.backend import Backend, get_backend, numba_guard
 from gseek.blast.database import resolve_database
 from gseek.blast.options import BlastOptions
 from gseek.blast.pairwise import PairwiseLayout, ReportFrame, pairwise_epilog, pairwise_prolog, pairwise_queries
-from gseek.blast.report import parse_outfmt, sam_header, write_tabular
+from gseek.blast.report import parse_outfmt, reads_runs, sam_header, write_tabular
 from gseek.blast.searcher import BlastSearcher
 from gseek.blast.shards import split_hits
 from gseek.errors import FastxError, OptionError, OutputError
@@ -413,11 +413,15 @@ class BlastTask:
         batches = list(job.payloads)
         with numba_guard(searcher.backend.name == "cpu"):
             if len(batches) == 1 or not _joinable(batches):
-                return [(b, searcher.search(b)) for b in batches]
-            # several small files in one job: one search of them all (one lookup table, one scan of the
-            # database), its HSPs then shared out (a query's HSPs are its own, whatever it is searched with)
-            return list(zip(batches, split_hits(searcher.search(SequenceBatch.concat(batches)),
-                                                [len(b) for b in batches])))
+                out = [(b, searcher.search(b)) for b in batches]
+            else:  # several small files in one job: one search of them all (one lookup table, one scan of the
+                # database), its HSPs then shared out (a query's HSPs are its own, whatever it is searched with)
+                out = list(zip(batches, split_hits(searcher.search(SequenceBatch.concat(batches)),
+                                                   [len(b) for b in batches])))
+        if not reads_runs(self.outfmt):  # the runs' device memory back now, not after the job's wait for a finalize
+            for _, hits in out:
+                hits.release()
+        return out
 
     def plan(self, queries: list[QueryFile]) -> int | None:
         """The job size for ``queries`` (the engine's ``plan``): their regular, uncompressed files'
@@ -435,53 +439,52 @@ class BlastTask:
         return max(BLAST_MIN_JOB_BYTES, min(self.job_bytes, share))
 
     def finalize(self, partial: list[tuple[SequenceBatch, Any]]) -> list[Chunk]:
-        if self.outfmt.split()[0] in ("0", "5", "15"):  # (loaded for these formats only: -outfmt 6 needs neither)
-            from gseek.blast.json_report import json_reports, query_masking, query_statistics
-            from gseek.blast.xml_report import xml_iterations
         chunks = []
         for batch, hits in partial:
-            out = _TextIO()
-            titles = [f"{batch.name(i)} {batch.description(i)}".rstrip() for i in range(len(batch))] \
-                if self.outfmt.split()[0] in ("0", "5", "7", "15") else None
-            if self.outfmt.split()[0] == "0":  # the pairwise report
-                one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
-                o = one.options
-                fields = dataclasses.asdict(o)
-                masked = query_masking(batch, fields)
-                text = pairwise_queries(hits, titles, o.karlin, o.reward, o.penalty, one.ref.db_bases,
-                                        one.ref.db_sequences, masked=masked,
-                                        statistics=query_statistics(batch, fields, o.karlin, masked),
-                                        subjects=self.subjects, layout=self.layout, frame=self.frame,
-                                        ungapped=o.ungapped, query_offset=self.query_offset,
-                                        first_record=batch.first_record).encode("utf-8", "surrogateescape")
-                mapped = int(len(set(hits.arrays["query"].tolist())))
-                chunks.append(Chunk((text, len(batch)), dict(records=len(batch), hits=len(hits), mapped=mapped)))
-                continue
-            if self.outfmt.split()[0] in ("5", "15"):  # BLAST XML / JSON: numbered by the writer
-                one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
-                opts = dataclasses.asdict(one.options)
-                masked = query_masking(batch, opts) if self.outfmt.split()[0] == "15" else None  # (DUST once)
-                stats = query_statistics(batch, opts, one.options.karlin, masked)
-                if self.outfmt.split()[0] == "5":
-                    text = xml_iterations(hits, titles, one.options.karlin, one.ref.db_bases, one.ref.db_sequences,
-                                          self.subjects, self.frame, self.query_offset, stats)
-                    text = text.encode("utf-8", "surrogateescape")
-                else:
-                    text = json_reports(hits, batch, titles, one.options.karlin, one.ref.db_bases,
-                                        one.ref.db_sequences, self.database, opts, self.subjects, self.frame,
-                                        self.query_offset, stats, masked)
-                    text = text.encode("utf-8", "surrogateescape")
-                first = (titles[0], int(len(batch.sequence(0)))) if len(batch) else ("", 0)
-                mapped = int(len(set(hits.arrays["query"].tolist())))
-                chunks.append(Chunk((text, len(batch), first), dict(records=len(batch), hits=len(hits), mapped=mapped)))
-                continue
-            write_tabular(hits, out, self.outfmt, database=self.database, last=False, header=False,
-                          subjects=self.subjects, query_titles=titles, query_offset=self.query_offset,
-                          subject_offset=self.frame.subject_offset, subject_lengths=self.frame.subject_lengths)
-            text = "".join(out.parts).encode("utf-8", "surrogateescape")
-            chunks.append(Chunk((text, len(batch)), dict(records=len(batch), hits=len(hits),
-                                                         mapped=int(len(set(hits.arrays["query"].tolist()))))))
+            with hits:  # the runs let go once this batch's text is made
+                chunks.append(self._text(batch, hits))
         return chunks
+
+    def _text(self, batch: SequenceBatch, hits: Any) -> Chunk:
+        """One batch's output text, as the writer takes it, and its counts."""
+        kind = self.outfmt.split()[0]
+        titles = [f"{batch.name(i)} {batch.description(i)}".rstrip() for i in range(len(batch))] \
+            if kind in ("0", "5", "7", "15") else None
+        counts = dict(records=len(batch), hits=len(hits), mapped=int(len(set(hits.arrays["query"].tolist()))))
+        if kind in ("0", "5", "15"):  # (loaded for these formats only: -outfmt 6 needs neither)
+            from gseek.blast.json_report import json_reports, query_masking, query_statistics
+            from gseek.blast.xml_report import xml_iterations
+
+            one = getattr(self.searchers[0], "shards", [self.searchers[0]])[0]
+        if kind == "0":  # the pairwise report
+            o = one.options
+            fields = dataclasses.asdict(o)
+            masked = query_masking(batch, fields)
+            text = pairwise_queries(hits, titles, o.karlin, o.reward, o.penalty, one.ref.db_bases,
+                                    one.ref.db_sequences, masked=masked,
+                                    statistics=query_statistics(batch, fields, o.karlin, masked),
+                                    subjects=self.subjects, layout=self.layout, frame=self.frame,
+                                    ungapped=o.ungapped, query_offset=self.query_offset,
+                                    first_record=batch.first_record)
+            return Chunk((text.encode("utf-8", "surrogateescape"), len(batch)), counts)
+        if kind in ("5", "15"):  # BLAST XML / JSON: numbered by the writer
+            opts = dataclasses.asdict(one.options)
+            masked = query_masking(batch, opts) if kind == "15" else None  # (DUST once)
+            stats = query_statistics(batch, opts, one.options.karlin, masked)
+            if kind == "5":
+                text = xml_iterations(hits, titles, one.options.karlin, one.ref.db_bases, one.ref.db_sequences,
+                                      self.subjects, self.frame, self.query_offset, stats)
+            else:
+                text = json_reports(hits, batch, titles, one.options.karlin, one.ref.db_bases,
+                                    one.ref.db_sequences, self.database, opts, self.subjects, self.frame,
+                                    self.query_offset, stats, masked)
+            first = (titles[0], int(len(batch.sequence(0)))) if len(batch) else ("", 0)
+            return Chunk((text.encode("utf-8", "surrogateescape"), len(batch), first), counts)
+        out = _TextIO()
+        write_tabular(hits, out, self.outfmt, database=self.database, last=False, header=False,
+                      subjects=self.subjects, query_titles=titles, query_offset=self.query_offset,
+                      subject_offset=self.frame.subject_offset, subject_lengths=self.frame.subject_lengths)
+        return Chunk(("".join(out.parts).encode("utf-8", "surrogateescape"), len(batch)), counts)
 
     def open_output(self, query: QueryFile) -> _BlastSink:
         ref = self.searchers[0].ref
