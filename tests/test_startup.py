@@ -143,7 +143,9 @@ def test_the_host_warm_up_writes_no_file(tmp_path, task, loaded):
 @pytest.mark.parametrize("delay", [0.2, 0.6])
 def test_a_signal_during_a_blast_commands_start_leaves_nothing(tmp_path, delay):
     """SIGTERM while a BLAST command starts (imports, the host warm-up, the index's load): exit 143 (or 0
-    where it had finished), no temporary file anywhere, no output under its name unless complete."""
+    where it had finished; or killed by the signal itself, -15 here and 143 to a shell, where it came before
+    the interpreter had installed gseek's handler: seen on a loaded machine at 0.2 s), no temporary file
+    anywhere, no output under its name unless complete."""
     import signal
 
     from gseek.datasets import lambda_genome
@@ -163,7 +165,7 @@ def test_a_signal_during_a_blast_commands_start_leaves_nothing(tmp_path, delay):
     time.sleep(delay)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=300)
-    assert proc.returncode in (143, 0), err
+    assert proc.returncode in (143, 0, -signal.SIGTERM), err
     assert sorted((tmp_path / "tmp").iterdir()) == []
     after = sorted(p.name for p in tmp_path.iterdir())
     assert after in (before, sorted(before + ["o.tsv"])), after
