@@ -94,7 +94,8 @@ def test_the_command_process_puts_its_openmp_threads_to_sleep():
 def test_a_blast_search_imports_what_it_runs_only(tmp_path):
     """``gseek search --task megablast`` (``-outfmt 6``) loads neither the mapper, the DP aligner, the SAM
     writers (pysam), the pipeline runner, the cluster nor the XML/JSON reports (docs/startup.md, "What a BLAST
-    command imports"), nor the NW/SW and X-drop DP it does not run, nor the FM-index's builder and stages."""
+    command imports"), nor the NW/SW and X-drop DP it does not run, nor the FM-index's builder and stages, nor
+    ``numpy.ma`` (Numba's typing of an array imports it: ``gseek.kernels._jit._typeof_argument``)."""
     from gseek.datasets import lambda_genome
     from gseek.seqio import read_fastx
 
@@ -107,7 +108,7 @@ def test_a_blast_search_imports_what_it_runs_only(tmp_path):
                 "gseek.pipeline.cluster", "gseek.pipeline.tasks.map", "gseek.pipeline.tasks.align",
                 "gseek.blast.xml_report", "gseek.blast.json_report", "gseek.dp.nwsw", "gseek.dp.xdrop",
                 "gseek.kernels.dp", "gseek.kernels.dp_xdrop", "gseek.kernels.dp_lanes", "gseek.index.build",
-                "gseek.index.search")
+                "gseek.index.search", "numpy.ma")
     code = ("import sys; from gseek.cli import main; "
             f"code = main(['--quiet', '--device', 'cpu', '-p', '1', 'search', '--task', 'megablast', '-x', "
             f"{str(tmp_path / 'db')!r}, '-q', {str(tmp_path / 'q.fa')!r}, '-o', {str(tmp_path / 'o.tsv')!r}]); "
