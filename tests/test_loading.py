@@ -218,11 +218,15 @@ def _arrays():
             yield readonly
 
 
-def test_arguments_are_typed_as_numba_types_them():
+def test_arguments_are_typed_as_numba_types_them(monkeypatch):
     """``_jit._typeof_argument`` gives Numba's own type (``Dispatcher.typeof_pyval``) for every kind of array, and
-    for anything else (a masked array, scalars, a tuple) defers to Numba, errors included."""
+    for anything else (a masked array, scalars, a tuple) defers to Numba, errors included. (``numpy.ma`` is taken
+    out of ``sys.modules`` for the test, as in a command that never imported it: the arrays are typed here.)"""
     import numpy as np
     from numba.core.dispatcher import Dispatcher
+
+    np.ma  # (NumPy's attribute, which Numba's typing reads, stays)
+    monkeypatch.delitem(sys.modules, "numpy.ma")
 
     twice = _jit.njit()(lambda a: a)
     arrays = list(_arrays())
