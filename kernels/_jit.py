@@ -106,7 +106,7 @@ def _typeof_argument(dispatcher, value):
 
     >>> import numpy as np
     >>> twice = njit()(lambda a: 2 * a)
-    >>> _typeof_argument(twice, np.zeros((2, 3), np.int32)[:, ::2])
+    >>> print(_typeof_argument(twice, np.zeros((2, 3), np.int32)[:, ::2]))
     array(int32, 2d, A)
     """
     if type(value) is np.ndarray and "numpy.ma" not in sys.modules:
