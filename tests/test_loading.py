@@ -207,7 +207,7 @@ def _arrays():
     dtypes = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
               np.float32, np.float64, np.complex64, np.complex128, "M8[ns]", "m8[s]", "S5", "U3", ">i4", "<f8",
               np.dtype([("a", np.int32), ("b", np.float64)]), np.dtype([("a", "S2"), ("b", ">i8")], align=True),
-              object]
+              np.dtype([("a", object), ("b", np.int32)]), object]
     for dtype in dtypes:
         base = np.zeros((4, 6, 2), dtype=dtype)
         for view in (base[:, 0, 0], base[0, 1:, 1], base, base[:, :, 0], base[:, :, 0].T, base[::2], base[..., ::2],
@@ -231,7 +231,7 @@ def test_arguments_are_typed_as_numba_types_them(monkeypatch):
     twice = _jit.njit()(lambda a: a)
     arrays = list(_arrays())
     kinds = {(a.dtype, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous, a.flags.writeable) for a in arrays}
-    assert len(arrays) == 440 and len(kinds) > 250, len(kinds)
+    assert len(arrays) == 460 and len(kinds) > 250, len(kinds)
     for value in (*arrays, 3, 2.5, (1, np.int32(2)), b"ab", None):
         mine, numbas = _jit._typeof_argument(twice, value), Dispatcher.typeof_pyval(twice, value)
         assert mine == numbas and type(mine) is type(numbas), (value.dtype if hasattr(value, "dtype") else value, mine)
