@@ -54,6 +54,10 @@ import sys
 from pathlib import Path
 
 import numba
+import numpy as np
+from numba.core import types
+from numba.core.errors import NumbaNotImplementedError
+from numba.np import numpy_support
 
 try:
     from numba.core.caching import FunctionCache
@@ -74,21 +78,64 @@ PREBUILT_CPU = "generic"
 
 
 def njit(**options):
-    """``numba.njit(**options)``; with ``cache=True`` its cache also reads :data:`PREBUILT`."""
+    """``numba.njit(**options)``; with ``cache=True`` its cache also reads :data:`PREBUILT`, and is made on the
+    function's first call (:class:`_LazyCache`). Its arguments' types are Numba's, found without importing
+    ``numpy.ma`` (:func:`_typeof_argument`)."""
     if FunctionCache is None:
         return numba.njit(**options)
     cache = options.pop("cache", False)
 
     def decorate(func):
         dispatcher = numba.njit(**options)(func)
-        if cache and hasattr(dispatcher, "enable_caching"):  # (NUMBA_DISABLE_JIT: the Python function itself)
-            dispatcher._cache = _PrebuiltCache(func)  # what Dispatcher.enable_caching sets, one class further
+        if hasattr(dispatcher, "enable_caching"):  # (NUMBA_DISABLE_JIT: the Python function itself)
+            dispatcher.typeof_pyval = functools.partial(_typeof_argument, dispatcher)
+            if cache:
+                dispatcher._cache = _LazyCache(func)  # what Dispatcher.enable_caching sets, one class further
         return dispatcher
 
     return decorate
 
 
+def _typeof_argument(dispatcher, value):
+    """Numba's type of an argument (``Dispatcher.typeof_pyval``, which Numba's dispatcher asks for each new kind
+    of array it is given, and for every read-only one). Numba's own first asks whether an array is a
+    ``numpy.ma.MaskedArray``, importing ``numpy.ma`` (~30 ms on the VM, the first call of a command); an array
+    of the exact ``ndarray`` class is not one, so its type is made here as Numba makes it
+    (``numba.core.typing.typeof._typeof_ndarray``); any other value, or a dtype Numba has no type for, is
+    Numba's to judge.
+
+    >>> import numpy as np
+    >>> twice = njit()(lambda a: 2 * a)
+    >>> print(_typeof_argument(twice, np.zeros((2, 3), np.int32)[:, ::2]))
+    array(int32, 2d, A)
+    """
+    if type(value) is np.ndarray and "numpy.ma" not in sys.modules:
+        try:
+            dtype = numpy_support.from_dtype(value.dtype)
+        except NumbaNotImplementedError:
+            dtype = None
+        if dtype is not None:
+            found = types.Array(dtype, value.ndim, numpy_support.map_layout(value), readonly=not value.flags.writeable)
+            dispatcher._types_active_call.add(found)  # (what Numba's does with the type it returns)
+            return found
+    return type(dispatcher).typeof_pyval(dispatcher, value)
+
+
 if FunctionCache is not None:
+
+    class _LazyCache:
+        """A function's :class:`_PrebuiltCache`, made when Numba first asks it for something (a load, a save).
+        Making one tests that its folder is writable by creating a file there (Numba's locator): 0.1-0.2 ms a
+        function, and a megablast command decorates ~100 functions and calls 28 of them."""
+
+        def __init__(self, py_func):
+            self._py_func = py_func
+            self._made = None
+
+        def __getattr__(self, name: str):  # (only for what this object lacks: the cache's own names)
+            if self._made is None:
+                self._made = _PrebuiltCache(self._py_func)
+            return getattr(self._made, name)
 
     class _PrebuiltCache(FunctionCache):
         """Numba's cache of one function, then the prebuilt entry of the same function; either loaded by

@@ -30,6 +30,15 @@ loader does two things a command that only loads its functions does not need (me
   needs a C symbol the process lacks, those modules are imported before the refresh below (some
   add symbols when imported: what Numba's loader would have found).
 
+* before the first load (as before the first compile) Numba initialises its runtime (``rtsys.initialize``):
+  it registers the runtime's C functions with LLVM and compiles the runtime's own LLVM module (its atomic
+  reference counts, ``NRT_incref``, ...: 25-30 ms on the VM, the same in every process). A compile links that
+  module into every function it makes, so a cached object defines those functions itself and needs only the
+  C ones (every shipped entry: ``tests/test_loading.py``); a load registers those (:func:`_runtime_symbols`)
+  and leaves the module to the first compile, which initialises the runtime whole
+  (``CPUContext.load_additional_registries``). An object needing a symbol that does not resolve still gets
+  the refresh below, which initialises it whole first.
+
 Where this cannot be done (an object that is not 64-bit little-endian ELF, a Numba whose loader or
 engine differs), Numba's own loader runs, after the refresh it would have made.
 """
@@ -47,7 +56,8 @@ import llvmlite.binding as ll
 from numba.core import environment
 from numba.core.caching import IndexDataCacheFile
 from numba.core.compiler import CompileResult
-from numba.core.runtime import rtsys
+from numba.core import config
+from numba.core.runtime import _nrt_python, rtsys
 
 __all__ = ["EntryFile", "object_symbols", "rebuild"]
 
@@ -104,7 +114,7 @@ def rebuild(target_context, payload: tuple) -> CompileResult:
     _, fndesc, env, signature, objectmode, lifted, typeann, reload_init, referenced_envs = payload
     for init in reload_init:
         init()
-    rtsys.initialize(target_context)  # (once a process)
+    _runtime_symbols(target_context)
     unresolved = [s for s in needed if s not in engine._defined_symbols and not _resolves(s)]
     if unresolved:  # some of Numba's modules add symbols when imported: those the environments left out first
         for module in {e.globals["__name__"] for e in (env, *referenced_envs) if len(e.globals) == 1}:
@@ -126,6 +136,33 @@ def rebuild(target_context, payload: tuple) -> CompileResult:
     for referenced in referenced_envs:
         library.codegen.set_env(referenced.env_name, referenced)
     return cres
+
+
+#: Whether this Numba's runtime needs nothing of its compiled module to run loaded code: older Numbas handed its
+#: atomic functions to the C runtime (``memsys_set_atomic_inc_dec``); there a load initialises the runtime whole.
+_RUNTIME_C_ONLY = not hasattr(_nrt_python, "memsys_set_atomic_inc_dec")
+
+
+def _runtime_symbols(target_context) -> None:
+    """The runtime's C functions registered with LLVM once a process, as the first half of Numba's
+    ``rtsys.initialize`` does (its statistics switched on where ``NUMBA_NRT_STATS`` asks), without compiling its
+    LLVM module (above); the whole initialisation where this Numba needs it. (Loads run under Numba's compiler
+    lock, as its own do.)"""
+    global _RUNTIME_READY
+    if _RUNTIME_READY or rtsys._init:
+        return
+    if not _RUNTIME_C_ONLY:
+        rtsys.initialize(target_context)
+        return
+    if config.NRT_STATS:
+        _nrt_python.memsys_enable_stats()
+    for name, address in _nrt_python.c_helpers.items():
+        ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
+    _RUNTIME_READY = True
+
+
+#: Set once :func:`_runtime_symbols` registered the runtime's C functions.
+_RUNTIME_READY = False
 
 
 def _linking_module(library, bitcode: bytes):

@@ -61,15 +61,20 @@ if MISSING:  # a symbol every entry needs (the wrapper's) reported unknown: each
 
     known = loading.ll.address_of_symbol
     loading.ll.address_of_symbol = lambda name: None if name == MISSING else known(name)
+import sys
+from numba.core.runtime import rtsys
 from cachedmod import squares, text_hash, total
 
+made = any(f._cache._made is not None for f in (squares, text_hash, total))  # before any call
+folder = os.path.isdir(os.environ["NUMBA_CACHE_DIR"])
 values = np.arange(5, dtype=np.int64)
 out = np.zeros(5, np.int64)
 squares(values, out)
 first, hashed = total(values), text_hash(3) == hash("ab" * 3)
 library = total.overloads[total.signatures[0]].library
 compiled = sum(sum(f.stats.cache_misses.values()) for f in (squares, text_hash, total))
-print(first, out.tolist(), hashed, len(refreshes), compiled, library._shared_module is None)
+print(first, out.tolist(), hashed, len(refreshes), compiled, library._shared_module is None, rtsys._init,
+      "numpy.ma" in sys.modules, made, folder)
 
 
 @numba.njit
@@ -90,18 +95,22 @@ def _probe(src, cache, **more):
 
 
 def test_cached_functions_load_without_refresh_run_and_link(tmp_path):
+    """Also: no function's cache is made (nor its folder) before the function is first called; the loads compile
+    no runtime module of Numba's (``rtsys`` left uninitialised until a compile) and import no ``numpy.ma``."""
     src = tmp_path / "src"
     src.mkdir()
     (src / "cachedmod.py").write_text(textwrap.dedent(MODULE))
     first = _probe(src, tmp_path / "cache")  # compiles (and refreshes, as every compile does)
-    assert first[0].startswith("20 [0, 1, 4, 9, 16] True ") and int(first[0].split()[-2]) >= 3
+    assert first[0].startswith("20 [0, 1, 4, 9, 16] True ") and int(first[0].split()[8]) >= 3, first
+    assert first[0].split()[-4:] == ["True", "False", "False", "False"], first  # the compile initialised the runtime
     loaded = _probe(src, tmp_path / "cache")
-    # all three loaded: no compile, no refresh, the linking bitcode not parsed
-    assert loaded[0] == "20 [0, 1, 4, 9, 16] True 0 0 True", loaded
-    assert loaded[1] == "21 False"  # a compile linked total: its bitcode parsed then
+    # all three loaded: no compile, no refresh, the linking bitcode not parsed, the runtime's module not compiled
+    assert loaded[0] == "20 [0, 1, 4, 9, 16] True 0 0 True False False False True", loaded
+    assert loaded[1] == "21 False"  # a compile linked total (and the runtime's module): its bitcode parsed then
     unresolved = _probe(src, tmp_path / "cache", PROBE_MISSING="PyArg_UnpackTuple")
-    values, refreshes, compiles = unresolved[0].rsplit(" ", 3)[0], *unresolved[0].split()[-3:-1]
+    values, refreshes, compiles = " ".join(unresolved[0].split()[:7]), *unresolved[0].split()[7:9]
     assert values == "20 [0, 1, 4, 9, 16] True" and int(refreshes) > 0 and compiles == "0", unresolved
+    assert unresolved[0].split()[-4] == "True", unresolved  # the refresh initialised the runtime whole
 
 
 def _shipped_objects():
@@ -188,3 +197,45 @@ def test_numba_helpers_environments_load_without_their_modules(tmp_path):
     # loaded: neither module imported, their environments (every one) holding the module's name alone
     assert loaded[0] == "(4, 55) [] ['numba.np.arraymath', 'numba.np.arrayobj'] {1}", loaded
     assert compiled[1] == loaded[1] == f"57.0 {both}", (compiled, loaded)
+
+
+def _arrays():
+    """Arrays of every kind Numba types: dtypes it has a type for and some it has none for, 0 to 3 dimensions,
+    C, F and neither, writable and read-only."""
+    import numpy as np
+
+    dtypes = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
+              np.float32, np.float64, np.complex64, np.complex128, "M8[ns]", "m8[s]", "S5", "U3", ">i4", "<f8",
+              np.dtype([("a", np.int32), ("b", np.float64)]), np.dtype([("a", "S2"), ("b", ">i8")], align=True),
+              np.dtype([("a", object), ("b", np.int32)]), object]
+    for dtype in dtypes:
+        base = np.zeros((4, 6, 2), dtype=dtype)
+        for view in (base[:, 0, 0], base[0, 1:, 1], base, base[:, :, 0], base[:, :, 0].T, base[::2], base[..., ::2],
+                     np.asfortranarray(base[:, :, 0]), base.reshape(-1)[:0], np.zeros((), dtype)):
+            yield view
+            readonly = view.view()
+            readonly.flags.writeable = False
+            yield readonly
+
+
+def test_arguments_are_typed_as_numba_types_them(monkeypatch):
+    """``_jit._typeof_argument`` gives Numba's own type (``Dispatcher.typeof_pyval``) for every kind of array, and
+    for anything else (a masked array, scalars, a tuple) defers to Numba, errors included. (``numpy.ma`` is taken
+    out of ``sys.modules`` for the test, as in a command that never imported it: the arrays are typed here.)"""
+    import numpy as np
+    from numba.core.dispatcher import Dispatcher
+
+    np.ma  # (NumPy's attribute, which Numba's typing reads, stays)
+    monkeypatch.delitem(sys.modules, "numpy.ma")
+
+    twice = _jit.njit()(lambda a: a)
+    arrays = list(_arrays())
+    kinds = {(a.dtype, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous, a.flags.writeable) for a in arrays}
+    assert len(arrays) == 460 and len(kinds) > 250, len(kinds)
+    for value in (*arrays, 3, 2.5, (1, np.int32(2)), b"ab", None):
+        mine, numbas = _jit._typeof_argument(twice, value), Dispatcher.typeof_pyval(twice, value)
+        assert mine == numbas and type(mine) is type(numbas), (value.dtype if hasattr(value, "dtype") else value, mine)
+    masked = np.ma.masked_array(np.arange(3), mask=[0, 1, 0])
+    for typeof in (_jit._typeof_argument, Dispatcher.typeof_pyval):
+        with pytest.raises(Exception, match="MaskedArray"):
+            typeof(twice, masked)

@@ -94,7 +94,10 @@ def test_the_command_process_puts_its_openmp_threads_to_sleep():
 def test_a_blast_search_imports_what_it_runs_only(tmp_path):
     """``gseek search --task megablast`` (``-outfmt 6``) loads neither the mapper, the DP aligner, the SAM
     writers (pysam), the pipeline runner, the cluster nor the XML/JSON reports (docs/startup.md, "What a BLAST
-    command imports"), nor the NW/SW and X-drop DP it does not run, nor the FM-index's builder and stages."""
+    command imports"), nor the NW/SW and X-drop DP it does not run, nor the FM-index's builder and stages, nor
+    ``numpy.ma`` where it compiles nothing (Numba's typing of an argument array imports it:
+    ``gseek.kernels._jit._typeof_argument``; NumPy's ``unique``: ``gseek.ragged.even_cuts``; a compile's typing
+    of a constant array still does, as on a branch whose prebuilt code is stale)."""
     from gseek.datasets import lambda_genome
     from gseek.seqio import read_fastx
 
@@ -108,13 +111,16 @@ def test_a_blast_search_imports_what_it_runs_only(tmp_path):
                 "gseek.blast.xml_report", "gseek.blast.json_report", "gseek.dp.nwsw", "gseek.dp.xdrop",
                 "gseek.kernels.dp", "gseek.kernels.dp_xdrop", "gseek.kernels.dp_lanes", "gseek.index.build",
                 "gseek.index.search")
-    code = ("import sys; from gseek.cli import main; "
+    code = ("import sys; from gseek.cli import main; from numba.core import event; compiled = []; "
+            "event.register('numba:compile', type('Seen', (event.Listener,), {'on_start': lambda self, ev: None, "
+            "'on_end': lambda self, ev: compiled.append(ev)})()); "
             f"code = main(['--quiet', '--device', 'cpu', '-p', '1', 'search', '--task', 'megablast', '-x', "
             f"{str(tmp_path / 'db')!r}, '-q', {str(tmp_path / 'q.fa')!r}, '-o', {str(tmp_path / 'o.tsv')!r}]); "
-            f"print(code, sorted(m for m in {unwanted!r} if m in sys.modules))")
+            f"print(code, sorted(m for m in {unwanted!r} if m in sys.modules), "
+            "'numpy.ma' in sys.modules and not compiled)")
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "0 []", proc.stdout
+    assert proc.stdout.strip() == "0 [] False", proc.stdout
     assert (tmp_path / "o.tsv").read_text().startswith("q1\t")
 
 
@@ -143,7 +149,9 @@ def test_the_host_warm_up_writes_no_file(tmp_path, task, loaded):
 @pytest.mark.parametrize("delay", [0.2, 0.6])
 def test_a_signal_during_a_blast_commands_start_leaves_nothing(tmp_path, delay):
     """SIGTERM while a BLAST command starts (imports, the host warm-up, the index's load): exit 143 (or 0
-    where it had finished), no temporary file anywhere, no output under its name unless complete."""
+    where it had finished; or killed by the signal itself, -15 here and 143 to a shell, where it came before
+    the interpreter had installed gseek's handler: seen on a loaded machine at 0.2 s), no temporary file
+    anywhere, no output under its name unless complete."""
     import signal
 
     from gseek.datasets import lambda_genome
@@ -163,7 +171,7 @@ def test_a_signal_during_a_blast_commands_start_leaves_nothing(tmp_path, delay):
     time.sleep(delay)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=300)
-    assert proc.returncode in (143, 0), err
+    assert proc.returncode in (143, 0, -signal.SIGTERM), err
     assert sorted((tmp_path / "tmp").iterdir()) == []
     after = sorted(p.name for p in tmp_path.iterdir())
     assert after in (before, sorted(before + ["o.tsv"])), after

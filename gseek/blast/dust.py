@@ -47,6 +47,7 @@ from gseek.errors import OptionError
 from gseek.kernels._jit import njit
 from gseek.kernels import blast as kblast
 from gseek.kernels.blast import dust_span
+from gseek.ragged import even_cuts
 
 __all__ = ["dust_intervals", "dust_mask", "DUST_LEVEL", "DUST_WINDOW", "DUST_LINKER"]
 
@@ -237,7 +238,7 @@ def dust_intervals(codes, offsets, level: int = DUST_LEVEL, window: int = DUST_W
     groups = min(n_rec, os.cpu_count() or 1, max(1, codes.size // (1 << 16)))
     if groups <= 1:
         return _intervals(codes, offsets, int(level), int(window), int(linker), _HOST_SPAN)
-    cuts = np.unique(np.searchsorted(offsets, np.linspace(0, codes.size, groups + 1)[1:-1]))
+    cuts = even_cuts(offsets, codes.size, groups)
     bounds = [0, *cuts.tolist(), n_rec]
 
     def group(a: int, b: int) -> np.ndarray:

@@ -14,6 +14,7 @@ import numpy as np
 
 from gseek.backend import numba_guard
 from gseek.kernels._jit import njit
+from gseek.ragged import even_cuts
 
 from .rounds import _DIAG_NEAR
 
@@ -149,7 +150,7 @@ def _purge(h: dict[str, np.ndarray]) -> np.ndarray:
     size = np.diff(bounds)
     work = np.cumsum(size * np.minimum(size, _SMALL_KEY))
     pieces = 4 * numba.get_num_threads()
-    chunks = np.unique(np.searchsorted(work, np.linspace(0, work[-1], pieces + 1)[1:-1], "right"))
+    chunks = even_cuts(work, work[-1], pieces, "right")
     chunks = np.r_[0, chunks[(chunks > 0) & (chunks < size.size)], size.size]
     with numba_guard():  # a parallel pass: under Numba's workqueue layer, one thread at a time
         kept = _purge_keys(bounds, chunks, h["q_start"][order], h["q_end"][order], h["s_start"][order],
