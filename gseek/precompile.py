@@ -166,9 +166,9 @@ def _align(backend: Backend, tmp: Path) -> None:
 
 
 def _blast(backend: Backend, tmp: Path) -> None:
+    from gseek.blast import purge, rounds
     from gseek.blast.compact_table import compact_lookup
     from gseek.blast.lookup import lookup_of_words, seeding, word_codes
-    from gseek.blast.purge import _lexsort
     from gseek.blast.searcher import BlastSearcher
     from gseek.datasets.simulate import blast_queries
     from gseek.index import Index
@@ -179,11 +179,11 @@ def _blast(backend: Backend, tmp: Path) -> None:
     index_path = tmp / "idx.gseek"
     if not (index_path / "header.json").is_file():
         Index.build(ref, wgram=8, device="cpu").save(index_path)
-    blast_queries(ref, 8, (300, 1500), seed=2).write(tmp / "q.fa")
-    queries = read_fastx(tmp / "q.fa")
+    queries = read_fastx(blast_queries(ref, 8, (300, 1500), seed=2).write(tmp / "q.fa")[0])
     words = word_codes(queries.codes, queries.offsets, 8)  # batches of > 2^18 words: the CPU's compact table,
     compact_lookup(words, 8), lookup_of_words(words, 8), seeding(words)  # the direct one (a QueryMask on the CPU)
-    _lexsort([(queries.offsets[:2] > 0).astype("int64") << 50] * 2)  # keys past 63 bits (large searches): ties
+    purge._lexsort([(queries.offsets[:2] > 0).astype("int64") << 50] * 2)  # keys past 63 bits (large searches): ties
+    rounds.select_round_parts(*[range(rounds.PARTS_MIN)] * 4)  # rounds of 2^14 seeds or more: the choice in parts
     for task in ("megablast", "blastn"):  # a database shard (its text repacked: --gpus, --db-volume-size)
         BlastSearcher(index_path, task=task, device=backend, shard=(1, 2)).search(queries)
     for task, options in (("megablast", {}), ("blastn", {}), ("blastn", {"ungapped": True, "dust": None}),

@@ -578,14 +578,19 @@ def test_empty_short_and_n_only_queries(lambda_text, pairs, task):
 def test_gseek_compile_runs_the_blast_workload(monkeypatch):
     """``gseek compile --only blast`` runs both tasks (and ungapped, outfmt 7) end to end, the report order's pass
     over rows tied on sort keys wider than 63 bits, which its small searches never reach (missing from the prebuilt
-    sets, a fresh install's first megablast of 600 x 500 bp against 240 kb compiled it: 4.9 s), and, where
-    makeblastdb is installed, a BLAST+ database's conversion (its first search compiled 20 functions: 13 s)."""
-    from gseek.blast import purge
+    sets, a fresh install's first megablast of 600 x 500 bp against 240 kb compiled it: 4.9 s), the round choice in
+    parts of keys (``rounds._select_parts``: rounds of 2^14 seeds or more, which its searches never reach either; its
+    first use compiled it: 1.8-2.9 s here), and, where makeblastdb is installed, a BLAST+ database's conversion (its
+    first search compiled 20 functions: 13 s)."""
+    from gseek.blast import purge, rounds
     from gseek.precompile import compile_kernels
 
     calls = []
     order_ties = purge._order_ties
     monkeypatch.setattr(purge, "_order_ties", lambda *args: calls.append(order_ties(*args)))
+    parts = []
+    select_parts = rounds._select_parts
+    monkeypatch.setattr(rounds, "_select_parts", lambda *a: parts.append(a[0].dtype.name) or select_parts(*a))
     scans = []
     if shutil.which("makeblastdb"):
         from gseek.index import blastdb_scan
@@ -595,6 +600,7 @@ def test_gseek_compile_runs_the_blast_workload(monkeypatch):
     seconds = compile_kernels("cpu", ("blast",))
     assert list(seconds) == ["blast"] and seconds["blast"] > 0
     assert calls and bool(scans) == bool(shutil.which("makeblastdb"))
+    assert parts and set(parts) == {"int64"}  # the types of a search's rounds
 
 
 OPTION_RUNS = {
