@@ -79,6 +79,7 @@ def test_seed_chunks_change_nothing_and_bound_what_is_held(lambda_text, many_hit
     assert whole.counts["most pairs in a seed chunk"] > 100_000  # one chunk held every pair
 
     monkeypatch.setattr(seeds_module, "SCAN_CHUNK", 4096)
+    monkeypatch.setattr(seeds_module, "GPU_CHUNKS", (4096, seeds_module.PAIR_CHUNK))
     chunked = BlastSearcher(lambda_text, task="blastn", device=device, word_size=4, ungapped=ungapped)
     chunked.pair_chunk = 2000
     assert _lines(chunked.search(many_hits)) == want
@@ -87,6 +88,24 @@ def test_seed_chunks_change_nothing_and_bound_what_is_held(lambda_text, many_hit
     assert chunked.counts["most pairs in a seed chunk"] <= max(2000, most_of_a_word)
     assert chunked.counts["most seeds in a seed chunk"] <= max(2000, most_of_a_word)
     assert chunked.counts["seeds"] == whole.counts["seeds"]
+
+
+@pytest.mark.parametrize("name, free, larger", [("gpu", 1 << 40, True), ("gpu", 1 << 30, False), ("gpu", None, False),
+                                                ("cpu", 1 << 40, False)])
+def test_a_gpu_with_room_takes_larger_seed_chunks(name, free, larger):
+    """A GPU whose free memory holds ``GPU_ROOM`` times the larger chunks' pairs takes them (fewer waits
+    between chunks); a smaller one, or the CPU, the defaults."""
+
+    class Fake:
+        def __init__(self):
+            self.name = name
+
+        def free_memory(self):
+            return free
+
+    want = seeds_module.GPU_CHUNKS if larger else (seeds_module.SCAN_CHUNK, seeds_module.PAIR_CHUNK)
+    assert seeds_module.GPU_CHUNKS[1] > seeds_module.PAIR_CHUNK
+    assert seeds_module.chunk_sizes(Fake()) == want
 
 
 def test_ungapped_cutoff_before_the_purge_changes_nothing(lambda_text, many_hits, monkeypatch):

@@ -278,9 +278,15 @@ def test_unpack_ranges_equal_the_reference(backend):
 # --------------------------------------------------------------------------- edges
 
 
-def test_scan_relaunches_when_hits_exceed_the_first_capacity(backend):
+@pytest.mark.parametrize("bound", [False, True])
+def test_scan_relaunches_when_hits_exceed_the_first_capacity(backend, monkeypatch, bound):
     """Word 4, stride 1, queries holding every 4-mer: nearly every text position hits, far more
-    than the first capacity (1024) and than a scan buffer's flush (SCAN_BUFFER / 2 per block)."""
+    than the first capacity (1024) and than a scan buffer's flush (SCAN_BUFFER / 2 per block);
+    ``bound``: a GPU's window sized for a hit at every position (else the guess, the scan again)."""
+    import gseek.blast.seeds as seeds_module
+
+    if not bound:
+        monkeypatch.setattr(seeds_module, "GPU_CHUNKS", (0, seeds_module.GPU_CHUNKS[1]))
     rng = np.random.default_rng(7)
     contigs = [rng.integers(0, 4, 2600).tolist(), rng.integers(0, 4, 2400).tolist()]
     contigs[1][100:140] = [4] * 40

@@ -391,6 +391,7 @@ def test_lookup_pair_chunks_change_nothing(lambda_text, pairs, cpu_lines, monkey
 
     whole = cpu_lines("search_blastn")
     monkeypatch.setattr(seeds_module, "PAIR_CHUNK", chunk)
+    monkeypatch.setattr(seeds_module, "GPU_CHUNKS", (seeds_module.SCAN_CHUNK, chunk))
     assert _lines(BlastSearcher(lambda_text, task="blastn", device=device).search(pairs)) == whole
 
 

@@ -25,7 +25,7 @@ from .compact_table import CompactTable
 from .device_rounds import DEVICE_MIN, lexsort_packed
 from .lookup import LookupTable, Template
 
-__all__ = ["DiscWords", "QuerySet", "Seeds", "find_seeds", "scan_hits", "seed_candidates", "select_seeds", "ungapped_extend",
+__all__ = ["DiscWords", "QuerySet", "Seeds", "chunk_sizes", "find_seeds", "scan_hits", "seed_candidates", "select_seeds", "ungapped_extend",
            "unpack_ranges"]
 
 #: Stride positions of the text scanned at once (:func:`seed_candidates`, :func:`find_seeds`): a
@@ -37,6 +37,12 @@ SCAN_CHUNK = 1 << 24
 #: (issue 36: ``--word-size 4`` gave 7.7 GB for a 200 kb query against lambda when every seed was
 #: held at once).
 PAIR_CHUNK = 1 << 22
+#: A GPU's (:data:`SCAN_CHUNK`, :data:`PAIR_CHUNK`) when its free memory holds :data:`GPU_ROOM` times
+#: their pairs at 100 bytes a pair (:func:`chunk_sizes`): fewer chunks, fewer waits of the device on the
+#: host between them (each chunk reads sizes back to allocate; issue 40: the blastn task on 156 x 30 kb
+#: against 75 Mbp made 44 chunks of the default sizes, 7 of these).
+GPU_CHUNKS = (1 << 25, 1 << 25)
+GPU_ROOM = 8
 
 
 @dataclass(frozen=True)
@@ -139,7 +145,9 @@ def scan_hits(backend: Backend, ref: ReferenceText, queries: QuerySet, lut_w: in
         j0, j1 = max(0, window[0]), min(n_pos, window[1])
         phase, n_pos = phase + j0 * stride, max(0, j1 - j0)
         n_bases = phase + (n_pos - 1) * stride + span if n_pos else 0
-    capacity = max(1024, n_pos // 64)
+    # a GPU's window of at most GPU_CHUNKS' positions: room for a hit at every one (one launch, no second
+    # when most positions hit, as the blastn task's do); else a guess, the scan run again when short
+    capacity = n_pos if backend.name == "gpu" and n_pos <= GPU_CHUNKS[0] else max(1024, n_pos // 64)
     while True:
         hits = xp.empty(capacity, dtype=np.int64)
         n_hits = xp.zeros(1, dtype=np.int64)
@@ -252,7 +260,7 @@ def seed_candidates(backend: Backend, ref: ReferenceText, queries: QuerySet, lut
                     discs: tuple[tuple[QuerySet, DiscWords], ...] = ()) -> tuple[Candidates, SeedStats]:
     """The seeds worth extending further (:func:`select_seeds`'s, the same for any chunk sizes),
     found, extended without gaps and filtered by ``triggers`` chunk by chunk (:func:`_seed_chunks`;
-    None: :data:`PAIR_CHUNK`, :data:`SCAN_CHUNK`), so that only the chunk's seeds and the
+    None: :func:`chunk_sizes`'s), so that only the chunk's seeds and the
     candidates so far are held: memory independent of the number of hits. A candidate's ungapped
     score is a function of its extent, so filtering each chunk before picking the first seed of
     each extent (:func:`select_seeds`) picks the same seeds. ``discs``: discontiguous words, each
@@ -260,7 +268,8 @@ def seed_candidates(backend: Backend, ref: ReferenceText, queries: QuerySet, lut
     stats = SeedStats()
     kept: list[dict[str, Any]] = []
     device_triggers = _device_triggers(backend, triggers)
-    sizes = (scan_chunk or SCAN_CHUNK, pair_chunk or PAIR_CHUNK)
+    default_scan, default_pair = chunk_sizes(backend)
+    sizes = (scan_chunk or default_scan, pair_chunk or default_pair)
     passes = [(qs, d) for qs, d in discs] or [(queries, None)]
     chunks = (c for qs, d in passes for c in _seed_chunks(backend, ref, qs, lut_w, stride, word, *sizes, d))
     for seeds, pairs in chunks:
@@ -271,6 +280,16 @@ def seed_candidates(backend: Backend, ref: ReferenceText, queries: QuerySet, lut
         ung = ungapped_extend(backend, ref, queries, seeds, reward, penalty, n_score, xdrop)
         kept.append(_passing(backend, ref, queries, seeds, ung, device_triggers))
     return _first_of_extents(backend, kept), stats
+
+
+def chunk_sizes(backend: Backend) -> tuple[int, int]:
+    """The seed stage's (scan, pair) chunk sizes on ``backend``: :data:`GPU_CHUNKS` on a GPU whose free
+    memory holds :data:`GPU_ROOM` times their pairs at 100 bytes a pair, else (:data:`SCAN_CHUNK`,
+    :data:`PAIR_CHUNK`). The seeds are the same for any sizes (:func:`seed_candidates`)."""
+    free = backend.free_memory() if backend.name == "gpu" else None
+    if free is not None and free >= GPU_ROOM * 100 * GPU_CHUNKS[1]:
+        return GPU_CHUNKS
+    return SCAN_CHUNK, PAIR_CHUNK
 
 
 @on_device
