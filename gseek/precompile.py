@@ -166,7 +166,7 @@ def _align(backend: Backend, tmp: Path) -> None:
 
 
 def _blast(backend: Backend, tmp: Path) -> None:
-    from gseek.blast import purge, rounds
+    from gseek.blast import purge, warm_paths
     from gseek.blast.compact_table import compact_lookup
     from gseek.blast.lookup import lookup_of_words, seeding, word_codes
     from gseek.blast.searcher import BlastSearcher
@@ -183,7 +183,7 @@ def _blast(backend: Backend, tmp: Path) -> None:
     words = word_codes(queries.codes, queries.offsets, 8)  # batches of > 2^18 words: the CPU's compact table,
     compact_lookup(words, 8), lookup_of_words(words, 8), seeding(words)  # the direct one (a QueryMask on the CPU)
     purge._lexsort([(queries.offsets[:2] > 0).astype("int64") << 50] * 2)  # keys past 63 bits (large searches): ties
-    rounds.select_round_parts(*[range(rounds.PARTS_MIN)] * 4)  # rounds of 2^14 seeds or more: the choice in parts
+    warm_paths.warm_large_searches(backend, index_path, queries)  # what only large searches reach (its module)
     for task in ("megablast", "blastn"):  # a database shard (its text repacked: --gpus, --db-volume-size)
         BlastSearcher(index_path, task=task, device=backend, shard=(1, 2)).search(queries)
     for task, options in (("megablast", {}), ("blastn", {}), ("blastn", {"ungapped": True, "dust": None}),

@@ -581,9 +581,9 @@ def test_gseek_compile_runs_the_blast_workload(monkeypatch):
     over rows tied on sort keys wider than 63 bits, which its small searches never reach (missing from the prebuilt
     sets, a fresh install's first megablast of 600 x 500 bp against 240 kb compiled it: 4.9 s), the round choice in
     parts of keys (``rounds._select_parts``: rounds of 2^14 seeds or more, which its searches never reach either; its
-    first use compiled it: 1.8-2.9 s here), and, where makeblastdb is installed, a BLAST+ database's conversion (its
-    first search compiled 20 functions: 13 s)."""
-    from gseek.blast import purge, rounds
+    first use compiled it: 1.8-2.9 s here), DUST's device path (a GPU's first search compiled its host passes), and,
+    where makeblastdb is installed, a BLAST+ database's conversion (its first search compiled 20 functions: 13 s)."""
+    from gseek.blast import dust, purge, rounds
     from gseek.precompile import compile_kernels
 
     calls = []
@@ -598,10 +598,14 @@ def test_gseek_compile_runs_the_blast_workload(monkeypatch):
 
         scan_deflines = blastdb_scan.scan_deflines
         monkeypatch.setattr(blastdb_scan, "scan_deflines", lambda *args: scans.append(1) or scan_deflines(*args))
+    dusts = []  # DUST's device path (every GPU search), its host passes through the CPU backend: a record with an N
+    on_backend = dust._on_backend
+    monkeypatch.setattr(dust, "_on_backend", lambda *a: dusts.append(bool((a[1] > 3).any())) or on_backend(*a))
     seconds = compile_kernels("cpu", ("blast",))
     assert list(seconds) == ["blast"] and seconds["blast"] > 0
     assert calls and bool(scans) == bool(shutil.which("makeblastdb"))
     assert parts and set(parts) == {"int64"}  # the types of a search's rounds
+    assert True in dusts
 
 
 OPTION_RUNS = {

@@ -1,0 +1,46 @@
+"""``gseek.blast.warm_paths``: the sizes that send a search's passes to their large forms lowered while
+``gseek compile`` searches, and put back after; a search within them gives the same lines (on a GPU the
+large searches' device passes, on the CPU the table of a large query batch)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from gseek.blast import device_rounds, gapped, searcher, seeds, warm_paths
+from gseek.blast.report import write_tabular
+from gseek.blast.searcher import BlastSearcher
+
+from test_blast_search import lambda_text, queries  # noqa: F401  (the fixtures: the lambda text, the test queries)
+
+
+def _sizes():
+    return searcher.SMALL_TABLE_WORDS, seeds.DEVICE_MIN, dict(gapped._DEVICE_ROUNDS), device_rounds._CELL_BITS
+
+
+def test_large_paths_lower_the_sizes_and_put_them_back():
+    before = _sizes()
+    with warm_paths.large_paths():
+        small, seeds_min, rounds_min, bits = _sizes()
+        assert small < 0 and seeds_min == 0 and rounds_min["gpu"] == 1 and bits < 62
+        assert rounds_min["cpu"] == before[2]["cpu"]  # the CPU's rounds stay on the host
+    assert _sizes() == before
+    with pytest.raises(RuntimeError), warm_paths.large_paths():
+        raise RuntimeError("a failed search within")
+    assert _sizes() == before
+
+
+def _lines(hits) -> list[str]:
+    out = io.StringIO()
+    write_tabular(hits, out, "6 std btop")
+    return out.getvalue().splitlines()
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("task", ["megablast", "blastn"])
+def test_a_search_on_the_large_paths_gives_the_same_lines(lambda_text, queries, device, task):
+    want = _lines(BlastSearcher(lambda_text, task=task, device="cpu").search(queries))
+    with warm_paths.large_paths():
+        got = _lines(BlastSearcher(lambda_text, task=task, device=device).search(queries))
+    assert got == want and len(want) > 10
