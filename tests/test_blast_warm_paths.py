@@ -4,14 +4,12 @@ large searches' device passes, on the CPU the table of a large query batch)."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
 from gseek.blast import device_rounds, gapped, searcher, seeds, warm_paths
-from gseek.blast.report import write_tabular
 from gseek.blast.searcher import BlastSearcher
 
+from test_blast_device_rounds import _lines  # (the lines of a search, `6 std btop`)
 from test_blast_search import lambda_text, queries  # noqa: F401  (the fixtures: the lambda text, the test queries)
 
 
@@ -29,12 +27,6 @@ def test_large_paths_lower_the_sizes_and_put_them_back():
     with pytest.raises(RuntimeError), warm_paths.large_paths():
         raise RuntimeError("a failed search within")
     assert _sizes() == before
-
-
-def _lines(hits) -> list[str]:
-    out = io.StringIO()
-    write_tabular(hits, out, "6 std btop")
-    return out.getvalue().splitlines()
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
